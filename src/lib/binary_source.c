@@ -1,0 +1,2 @@
+/* binary_source.c - placeholder, being written. */
+#include <heaptrace/trace.h>

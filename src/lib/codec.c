@@ -1,0 +1,2 @@
+/* codec.c - placeholder, being written. */
+#include <heaptrace/trace.h>

@@ -1,0 +1,2 @@
+/* protocol.c - placeholder, being written. */
+#include <heaptrace/trace.h>

@@ -1,0 +1,2 @@
+/* reader.c - placeholder, being written. */
+#include <heaptrace/trace.h>

@@ -1,0 +1,2 @@
+/* replay.c - placeholder, being written. */
+#include <heaptrace/trace.h>

@@ -1,0 +1,41 @@
+/*
+ * source.h - one input form behind struct ht_reader. reader.c sniffs the
+ * first bytes of the input and hands the open FILE to the matching source's
+ * open function; the source then yields events through its ops.
+ */
+#ifndef HT_SOURCE_H
+#define HT_SOURCE_H
+
+#include <heaptrace/trace.h>
+
+#include <stdio.h>
+
+struct ht_source_ops {
+	const char *format; /* "ht", "yaml", ... */
+	/* As ht_reader_next. */
+	int (*next)(void *self, struct ht_event *ev, struct ht_error *err);
+	struct ht_position (*position)(const void *self);
+	/* What was lost, or NULL if the source cannot lose anything. */
+	const struct ht_loss *(*loss)(const void *self);
+	void (*close)(void *self);
+};
+
+struct ht_reader {
+	const struct ht_source_ops *ops;
+	void *self;
+	const struct ht_header *header; /* owned by the source */
+	char *path;                     /* as given, for messages */
+	struct ht_loss no_loss;
+};
+
+/*
+ * Each source's open: takes ownership of f (closes it on failure too),
+ * sets r->ops, r->self and r->header, and returns 0; or fills err and
+ * returns -1. `path` is for messages ("-" for standard input).
+ */
+int binary_source_open(struct ht_reader *r, FILE *f, const char *path,
+		       struct ht_error *err);
+int yaml_source_open(struct ht_reader *r, FILE *f, const char *path,
+		     struct ht_error *err);
+
+#endif

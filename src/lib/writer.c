@@ -1,0 +1,2 @@
+/* writer.c - placeholder, being written. */
+#include <heaptrace/trace.h>

@@ -1,0 +1,2 @@
+/* yaml_read.c - placeholder, being written. */
+#include <heaptrace/trace.h>

@@ -1,0 +1,2 @@
+/* yaml_write.c - placeholder, being written. */
+#include <heaptrace/trace.h>

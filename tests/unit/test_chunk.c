@@ -1,0 +1,2 @@
+/* test_chunk.c - placeholder, being written. */
+#include <criterion/criterion.h>

@@ -1,0 +1,2 @@
+/* test_codec.c - placeholder, being written. */
+#include <criterion/criterion.h>

@@ -1,0 +1,2 @@
+/* test_damage.c - placeholder, being written. */
+#include <criterion/criterion.h>

@@ -1,0 +1,2 @@
+/* test_protocol.c - placeholder, being written. */
+#include <criterion/criterion.h>

@@ -1,0 +1,2 @@
+/* test_reader.c - placeholder, being written. */
+#include <criterion/criterion.h>

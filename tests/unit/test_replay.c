@@ -1,0 +1,2 @@
+/* test_replay.c - placeholder, being written. */
+#include <criterion/criterion.h>

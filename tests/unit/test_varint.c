@@ -1,0 +1,2 @@
+/* test_varint.c - placeholder, being written. */
+#include <criterion/criterion.h>

@@ -1,0 +1,2 @@
+/* test_writer.c - placeholder, being written. */
+#include <criterion/criterion.h>

@@ -1,0 +1,2 @@
+/* test_yaml.c - placeholder, being written. */
+#include <criterion/criterion.h>

@@ -1,0 +1,25 @@
+/*
+ * testutil.h - helpers shared by the unit tests: temporary files, and
+ * building events tersely.
+ */
+#ifndef HT_TESTUTIL_H
+#define HT_TESTUTIL_H
+
+#include <heaptrace/trace.h>
+
+#include <stddef.h>
+
+/* A fresh path in a private temporary directory (removed at exit). The
+ * returned string is static storage, one per call, never freed. */
+const char *tmp_path(const char *name);
+
+/* Writes text to a fresh temporary file and returns its path. */
+const char *tmp_file_with(const char *name, const void *data, size_t len);
+
+/* Reads a whole file into malloc'd memory; *len set. NULL on failure. */
+void *read_whole_file(const char *path, size_t *len);
+
+/* Path of a file under testdata/ (from $HT_TESTDATA). */
+const char *testdata(const char *name);
+
+#endif
