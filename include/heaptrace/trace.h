@@ -285,6 +285,20 @@ struct ht_loss {
 	uint64_t gcs_lost;
 };
 
+/* What the index at the end of a .ht file says, when it is there. A file
+ * without one was not closed by its recorder (the process crashed or was
+ * killed): still fully readable, by scanning. */
+struct ht_index_info {
+	bool present;
+	uint64_t events;
+	uint64_t dumps;  /* C_BEGIN ... C_END brackets */
+	uint64_t gcs;
+	uint64_t chunks; /* event chunks */
+	/* what the recording shim counted while recording */
+	uint64_t recorder_violations[32];
+	uint64_t dropped_events; /* events the shim could not record */
+};
+
 /* Opens FILE, sniffing its form (.ht, YAML text, or a supported foreign
  * dump). "-" reads standard input. Returns NULL and fills err on failure. */
 struct ht_reader *ht_reader_open(const char *path, struct ht_error *err);
@@ -304,6 +318,11 @@ int ht_reader_next(struct ht_reader *r, struct ht_event *ev,
 /* Position of the event last returned. */
 struct ht_position ht_reader_position(const struct ht_reader *r);
 const struct ht_loss *ht_reader_loss(const struct ht_reader *r);
+
+/* The index of a .ht file, read at open when the file has one; NULL for
+ * inputs that have no index at all (the YAML form). After the last event,
+ * present == false means the file had none. */
+const struct ht_index_info *ht_reader_index(const struct ht_reader *r);
 
 /* ---- Protocol violations ------------------------------------------------ */
 
@@ -331,6 +350,7 @@ enum ht_violation_code {
 	HT_V_BAD_VALUE,             /* a field out of range (container type, kind) */
 	HT_V_COUNT_
 };
+_Static_assert(HT_V_COUNT_ <= 32, "ht_index_info has room for 32 codes");
 
 const char *ht_violation_name(enum ht_violation_code code);
 const char *ht_violation_text(enum ht_violation_code code);

@@ -1,2 +1,958 @@
-/* codec.c - placeholder, being written. */
-#include <heaptrace/trace.h>
+/*
+ * codec.c - events to chunk payload bytes and back (layout in heaptrace(5),
+ * "Event coding"), and the file header's payload.
+ *
+ * Each event starts with its type byte. Object ids, class ids and root refs
+ * are zigzag deltas against the previous id of their stream; an object's
+ * refs are deltas chained from the object's own id, because a heap walk
+ * reports objects whose fields mostly point close by. Everything else is a
+ * plain varint.
+ */
+#include "codec.h"
+
+#include "format.h"
+#include "varint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Option bits of the events that have them. */
+#define OPT_CLASS_SIZE 0x1u
+#define OPT_GC_NUMBER 0x1u
+#define OPT_GC_INDUCED 0x2u
+#define OPT_ROOT_KINDS 0x1u
+#define OPT_ROOT_FLAGS 0x2u
+#define OPT_ROOT_IDS 0x4u
+#define OPT_ROOT_RESULT_SHIFT 3
+#define OPT_OBJ_REF_FLAGS 0x1u
+#define OPT_OBJ_GENERATION 0x2u
+#define OPT_OBJ_RESULT_SHIFT 2
+
+/* An object's ref: 0 is null, 1 escapes to an absolute id (for a delta
+ * whose zigzag code would not leave room), k >= 2 is zigzag(delta) + 2. */
+#define REF_NULL 0u
+#define REF_ABSOLUTE 1u
+#define REF_DELTA_BIAS 2u
+
+/* ---- encoding ------------------------------------------------------------ */
+
+void codec_enc_init(struct codec_enc *e, uint8_t *buf, size_t size)
+{
+	e->start = buf;
+	e->p = buf;
+	e->end = buf + size;
+	memset(&e->base, 0, sizeof(e->base));
+}
+
+static inline void put_u(struct codec_enc *e, uint64_t v)
+{
+	e->p = varint_put(e->p, v);
+}
+
+static inline void put_delta(struct codec_enc *e, ht_id *base, ht_id id)
+{
+	put_u(e, zigzag_encode((int64_t)(id - *base)));
+	*base = id;
+}
+
+static void put_string(struct codec_enc *e, const char *s)
+{
+	size_t n;
+
+	if (!s) {
+		put_u(e, 0);
+		return;
+	}
+	n = strnlen(s, CODEC_MAX_STRING);
+	put_u(e, (uint64_t)n + 1);
+	memcpy(e->p, s, n);
+	e->p += n;
+}
+
+static size_t string_bound(const char *s)
+{
+	return VARINT_MAX + (s ? strnlen(s, CODEC_MAX_STRING) : 0);
+}
+
+size_t codec_element_bound(const struct ht_event *ev)
+{
+	switch (ev->type) {
+	case HT_EV_GENERATION_BOUNDS:
+		return 4 * VARINT_MAX;
+	case HT_EV_MOVED_REFERENCES:
+		return CODEC_MOVED_BOUND;
+	case HT_EV_SURVIVING_REFERENCES:
+		return CODEC_SURVIVING_BOUND;
+	case HT_EV_ROOT_REFERENCES:
+		/* ref, flags, kind, root flag, root id */
+		return 3 * VARINT_MAX + 2;
+	case HT_EV_OBJECT_REFERENCES:
+		return 2 * VARINT_MAX + 5;
+	default:
+		return 0;
+	}
+}
+
+static size_t event_count(const struct ht_event *ev)
+{
+	switch (ev->type) {
+	case HT_EV_GENERATION_BOUNDS:
+		return ev->u.generation_bounds.count;
+	case HT_EV_MOVED_REFERENCES:
+		return ev->u.moved_references.count;
+	case HT_EV_SURVIVING_REFERENCES:
+		return ev->u.surviving_references.count;
+	case HT_EV_ROOT_REFERENCES:
+		return ev->u.root_references.count;
+	case HT_EV_OBJECT_REFERENCES:
+		return ev->u.object_references.count;
+	default:
+		return 0;
+	}
+}
+
+size_t codec_event_bound(const struct ht_event *ev)
+{
+	size_t n = CODEC_EVENT_OVERHEAD;
+
+	switch (ev->type) {
+	case HT_EV_CLASS:
+		n += string_bound(ev->u.class_.name);
+		break;
+	case HT_EV_THREAD:
+		n += string_bound(ev->u.thread.name);
+		break;
+	case HT_EV_METHOD:
+		n += string_bound(ev->u.method.name);
+		break;
+	default:
+		n += event_count(ev) * codec_element_bound(ev);
+		break;
+	}
+	return n;
+}
+
+static void put_named(struct codec_enc *e, const struct ht_ev_named *n)
+{
+	put_u(e, n->id);
+	put_string(e, n->name);
+}
+
+static void put_class(struct codec_enc *e, const struct ht_ev_class *c)
+{
+	put_u(e, c->has_size ? OPT_CLASS_SIZE : 0);
+	put_delta(e, &e->base.class_, c->id);
+	put_string(e, c->name);
+	if (c->has_size)
+		put_u(e, c->size);
+}
+
+static void put_object_allocated(struct codec_enc *e,
+				 const struct ht_ev_object_allocated *a)
+{
+	put_delta(e, &e->base.object, a->id);
+	put_delta(e, &e->base.class_, a->class_id);
+	put_u(e, a->size);
+}
+
+static void put_gc_started(struct codec_enc *e, const struct ht_ev_gc_started *g)
+{
+	unsigned opts = 0;
+
+	if (g->has_gc)
+		opts |= OPT_GC_NUMBER;
+	if (g->reason == HT_GC_INDUCED)
+		opts |= OPT_GC_INDUCED;
+	put_u(e, opts);
+	if (g->has_gc)
+		put_u(e, g->gc);
+	put_u(e, g->generations);
+}
+
+static void put_generation_bounds(struct codec_enc *e,
+				  const struct ht_ev_generation_bounds *b)
+{
+	ht_id prev = 0;
+
+	put_u(e, b->count);
+	for (size_t i = 0; i < b->count; i++) {
+		const struct ht_generation_range *r = &b->ranges[i];
+
+		put_u(e, r->generation);
+		put_delta(e, &prev, r->start);
+		put_u(e, r->length);
+		put_u(e, r->reserved);
+	}
+}
+
+/* A compacting GC slides blocks by a shift that changes slowly from one
+ * block to the next, so the shift is coded against the previous one. */
+static void put_moved_block(struct codec_enc *e, ht_id old_id, ht_id new_id,
+			    uint64_t length, int64_t *prev_shift)
+{
+	int64_t shift = (int64_t)(new_id - old_id);
+
+	put_delta(e, &e->base.object, old_id);
+	put_u(e, zigzag_encode((int64_t)((uint64_t)shift - (uint64_t)*prev_shift)));
+	put_u(e, length);
+	*prev_shift = shift;
+}
+
+void codec_put_moved(struct codec_enc *e, size_t count, const ht_id *old_starts,
+		     const ht_id *new_starts, const uint64_t *lengths)
+{
+	int64_t shift = 0;
+
+	*e->p++ = HT_EV_MOVED_REFERENCES;
+	put_u(e, count);
+	for (size_t i = 0; i < count; i++)
+		put_moved_block(e, old_starts[i], new_starts[i], lengths[i], &shift);
+}
+
+void codec_put_surviving(struct codec_enc *e, size_t count, const ht_id *starts,
+			 const uint64_t *lengths)
+{
+	*e->p++ = HT_EV_SURVIVING_REFERENCES;
+	put_u(e, count);
+	for (size_t i = 0; i < count; i++) {
+		put_delta(e, &e->base.object, starts[i]);
+		put_u(e, lengths[i]);
+	}
+}
+
+static void put_root_references(struct codec_enc *e,
+				const struct ht_ev_root_references *r)
+{
+	unsigned opts = (unsigned)r->result << OPT_ROOT_RESULT_SHIFT;
+	ht_id prev_root_id = 0;
+
+	if (r->kinds)
+		opts |= OPT_ROOT_KINDS;
+	if (r->root_flags)
+		opts |= OPT_ROOT_FLAGS;
+	if (r->root_ids)
+		opts |= OPT_ROOT_IDS;
+	put_u(e, opts);
+	put_u(e, r->count);
+	for (size_t i = 0; i < r->count; i++)
+		put_delta(e, &e->base.root, r->refs[i]);
+	for (size_t i = 0; i < r->count; i++)
+		put_u(e, r->flags ? r->flags[i] : 0);
+	if (r->kinds)
+		for (size_t i = 0; i < r->count; i++)
+			*e->p++ = r->kinds[i];
+	if (r->root_flags)
+		for (size_t i = 0; i < r->count; i++)
+			*e->p++ = r->root_flags[i];
+	if (r->root_ids)
+		for (size_t i = 0; i < r->count; i++)
+			put_delta(e, &prev_root_id, r->root_ids[i]);
+}
+
+static void put_ref(struct codec_enc *e, ht_id *prev, ht_id ref)
+{
+	uint64_t code;
+
+	if (ref == 0) {
+		put_u(e, REF_NULL);
+		return;
+	}
+	code = zigzag_encode((int64_t)(ref - *prev));
+	if (code > UINT64_MAX - REF_DELTA_BIAS) {
+		put_u(e, REF_ABSOLUTE);
+		put_u(e, ref);
+	} else {
+		put_u(e, code + REF_DELTA_BIAS);
+	}
+	*prev = ref;
+}
+
+static void put_object_references(struct codec_enc *e,
+				  const struct ht_ev_object_references *o)
+{
+	unsigned opts = (unsigned)o->result << OPT_OBJ_RESULT_SHIFT;
+	ht_id prev;
+
+	if (o->ref_flags)
+		opts |= OPT_OBJ_REF_FLAGS;
+	if (o->has_generation)
+		opts |= OPT_OBJ_GENERATION;
+	put_u(e, opts);
+	put_delta(e, &e->base.object, o->id);
+	put_delta(e, &e->base.class_, o->class_id);
+	put_u(e, o->size);
+	put_u(e, o->flags);
+	if (o->has_generation)
+		put_u(e, o->generation);
+	put_u(e, o->count);
+	prev = o->id;
+	for (size_t i = 0; i < o->count; i++)
+		put_ref(e, &prev, o->refs[i]);
+	if (o->ref_flags)
+		for (size_t i = 0; i < o->count; i++)
+			put_u(e, o->ref_flags[i]);
+}
+
+void codec_put_event(struct codec_enc *e, const struct ht_event *ev)
+{
+	switch (ev->type) {
+	case HT_EV_MOVED_REFERENCES: {
+		const struct ht_ev_moved_references *m = &ev->u.moved_references;
+		int64_t shift = 0;
+
+		*e->p++ = HT_EV_MOVED_REFERENCES;
+		put_u(e, m->count);
+		for (size_t i = 0; i < m->count; i++)
+			put_moved_block(e, m->blocks[i].old_id, m->blocks[i].new_id,
+					m->blocks[i].length, &shift);
+		return;
+	}
+	case HT_EV_SURVIVING_REFERENCES: {
+		const struct ht_ev_surviving_references *s =
+			&ev->u.surviving_references;
+
+		*e->p++ = HT_EV_SURVIVING_REFERENCES;
+		put_u(e, s->count);
+		for (size_t i = 0; i < s->count; i++) {
+			put_delta(e, &e->base.object, s->blocks[i].start);
+			put_u(e, s->blocks[i].length);
+		}
+		return;
+	}
+	default:
+		break;
+	}
+
+	*e->p++ = (uint8_t)ev->type;
+	switch (ev->type) {
+	case HT_EV_CLASS:
+		put_class(e, &ev->u.class_);
+		break;
+	case HT_EV_THREAD:
+		put_named(e, &ev->u.thread);
+		break;
+	case HT_EV_METHOD:
+		put_named(e, &ev->u.method);
+		break;
+	case HT_EV_OBJECT_ALLOCATED:
+		put_object_allocated(e, &ev->u.object_allocated);
+		break;
+	case HT_EV_GC_STARTED:
+		put_gc_started(e, &ev->u.gc_started);
+		break;
+	case HT_EV_GENERATION_BOUNDS:
+		put_generation_bounds(e, &ev->u.generation_bounds);
+		break;
+	case HT_EV_GC_FINISHED:
+		break;
+	case HT_EV_BEGIN_CONTAINER:
+		put_u(e, (uint64_t)ev->u.begin_container.type);
+		put_u(e, ev->u.begin_container.id1);
+		put_u(e, ev->u.begin_container.id2);
+		break;
+	case HT_EV_ROOT_REFERENCES:
+		put_root_references(e, &ev->u.root_references);
+		break;
+	case HT_EV_OBJECT_REFERENCES:
+		put_object_references(e, &ev->u.object_references);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+void codec_dec_init(struct codec_dec *d)
+{
+	memset(d, 0, sizeof(*d));
+}
+
+void codec_dec_reset(struct codec_dec *d, const uint8_t *buf, size_t size)
+{
+	d->start = buf;
+	d->p = buf;
+	d->end = buf + size;
+	memset(&d->base, 0, sizeof(d->base));
+}
+
+void codec_dec_free(struct codec_dec *d)
+{
+	free(d->ids);
+	free(d->ids2);
+	free(d->u32);
+	free(d->u32b);
+	free(d->u8a);
+	free(d->u8b);
+	free(d->blocks);
+	free(d->str);
+	codec_dec_init(d);
+}
+
+/* Grows *buf to hold n elements of size elem; 0, or -1 out of memory. */
+static int reserve(void **buf, size_t *cap, size_t n, size_t elem)
+{
+	void *p;
+	size_t want;
+
+	if (n <= *cap)
+		return 0;
+	want = *cap ? *cap : 64;
+	while (want < n)
+		want *= 2;
+	if (want > SIZE_MAX / elem)
+		return -1;
+	p = realloc(*buf, want * elem);
+	if (!p)
+		return -1;
+	*buf = p;
+	*cap = want;
+	return 0;
+}
+
+#define RESERVE(d, field, n) \
+	reserve((void **)&(d)->field, &(d)->field##_cap, (n), sizeof(*(d)->field))
+
+/* Decoding fails through these: a bad input sets *why and returns -1; out of
+ * memory returns -2. */
+#define GET_U(d, out, what)                                           \
+	do {                                                          \
+		if (varint_get(&(d)->p, (d)->end, (out)) < 0) {       \
+			*why = "bad or truncated " what;              \
+			return -1;                                    \
+		}                                                     \
+	} while (0)
+
+static int get_delta(struct codec_dec *d, ht_id *base, ht_id *out,
+		     const char **why)
+{
+	uint64_t v;
+
+	GET_U(d, &v, "id");
+	*out = *base + (uint64_t)zigzag_decode(v);
+	*base = *out;
+	return 0;
+}
+
+static int get_u32(struct codec_dec *d, uint32_t *out, const char *what,
+		   const char **why)
+{
+	uint64_t v;
+
+	if (varint_get(&d->p, d->end, &v) < 0) {
+		*why = what;
+		return -1;
+	}
+	if (v > UINT32_MAX) {
+		*why = what;
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* A count of elements each at least min_bytes long: checked against what
+ * is left of the payload before anything is allocated for it. */
+static int get_count(struct codec_dec *d, size_t min_bytes, size_t *out,
+		     const char **why)
+{
+	uint64_t v;
+
+	GET_U(d, &v, "count");
+	if (v > (uint64_t)(d->end - d->p) / min_bytes) {
+		*why = "count larger than the rest of the chunk";
+		return -1;
+	}
+	*out = (size_t)v;
+	return 0;
+}
+
+static int get_string(struct codec_dec *d, const char **out, const char **why)
+{
+	uint64_t v;
+	size_t n;
+
+	GET_U(d, &v, "string length");
+	if (v == 0) {
+		*out = NULL;
+		return 0;
+	}
+	n = (size_t)(v - 1);
+	if (v - 1 > (uint64_t)(d->end - d->p) || n > CODEC_MAX_STRING) {
+		*why = "string longer than the rest of the chunk";
+		return -1;
+	}
+	if (memchr(d->p, 0, n)) {
+		*why = "string contains a NUL byte";
+		return -1;
+	}
+	if (RESERVE(d, str, n + 1) < 0)
+		return -2;
+	memcpy(d->str, d->p, n);
+	d->str[n] = '\0';
+	d->p += n;
+	*out = d->str;
+	return 0;
+}
+
+#define TRY(call)                        \
+	do {                             \
+		int rc_ = (call);        \
+		if (rc_ < 0)             \
+			return rc_;      \
+	} while (0)
+
+static int get_named(struct codec_dec *d, struct ht_ev_named *n,
+		     const char **why)
+{
+	GET_U(d, &n->id, "id");
+	return get_string(d, &n->name, why);
+}
+
+static int get_class(struct codec_dec *d, struct ht_ev_class *c,
+		     const char **why)
+{
+	uint64_t opts;
+
+	GET_U(d, &opts, "options");
+	if (opts & ~(uint64_t)OPT_CLASS_SIZE) {
+		*why = "unknown class options";
+		return -1;
+	}
+	TRY(get_delta(d, &d->base.class_, &c->id, why));
+	TRY(get_string(d, &c->name, why));
+	c->has_size = opts & OPT_CLASS_SIZE;
+	c->size = 0;
+	if (c->has_size)
+		GET_U(d, &c->size, "size");
+	return 0;
+}
+
+static int get_object_allocated(struct codec_dec *d,
+				struct ht_ev_object_allocated *a,
+				const char **why)
+{
+	TRY(get_delta(d, &d->base.object, &a->id, why));
+	TRY(get_delta(d, &d->base.class_, &a->class_id, why));
+	GET_U(d, &a->size, "size");
+	return 0;
+}
+
+static int get_gc_started(struct codec_dec *d, struct ht_ev_gc_started *g,
+			  const char **why)
+{
+	uint64_t opts;
+
+	GET_U(d, &opts, "options");
+	if (opts & ~(uint64_t)(OPT_GC_NUMBER | OPT_GC_INDUCED)) {
+		*why = "unknown gc_started options";
+		return -1;
+	}
+	g->has_gc = opts & OPT_GC_NUMBER;
+	g->gc = 0;
+	if (g->has_gc)
+		GET_U(d, &g->gc, "GC number");
+	TRY(get_u32(d, &g->generations, "bad generation set", why));
+	g->reason = (opts & OPT_GC_INDUCED) ? HT_GC_INDUCED : HT_GC_OTHER;
+	return 0;
+}
+
+static int get_generation_bounds(struct codec_dec *d,
+				 struct ht_ev_generation_bounds *b,
+				 const char **why)
+{
+	struct ht_generation_range *r;
+	ht_id prev = 0;
+
+	TRY(get_count(d, 4, &b->count, why));
+	if (reserve(&d->blocks, &d->blocks_cap, b->count * sizeof(*r) + 1, 1) < 0)
+		return -2;
+	r = d->blocks;
+	for (size_t i = 0; i < b->count; i++) {
+		TRY(get_u32(d, &r[i].generation, "bad generation", why));
+		TRY(get_delta(d, &prev, &r[i].start, why));
+		GET_U(d, &r[i].length, "length");
+		GET_U(d, &r[i].reserved, "reserved length");
+	}
+	b->ranges = r;
+	return 0;
+}
+
+static int get_moved(struct codec_dec *d, struct ht_ev_moved_references *m,
+		     const char **why)
+{
+	struct ht_moved_block *b;
+	int64_t shift = 0;
+
+	TRY(get_count(d, 3, &m->count, why));
+	if (reserve(&d->blocks, &d->blocks_cap, m->count * sizeof(*b) + 1, 1) < 0)
+		return -2;
+	b = d->blocks;
+	for (size_t i = 0; i < m->count; i++) {
+		uint64_t dshift;
+
+		TRY(get_delta(d, &d->base.object, &b[i].old_id, why));
+		GET_U(d, &dshift, "block shift");
+		shift = (int64_t)((uint64_t)shift + (uint64_t)zigzag_decode(dshift));
+		b[i].new_id = b[i].old_id + (uint64_t)shift;
+		GET_U(d, &b[i].length, "block length");
+	}
+	m->blocks = b;
+	return 0;
+}
+
+static int get_surviving(struct codec_dec *d,
+			 struct ht_ev_surviving_references *s, const char **why)
+{
+	struct ht_surviving_block *b;
+
+	TRY(get_count(d, 2, &s->count, why));
+	if (reserve(&d->blocks, &d->blocks_cap, s->count * sizeof(*b) + 1, 1) < 0)
+		return -2;
+	b = d->blocks;
+	for (size_t i = 0; i < s->count; i++) {
+		TRY(get_delta(d, &d->base.object, &b[i].start, why));
+		GET_U(d, &b[i].length, "block length");
+	}
+	s->blocks = b;
+	return 0;
+}
+
+static int get_bytes(struct codec_dec *d, uint8_t *out, size_t n,
+		     const char **why)
+{
+	if ((size_t)(d->end - d->p) < n) {
+		*why = "truncated byte array";
+		return -1;
+	}
+	memcpy(out, d->p, n);
+	d->p += n;
+	return 0;
+}
+
+static int get_root_references(struct codec_dec *d,
+			       struct ht_ev_root_references *r,
+			       const char **why)
+{
+	uint64_t opts;
+	size_t n;
+	ht_id prev_root_id = 0;
+
+	GET_U(d, &opts, "options");
+	if (opts >> (OPT_ROOT_RESULT_SHIFT + 2) ||
+	    (opts >> OPT_ROOT_RESULT_SHIFT) > HT_RESULT_ABORT) {
+		*why = "unknown root_references options";
+		return -1;
+	}
+	r->result = (enum ht_result)(opts >> OPT_ROOT_RESULT_SHIFT);
+	TRY(get_count(d, 2, &n, why));
+	r->count = n;
+	if (RESERVE(d, ids, n + 1) < 0 || RESERVE(d, u32, n + 1) < 0)
+		return -2;
+	for (size_t i = 0; i < n; i++)
+		TRY(get_delta(d, &d->base.root, &d->ids[i], why));
+	for (size_t i = 0; i < n; i++)
+		TRY(get_u32(d, &d->u32[i], "bad root flags", why));
+	r->refs = d->ids;
+	r->flags = d->u32;
+	r->kinds = NULL;
+	r->root_flags = NULL;
+	r->root_ids = NULL;
+	if (opts & OPT_ROOT_KINDS) {
+		if (RESERVE(d, u8a, n + 1) < 0)
+			return -2;
+		TRY(get_bytes(d, d->u8a, n, why));
+		r->kinds = d->u8a;
+	}
+	if (opts & OPT_ROOT_FLAGS) {
+		if (RESERVE(d, u8b, n + 1) < 0)
+			return -2;
+		TRY(get_bytes(d, d->u8b, n, why));
+		r->root_flags = d->u8b;
+	}
+	if (opts & OPT_ROOT_IDS) {
+		if (RESERVE(d, ids2, n + 1) < 0)
+			return -2;
+		for (size_t i = 0; i < n; i++)
+			TRY(get_delta(d, &prev_root_id, &d->ids2[i], why));
+		r->root_ids = d->ids2;
+	}
+	return 0;
+}
+
+static int get_ref(struct codec_dec *d, ht_id *prev, ht_id *out,
+		   const char **why)
+{
+	uint64_t code;
+
+	GET_U(d, &code, "reference");
+	if (code == REF_NULL) {
+		*out = 0;
+		return 0;
+	}
+	if (code == REF_ABSOLUTE)
+		GET_U(d, out, "reference");
+	else
+		*out = *prev + (uint64_t)zigzag_decode(code - REF_DELTA_BIAS);
+	*prev = *out;
+	return 0;
+}
+
+static int get_object_references(struct codec_dec *d,
+				 struct ht_ev_object_references *o,
+				 const char **why)
+{
+	uint64_t opts;
+	size_t n;
+	ht_id prev;
+
+	GET_U(d, &opts, "options");
+	if (opts >> (OPT_OBJ_RESULT_SHIFT + 2) ||
+	    (opts >> OPT_OBJ_RESULT_SHIFT) > HT_RESULT_ABORT) {
+		*why = "unknown object_references options";
+		return -1;
+	}
+	o->result = (enum ht_result)(opts >> OPT_OBJ_RESULT_SHIFT);
+	TRY(get_delta(d, &d->base.object, &o->id, why));
+	TRY(get_delta(d, &d->base.class_, &o->class_id, why));
+	GET_U(d, &o->size, "size");
+	TRY(get_u32(d, &o->flags, "bad object flags", why));
+	o->has_generation = opts & OPT_OBJ_GENERATION;
+	o->generation = 0;
+	if (o->has_generation)
+		TRY(get_u32(d, &o->generation, "bad generation", why));
+	TRY(get_count(d, 1, &n, why));
+	o->count = n;
+	if (RESERVE(d, ids, n + 1) < 0)
+		return -2;
+	prev = o->id;
+	for (size_t i = 0; i < n; i++)
+		TRY(get_ref(d, &prev, &d->ids[i], why));
+	o->refs = d->ids;
+	o->ref_flags = NULL;
+	if (opts & OPT_OBJ_REF_FLAGS) {
+		if (RESERVE(d, u32, n + 1) < 0)
+			return -2;
+		for (size_t i = 0; i < n; i++)
+			TRY(get_u32(d, &d->u32[i], "bad reference flags", why));
+		o->ref_flags = d->u32;
+	}
+	return 0;
+}
+
+static int get_begin_container(struct codec_dec *d,
+			       struct ht_ev_begin_container *c,
+			       const char **why)
+{
+	uint64_t type;
+
+	GET_U(d, &type, "container type");
+	if (type > UINT32_MAX) {
+		*why = "bad container type";
+		return -1;
+	}
+	/* Out-of-range types are kept: the state machine reports them. */
+	c->type = (enum ht_container_type)type;
+	GET_U(d, &c->id1, "container id1");
+	GET_U(d, &c->id2, "container id2");
+	return 0;
+}
+
+int codec_get_event(struct codec_dec *d, struct ht_event *ev, const char **why)
+{
+	uint8_t type;
+
+	if (d->p >= d->end)
+		return 0;
+	type = *d->p++;
+	memset(ev, 0, sizeof(*ev));
+	ev->type = (enum ht_event_type)type;
+	switch (type) {
+	case HT_EV_CLASS:
+		TRY(get_class(d, &ev->u.class_, why));
+		return 1;
+	case HT_EV_THREAD:
+		TRY(get_named(d, &ev->u.thread, why));
+		return 1;
+	case HT_EV_METHOD:
+		TRY(get_named(d, &ev->u.method, why));
+		return 1;
+	case HT_EV_OBJECT_ALLOCATED:
+		TRY(get_object_allocated(d, &ev->u.object_allocated, why));
+		return 1;
+	case HT_EV_GC_STARTED:
+		TRY(get_gc_started(d, &ev->u.gc_started, why));
+		return 1;
+	case HT_EV_GENERATION_BOUNDS:
+		TRY(get_generation_bounds(d, &ev->u.generation_bounds, why));
+		return 1;
+	case HT_EV_MOVED_REFERENCES:
+		TRY(get_moved(d, &ev->u.moved_references, why));
+		return 1;
+	case HT_EV_SURVIVING_REFERENCES:
+		TRY(get_surviving(d, &ev->u.surviving_references, why));
+		return 1;
+	case HT_EV_GC_FINISHED:
+		return 1;
+	case HT_EV_BEGIN_CONTAINER:
+		TRY(get_begin_container(d, &ev->u.begin_container, why));
+		return 1;
+	case HT_EV_ROOT_REFERENCES:
+		TRY(get_root_references(d, &ev->u.root_references, why));
+		return 1;
+	case HT_EV_OBJECT_REFERENCES:
+		TRY(get_object_references(d, &ev->u.object_references, why));
+		return 1;
+	default:
+		d->p--;
+		*why = "unknown event type";
+		return -1;
+	}
+}
+
+/* ---- file header payload ------------------------------------------------- */
+
+#define HDR_REPORTS_SURVIVORS 0x1u
+#define HDR_START_TIME 0x2u
+
+uint8_t *codec_put_header(const struct ht_header *h, size_t *len)
+{
+	struct codec_enc e;
+	size_t bound = 8 * VARINT_MAX + string_bound(h->runtime) +
+		       string_bound(h->runtime_version) +
+		       string_bound(h->command_line);
+	uint8_t *buf;
+	unsigned flags = 0;
+
+	for (size_t i = 0; i < h->n_metadata; i++)
+		bound += string_bound(h->metadata[i].key) +
+			 string_bound(h->metadata[i].value);
+	buf = malloc(bound);
+	if (!buf)
+		return NULL;
+	codec_enc_init(&e, buf, bound);
+	if (h->reports_survivors)
+		flags |= HDR_REPORTS_SURVIVORS;
+	if (h->has_start_time)
+		flags |= HDR_START_TIME;
+	put_string(&e, h->runtime);
+	put_string(&e, h->runtime_version);
+	put_u(&e, h->pointer_size);
+	put_u(&e, flags);
+	put_string(&e, h->command_line);
+	if (h->has_start_time)
+		put_u(&e, zigzag_encode(h->start_time));
+	put_u(&e, h->n_metadata);
+	for (size_t i = 0; i < h->n_metadata; i++) {
+		put_string(&e, h->metadata[i].key);
+		put_string(&e, h->metadata[i].value);
+	}
+	*len = codec_enc_used(&e);
+	return buf;
+}
+
+/* Strings of the header are copied into one arena allocated up front: its
+ * size is bounded by the payload's length. */
+struct arena {
+	char *p;
+	char *end;
+};
+
+static int arena_string(struct codec_dec *d, struct arena *a,
+			const char **out, const char **why)
+{
+	const char *s;
+
+	TRY(get_string(d, &s, why));
+	if (!s) {
+		*out = NULL;
+		return 0;
+	}
+	size_t n = strlen(s) + 1;
+	if ((size_t)(a->end - a->p) < n) {
+		*why = "header strings overflow";
+		return -1;
+	}
+	memcpy(a->p, s, n);
+	*out = a->p;
+	a->p += n;
+	return 0;
+}
+
+static int parse_header(struct codec_dec *d, struct ht_header *h,
+			struct ht_metadata *meta, struct arena *a,
+			const char **why)
+{
+	uint64_t v, flags;
+	size_t n_meta;
+
+	TRY(arena_string(d, a, &h->runtime, why));
+	TRY(arena_string(d, a, &h->runtime_version, why));
+	GET_U(d, &v, "pointer size");
+	if (v != 4 && v != 8) {
+		*why = "pointer size is neither 4 nor 8";
+		return -1;
+	}
+	h->pointer_size = (uint32_t)v;
+	GET_U(d, &flags, "header flags");
+	h->reports_survivors = flags & HDR_REPORTS_SURVIVORS;
+	h->has_start_time = flags & HDR_START_TIME;
+	TRY(arena_string(d, a, &h->command_line, why));
+	if (h->has_start_time) {
+		GET_U(d, &v, "start time");
+		h->start_time = zigzag_decode(v);
+	}
+	TRY(get_count(d, 2, &n_meta, why));
+	for (size_t i = 0; i < n_meta; i++) {
+		TRY(arena_string(d, a, &meta[i].key, why));
+		TRY(arena_string(d, a, &meta[i].value, why));
+		if (!meta[i].key || !meta[i].value) {
+			*why = "metadata key or value missing";
+			return -1;
+		}
+	}
+	h->n_metadata = n_meta;
+	h->metadata = meta;
+	if (d->p != d->end) {
+		*why = "bytes after the header fields";
+		return -1;
+	}
+	return 0;
+}
+
+int codec_get_header(const uint8_t *buf, size_t len, struct ht_header *h,
+		     void **store, const char **why)
+{
+	struct codec_dec d;
+	struct ht_metadata *meta;
+	struct arena a;
+	/* at most len/2 metadata pairs; strings total at most len bytes plus
+	 * a NUL each */
+	size_t meta_bytes = (len / 2 + 1) * sizeof(*meta);
+	char *block = malloc(meta_bytes + 2 * len + 8);
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	*store = NULL;
+	if (!block) {
+		*why = "out of memory";
+		return -1;
+	}
+	meta = (struct ht_metadata *)block;
+	a.p = block + meta_bytes;
+	a.end = a.p + 2 * len + 8;
+	codec_dec_init(&d);
+	codec_dec_reset(&d, buf, len);
+	rc = parse_header(&d, h, meta, &a, why);
+	codec_dec_free(&d);
+	if (rc < 0) {
+		if (rc == -2)
+			*why = "out of memory";
+		free(block);
+		memset(h, 0, sizeof(*h));
+		return -1;
+	}
+	h->version = HT_FORMAT_VERSION;
+	*store = block;
+	return 0;
+}

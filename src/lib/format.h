@@ -56,7 +56,8 @@
  *     chunk offset delta (both against the previous entry)
  *   total events, total dumps, total GCs, total event chunks
  *   n_violation_counts, then (code, count) pairs: what the recording shim
- *     counted */
+ *     counted
+ *   events the shim dropped (could not record) */
 #define HT_INDEX_DUMP 1
 #define HT_INDEX_GC 2
 

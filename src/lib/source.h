@@ -17,6 +17,8 @@ struct ht_source_ops {
 	struct ht_position (*position)(const void *self);
 	/* What was lost, or NULL if the source cannot lose anything. */
 	const struct ht_loss *(*loss)(const void *self);
+	/* The index, or NULL if the form has none. */
+	const struct ht_index_info *(*index)(const void *self);
 	void (*close)(void *self);
 };
 
