@@ -37,7 +37,8 @@ struct ht_recorder;
 
 struct ht_record_options {
 	/* Uncompressed bytes per buffer (one buffer becomes one chunk);
-	 * 0 = default (1 MiB). At least 64 KiB. */
+	 * 0 = default (1 MiB). Smaller values are raised to 128 KiB, so
+	 * that an event with a 64 KiB string fits; at most 64 MiB. */
 	size_t buffer_size;
 	/* Buffers allocated at open, shared by all recording threads;
 	 * 0 = default (32). */
@@ -56,7 +57,8 @@ struct ht_recorder *ht_recorder_open(const char *path,
 				     const struct ht_record_options *options,
 				     struct ht_error *err);
 
-/* Same, on an open file descriptor, which the recorder then owns. */
+/* Same, on an open file descriptor, which the recorder then owns (it is
+ * closed on failure too). NAME is for messages. */
 struct ht_recorder *ht_recorder_open_fd(int fd, const char *name,
 					const struct ht_header *header,
 					const struct ht_record_options *options,
@@ -85,6 +87,7 @@ struct ht_record_stats {
 	uint64_t bytes_written;      /* file size so far */
 	uint64_t bytes_uncompressed; /* encoded event bytes handed to the writer */
 	uint64_t waits;              /* times a caller waited for a free buffer */
+	uint64_t dropped_events;     /* not recorded: no thread slot left */
 	uint64_t violations[HT_V_COUNT_];
 };
 void ht_recorder_stats(const struct ht_recorder *rec, struct ht_record_stats *st);

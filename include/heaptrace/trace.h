@@ -363,6 +363,8 @@ struct ht_replay_state {
 	bool in_dump;               /* inside C_BEGIN ... C_END */
 	bool in_gc;                 /* inside gc_started ... gc_finished */
 	bool dump_aborted;          /* a result of abort was seen in this dump */
+	bool gc_dump;               /* the dump is a GC's references (CLR style),
+				       not a C_BEGIN ... C_END bracket */
 	int64_t dump;               /* number of the current (or last) dump, -1 before any */
 	int64_t gc;                 /* number of the current (or last) GC, -1 before any */
 	enum ht_container_type container;  /* 0 when none */

@@ -1,2 +1,76 @@
-/* main.c - placeholder, being written. */
-int main(void) { return 0; }
+/*
+ * main.c - the heaptrace command: global options and the one table that
+ * dispatches to the commands (builtin-*.c).
+ */
+#include "builtin.h"
+#include "cli.h"
+
+#include <heaptrace/trace.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct command commands[] = {
+	{"convert", cmd_convert, "YAML or a foreign dump to .ht"},
+	{"cat", cmd_cat, "the trace as YAML events"},
+	{"check", cmd_check, "format and protocol validation"},
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void print_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: heaptrace [--version] [--help] COMMAND [options] [FILE]\n"
+		"\n"
+		"Records what a managed runtime tells a memory profiler about its\n"
+		"heap and GCs, and answers questions about it. FILE defaults to\n"
+		"%s; it may be a .ht trace or its YAML text form.\n"
+		"\n"
+		"Commands:\n",
+		DEFAULT_TRACE);
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'heaptrace COMMAND --help' describes a command; "
+		   "man heaptrace has it all.\n");
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (argc < 2) {
+		print_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		if (argc > 2 && (cmd = find_command(argv[2]))) {
+			char *help_argv[] = {argv[2], "--help", NULL};
+
+			return cmd->run(2, help_argv);
+		}
+		print_usage(stdout);
+		return EXIT_DONE;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("heaptrace %s (trace format %d)\n", ht_version(),
+		       HT_FORMAT_VERSION);
+		return EXIT_DONE;
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd) {
+		error_msg("'%s' is not a command. See 'heaptrace --help'.",
+			  argv[1]);
+		return EXIT_USAGE;
+	}
+	return cmd->run(argc - 1, argv + 1);
+}

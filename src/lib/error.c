@@ -15,7 +15,8 @@ void err_clear(struct ht_error *err)
 	memset(err, 0, sizeof(*err));
 }
 
-static void fill(struct ht_error *err, enum ht_error_code code,
+static void __attribute__((format(printf, 4, 0)))
+fill(struct ht_error *err, enum ht_error_code code,
 		 const char *prefix, const char *fmt, va_list ap)
 {
 	size_t n;

@@ -87,7 +87,7 @@ static const struct {
 	[HT_V_AFTER_HEAP] = {"after-heap",
 			     "container begun after C_HEAP, which comes last"},
 	[HT_V_AFTER_ABORT] = {"after-abort",
-			      "event after an aborted dump other than C_END"},
+			      "dump event after an abort, other than C_END"},
 	[HT_V_CONTINUATION_MISSING] = {"continuation-missing",
 				       "object announced more references that never came"},
 	[HT_V_CONTINUATION_MISMATCH] = {"continuation-mismatch",

@@ -15,6 +15,8 @@
 
 #include <heaptrace/trace.h>
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct proto_state {
@@ -58,6 +60,12 @@ enum ht_violation_code proto_step(struct proto_state *s,
 /* At the end of the trace: HT_V_DUMP_UNFINISHED or HT_V_GC_UNFINISHED if a
  * bracket is still open (a dump first), HT_V_NONE otherwise. */
 enum ht_violation_code proto_finish(const struct proto_state *s);
+
+/* For messages: writes the first out-of-range field of ev ("root kind 7 at
+ * ref 2") into buf and returns true, or returns false if every field that
+ * proto_step checks is in range. */
+bool proto_describe_bad_value(const struct ht_event *ev, char *buf,
+			      size_t size);
 
 _Static_assert(sizeof(struct proto_state) == 8, "proto_state must fit a CAS");
 

@@ -10,6 +10,19 @@
 
 static char tmp_dir[64];
 
+/* Every path handed out stays referenced here, so that the leak checker
+ * sees it reachable until exit: tests keep paths for their whole run. */
+#define MAX_PATHS 4096
+static char *paths[MAX_PATHS];
+static size_t n_paths;
+
+static char *remember(char *p)
+{
+	if (n_paths < MAX_PATHS)
+		paths[n_paths++] = p;
+	return p;
+}
+
 static void remove_tmp_dir(void)
 {
 	char cmd[128];
@@ -33,7 +46,7 @@ const char *tmp_path(const char *name)
 	}
 	if (asprintf(&p, "%s/%d-%s", tmp_dir, (int)getpid(), name) < 0)
 		abort();
-	return p;
+	return remember(p);
 }
 
 const char *tmp_file_with(const char *name, const void *data, size_t len)
@@ -78,5 +91,5 @@ const char *testdata(const char *name)
 
 	if (asprintf(&p, "%s/%s", dir ? dir : "testdata", name) < 0)
 		abort();
-	return p;
+	return remember(p);
 }

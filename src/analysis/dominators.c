@@ -1,0 +1,2 @@
+/* dominators.c - placeholder, being written. */
+#include "heap.h"

@@ -1,0 +1,2 @@
+/* heap.c - placeholder, being written. */
+#include "heap.h"

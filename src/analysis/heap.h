@@ -1,0 +1,191 @@
+/*
+ * heap.h - the heap graph of one dump (DESIGN.md section 3), built by
+ * replaying a trace, and what the analyses compute on it: dominators and
+ * retained sizes, and root paths.
+ *
+ * A dump is one C_BEGIN ... C_END bracket or the root and object references
+ * of one GC. Its graph has one node per object reported (continuations
+ * joined), an edge per non-null reference in field order, and the roots
+ * with their container (and thread, method) or CLR root kind.
+ *
+ * Memory is the constraint that shapes this (10 million objects in well
+ * under 100 bytes each): objects live in parallel arrays sorted by id and
+ * are named by their uint32 index in them; references are one CSR array of
+ * uint32 indices, nulls and dangling references kept as sentinels so that
+ * an edge's position in its object's range is its field index.
+ */
+#ifndef HT_HEAP_H
+#define HT_HEAP_H
+
+#include <heaptrace/trace.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HEAP_NONE UINT32_MAX          /* no such object */
+#define HEAP_NULL_REF UINT32_MAX      /* in ref[]: a null reference */
+#define HEAP_DANGLING_REF (UINT32_MAX - 1) /* in ref[]: an id never reported */
+#define HEAP_MAX_OBJECTS (UINT32_MAX - 2)
+#define HEAP_NO_CLASS UINT32_MAX
+#define HEAP_NO_GENERATION 0xff
+#define HEAP_NO_KIND 0xff
+
+struct heap_class {
+	ht_id id;
+	const char *name;  /* NULL when the trace never named it */
+	bool has_size;
+	uint64_t size;
+};
+
+struct heap_name {
+	ht_id id;
+	const char *name;
+};
+
+struct heap_root {
+	uint32_t object;      /* index, or HEAP_NONE when the root is dangling or null */
+	ht_id ref;            /* the id as reported */
+	uint32_t flags;       /* JVM_OBJECT_FLAGS */
+	uint8_t container;    /* enum ht_container_type; 0 for a GC's roots */
+	uint8_t kind;         /* enum ht_root_kind, HEAP_NO_KIND when not given */
+	uint8_t root_flags;   /* HT_ROOT_* */
+	bool has_thread;
+	ht_id id1, id2;       /* the container's ids (a frame: stack id, method id) */
+	ht_id thread;         /* id1 of the C_RT_THREAD the container belongs to */
+	ht_id root_id;        /* the CLR's root id, 0 if none */
+};
+
+static inline bool heap_root_is_weak(const struct heap_root *r)
+{
+	return r->root_flags & HT_ROOT_WEAK;
+}
+
+struct heap {
+	/* which dump this is */
+	uint64_t dump;        /* its number in the trace, from 0 */
+	bool gc_dump;         /* a GC's references rather than a bracket */
+	int64_t gc;           /* the GC it belongs to (gc_dump) or follows, -1 if none */
+	bool aborted;         /* the profiler returned abort in it */
+	bool complete;        /* its end was seen (C_END or gc_finished) */
+
+	/* names known when the dump ended, each sorted by id */
+	size_t n_classes;
+	struct heap_class *classes;
+	size_t n_threads, n_methods;
+	struct heap_name *threads, *methods;
+
+	/* objects, sorted by id, named by index */
+	uint32_t n;
+	ht_id *id;
+	uint32_t *cls;        /* index into classes, HEAP_NO_CLASS if unknown */
+	uint64_t *size;       /* self size */
+	uint8_t *generation;  /* per object, HEAP_NO_GENERATION unknown; NULL if none known */
+	uint64_t *ref_start;  /* n + 1 offsets into ref */
+	uint32_t *ref;        /* object index, HEAP_NULL_REF or HEAP_DANGLING_REF */
+
+	size_t n_roots;
+	struct heap_root *roots;
+
+	/* generation bounds in effect at the dump (the last recorded before
+	 * or inside it), for the generation of objects the dump does not
+	 * give one */
+	size_t n_bounds;
+	struct ht_generation_range *bounds;
+
+	uint64_t total_bytes;     /* sum of self sizes */
+	uint64_t n_references;    /* non-null references, dangling ones included */
+	uint64_t n_dangling;      /* references to ids never reported */
+	uint64_t n_dangling_roots;
+	uint64_t n_duplicates;    /* objects reported twice (the first is kept) */
+};
+
+/* Which dumps heap_scan builds. */
+#define HEAP_LAST_DUMP (-1)
+#define HEAP_ALL_DUMPS (-2)
+
+/* What the scan saw of the whole trace. */
+struct heap_scan_report {
+	uint64_t events;
+	uint64_t dumps;            /* dumps in the trace */
+	uint64_t gcs;
+	uint64_t violations;
+	bool read_error;           /* the trace is damaged: see the error */
+};
+
+/* Called once per selected dump, in trace order, when it is complete (or
+ * when the trace ends inside it). The graph is freed after fn returns
+ * unless fn sets *keep (then the caller frees it with heap_free). A
+ * non-zero return stops the scan and is returned. */
+typedef int (*heap_dump_fn)(void *ctx, struct heap *h, bool *keep);
+
+/*
+ * Replays r and builds the graph of the selected dump(s): HEAP_LAST_DUMP,
+ * HEAP_ALL_DUMPS or a dump number. Returns 0; -1 with err filled when the
+ * trace cannot be read (events before the damage were used, and fn was
+ * called for the dumps they hold), out of memory, or a limit is passed;
+ * or fn's non-zero value. A selected dump number that the trace does not
+ * have is not an error: fn is simply never called for it.
+ */
+int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
+	      struct heap_scan_report *report, struct ht_error *err);
+
+void heap_free(struct heap *h);
+
+/* Index of the object with this id, HEAP_NONE if the dump lacks it. */
+uint32_t heap_find(const struct heap *h, ht_id id);
+
+/* Class name of an object ("?" + hex id when unnamed); buf holds at least
+ * 32 bytes for that case. */
+const char *heap_class_name(const struct heap *h, uint32_t object, char *buf);
+const char *heap_thread_name(const struct heap *h, ht_id thread); /* NULL if unnamed */
+const char *heap_method_name(const struct heap *h, ht_id method); /* NULL if unnamed */
+
+/* The object's generation: as the dump gave it, else from the bounds,
+ * else HEAP_NO_GENERATION. */
+unsigned heap_generation(const struct heap *h, uint32_t object);
+
+/* ---- dominators and retained sizes ------------------------------------- */
+
+#define HEAP_VIRTUAL_ROOT (UINT32_MAX - 1) /* idom of objects a root dominates */
+
+struct heap_dominators {
+	uint32_t *idom;          /* per object: its immediate dominator's index,
+				    HEAP_VIRTUAL_ROOT, or HEAP_NONE if unreachable */
+	uint64_t *retained;      /* per object; 0 when unreachable */
+	uint64_t reachable;      /* objects a strong root reaches */
+	uint64_t unreachable;    /* the others */
+	uint64_t unreachable_bytes;
+	uint64_t weakly_reachable; /* unreachable, but a weak root reaches them */
+};
+
+/* Computes the dominator tree under one virtual root whose children are
+ * the strong roots (weak roots retain nothing), in near-linear time and
+ * without recursion. Returns 0, or -1 with err filled (out of memory). */
+int heap_dominators(const struct heap *h, struct heap_dominators *d,
+		    struct ht_error *err);
+void heap_dominators_free(struct heap_dominators *d);
+
+/* ---- root paths ---------------------------------------------------------- */
+
+struct heap_path {
+	size_t root;        /* index into h->roots */
+	size_t length;      /* objects on the path, the target included */
+	uint32_t *objects;  /* root-side first, ending with the target */
+	uint32_t *fields;   /* fields[i]: index of the reference from objects[i]
+			       to objects[i + 1] in objects[i]'s refs (length - 1 of them) */
+};
+
+/*
+ * Shortest paths from roots to target: the shortest first, then further
+ * shortest paths that end at other roots, at most max_paths, ordered by
+ * length, then by root index. With exclude_weak, weak roots are not
+ * starting points. Returns the number of paths (0: no root reaches the
+ * target), or -1 with err filled. Free with heap_paths_free.
+ */
+long heap_paths(const struct heap *h, uint32_t target, size_t max_paths,
+		bool exclude_weak, struct heap_path **paths,
+		struct ht_error *err);
+void heap_paths_free(struct heap_path *paths, size_t n);
+
+#endif

@@ -1,0 +1,2 @@
+/* paths.c - placeholder, being written. */
+#include "heap.h"

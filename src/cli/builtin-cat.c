@@ -1,0 +1,93 @@
+/*
+ * builtin-cat.c - `heaptrace cat`: the trace as YAML events, in the
+ * canonical text form that `convert` reads back (so cat, convert, cat gives
+ * the same bytes).
+ */
+#include "builtin.h"
+#include "cli.h"
+
+#include "textform.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+
+static const char usage[] =
+	"usage: heaptrace cat [-o OUT] [FILE]\n"
+	"\n"
+	"Writes the trace as YAML events (the text form of heaptrace(5)).\n"
+	"\n"
+	"  -o, --output OUT  write to OUT instead of standard output\n"
+	"  -h, --help        this help\n";
+
+int cmd_cat(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *output = NULL;
+	struct ht_reader *r;
+	struct yaml_writer *w;
+	struct ht_event ev;
+	struct ht_error err;
+	FILE *out = stdout;
+	int c, rc, status = EXIT_DONE;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return EXIT_DONE;
+		default:
+			return usage_error("cat", "unknown option");
+		}
+	}
+	if (argc - optind > 1)
+		return usage_error("cat", "one FILE at most");
+	r = open_trace(optind < argc ? argv[optind] : NULL);
+	if (!r)
+		return EXIT_UNREADABLE;
+	if (output && !(out = fopen(output, "w"))) {
+		error_msg("%s: cannot create: %m", output);
+		ht_reader_close(r);
+		return EXIT_UNREADABLE;
+	}
+	w = yaml_writer_open(out, output ? output : "standard output",
+			     ht_reader_header(r), &err);
+	if (!w) {
+		error_msg("%s", err.message);
+		status = EXIT_UNREADABLE;
+		goto done;
+	}
+	while ((rc = ht_reader_next(r, &ev, &err)) > 0) {
+		if (yaml_writer_event(w, &ev, &err) < 0) {
+			rc = -2;
+			break;
+		}
+	}
+	if (rc == -1) {
+		/* Damaged input: what was read is written, then why it stopped. */
+		error_msg("%s", err.message);
+		status = EXIT_UNREADABLE;
+	}
+	if (rc == -2) {
+		error_msg("%s", err.message);
+		status = EXIT_UNREADABLE;
+		yaml_writer_close(w, NULL);
+	} else if (yaml_writer_close(w, &err) < 0) {
+		error_msg("%s", err.message);
+		status = EXIT_UNREADABLE;
+	}
+done:
+	if (output && fclose(out) != 0 && status == EXIT_DONE) {
+		error_msg("%s: cannot write: %m", output);
+		status = EXIT_UNREADABLE;
+	}
+	ht_reader_close(r);
+	return status;
+}

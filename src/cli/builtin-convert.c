@@ -1,0 +1,134 @@
+/*
+ * builtin-convert.c - `heaptrace convert IN -o OUT.ht`: any input the
+ * reader understands (the YAML form, a .ht, a foreign dump) written as a
+ * .ht trace through the recording shim, so the result is exactly what a
+ * recording of the same events would be.
+ */
+#include "builtin.h"
+#include "cli.h"
+
+#include <heaptrace/record.h>
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage[] =
+	"usage: heaptrace convert IN -o OUT.ht [--level N]\n"
+	"\n"
+	"Writes IN (a YAML trace, a .ht trace, or a supported foreign dump)\n"
+	"as a .ht trace. Protocol violations in IN are kept (and counted).\n"
+	"\n"
+	"  -o, --output OUT  the .ht file to write (required)\n"
+	"  -l, --level N     zlib compression level, 0 (none) to 9 (default 6)\n"
+	"  -h, --help        this help\n";
+
+/* Buffers large enough that objects with millions of references stay one
+ * event (the shim splits an event only when it exceeds a whole buffer). */
+#define CONVERT_BUFFER_SIZE (64u << 20)
+#define CONVERT_BUFFERS 4
+
+static int copy_events(struct ht_reader *r, struct ht_recorder *rec,
+		       const char *in, const char *out)
+{
+	struct progress *progress = progress_start("convert", in);
+	struct ht_event ev;
+	struct ht_error err;
+	enum ht_error_code code;
+	uint64_t n = 0;
+	int rc, status = EXIT_DONE;
+
+	while ((rc = ht_reader_next(r, &ev, &err)) > 0) {
+		code = ht_record_event(rec, &ev);
+		if (code != HT_OK) {
+			struct ht_error werr;
+
+			ht_recorder_error(rec, &werr);
+			if (werr.code != HT_OK)
+				error_msg("%s", werr.message);
+			else
+				error_msg("%s: event %llu: cannot be recorded (%s)",
+					  in, (unsigned long long)n,
+					  code == HT_E_INVALID ? "a field is out of range"
+							       : "recorder error");
+			status = EXIT_UNREADABLE;
+			break;
+		}
+		n++;
+		progress_update(progress, n, ht_reader_position(r).offset);
+	}
+	progress_end(progress);
+	if (rc < 0) {
+		error_msg("%s", err.message);
+		error_msg("%s: the %llu events before the damage were written",
+			  out, (unsigned long long)n);
+		status = EXIT_UNREADABLE;
+	}
+	return status;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"level", required_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct ht_record_options ropts = {
+		.buffer_size = CONVERT_BUFFER_SIZE,
+		.buffers = CONVERT_BUFFERS,
+		.compression_level = 6,
+	};
+	const char *output = NULL, *input;
+	struct ht_reader *r;
+	struct ht_recorder *rec;
+	struct ht_error err;
+	uint64_t level;
+	int c, status;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:l:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'l':
+			if (parse_u64(optarg, &level) < 0 || level > 9)
+				return usage_error("convert",
+						   "--level takes 0 to 9, not '%s'",
+						   optarg);
+			ropts.compression_level = (int)level;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return EXIT_DONE;
+		default:
+			return usage_error("convert", "unknown option");
+		}
+	}
+	if (!output)
+		return usage_error("convert", "-o OUT is required");
+	if (argc - optind != 1)
+		return usage_error("convert", "exactly one input file is needed");
+	input = argv[optind];
+	if (strcmp(input, "-") != 0 && strcmp(input, output) == 0)
+		return usage_error("convert", "input and output are the same file");
+	r = open_trace(input);
+	if (!r)
+		return EXIT_UNREADABLE;
+	rec = ht_recorder_open(output, ht_reader_header(r), &ropts, &err);
+	if (!rec) {
+		error_msg("%s", err.message);
+		ht_reader_close(r);
+		return EXIT_UNREADABLE;
+	}
+	status = copy_events(r, rec, input, output);
+	if (ht_recorder_close(rec, &err) != HT_OK) {
+		error_msg("%s", err.message);
+		status = EXIT_UNREADABLE;
+	}
+	ht_reader_close(r);
+	return status;
+}

@@ -1,0 +1,18 @@
+/*
+ * builtin.h - the commands of the heaptrace CLI, one builtin-*.c each, and
+ * the dispatch table in main.c that names them.
+ */
+#ifndef HT_BUILTIN_H
+#define HT_BUILTIN_H
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+int cmd_convert(int argc, char **argv);
+int cmd_cat(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+#endif

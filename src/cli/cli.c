@@ -1,0 +1,153 @@
+/*
+ * cli.c - exit statuses, messages, option parsing helpers and progress
+ * shared by the commands.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *program_name = "heaptrace";
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s %s: ", program_name, cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s %s --help'.\n", program_name, cmd);
+	return EXIT_USAGE;
+}
+
+void error_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", program_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void warning_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: warning: ", program_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int parse_format(const char *arg)
+{
+	if (strcmp(arg, "text") == 0)
+		return FORMAT_TEXT;
+	if (strcmp(arg, "yaml") == 0)
+		return FORMAT_YAML;
+	if (strcmp(arg, "json") == 0)
+		return FORMAT_JSON;
+	return -1;
+}
+
+int parse_u64(const char *arg, uint64_t *out)
+{
+	char *end;
+	int base = 10;
+
+	if (arg[0] == '0' && (arg[1] == 'x' || arg[1] == 'X')) {
+		base = 16;
+		arg += 2;
+	}
+	if (!*arg || *arg == '-' || *arg == '+' || *arg == ' ')
+		return -1;
+	errno = 0;
+	*out = strtoull(arg, &end, base);
+	if (errno || *end)
+		return -1;
+	return 0;
+}
+
+const char *count_of(uint64_t n, const char *one, const char *many, char *buf)
+{
+	snprintf(buf, 48, "%llu %s", (unsigned long long)n, n == 1 ? one : many);
+	return buf;
+}
+
+struct ht_reader *open_trace(const char *path)
+{
+	struct ht_error err;
+	struct ht_reader *r = ht_reader_open(path ? path : DEFAULT_TRACE, &err);
+
+	if (!r)
+		error_msg("%s", err.message);
+	return r;
+}
+
+struct progress {
+	const char *what;
+	const char *path;
+	uint64_t size;
+	struct timespec last;
+	bool shown;
+};
+
+static double seconds_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) +
+	       (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+struct progress *progress_start(const char *what, const char *path)
+{
+	struct progress *p;
+	struct stat st;
+
+	if (!isatty(STDERR_FILENO))
+		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->what = what;
+	p->path = path;
+	if (path && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		p->size = (uint64_t)st.st_size;
+	clock_gettime(CLOCK_MONOTONIC, &p->last);
+	return p;
+}
+
+void progress_update(struct progress *p, uint64_t events, uint64_t offset)
+{
+	if (!p || (events & 0xfff) || seconds_since(&p->last) < 0.25)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &p->last);
+	if (p->size)
+		fprintf(stderr, "\r%s: %llu events, %.0f%%\033[K", p->what,
+			(unsigned long long)events,
+			100.0 * (double)offset / (double)p->size);
+	else
+		fprintf(stderr, "\r%s: %llu events\033[K", p->what,
+			(unsigned long long)events);
+	p->shown = true;
+}
+
+void progress_end(struct progress *p)
+{
+	if (!p)
+		return;
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	free(p);
+}

@@ -1,0 +1,62 @@
+/*
+ * cli.h - what every command shares: exit statuses, option conventions,
+ * opening the input with a message that says why it failed, and progress
+ * on a terminal.
+ */
+#ifndef HT_CLI_H
+#define HT_CLI_H
+
+#include <heaptrace/trace.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit statuses (heaptrace(1), EXIT STATUS). */
+enum {
+	EXIT_DONE = 0,
+	EXIT_FINDING = 1,  /* check found problems, diff passed a threshold */
+	EXIT_USAGE = 2,
+	EXIT_UNREADABLE = 3,
+};
+
+/* The trace read when no FILE is given, as perf reads perf.data. */
+#define DEFAULT_TRACE "heaptrace.ht"
+
+enum output_format {
+	FORMAT_TEXT,
+	FORMAT_YAML,
+	FORMAT_JSON,
+};
+
+extern const char *program_name;
+
+/* Prints "heaptrace CMD: message" and the usage hint to stderr; returns
+ * EXIT_USAGE so callers can `return usage_error(...)`. */
+int usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* "heaptrace: message" to stderr. */
+void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warning_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parses --format's argument; -1 if unknown. */
+int parse_format(const char *arg);
+
+/* Parses an id or count: decimal or 0x hex. 0 on success. */
+int parse_u64(const char *arg, uint64_t *out);
+
+/* Opens the trace (DEFAULT_TRACE when path is NULL) or prints why not;
+ * NULL then means: exit with EXIT_UNREADABLE. */
+struct ht_reader *open_trace(const char *path);
+
+/* "1 dump", "3 dumps": formats into buf (at least 48 bytes), returns it. */
+const char *count_of(uint64_t n, const char *one, const char *many, char *buf);
+
+/* Progress on standard error, only when it is a terminal: a line
+ * rewritten at most a few times a second. */
+struct progress;
+struct progress *progress_start(const char *what, const char *path);
+void progress_update(struct progress *p, uint64_t events, uint64_t offset);
+void progress_end(struct progress *p);
+
+#endif

@@ -1,0 +1,2 @@
+/* test_dominators.c - placeholder, being written. */
+#include <criterion/criterion.h>

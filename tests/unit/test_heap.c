@@ -1,0 +1,2 @@
+/* test_heap.c - placeholder, being written. */
+#include <criterion/criterion.h>

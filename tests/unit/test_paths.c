@@ -1,0 +1,2 @@
+/* test_paths.c - placeholder, being written. */
+#include <criterion/criterion.h>
