@@ -34,8 +34,8 @@ int cmd_cat(int argc, char **argv)
 	FILE *out = stdout;
 	int c, rc, status = EXIT_DONE;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", options, NULL)) != -1) {
+	start_options();
+	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -44,7 +44,7 @@ int cmd_cat(int argc, char **argv)
 			fputs(usage, stdout);
 			return EXIT_DONE;
 		default:
-			return usage_error("cat", "unknown option");
+			return bad_option("cat", c, argv);
 		}
 	}
 	if (argc - optind > 1)

@@ -158,14 +158,17 @@ static void report_text(const struct check *c, const struct ht_replay_summary *s
 	for (int i = 0; i < m->n; i++)
 		printf("%s: %s\n", c->path, m->text[i]);
 	if (ix && ix->present && ix->dropped_events)
-		printf("%s: the recorder dropped %llu events (no thread slot free)\n",
-		       c->path, (unsigned long long)ix->dropped_events);
+		printf("%s: the recorder dropped %s (no thread slot free)\n",
+		       c->path, count_of(ix->dropped_events, "event", "events",
+					 buf[0]));
 	if (ix && ix->present)
 		for (int i = 1; i < HT_V_COUNT_; i++)
 			if (ix->recorder_violations[i])
-				printf("%s: the recorder counted %llu %s violations\n",
+				printf("%s: the recorder counted %s of %s\n",
 				       c->path,
-				       (unsigned long long)ix->recorder_violations[i],
+				       count_of(ix->recorder_violations[i],
+						"violation", "violations",
+						buf[0]),
 				       ht_violation_name((enum ht_violation_code)i));
 	if (ix && !ix->present)
 		printf("%s: no index: the recorder did not close this trace "
@@ -246,8 +249,8 @@ int cmd_check(int argc, char **argv)
 	int format = FORMAT_TEXT, ch, rc;
 	bool clean;
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "f:m:h", options, NULL)) != -1) {
+	start_options();
+	while ((ch = getopt_long(argc, argv, ":f:m:h", options, NULL)) != -1) {
 		switch (ch) {
 		case 'f':
 			format = parse_format(optarg);
@@ -263,7 +266,7 @@ int cmd_check(int argc, char **argv)
 			fputs(usage, stdout);
 			return EXIT_DONE;
 		default:
-			return usage_error("check", "unknown option");
+			return bad_option("check", ch, argv);
 		}
 	}
 	if (argc - optind > 1)

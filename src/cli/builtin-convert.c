@@ -88,8 +88,8 @@ int cmd_convert(int argc, char **argv)
 	uint64_t level;
 	int c, status;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:l:h", options, NULL)) != -1) {
+	start_options();
+	while ((c = getopt_long(argc, argv, ":o:l:h", options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
@@ -105,7 +105,7 @@ int cmd_convert(int argc, char **argv)
 			fputs(usage, stdout);
 			return EXIT_DONE;
 		default:
-			return usage_error("convert", "unknown option");
+			return bad_option("convert", c, argv);
 		}
 	}
 	if (!output)

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,23 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s %s --help'.\n", program_name, cmd);
 	return EXIT_USAGE;
+}
+
+int bad_option(const char *cmd, int c, char **argv)
+{
+	const char *opt = argv[optind - 1];
+
+	if (c == ':')
+		return usage_error(cmd, "option '%s' needs a value", opt);
+	if (optopt && optopt != '?')
+		return usage_error(cmd, "unknown option '-%c'", optopt);
+	return usage_error(cmd, "unknown option '%s'", opt);
+}
+
+void start_options(void)
+{
+	optind = 1;
+	opterr = 0;
 }
 
 void error_msg(const char *fmt, ...)

@@ -35,6 +35,14 @@ extern const char *program_name;
  * EXIT_USAGE so callers can `return usage_error(...)`. */
 int usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* For getopt_long's ':' and '?' returns (the option string starts with
+ * ':' and opterr is 0, so getopt says nothing itself): names the option
+ * and returns EXIT_USAGE. */
+int bad_option(const char *cmd, int c, char **argv);
+
+/* Resets getopt for a command's argument vector. */
+void start_options(void);
+
 /* "heaptrace: message" to stderr. */
 void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -704,6 +704,7 @@ static int read_file_header(struct binary_source *s, struct ht_error *err)
 	uint32_t version, len;
 	size_t got;
 	const char *why;
+	int rc;
 
 	got = read_bytes(s, fixed, sizeof(fixed));
 	if (s->io_errno) {
@@ -756,9 +757,10 @@ static int read_file_header(struct binary_source *s, struct ht_error *err)
 			      "file header CRC mismatch");
 		return -1;
 	}
-	if (codec_get_header(s->stored.data, len, &s->header,
-			     &s->header_store, &why) < 0) {
-		if (strcmp(why, "out of memory") == 0)
+	rc = codec_get_header(s->stored.data, len, &s->header,
+			      &s->header_store, &why);
+	if (rc < 0) {
+		if (rc == -2)
 			err_plain(err, HT_E_NOMEM, s->path, "out of memory");
 		else
 			err_at_offset(err, HT_E_CORRUPT, s->path,

@@ -64,6 +64,10 @@ static void put_string(struct codec_enc *e, const char *s)
 		return;
 	}
 	n = strnlen(s, CODEC_MAX_STRING);
+	/* a cut string must not end inside a UTF-8 sequence */
+	if (n == CODEC_MAX_STRING)
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
 	put_u(e, (uint64_t)n + 1);
 	memcpy(e->p, s, n);
 	e->p += n;
@@ -936,7 +940,7 @@ int codec_get_header(const uint8_t *buf, size_t len, struct ht_header *h,
 	*store = NULL;
 	if (!block) {
 		*why = "out of memory";
-		return -1;
+		return -2;
 	}
 	meta = (struct ht_metadata *)block;
 	a.p = block + meta_bytes;
@@ -950,7 +954,7 @@ int codec_get_header(const uint8_t *buf, size_t len, struct ht_header *h,
 			*why = "out of memory";
 		free(block);
 		memset(h, 0, sizeof(*h));
-		return -1;
+		return rc;
 	}
 	h->version = HT_FORMAT_VERSION;
 	*store = block;

@@ -86,7 +86,8 @@ int codec_get_event(struct codec_dec *d, struct ht_event *ev,
 
 /* File header payload. put returns a malloc'd buffer (NULL if out of
  * memory). get allocates strings and metadata in one block, *store, freed
- * with free(); returns 0, or -1 with *why. */
+ * with free(); returns 0, -1 with *why for a bad payload, or -2 when out
+ * of memory. */
 uint8_t *codec_put_header(const struct ht_header *h, size_t *len);
 int codec_get_header(const uint8_t *buf, size_t len, struct ht_header *h,
 		     void **store, const char **why);

@@ -51,7 +51,9 @@
 #define HT_TRAILER_MAGIC "HTIX"
 #define HT_TRAILER_SIZE 16
 
-/* Index chunk payload (varints): see heaptrace(5).
+/* Index chunk: its header's first-event field holds the total number of
+ * events of the trace and its event count is 0. Payload (varints): see
+ * heaptrace(5).
  *   n_entries, then per entry: kind (1 dump, 2 GC), event index delta,
  *     chunk offset delta (both against the previous entry)
  *   total events, total dumps, total GCs, total event chunks

@@ -404,17 +404,42 @@ static void steal_others(struct ht_recorder *rec, struct slot *self,
 			slot_steal(rec, &rec->slots[i], patience);
 }
 
-/* A free buffer, waiting for the writer if there is none. */
+/* How often a thread waiting for a buffer looks again for buffers idling
+ * in other threads' slots. */
+#define STARVING_POLL_NS (1000 * 1000)
+
+/* Waits on free_sem for at most STARVING_POLL_NS; true if it got one.
+ * sem_timedwait is futex based like sem_wait, and clock_gettime is a
+ * vDSO call: neither takes a lock. */
+static bool sem_wait_a_while(sem_t *s)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += STARVING_POLL_NS;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	return sem_timedwait(s, &until) == 0;
+}
+
+/*
+ * A free buffer, waiting for the writer if there is none. With more
+ * threads than buffers, every buffer may sit half full in the slot of a
+ * thread that records nothing more for a while (it waits for this one,
+ * say): nothing would ever come back. So the waiter hands such buffers to
+ * the writer, and does it again as long as it waits, since a thread that
+ * was in the middle of an event at the first look may since have gone
+ * idle with its buffer.
+ */
 static struct wbuf *buffer_get(struct ht_recorder *rec, struct slot *self)
 {
 	if (sem_trywait(&rec->free_sem) != 0) {
 		atomic_fetch_add_explicit(&rec->waits, 1, memory_order_relaxed);
-		/* With more threads than buffers, every buffer may sit half
-		 * full in the slot of a thread that records nothing more for a
-		 * while: nothing would ever come back. Hand those off so that
-		 * the writer frees some. */
-		steal_others(rec, self, 0);
-		sem_wait_nointr(&rec->free_sem);
+		do
+			steal_others(rec, self, 0);
+		while (!sem_wait_a_while(&rec->free_sem));
 	}
 	return pool_pop(rec);
 }
