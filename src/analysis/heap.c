@@ -1,2 +1,1560 @@
-/* heap.c - placeholder, being written. */
+/*
+ * heap.c - the heap graph of a dump, built from a replay (heap.h), and the
+ * lookups on it.
+ *
+ * A scan collects the selected dump raw, as its events come: one "part" per
+ * object_references event (an object continued with HT_OBJ_MORE_REFERENCES
+ * has several), the ref ids as reported, and the roots. When the dump is
+ * built, the parts are put in id order (usually they already are), the
+ * parts of one object are joined, objects reported twice are dropped, and
+ * every ref id becomes the index of its object, written over the array that
+ * held the ids. The steps are ordered so that no large array exists twice
+ * at once: build_graph tells the order.
+ *
+ * Names (classes, threads, methods) and generation bounds are tracked over
+ * the whole trace; a dump takes a snapshot of them when it ends.
+ */
 #include "heap.h"
+
+#include "error.h"
+#include "source.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Arrays ---------------------------------------------------------------- */
+
+static void *realloc_array(void *p, size_t n, size_t elem)
+{
+	if (n && elem > SIZE_MAX / n)
+		return NULL;
+	return realloc(p, n ? n * elem : 1);
+}
+
+/*
+ * Resizes the array p to n elements: 0, or -1 (p untouched) when out of
+ * memory. Large arrays are mmapped by malloc, so growing one remaps pages
+ * instead of copying them, and pages never written cost no memory: a
+ * doubled capacity is free until it is used.
+ */
+#define RESIZE(p, n)                                                    \
+	({                                                              \
+		__typeof__(p) resized_ = realloc_array((p), (n),        \
+						       sizeof(*(p)));   \
+		if (resized_)                                           \
+			(p) = resized_;                                 \
+		resized_ ? 0 : -1;                                      \
+	})
+
+/* Gives back what a shrunk array no longer uses; keeps it if that fails. */
+#define SHRINK(p, n) ((void)RESIZE(p, n))
+
+/* Capacity for at least `need` elements, doubling from `cap`. */
+static size_t grown_capacity(size_t cap, size_t need, size_t minimum)
+{
+	if (cap < minimum)
+		cap = minimum;
+	while (cap < need)
+		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	return cap;
+}
+
+/* ---- Names ----------------------------------------------------------------- */
+
+/* All names live in one growing arena and are named by offset, so that no
+ * pointer breaks when it grows. A rename appends and leaves the old name
+ * unused: renames are rare. */
+struct arena {
+	char *buf;
+	size_t len, cap;
+};
+
+/* The name's offset + 1, 0 for no name; UINT64_MAX when out of memory. */
+static uint64_t arena_add(struct arena *a, const char *name)
+{
+	size_t n, at;
+
+	if (!name)
+		return 0;
+	n = strlen(name) + 1;
+	if (a->len + n > a->cap) {
+		size_t cap = grown_capacity(a->cap, a->len + n, 4096);
+
+		if (RESIZE(a->buf, cap) < 0)
+			return UINT64_MAX;
+		a->cap = cap;
+	}
+	at = a->len;
+	memcpy(a->buf + at, name, n);
+	a->len += n;
+	return (uint64_t)at + 1;
+}
+
+static const char *arena_name(const struct arena *a, uint64_t name)
+{
+	return name ? a->buf + name - 1 : NULL;
+}
+
+/* Ids to entry numbers: open addressing with linear probing, at most half
+ * full. It holds the classes, threads and methods of a trace, thousands
+ * rather than millions, so simplicity wins. */
+struct id_slot {
+	ht_id id;
+	uint32_t entry;
+	bool used;
+};
+
+struct id_map {
+	struct id_slot *slots;
+	size_t cap; /* a power of two, or 0 */
+};
+
+/* Fibonacci hashing: the multiply carries every bit of the id into the top
+ * bits, which pick the slot. */
+static size_t id_slot_of(const struct id_map *m, ht_id id)
+{
+	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & (m->cap - 1);
+}
+
+static struct id_slot *id_map_probe(const struct id_map *m, ht_id id)
+{
+	size_t i = id_slot_of(m, id);
+
+	while (m->slots[i].used && m->slots[i].id != id)
+		i = (i + 1) & (m->cap - 1);
+	return &m->slots[i];
+}
+
+static int id_map_grow(struct id_map *m)
+{
+	struct id_map bigger = {.cap = m->cap ? m->cap * 2 : 64};
+
+	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -1;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].used)
+			*id_map_probe(&bigger, m->slots[i].id) = m->slots[i];
+	free(m->slots);
+	*m = bigger;
+	return 0;
+}
+
+/*
+ * Everything the trace named so far of one kind, in first-seen order.
+ * Class entries also come into being when an object uses an unnamed
+ * class, so that raw objects can name their class by a 4-byte entry.
+ */
+struct name_entry {
+	ht_id id;
+	uint64_t name;   /* arena offset + 1; 0 when never named */
+	bool declared;   /* a class/thread/method event was seen */
+	bool has_size;
+	uint64_t size;
+	int64_t used_in; /* the last dump with an object of this class */
+};
+
+struct registry {
+	struct id_map map;
+	struct name_entry *e;
+	size_t n, cap;
+};
+
+#define NO_ENTRY UINT32_MAX
+
+/* The entry of id, created when absent; NO_ENTRY when out of memory. */
+static uint32_t registry_entry(struct registry *reg, ht_id id)
+{
+	struct id_slot *slot;
+
+	if (reg->map.cap) {
+		slot = id_map_probe(&reg->map, id);
+		if (slot->used)
+			return slot->entry;
+	}
+	if (reg->n >= UINT32_MAX - 1)
+		return NO_ENTRY;
+	if ((reg->n + 1) * 2 > reg->map.cap && id_map_grow(&reg->map) < 0)
+		return NO_ENTRY;
+	if (reg->n == reg->cap) {
+		size_t cap = grown_capacity(reg->cap, reg->n + 1, 64);
+
+		if (RESIZE(reg->e, cap) < 0)
+			return NO_ENTRY;
+		reg->cap = cap;
+	}
+	reg->e[reg->n] = (struct name_entry){.id = id, .used_in = -1};
+	slot = id_map_probe(&reg->map, id);
+	*slot = (struct id_slot){.id = id, .entry = (uint32_t)reg->n,
+				 .used = true};
+	return (uint32_t)reg->n++;
+}
+
+static void registry_free(struct registry *reg)
+{
+	free(reg->map.slots);
+	free(reg->e);
+}
+
+/* ---- What a dump takes from the trace when it ends ------------------------- */
+
+/* Names as known at the dump's end, the bounds then in effect, and what
+ * the dump was; handed over to its graph when built. */
+struct dump_meta {
+	uint64_t dump;
+	bool gc_dump;
+	int64_t gc;
+	bool aborted, complete;
+	size_t n_classes, n_threads, n_methods;
+	struct heap_class *classes;
+	struct heap_name *threads, *methods;
+	uint32_t *class_of_entry; /* class registry entry -> index in classes */
+	size_t n_bounds;
+	struct ht_generation_range *bounds;
+};
+
+static void meta_free(struct dump_meta *m)
+{
+	free(m->classes);
+	free(m->threads);
+	free(m->methods);
+	free(m->class_of_entry);
+	free(m->bounds);
+	memset(m, 0, sizeof(*m));
+}
+
+struct picked {
+	ht_id id;
+	uint32_t entry;
+};
+
+static int compare_picked(const void *a, const void *b)
+{
+	ht_id x = ((const struct picked *)a)->id;
+	ht_id y = ((const struct picked *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
+/* The entries to snapshot for dump (all declared ones, and for classes
+ * those its objects use), sorted by id; *names_bytes the room their names
+ * take. */
+static struct picked *pick_entries(const struct registry *reg,
+				   const struct arena *names, int64_t dump,
+				   size_t *n, size_t *names_bytes)
+{
+	struct picked *p = malloc((reg->n ? reg->n : 1) * sizeof(*p));
+
+	*n = 0;
+	*names_bytes = 0;
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < reg->n; i++) {
+		const struct name_entry *e = &reg->e[i];
+
+		if (!e->declared && e->used_in != dump)
+			continue;
+		p[(*n)++] = (struct picked){.id = e->id, .entry = (uint32_t)i};
+		if (e->name)
+			*names_bytes += strlen(arena_name(names, e->name)) + 1;
+	}
+	qsort(p, *n, sizeof(*p), compare_picked);
+	return p;
+}
+
+/* Copies a name after the array it belongs to; *tail moves past it. */
+static const char *copy_name(const struct arena *names, uint64_t name,
+			     char **tail)
+{
+	const char *s = arena_name(names, name);
+	char *copy = *tail;
+	size_t n;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	memcpy(copy, s, n);
+	*tail += n;
+	return copy;
+}
+
+/* The classes, each array followed by its names in one allocation (one
+ * free, in heap_free), and where each registry entry went. */
+static int snapshot_classes(const struct registry *reg,
+			    const struct arena *names, struct dump_meta *m)
+{
+	size_t n, bytes;
+	struct picked *p = pick_entries(reg, names, (int64_t)m->dump, &n,
+					&bytes);
+	char *tail;
+
+	if (!p)
+		return -1;
+	m->classes = malloc(n * sizeof(*m->classes) + bytes + 1);
+	m->class_of_entry = malloc((reg->n ? reg->n : 1) *
+				   sizeof(*m->class_of_entry));
+	if (!m->classes || !m->class_of_entry) {
+		free(p);
+		return -1;
+	}
+	for (size_t i = 0; i < reg->n; i++)
+		m->class_of_entry[i] = HEAP_NO_CLASS;
+	tail = (char *)(m->classes + n);
+	for (size_t i = 0; i < n; i++) {
+		const struct name_entry *e = &reg->e[p[i].entry];
+
+		m->classes[i] = (struct heap_class){
+			.id = e->id,
+			.name = copy_name(names, e->name, &tail),
+			.has_size = e->has_size,
+			.size = e->size,
+		};
+		m->class_of_entry[p[i].entry] = (uint32_t)i;
+	}
+	m->n_classes = n;
+	free(p);
+	return 0;
+}
+
+static int snapshot_names(const struct registry *reg,
+			  const struct arena *names, struct heap_name **out,
+			  size_t *n_out)
+{
+	size_t n, bytes;
+	struct picked *p = pick_entries(reg, names, INT64_MIN, &n, &bytes);
+	struct heap_name *list;
+	char *tail;
+
+	if (!p)
+		return -1;
+	list = malloc(n * sizeof(*list) + bytes + 1);
+	if (!list) {
+		free(p);
+		return -1;
+	}
+	tail = (char *)(list + n);
+	for (size_t i = 0; i < n; i++) {
+		const struct name_entry *e = &reg->e[p[i].entry];
+
+		list[i] = (struct heap_name){
+			.id = e->id,
+			.name = copy_name(names, e->name, &tail),
+		};
+	}
+	free(p);
+	*out = list;
+	*n_out = n;
+	return 0;
+}
+
+/* ---- A dump as it arrives ---------------------------------------------------- */
+
+/*
+ * Parts are parallel arrays of the smallest types that hold them: 28 bytes
+ * and a bit per part, plus 8 per ref id. Continued objects make several
+ * parts with one id; they are joined when the dump is built, in one pass
+ * over the parts sorted by id, which is cheaper than looking each one up as
+ * it comes.
+ */
+struct raw_dump {
+	size_t n_parts, cap_parts;
+	ht_id *id;
+	uint32_t *cls;       /* class registry entry, or NO_ENTRY */
+	uint64_t *size;
+	uint64_t *ref_end;   /* where the part's refs end in ref; they begin
+				where the previous part's end */
+	uint64_t *continued; /* a bit per part: it continues an earlier part */
+	uint8_t *gen;        /* NULL until a part gives its generation */
+	size_t n_refs, cap_refs;
+	ht_id *ref;          /* every part's refs, in arrival order */
+	size_t n_roots, cap_roots;
+	struct heap_root *roots; /* object still unresolved */
+};
+
+#define MIN_PARTS 1024
+
+static void raw_clear(struct raw_dump *raw)
+{
+	if (raw->continued)
+		memset(raw->continued, 0,
+		       (raw->cap_parts + 63) / 64 * sizeof(uint64_t));
+	free(raw->gen);
+	raw->gen = NULL;
+	raw->n_parts = 0;
+	raw->n_refs = 0;
+	raw->n_roots = 0;
+}
+
+static void raw_free(struct raw_dump *raw)
+{
+	free(raw->id);
+	free(raw->cls);
+	free(raw->size);
+	free(raw->ref_end);
+	free(raw->continued);
+	free(raw->gen);
+	free(raw->ref);
+	free(raw->roots);
+	memset(raw, 0, sizeof(*raw));
+}
+
+static uint64_t part_begin(const struct raw_dump *raw, size_t p)
+{
+	return p ? raw->ref_end[p - 1] : 0;
+}
+
+static bool part_continues(const struct raw_dump *raw, size_t p)
+{
+	return raw->continued[p / 64] >> (p % 64) & 1;
+}
+
+static int raw_grow_parts(struct raw_dump *raw)
+{
+	size_t cap = grown_capacity(raw->cap_parts, raw->n_parts + 1,
+				    MIN_PARTS);
+	size_t old_words = (raw->cap_parts + 63) / 64;
+	size_t words = (cap + 63) / 64;
+
+	if (RESIZE(raw->id, cap) < 0 || RESIZE(raw->cls, cap) < 0 ||
+	    RESIZE(raw->size, cap) < 0 || RESIZE(raw->ref_end, cap) < 0 ||
+	    RESIZE(raw->continued, words) < 0 ||
+	    (raw->gen && RESIZE(raw->gen, cap) < 0))
+		return -1;
+	memset(raw->continued + old_words, 0,
+	       (words - old_words) * sizeof(uint64_t));
+	raw->cap_parts = cap;
+	return 0;
+}
+
+static int raw_reserve_refs(struct raw_dump *raw, size_t more)
+{
+	size_t cap;
+
+	if (raw->n_refs + more <= raw->cap_refs)
+		return 0;
+	cap = grown_capacity(raw->cap_refs, raw->n_refs + more, 4096);
+	if (RESIZE(raw->ref, cap) < 0)
+		return -1;
+	raw->cap_refs = cap;
+	return 0;
+}
+
+/* Generations are kept only for dumps that give them. */
+static int raw_start_generations(struct raw_dump *raw)
+{
+	raw->gen = malloc(raw->cap_parts);
+	if (!raw->gen)
+		return -1;
+	memset(raw->gen, HEAP_NO_GENERATION, raw->n_parts);
+	return 0;
+}
+
+static uint8_t generation_byte(const struct ht_ev_object_references *e)
+{
+	if (!e->has_generation || e->generation >= HEAP_NO_GENERATION)
+		return HEAP_NO_GENERATION;
+	return (uint8_t)e->generation;
+}
+
+/* ---- Object order --------------------------------------------------------- */
+
+#define RADIX_BITS 11
+#define RADIX_SIZE (1u << RADIX_BITS)
+#define RADIX_MAX_PASSES ((64 + RADIX_BITS - 1) / RADIX_BITS)
+
+/* The bits in which ids differ: key = (id - min) >> shift spans `width`
+ * bits. Aligned ids share their low bits, and ids of one heap their high
+ * ones: a sort only needs the rest. */
+struct key_bits {
+	ht_id min;
+	unsigned shift, width;
+};
+
+static struct key_bits key_bits_of(const ht_id *id, size_t n)
+{
+	struct key_bits k = {.min = n ? id[0] : 0};
+	uint64_t spread = 0;
+
+	for (size_t i = 1; i < n; i++)
+		if (id[i] < k.min)
+			k.min = id[i];
+	for (size_t i = 0; i < n; i++)
+		spread |= id[i] - k.min;
+	if (spread) {
+		k.shift = (unsigned)__builtin_ctzll(spread);
+		k.width = 64 - (unsigned)__builtin_clzll(spread) - k.shift;
+	}
+	return k;
+}
+
+static unsigned digit_of(const ht_id *id, uint32_t p, const struct key_bits *k,
+			 unsigned pass)
+{
+	return (unsigned)((id[p] - k->min) >> k->shift >>
+			  (pass * RADIX_BITS)) & (RADIX_SIZE - 1);
+}
+
+/* One stable counting pass: src (NULL: 0, 1, 2 ...) to dst by one digit. */
+static void radix_pass(const ht_id *id, size_t n, const struct key_bits *k,
+		       unsigned pass, uint32_t *count, const uint32_t *src,
+		       uint32_t *dst)
+{
+	uint32_t at = 0;
+
+	for (unsigned d = 0; d < RADIX_SIZE; d++) {
+		uint32_t c = count[d];
+
+		count[d] = at;
+		at += c;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t p = src ? src[i] : (uint32_t)i;
+
+		dst[count[digit_of(id, p, k, pass)]++] = p;
+	}
+}
+
+/*
+ * The part numbers in id order, arrival order among parts of one id (the
+ * continuations of an object stay after its first part): a least
+ * significant digit radix sort of an index permutation, 4 bytes a part and
+ * as many for the scratch, with the digit counts of every pass taken in
+ * one sequential pass and digits that every id shares skipped.
+ */
+static uint32_t *sort_parts(const ht_id *id, size_t n)
+{
+	struct key_bits k = key_bits_of(id, n);
+	unsigned passes = (k.width + RADIX_BITS - 1) / RADIX_BITS;
+	uint32_t *count = calloc(RADIX_MAX_PASSES * RADIX_SIZE, sizeof(*count));
+	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
+	uint32_t *scratch = malloc((n ? n : 1) * sizeof(*scratch));
+	bool sorted_any = false;
+
+	if (!count || !order || !scratch) {
+		free(count);
+		free(order);
+		free(scratch);
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (unsigned pass = 0; pass < passes; pass++)
+			count[pass * RADIX_SIZE +
+			      digit_of(id, (uint32_t)i, &k, pass)]++;
+	for (unsigned pass = 0; pass < passes; pass++) {
+		uint32_t *c = count + pass * RADIX_SIZE;
+		uint32_t *tmp;
+
+		if (c[digit_of(id, 0, &k, pass)] == n)
+			continue;
+		radix_pass(id, n, &k, pass, c, sorted_any ? order : NULL,
+			   scratch);
+		tmp = order;
+		order = scratch;
+		scratch = tmp;
+		sorted_any = true;
+	}
+	if (!sorted_any)
+		for (size_t i = 0; i < n; i++)
+			order[i] = (uint32_t)i;
+	free(scratch);
+	free(count);
+	return order;
+}
+
+/* Whether the parts are one per object and in id order already, as heap
+ * walks in address order give them. */
+static bool parts_in_order(const struct raw_dump *raw)
+{
+	for (size_t p = 0; p < (raw->n_parts + 63) / 64; p++)
+		if (raw->continued[p])
+			return false;
+	for (size_t p = 1; p < raw->n_parts; p++)
+		if (raw->id[p] <= raw->id[p - 1])
+			return false;
+	return true;
+}
+
+/* ---- Finding objects by id -------------------------------------------------- */
+
+/*
+ * The ids are sorted; a directory on the high bits of (id - min) points at
+ * the two or so ids that share them, so a lookup reads a directory entry
+ * and a cache line of ids instead of the twenty scattered lines a binary
+ * search over millions of ids would. Ids bunched in a few buckets (heaps
+ * in distant segments) fall back to a binary search inside the bucket.
+ */
+struct id_directory {
+	const ht_id *id;
+	uint32_t n;
+	ht_id min, max;
+	unsigned shift;
+	uint32_t *first; /* first[b]: the first index in bucket b or later;
+			    first[buckets] = n */
+};
+
+static int directory_build(struct id_directory *d, const ht_id *id,
+			   uint32_t n)
+{
+	uint64_t target = n / 2 ? n / 2 : 1, buckets, b = 0;
+
+	memset(d, 0, sizeof(*d));
+	d->id = id;
+	d->n = n;
+	if (n == 0)
+		return 0;
+	d->min = id[0];
+	d->max = id[n - 1];
+	while (d->shift < 63 && (d->max - d->min) >> d->shift >= target)
+		d->shift++;
+	buckets = ((d->max - d->min) >> d->shift) + 1;
+	d->first = malloc((buckets + 1) * sizeof(*d->first));
+	if (!d->first)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t bucket = (id[i] - d->min) >> d->shift;
+
+		while (b <= bucket)
+			d->first[b++] = i;
+	}
+	while (b <= buckets)
+		d->first[b++] = n;
+	return 0;
+}
+
+static uint32_t directory_find(const struct id_directory *d, ht_id x)
+{
+	uint64_t bucket;
+	uint32_t lo, hi;
+
+	if (d->n == 0 || x < d->min || x > d->max)
+		return HEAP_NONE;
+	bucket = (x - d->min) >> d->shift;
+	lo = d->first[bucket];
+	hi = d->first[bucket + 1];
+	while (hi - lo > 8) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (d->id[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid + 1;
+	}
+	for (; lo < hi && d->id[lo] <= x; lo++)
+		if (d->id[lo] == x)
+			return lo;
+	return HEAP_NONE;
+}
+
+/*
+ * Ref ids to indices, where they lie: index i is written at byte 4i as id i
+ * is read from byte 8i, which no earlier write reached (4i + 4 <= 8i for
+ * i >= 1, and i = 0 reads before writing). memcpy keeps the compiler from
+ * assuming the two views of the buffer are apart. The buffer then shrinks
+ * to half.
+ */
+static uint32_t *resolve_refs_in_place(ht_id *ref, size_t n,
+				       const struct id_directory *d)
+{
+	unsigned char *bytes = (unsigned char *)ref;
+	uint32_t *resolved;
+
+	for (size_t i = 0; i < n; i++) {
+		ht_id id;
+		uint32_t index = HEAP_NULL_REF;
+
+		memcpy(&id, bytes + 8 * i, sizeof(id));
+		if (id) {
+			index = directory_find(d, id);
+			if (index == HEAP_NONE)
+				index = HEAP_DANGLING_REF;
+		}
+		memcpy(bytes + 4 * i, &index, sizeof(index));
+	}
+	resolved = realloc(ref, n ? n * sizeof(uint32_t) : 1);
+	return resolved ? resolved : (uint32_t *)(void *)ref;
+}
+
+/* ---- Building the graph ---------------------------------------------------- */
+
+static uint32_t class_index(const struct dump_meta *m, uint32_t entry)
+{
+	return entry == NO_ENTRY ? HEAP_NO_CLASS : m->class_of_entry[entry];
+}
+
+/* The ref count of each object must fit the 32-bit cursors of the graph
+ * walks. */
+static bool degrees_fit(const uint64_t *ref_start, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (ref_start[i + 1] - ref_start[i] > UINT32_MAX)
+			return false;
+	return true;
+}
+
+/*
+ * Parts already one per object in id order: the raw arrays become the
+ * graph's, the classes renumbered in place and ref_end shifted into
+ * ref_start.
+ */
+static int take_parts_in_order(struct raw_dump *raw,
+			       const struct dump_meta *m, struct heap *h)
+{
+	uint32_t n = (uint32_t)raw->n_parts;
+
+	for (uint32_t i = 0; i < n; i++)
+		raw->cls[i] = class_index(m, raw->cls[i]);
+	if (RESIZE(raw->ref_end, (size_t)n + 1) < 0)
+		return -1;
+	memmove(raw->ref_end + 1, raw->ref_end, n * sizeof(*raw->ref_end));
+	raw->ref_end[0] = 0;
+	h->n = n;
+	h->id = raw->id;
+	h->cls = raw->cls;
+	h->size = raw->size;
+	h->generation = raw->gen;
+	h->ref_start = raw->ref_end;
+	raw->id = NULL;
+	raw->cls = NULL;
+	raw->size = NULL;
+	raw->gen = NULL;
+	raw->ref_end = NULL;
+	SHRINK(h->id, n);
+	SHRINK(h->cls, n);
+	SHRINK(h->size, n);
+	if (h->generation)
+		SHRINK(h->generation, n);
+	return 0;
+}
+
+/*
+ * The parts that make the objects, in id order. A run of parts with one id
+ * is one object: its first part and the continuations that follow; a part
+ * of the run that continues nothing reports the object again, and it and
+ * its continuations are dropped. `order` keeps the kept parts, `first`
+ * marks (by position in order) those that begin an object.
+ */
+struct kept_parts {
+	uint32_t *order;
+	size_t n;
+	uint64_t *first;
+	uint32_t objects;
+};
+
+static bool begins_object(const struct kept_parts *k, size_t i)
+{
+	return k->first[i / 64] >> (i % 64) & 1;
+}
+
+static int keep_first_reports(const struct raw_dump *raw,
+			      struct kept_parts *k, uint64_t *duplicates)
+{
+	bool dropping = false;
+	size_t kept = 0;
+
+	k->first = calloc((raw->n_parts + 63) / 64 + 1, sizeof(*k->first));
+	if (!k->first)
+		return -1;
+	for (size_t i = 0; i < raw->n_parts; i++) {
+		uint32_t p = k->order[i];
+
+		if (kept == 0 || raw->id[p] != raw->id[k->order[kept - 1]]) {
+			k->first[kept / 64] |= 1ULL << (kept % 64);
+			k->objects++;
+			dropping = false;
+		} else if (dropping || !part_continues(raw, p)) {
+			if (!dropping)
+				(*duplicates)++;
+			dropping = true;
+			continue;
+		}
+		k->order[kept++] = p;
+	}
+	k->n = kept;
+	return 0;
+}
+
+/* The per-object arrays take each object's first part; the raw per-part
+ * array goes as soon as its per-object one is made. */
+static int gather_ids(struct raw_dump *raw, const struct kept_parts *k,
+		      struct heap *h)
+{
+	uint32_t j = 0;
+
+	h->id = malloc((k->objects ? k->objects : 1) * sizeof(*h->id));
+	if (!h->id)
+		return -1;
+	for (size_t i = 0; i < k->n; i++)
+		if (begins_object(k, i))
+			h->id[j++] = raw->id[k->order[i]];
+	free(raw->id);
+	raw->id = NULL;
+	return 0;
+}
+
+static int gather_classes(struct raw_dump *raw, const struct kept_parts *k,
+			  const struct dump_meta *m, struct heap *h)
+{
+	uint32_t j = 0;
+
+	h->cls = malloc((k->objects ? k->objects : 1) * sizeof(*h->cls));
+	if (!h->cls)
+		return -1;
+	for (size_t i = 0; i < k->n; i++)
+		if (begins_object(k, i))
+			h->cls[j++] = class_index(m, raw->cls[k->order[i]]);
+	free(raw->cls);
+	raw->cls = NULL;
+	return 0;
+}
+
+static int gather_sizes(struct raw_dump *raw, const struct kept_parts *k,
+			struct heap *h)
+{
+	uint32_t j = 0;
+
+	h->size = malloc((k->objects ? k->objects : 1) * sizeof(*h->size));
+	if (!h->size)
+		return -1;
+	for (size_t i = 0; i < k->n; i++)
+		if (begins_object(k, i))
+			h->size[j++] = raw->size[k->order[i]];
+	free(raw->size);
+	raw->size = NULL;
+	return 0;
+}
+
+/* An object's generation is the first its parts give. */
+static int gather_generations(struct raw_dump *raw, const struct kept_parts *k,
+			      struct heap *h)
+{
+	int64_t j = -1;
+
+	if (!raw->gen)
+		return 0;
+	h->generation = malloc(k->objects ? k->objects : 1);
+	if (!h->generation)
+		return -1;
+	memset(h->generation, HEAP_NO_GENERATION, k->objects);
+	for (size_t i = 0; i < k->n; i++) {
+		uint8_t g = raw->gen[k->order[i]];
+
+		if (begins_object(k, i))
+			j++;
+		if (h->generation[j] == HEAP_NO_GENERATION)
+			h->generation[j] = g;
+	}
+	free(raw->gen);
+	raw->gen = NULL;
+	return 0;
+}
+
+static int gather_ref_starts(const struct raw_dump *raw,
+			     const struct kept_parts *k, struct heap *h)
+{
+	uint64_t total = 0;
+	uint32_t j = 0;
+
+	h->ref_start = malloc(((size_t)k->objects + 1) *
+			      sizeof(*h->ref_start));
+	if (!h->ref_start)
+		return -1;
+	for (size_t i = 0; i < k->n; i++) {
+		uint32_t p = k->order[i];
+
+		if (begins_object(k, i))
+			h->ref_start[j++] = total;
+		total += raw->ref_end[p] - part_begin(raw, p);
+	}
+	h->ref_start[k->objects] = total;
+	return 0;
+}
+
+/* The resolved refs of the kept parts, object after object. */
+static uint32_t *gather_refs(const struct raw_dump *raw,
+			     const struct kept_parts *k,
+			     const uint32_t *resolved, uint64_t total)
+{
+	uint32_t *ref = malloc((total ? total : 1) * sizeof(*ref));
+	uint64_t at = 0;
+
+	if (!ref)
+		return NULL;
+	for (size_t i = 0; i < k->n; i++) {
+		uint32_t p = k->order[i];
+		uint64_t begin = part_begin(raw, p);
+		uint64_t count = raw->ref_end[p] - begin;
+
+		memcpy(ref + at, resolved + begin, count * sizeof(*ref));
+		at += count;
+	}
+	return ref;
+}
+
+static void resolve_roots(struct raw_dump *raw, const struct id_directory *d,
+			  struct heap *h)
+{
+	for (size_t i = 0; i < raw->n_roots; i++) {
+		struct heap_root *r = &raw->roots[i];
+
+		r->object = r->ref ? directory_find(d, r->ref) : HEAP_NONE;
+		if (r->ref && r->object == HEAP_NONE)
+			h->n_dangling_roots++;
+	}
+	h->n_roots = raw->n_roots;
+	h->roots = raw->roots;
+	SHRINK(h->roots, h->n_roots);
+	raw->roots = NULL;
+	raw->n_roots = raw->cap_roots = 0;
+}
+
+static void count_totals(struct heap *h)
+{
+	uint64_t refs = h->n ? h->ref_start[h->n] : 0;
+
+	for (uint32_t i = 0; i < h->n; i++)
+		h->total_bytes += h->size[i];
+	for (uint64_t e = 0; e < refs; e++) {
+		if (h->ref[e] == HEAP_NULL_REF)
+			continue;
+		h->n_references++;
+		if (h->ref[e] == HEAP_DANGLING_REF)
+			h->n_dangling++;
+	}
+}
+
+/* Objects from parts out of order or in several pieces: sort, join,
+ * deduplicate. Memory peaks at the last step, at about 64 bytes an
+ * object of three refs, below the 53 of the raw dump plus the order. */
+static int join_parts(struct raw_dump *raw, const struct dump_meta *m,
+		      struct heap *h, struct kept_parts *k)
+{
+	k->order = sort_parts(raw->id, raw->n_parts);
+	if (!k->order || keep_first_reports(raw, k, &h->n_duplicates) < 0)
+		return -1;
+	if (gather_ids(raw, k, h) < 0 || gather_classes(raw, k, m, h) < 0 ||
+	    gather_sizes(raw, k, h) < 0 || gather_generations(raw, k, h) < 0 ||
+	    gather_ref_starts(raw, k, h) < 0)
+		return -1;
+	h->n = k->objects;
+	return 0;
+}
+
+/* Turns the raw refs and roots into indices; the refs end in h->ref. */
+static int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
+{
+	struct id_directory d;
+	uint32_t *resolved;
+
+	if (directory_build(&d, h->id, h->n) < 0)
+		return -1;
+	resolved = resolve_refs_in_place(raw->ref, raw->n_refs, &d);
+	raw->ref = NULL;
+	raw->n_refs = raw->cap_refs = 0;
+	resolve_roots(raw, &d, h);
+	free(d.first);
+	if (!k->order) {
+		h->ref = resolved;
+		return 0;
+	}
+	h->ref = gather_refs(raw, k, resolved, h->ref_start[h->n]);
+	free(resolved);
+	return h->ref ? 0 : -1;
+}
+
+static void heap_take_meta(struct heap *h, struct dump_meta *m)
+{
+	h->dump = m->dump;
+	h->gc_dump = m->gc_dump;
+	h->gc = m->gc;
+	h->aborted = m->aborted;
+	h->complete = m->complete;
+	h->n_classes = m->n_classes;
+	h->classes = m->classes;
+	h->n_threads = m->n_threads;
+	h->threads = m->threads;
+	h->n_methods = m->n_methods;
+	h->methods = m->methods;
+	h->n_bounds = m->n_bounds;
+	h->bounds = m->bounds;
+	m->classes = NULL;
+	m->threads = m->methods = NULL;
+	m->bounds = NULL;
+}
+
+#define BUILD_NOMEM (-1)
+#define BUILD_LIMIT (-2)
+
+/*
+ * The graph of the collected dump, consuming raw and m: 0 and *out, or
+ * BUILD_NOMEM or BUILD_LIMIT. The order of steps keeps memory low: every
+ * per-object array is gathered and its raw form freed at once; ref ids are
+ * resolved where they lie, and only then copied into object order (parts
+ * out of order) or left where they are.
+ */
+static int build_graph(struct raw_dump *raw, struct dump_meta *m,
+		       struct heap **out)
+{
+	struct heap *h = calloc(1, sizeof(*h));
+	struct kept_parts k = {0};
+	int rc = BUILD_NOMEM;
+
+	if (!h)
+		goto done;
+	if (parts_in_order(raw))
+		rc = take_parts_in_order(raw, m, h);
+	else
+		rc = join_parts(raw, m, h, &k);
+	if (rc == 0 && !degrees_fit(h->ref_start, h->n))
+		rc = BUILD_LIMIT;
+	if (rc == 0)
+		rc = resolve(raw, &k, h);
+	free(k.order);
+	free(k.first);
+	heap_take_meta(h, m);
+done:
+	meta_free(m);
+	raw_free(raw);
+	if (rc < 0) {
+		heap_free(h);
+		return rc;
+	}
+	count_totals(h);
+	*out = h;
+	return 0;
+}
+
+/* ---- The scan ---------------------------------------------------------------- */
+
+struct scan {
+	int64_t select;
+	heap_dump_fn fn;
+	void *ctx;
+	const char *path;   /* for messages */
+
+	struct arena names;
+	struct registry classes, threads, methods;
+	ht_id last_class;   /* the class of the last object, for a short cut */
+	uint32_t last_class_entry;
+	size_t n_bounds, cap_bounds;
+	struct ht_generation_range *bounds;
+
+	bool collecting;    /* inside a selected dump */
+	bool pending;       /* raw and meta hold a finished dump, not built */
+	uint64_t closer_at; /* index + 1 of the last C_END or gc_finished */
+	struct raw_dump raw;
+	struct dump_meta meta;
+
+	bool failed;        /* err says why */
+	struct ht_error err;
+	bool fn_stopped;
+	int fn_rc;
+};
+
+#define SCAN_STOP (-1)
+
+static int scan_fail(struct scan *s, enum ht_error_code code,
+		     const char *fmt, ...) HT_PRINTF(3, 4);
+
+static int scan_fail(struct scan *s, enum ht_error_code code,
+		     const char *fmt, ...)
+{
+	char what[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	err_plain(&s->err, code, s->path, "%s", what);
+	s->failed = true;
+	return SCAN_STOP;
+}
+
+static int out_of_memory(struct scan *s)
+{
+	return scan_fail(s, HT_E_NOMEM, "out of memory building dump %" PRIu64,
+			 s->meta.dump);
+}
+
+static int deliver(struct scan *s)
+{
+	uint64_t dump = s->meta.dump;
+	struct heap *h = NULL;
+	bool keep = false;
+	int rc = build_graph(&s->raw, &s->meta, &h);
+
+	if (rc == BUILD_LIMIT)
+		return scan_fail(s, HT_E_LIMIT, "dump %" PRIu64 ": an object "
+				 "with more than %" PRIu32 " references",
+				 dump, UINT32_MAX);
+	if (rc < 0)
+		return scan_fail(s, HT_E_NOMEM, "out of memory building dump %"
+				 PRIu64, dump);
+	rc = s->fn ? s->fn(s->ctx, h, &keep) : 0;
+	if (!keep)
+		heap_free(h);
+	if (rc) {
+		s->fn_stopped = true;
+		s->fn_rc = rc;
+	}
+	return rc;
+}
+
+static bool selected(const struct scan *s, int64_t dump)
+{
+	return s->select == HEAP_LAST_DUMP || s->select == HEAP_ALL_DUMPS ||
+	       s->select == dump;
+}
+
+static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
+{
+	struct scan *s = ctx;
+
+	if (!selected(s, st->dump))
+		return 0;
+	/* the dump collected before was not the last one */
+	meta_free(&s->meta);
+	raw_clear(&s->raw);
+	s->pending = false;
+	s->collecting = true;
+	s->meta.dump = (uint64_t)st->dump;
+	s->meta.gc_dump = st->gc_dump;
+	s->meta.gc = st->gc;
+	return 0;
+}
+
+static int snapshot_meta(struct scan *s)
+{
+	struct dump_meta *m = &s->meta;
+
+	if (snapshot_classes(&s->classes, &s->names, m) < 0 ||
+	    snapshot_names(&s->threads, &s->names, &m->threads,
+			   &m->n_threads) < 0 ||
+	    snapshot_names(&s->methods, &s->names, &m->methods,
+			   &m->n_methods) < 0)
+		return -1;
+	m->bounds = malloc((s->n_bounds ? s->n_bounds : 1) *
+			   sizeof(*m->bounds));
+	if (!m->bounds)
+		return -1;
+	if (s->n_bounds)
+		memcpy(m->bounds, s->bounds, s->n_bounds * sizeof(*m->bounds));
+	m->n_bounds = s->n_bounds;
+	return 0;
+}
+
+/* The last dump is known only at the end of the trace: until then the
+ * finished dump waits, and the next one that begins replaces it. */
+static int on_dump_end(void *ctx, const struct ht_replay_state *st)
+{
+	struct scan *s = ctx;
+
+	if (!s->collecting)
+		return 0;
+	s->collecting = false;
+	s->meta.aborted = st->dump_aborted;
+	s->meta.complete = s->closer_at == st->event_index + 1;
+	if (snapshot_meta(s) < 0)
+		return out_of_memory(s);
+	if (s->select == HEAP_LAST_DUMP) {
+		s->pending = true;
+		return 0;
+	}
+	return deliver(s);
+}
+
+static uint32_t class_entry_of_object(struct scan *s, ht_id class_id)
+{
+	uint32_t entry;
+
+	if (class_id == 0)
+		return NO_ENTRY;
+	if (s->classes.n && class_id == s->last_class)
+		entry = s->last_class_entry;
+	else
+		entry = registry_entry(&s->classes, class_id);
+	if (entry == NO_ENTRY)
+		return NO_ENTRY;
+	s->last_class = class_id;
+	s->last_class_entry = entry;
+	s->classes.e[entry].used_in = (int64_t)s->meta.dump;
+	return entry;
+}
+
+static int add_part(struct scan *s, const struct ht_ev_object_references *e,
+		    bool continued)
+{
+	struct raw_dump *raw = &s->raw;
+	size_t p = raw->n_parts;
+	uint8_t gen = generation_byte(e);
+
+	if (p >= HEAP_MAX_OBJECTS)
+		return scan_fail(s, HT_E_LIMIT, "dump %" PRIu64 " reports more "
+				 "than %" PRIu32 " objects", s->meta.dump,
+				 (uint32_t)HEAP_MAX_OBJECTS);
+	if (p == raw->cap_parts && raw_grow_parts(raw) < 0)
+		return out_of_memory(s);
+	if (raw_reserve_refs(raw, e->count) < 0)
+		return out_of_memory(s);
+	if (gen != HEAP_NO_GENERATION && !raw->gen &&
+	    raw_start_generations(raw) < 0)
+		return out_of_memory(s);
+	raw->cls[p] = class_entry_of_object(s, e->class_id);
+	if (e->class_id && raw->cls[p] == NO_ENTRY)
+		return out_of_memory(s);
+	raw->id[p] = e->id;
+	raw->size[p] = e->size;
+	if (e->count)
+		memcpy(raw->ref + raw->n_refs, e->refs,
+		       e->count * sizeof(*e->refs));
+	raw->n_refs += e->count;
+	raw->ref_end[p] = raw->n_refs;
+	if (continued)
+		raw->continued[p / 64] |= 1ULL << (p % 64);
+	if (raw->gen)
+		raw->gen[p] = gen;
+	raw->n_parts++;
+	return 0;
+}
+
+static int on_object(void *ctx, const struct ht_event *ev,
+		     const struct ht_replay_state *st)
+{
+	struct scan *s = ctx;
+
+	if (!s->collecting)
+		return 0;
+	return add_part(s, &ev->u.object_references, st->continuation);
+}
+
+/* A thread belongs to its own container and to the frames begun after it. */
+static bool has_thread(const struct ht_replay_state *st)
+{
+	return st->has_thread &&
+	       (st->container == HT_C_RT_THREAD ||
+		(st->container >= HT_C_RT_JIT &&
+		 st->container <= HT_C_RT_INTERNALFRAME));
+}
+
+static struct heap_root root_of(const struct ht_ev_root_references *e,
+				size_t i, const struct ht_replay_state *st)
+{
+	struct heap_root r = {
+		.object = HEAP_NONE,
+		.ref = e->refs[i],
+		.flags = e->flags ? e->flags[i] : 0,
+		.kind = e->kinds ? e->kinds[i] : HEAP_NO_KIND,
+		.root_flags = e->root_flags ? e->root_flags[i] : 0,
+		.root_id = e->root_ids ? e->root_ids[i] : 0,
+	};
+
+	if (st->gc_dump)
+		return r;
+	r.container = (uint8_t)st->container;
+	r.id1 = st->container_id1;
+	r.id2 = st->container_id2;
+	if (has_thread(st)) {
+		r.has_thread = true;
+		r.thread = st->thread_id;
+	}
+	return r;
+}
+
+static int on_roots(void *ctx, const struct ht_event *ev,
+		    const struct ht_replay_state *st)
+{
+	const struct ht_ev_root_references *e = &ev->u.root_references;
+	struct scan *s = ctx;
+	struct raw_dump *raw = &s->raw;
+
+	if (!s->collecting || e->count == 0)
+		return 0;
+	if (raw->n_roots + e->count > raw->cap_roots) {
+		size_t cap = grown_capacity(raw->cap_roots,
+					    raw->n_roots + e->count, 64);
+
+		if (RESIZE(raw->roots, cap) < 0)
+			return out_of_memory(s);
+		raw->cap_roots = cap;
+	}
+	for (size_t i = 0; i < e->count; i++)
+		raw->roots[raw->n_roots++] = root_of(e, i, st);
+	return 0;
+}
+
+/* A later name for an id replaces the earlier one. */
+static int name_entry(struct scan *s, struct registry *reg, ht_id id,
+		      const char *name, struct name_entry **out)
+{
+	uint32_t entry = registry_entry(reg, id);
+	uint64_t at;
+
+	if (entry == NO_ENTRY)
+		return -1;
+	at = arena_add(&s->names, name);
+	if (at == UINT64_MAX)
+		return -1;
+	*out = &reg->e[entry];
+	(*out)->name = at;
+	(*out)->declared = true;
+	return 0;
+}
+
+static int on_class(void *ctx, const struct ht_event *ev,
+		    const struct ht_replay_state *st)
+{
+	const struct ht_ev_class *e = &ev->u.class_;
+	struct scan *s = ctx;
+	struct name_entry *entry;
+
+	(void)st;
+	if (name_entry(s, &s->classes, e->id, e->name, &entry) < 0)
+		return out_of_memory(s);
+	if (e->has_size) {
+		entry->has_size = true;
+		entry->size = e->size;
+	}
+	return 0;
+}
+
+static int on_thread(void *ctx, const struct ht_event *ev,
+		     const struct ht_replay_state *st)
+{
+	struct scan *s = ctx;
+	struct name_entry *entry;
+
+	(void)st;
+	if (name_entry(s, &s->threads, ev->u.thread.id, ev->u.thread.name,
+		       &entry) < 0)
+		return out_of_memory(s);
+	return 0;
+}
+
+static int on_method(void *ctx, const struct ht_event *ev,
+		     const struct ht_replay_state *st)
+{
+	struct scan *s = ctx;
+	struct name_entry *entry;
+
+	(void)st;
+	if (name_entry(s, &s->methods, ev->u.method.id, ev->u.method.name,
+		       &entry) < 0)
+		return out_of_memory(s);
+	return 0;
+}
+
+static int on_bounds(void *ctx, const struct ht_event *ev,
+		     const struct ht_replay_state *st)
+{
+	const struct ht_ev_generation_bounds *e = &ev->u.generation_bounds;
+	struct scan *s = ctx;
+
+	(void)st;
+	if (e->count > s->cap_bounds) {
+		if (RESIZE(s->bounds, e->count) < 0)
+			return out_of_memory(s);
+		s->cap_bounds = e->count;
+	}
+	if (e->count)
+		memcpy(s->bounds, e->ranges, e->count * sizeof(*s->bounds));
+	s->n_bounds = e->count;
+	return 0;
+}
+
+/* Remembers the event that closes a dump, so that its end can tell a
+ * dump closed by its own closer from one cut short. */
+static int on_container(void *ctx, const struct ht_event *ev,
+			const struct ht_replay_state *st)
+{
+	struct scan *s = ctx;
+
+	if (ev->u.begin_container.type == HT_C_END)
+		s->closer_at = st->event_index + 1;
+	return 0;
+}
+
+static int on_gc_finished(void *ctx, const struct ht_event *ev,
+			  const struct ht_replay_state *st)
+{
+	struct scan *s = ctx;
+
+	(void)ev;
+	s->closer_at = st->event_index + 1;
+	return 0;
+}
+
+static void scan_free(struct scan *s)
+{
+	free(s->names.buf);
+	registry_free(&s->classes);
+	registry_free(&s->threads);
+	registry_free(&s->methods);
+	free(s->bounds);
+	raw_free(&s->raw);
+	meta_free(&s->meta);
+	free(s);
+}
+
+static void fill_report(struct heap_scan_report *report,
+			const struct ht_replay_summary *sum)
+{
+	if (!report)
+		return;
+	report->events = sum->events;
+	report->dumps = sum->dumps;
+	report->gcs = sum->gcs;
+	report->violations = sum->violations;
+	report->read_error = sum->read_error;
+}
+
+/* After the replay: the last dump, when it is the one asked for. A read
+ * error stays the result unless fn stops the scan. */
+static int finish_scan(struct scan *s, int rc, struct ht_error *err)
+{
+	if (!s->failed && !s->fn_stopped && s->pending &&
+	    (rc == 0 || rc == -1)) {
+		s->pending = false;
+		deliver(s);
+	}
+	if (s->failed) {
+		*err = s->err;
+		return -1;
+	}
+	if (s->fn_stopped)
+		return s->fn_rc;
+	return rc;
+}
+
+int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
+	      struct heap_scan_report *report, struct ht_error *err)
+{
+	struct ht_replay_callbacks cb = {
+		.on_dump_begin = on_dump_begin,
+		.on_dump_end = on_dump_end,
+	};
+	struct ht_replay_summary sum = {0};
+	struct ht_error local;
+	struct scan *s;
+	int rc;
+
+	if (!err)
+		err = &local;
+	err_clear(err);
+	if (report)
+		memset(report, 0, sizeof(*report));
+	if (select < HEAP_ALL_DUMPS) {
+		err_plain(err, HT_E_INVALID, NULL, "no dump %" PRId64, select);
+		return -1;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		err_plain(err, HT_E_NOMEM, NULL, "out of memory");
+		return -1;
+	}
+	s->select = select;
+	s->fn = fn;
+	s->ctx = ctx;
+	s->path = r->path;
+	cb.on_event[HT_EV_CLASS] = on_class;
+	cb.on_event[HT_EV_THREAD] = on_thread;
+	cb.on_event[HT_EV_METHOD] = on_method;
+	cb.on_event[HT_EV_GENERATION_BOUNDS] = on_bounds;
+	cb.on_event[HT_EV_BEGIN_CONTAINER] = on_container;
+	cb.on_event[HT_EV_GC_FINISHED] = on_gc_finished;
+	cb.on_event[HT_EV_ROOT_REFERENCES] = on_roots;
+	cb.on_event[HT_EV_OBJECT_REFERENCES] = on_object;
+	rc = ht_replay(r, &cb, s, &sum, err);
+	rc = finish_scan(s, rc, err);
+	fill_report(report, &sum);
+	scan_free(s);
+	return rc;
+}
+
+/* ---- The graph's lookups ------------------------------------------------------ */
+
+void heap_free(struct heap *h)
+{
+	if (!h)
+		return;
+	free(h->classes);
+	free(h->threads);
+	free(h->methods);
+	free(h->id);
+	free(h->cls);
+	free(h->size);
+	free(h->generation);
+	free(h->ref_start);
+	free(h->ref);
+	free(h->roots);
+	free(h->bounds);
+	free(h);
+}
+
+uint32_t heap_find(const struct heap *h, ht_id id)
+{
+	uint32_t lo = 0, hi = h->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (h->id[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->n && h->id[lo] == id ? lo : HEAP_NONE;
+}
+
+const char *heap_class_name(const struct heap *h, uint32_t object, char *buf)
+{
+	uint32_t c = h->cls[object];
+	ht_id id = 0;
+
+	if (c != HEAP_NO_CLASS) {
+		if (h->classes[c].name)
+			return h->classes[c].name;
+		id = h->classes[c].id;
+	}
+	snprintf(buf, 32, "?0x%" PRIx64, id);
+	return buf;
+}
+
+static const char *find_name(const struct heap_name *list, size_t n, ht_id id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (list[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && list[lo].id == id ? list[lo].name : NULL;
+}
+
+const char *heap_thread_name(const struct heap *h, ht_id thread)
+{
+	return find_name(h->threads, h->n_threads, thread);
+}
+
+const char *heap_method_name(const struct heap *h, ht_id method)
+{
+	return find_name(h->methods, h->n_methods, method);
+}
+
+unsigned heap_generation(const struct heap *h, uint32_t object)
+{
+	ht_id id = h->id[object];
+
+	if (h->generation && h->generation[object] != HEAP_NO_GENERATION)
+		return h->generation[object];
+	for (size_t i = 0; i < h->n_bounds; i++)
+		if (id >= h->bounds[i].start &&
+		    id - h->bounds[i].start < h->bounds[i].length)
+			return h->bounds[i].generation;
+	return HEAP_NO_GENERATION;
+}

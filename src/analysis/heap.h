@@ -130,6 +130,7 @@ typedef int (*heap_dump_fn)(void *ctx, struct heap *h, bool *keep);
 int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
 	      struct heap_scan_report *report, struct ht_error *err);
 
+/* Frees the graph, h itself included (heap_scan allocates it). */
 void heap_free(struct heap *h);
 
 /* Index of the object with this id, HEAP_NONE if the dump lacks it. */

@@ -14,5 +14,9 @@ struct command {
 int cmd_convert(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_object(int argc, char **argv);
+int cmd_paths(int argc, char **argv);
 
 #endif

@@ -14,6 +14,10 @@ static const struct command commands[] = {
 	{"convert", cmd_convert, "YAML or a foreign dump to .ht"},
 	{"cat", cmd_cat, "the trace as YAML events"},
 	{"check", cmd_check, "format and protocol validation"},
+	{"stats", cmd_stats, "per dump and per GC figures, per class"},
+	{"top", cmd_top, "the biggest retainers of a dump"},
+	{"object", cmd_object, "one object: sizes, dominator, referrers, refs"},
+	{"paths", cmd_paths, "how roots reach an object"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -7,7 +7,10 @@
  * no index. A second thread records allocations all along, so that the
  * dumps are flushed by barriers while another thread is recording.
  *
- * Usage: crash_record FILE [DUMPS]  (closes normally after DUMPS dumps)
+ * Usage: crash_record FILE [DUMPS [PAUSE_US]]
+ * Closes normally after DUMPS dumps. PAUSE_US: sleep after printing each
+ * number, so that a kill lands before anything else is recorded (nothing
+ * but the dump's own flush then brings it to the file).
  */
 #include "crash_dump.h"
 
@@ -88,12 +91,14 @@ int main(int argc, char **argv)
 	struct ht_error err;
 	pthread_t thread;
 	uint64_t dumps;
+	long pause_us;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: crash_record FILE [DUMPS]\n");
 		return 2;
 	}
 	dumps = argc > 2 ? strtoull(argv[2], NULL, 10) : 100000;
+	pause_us = argc > 3 ? strtol(argv[3], NULL, 10) : 0;
 	rec = ht_recorder_open(argv[1], &header, &options, &err);
 	if (!rec) {
 		fprintf(stderr, "crash_record: %s\n", err.message);
@@ -108,6 +113,12 @@ int main(int argc, char **argv)
 		}
 		printf("%llu\n", (unsigned long long)d);
 		fflush(stdout);
+		if (pause_us > 0) {
+			struct timespec ts = { pause_us / 1000000,
+					       pause_us % 1000000 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
 		if (record_gc(rec, d) != 0) {
 			fprintf(stderr, "crash_record: recording failed\n");
 			return 1;

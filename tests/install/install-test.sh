@@ -17,9 +17,12 @@ for f in heaptrace.1 heaptrace.5 libheaptrace.3 trace.h record.h; do
 	find "$stage" -name "$f*" | grep -q . || { echo "$f not installed"; exit 1; }
 done
 
+# The .pc file names the prefix it was configured for; the staged copy
+# lives under $stage, so that prefix is redefined to point there.
+prefix=$(sed -n 's/^prefix=//p' "$pc")
 export PKG_CONFIG_PATH="$(dirname "$pc")"
-flags=$(pkg-config --define-prefix --cflags --libs libheaptrace)
-libdir=$(pkg-config --define-prefix --variable=libdir libheaptrace)
+flags=$(pkg-config --define-variable=prefix="$stage$prefix" --cflags --libs libheaptrace)
+libdir=$(pkg-config --define-variable=prefix="$stage$prefix" --variable=libdir libheaptrace)
 # shellcheck disable=SC2086
 cc -Wall -Werror -o "$stage/tiny_profiler" "$src/tests/install/tiny_profiler.c" $flags
 LD_LIBRARY_PATH=$libdir "$stage/tiny_profiler" "$stage/tiny.ht"

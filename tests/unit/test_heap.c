@@ -1,2 +1,1136 @@
-/* test_heap.c - placeholder, being written. */
+/*
+ * test_heap.c - building the heap graph of a dump (src/analysis/heap.c)
+ * from events: container dumps with threads, frames and statics, CLR GC
+ * dumps with root kinds and flags, objects in several parts, duplicates,
+ * null and dangling refs, ids out of order, which dumps are built, aborted
+ * and unfinished dumps, names and generations; and the hand-solved
+ * examples of testdata/analysis, read through the YAML reader.
+ */
 #include <criterion/criterion.h>
+
+#include "heap.h"
+#include "source.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- A trace in memory ------------------------------------------------------- */
+
+/* The events of one test, with the arrays they point to copied into pools
+ * that live as long as the process (one test). */
+static struct ht_event events[8192];
+static size_t n_events;
+static ht_id id_pool[1 << 16];
+static size_t n_ids;
+static uint8_t byte_pool[4096];
+static size_t n_bytes;
+
+static const ht_id *pool_ids(const ht_id *ids, size_t n)
+{
+	ht_id *p = id_pool + n_ids;
+
+	cr_assert_leq(n_ids + n, sizeof(id_pool) / sizeof(*id_pool));
+	memcpy(p, ids, n * sizeof(*ids));
+	n_ids += n;
+	return p;
+}
+
+static const uint8_t *pool_bytes(const uint8_t *b, size_t n)
+{
+	uint8_t *p = byte_pool + n_bytes;
+
+	cr_assert_leq(n_bytes + n, sizeof(byte_pool));
+	memcpy(p, b, n);
+	n_bytes += n;
+	return p;
+}
+
+static struct ht_event *add_event(enum ht_event_type type)
+{
+	cr_assert_lt(n_events, sizeof(events) / sizeof(*events));
+	memset(&events[n_events], 0, sizeof(events[n_events]));
+	events[n_events].type = type;
+	return &events[n_events++];
+}
+
+static void container(enum ht_container_type type, ht_id id1, ht_id id2)
+{
+	struct ht_event *ev = add_event(HT_EV_BEGIN_CONTAINER);
+
+	ev->u.begin_container.type = type;
+	ev->u.begin_container.id1 = id1;
+	ev->u.begin_container.id2 = id2;
+}
+
+static void begin_dump(void)
+{
+	container(HT_C_BEGIN, 0, 0);
+}
+
+static void end_dump(void)
+{
+	container(HT_C_END, 0, 0);
+}
+
+static struct ht_ev_root_references *roots_of(size_t n, const ht_id *refs)
+{
+	struct ht_ev_root_references *e =
+		&add_event(HT_EV_ROOT_REFERENCES)->u.root_references;
+
+	e->count = n;
+	e->refs = pool_ids(refs, n);
+	return e;
+}
+
+static struct ht_ev_object_references *object_of(ht_id id, ht_id cls,
+						 uint64_t size, uint32_t flags,
+						 size_t n, const ht_id *refs)
+{
+	struct ht_ev_object_references *e =
+		&add_event(HT_EV_OBJECT_REFERENCES)->u.object_references;
+
+	e->id = id;
+	e->class_id = cls;
+	e->size = size;
+	e->flags = flags;
+	e->count = n;
+	e->refs = n ? pool_ids(refs, n) : NULL;
+	return e;
+}
+
+#define COUNT(...) (sizeof((const ht_id[]){__VA_ARGS__}) / sizeof(ht_id))
+#define ROOTS(...) roots_of(COUNT(__VA_ARGS__), (const ht_id[]){__VA_ARGS__})
+#define OBJ(id, cls, size, ...)                                         \
+	object_of(id, cls, size, 0, COUNT(__VA_ARGS__),                 \
+		  (const ht_id[]){__VA_ARGS__})
+#define OBJ_MORE(id, cls, size, ...)                                    \
+	object_of(id, cls, size, HT_OBJ_MORE_REFERENCES,                \
+		  COUNT(__VA_ARGS__), (const ht_id[]){__VA_ARGS__})
+#define LEAF(id, cls, size) object_of(id, cls, size, 0, 0, NULL)
+
+static void named(enum ht_event_type type, ht_id id, const char *name)
+{
+	struct ht_event *ev = add_event(type);
+
+	if (type == HT_EV_CLASS) {
+		ev->u.class_.id = id;
+		ev->u.class_.name = name;
+	} else {
+		ev->u.thread.id = id;
+		ev->u.thread.name = name;
+	}
+}
+
+static void gc_started(void)
+{
+	add_event(HT_EV_GC_STARTED)->u.gc_started.generations = 0x3;
+}
+
+static void gc_finished(void)
+{
+	add_event(HT_EV_GC_FINISHED);
+}
+
+static void bounds(size_t n, const struct ht_generation_range *ranges)
+{
+	static struct ht_generation_range pool[64];
+	static size_t used;
+	struct ht_event *ev = add_event(HT_EV_GENERATION_BOUNDS);
+
+	cr_assert_leq(used + n, 64);
+	memcpy(pool + used, ranges, n * sizeof(*ranges));
+	ev->u.generation_bounds.count = n;
+	ev->u.generation_bounds.ranges = pool + used;
+	used += n;
+}
+
+/* A source over events[]; it fails at the end when fail_at_end is set. */
+struct array_source {
+	size_t next;
+	bool fail_at_end;
+};
+
+static int array_next(void *self, struct ht_event *ev, struct ht_error *err)
+{
+	struct array_source *a = self;
+
+	if (a->next == n_events) {
+		if (!a->fail_at_end)
+			return 0;
+		err->code = HT_E_CORRUPT;
+		snprintf(err->message, sizeof(err->message),
+			 "array: chunk CRC mismatch");
+		return -1;
+	}
+	*ev = events[a->next++];
+	return 1;
+}
+
+static struct ht_position array_position(const void *self)
+{
+	const struct array_source *a = self;
+
+	return (struct ht_position){.event_index = a->next ? a->next - 1 : 0};
+}
+
+static const struct ht_source_ops array_ops = {
+	.format = "array",
+	.next = array_next,
+	.position = array_position,
+};
+
+/* ---- Scanning ------------------------------------------------------------------ */
+
+#define MAX_DUMPS 8
+
+/* What the scan handed over: every graph, kept. */
+static struct heap *got[MAX_DUMPS];
+static size_t n_got;
+static struct heap_scan_report report;
+static struct ht_error scan_err;
+static int stop_after = -1; /* fn returns 9 after this many dumps */
+
+static int keep_dump(void *ctx, struct heap *h, bool *keep)
+{
+	(void)ctx;
+	cr_assert_lt(n_got, MAX_DUMPS);
+	got[n_got++] = h;
+	*keep = true;
+	return stop_after >= 0 && n_got >= (size_t)stop_after ? 9 : 0;
+}
+
+static int scan_with(int64_t select, bool fail_at_end)
+{
+	struct array_source a = {.fail_at_end = fail_at_end};
+	struct ht_reader r = {.ops = &array_ops, .self = &a};
+
+	return heap_scan(&r, select, keep_dump, NULL, &report, &scan_err);
+}
+
+/* The one graph a scan of the last dump gives. */
+static struct heap *scan_last(void)
+{
+	cr_assert_eq(scan_with(HEAP_LAST_DUMP, false), 0, "%s",
+		     scan_err.message);
+	cr_assert_eq(n_got, 1);
+	return got[0];
+}
+
+static void free_got(void)
+{
+	for (size_t i = 0; i < n_got; i++)
+		heap_free(got[i]);
+	n_got = 0;
+}
+
+/* The id a field refers to: 0 for null, 1 for dangling. */
+static ht_id field(const struct heap *h, ht_id object, size_t index)
+{
+	uint32_t o = heap_find(h, object), t;
+
+	cr_assert_neq(o, HEAP_NONE, "no object 0x%llx",
+		      (unsigned long long)object);
+	cr_assert_lt(index, h->ref_start[o + 1] - h->ref_start[o]);
+	t = h->ref[h->ref_start[o] + index];
+	if (t == HEAP_NULL_REF)
+		return 0;
+	if (t == HEAP_DANGLING_REF)
+		return 1;
+	return h->id[t];
+}
+
+static size_t n_fields(const struct heap *h, ht_id object)
+{
+	uint32_t o = heap_find(h, object);
+
+	return (size_t)(h->ref_start[o + 1] - h->ref_start[o]);
+}
+
+static const char *class_of(const struct heap *h, ht_id object)
+{
+	static char buf[32];
+
+	return heap_class_name(h, heap_find(h, object), buf);
+}
+
+/* Each object's id in ascending order, and refs that are indices. */
+static void assert_well_formed(const struct heap *h)
+{
+	for (uint32_t i = 1; i < h->n; i++)
+		cr_assert_lt(h->id[i - 1], h->id[i]);
+	cr_assert_eq(h->ref_start[0], 0);
+	for (uint32_t i = 0; i < h->n; i++) {
+		cr_assert_leq(h->ref_start[i], h->ref_start[i + 1]);
+		for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1]; e++)
+			cr_assert(h->ref[e] < h->n ||
+				  h->ref[e] == HEAP_NULL_REF ||
+				  h->ref[e] == HEAP_DANGLING_REF);
+	}
+}
+
+/* ---- Container dumps ------------------------------------------------------------ */
+
+Test(container_dump, threads_frames_statics_and_the_heap)
+{
+	struct heap *h;
+	const struct heap_root *r;
+
+	named(HT_EV_CLASS, 0x500, "Shop");
+	named(HT_EV_THREAD, 0x1, "main");
+	named(HT_EV_METHOD, 0x900, "Shop.main");
+	begin_dump();
+	container(HT_C_RT_THREAD, 0x1, 0);
+	ROOTS(0x1000);
+	container(HT_C_RT_JIT, 0x7ff0, 0x900);
+	ROOTS(0x1100, 0);
+	container(HT_C_RT_CLASS, 0x500, 0);
+	ROOTS(0x1200);
+	container(HT_C_RT_NATIVEGC, 0x7fe0, 0);
+	ROOTS(0x1000);
+	container(HT_C_RT_CLASS, 0x500, 0);
+	ROOTS(0x1100);
+	container(HT_C_HEAP, 0, 0);
+	OBJ(0x1000, 0x500, 16, 0x1100);
+	OBJ(0x1100, 0x500, 16, 0x1200);
+	LEAF(0x1200, 0x500, 16);
+	end_dump();
+	h = scan_last();
+	assert_well_formed(h);
+	cr_assert_eq(h->n, 3);
+	cr_assert_eq(h->n_roots, 6);
+	cr_assert(h->complete);
+	cr_assert_not(h->aborted);
+	cr_assert_not(h->gc_dump);
+	cr_assert_eq(h->dump, 0);
+	cr_assert_eq(h->gc, -1);
+
+	r = &h->roots[0];
+	cr_assert_eq(r->container, HT_C_RT_THREAD);
+	cr_assert(r->has_thread);
+	cr_assert_eq(r->thread, 0x1);
+	cr_assert_eq(r->id1, 0x1);
+	cr_assert_eq(r->object, heap_find(h, 0x1000));
+	cr_assert_eq(r->kind, HEAP_NO_KIND);
+
+	r = &h->roots[1];
+	cr_assert_eq(r->container, HT_C_RT_JIT);
+	cr_assert(r->has_thread);
+	cr_assert_eq(r->thread, 0x1);
+	cr_assert_eq(r->id1, 0x7ff0);
+	cr_assert_eq(r->id2, 0x900);
+	cr_assert_str_eq(heap_method_name(h, r->id2), "Shop.main");
+	cr_assert_str_eq(heap_thread_name(h, r->thread), "main");
+
+	r = &h->roots[2]; /* the frame's null root is kept */
+	cr_assert_eq(r->ref, 0);
+	cr_assert_eq(r->object, HEAP_NONE);
+	cr_assert_eq(r->container, HT_C_RT_JIT);
+
+	r = &h->roots[3]; /* statics belong to no thread */
+	cr_assert_eq(r->container, HT_C_RT_CLASS);
+	cr_assert_not(r->has_thread);
+	cr_assert_eq(r->id1, 0x500);
+
+	r = &h->roots[4]; /* a native GC frame is a frame of thread 1 */
+	cr_assert_eq(r->container, HT_C_RT_NATIVEGC);
+	cr_assert(r->has_thread);
+	cr_assert_eq(r->thread, 0x1);
+
+	r = &h->roots[5]; /* the class container begun again adds its root */
+	cr_assert_eq(r->container, HT_C_RT_CLASS);
+	cr_assert_eq(r->id1, 0x500);
+	cr_assert_eq(r->object, heap_find(h, 0x1100));
+	cr_assert_eq(h->n_dangling_roots, 0);
+	free_got();
+}
+
+Test(container_dump, containers_without_thread_after_a_thread)
+{
+	struct heap *h;
+
+	begin_dump();
+	container(HT_C_RT_THREAD, 0x7, 0);
+	container(HT_C_RT_INTERNALVM, 0, 0);
+	ROOTS(0x10);
+	container(HT_C_RT_FINALIZED, 0, 0);
+	ROOTS(0x10);
+	container(HT_C_RT_INTERNALFRAME, 0x99, 0);
+	ROOTS(0x10);
+	container(HT_C_HEAP, 0, 0);
+	LEAF(0x10, 0x1, 8);
+	end_dump();
+	h = scan_last();
+	cr_assert_not(h->roots[0].has_thread);
+	cr_assert_not(h->roots[1].has_thread);
+	cr_assert(h->roots[2].has_thread);
+	cr_assert_eq(h->roots[2].thread, 0x7);
+	free_got();
+}
+
+/* ---- CLR GC dumps ---------------------------------------------------------------- */
+
+Test(gc_dump, roots_with_kinds_flags_and_ids)
+{
+	struct ht_ev_root_references *e;
+	struct heap *h;
+
+	gc_started();
+	e = ROOTS(0x100, 0x200, 0x300);
+	e->kinds = pool_bytes((const uint8_t[]){HT_ROOT_STACK, HT_ROOT_HANDLE,
+						HT_ROOT_FINALIZER}, 3);
+	e->root_flags = pool_bytes((const uint8_t[]){0, HT_ROOT_WEAK,
+						     HT_ROOT_PINNING}, 3);
+	e->root_ids = pool_ids((const ht_id[]){0x7ffe, 0, 0x55}, 3);
+	OBJ(0x100, 0xc1, 24, 0x200);
+	LEAF(0x200, 0xc1, 24);
+	LEAF(0x300, 0xc1, 24);
+	gc_finished();
+	h = scan_last();
+	cr_assert(h->gc_dump);
+	cr_assert(h->complete);
+	cr_assert_eq(h->gc, 0);
+	cr_assert_eq(h->n_roots, 3);
+	cr_assert_eq(h->roots[0].kind, HT_ROOT_STACK);
+	cr_assert_eq(h->roots[0].root_id, 0x7ffe);
+	cr_assert_not(heap_root_is_weak(&h->roots[0]));
+	cr_assert_eq(h->roots[1].kind, HT_ROOT_HANDLE);
+	cr_assert(heap_root_is_weak(&h->roots[1]));
+	cr_assert_eq(h->roots[2].kind, HT_ROOT_FINALIZER);
+	cr_assert_eq(h->roots[2].root_flags, HT_ROOT_PINNING);
+	cr_assert_eq(h->roots[2].root_id, 0x55);
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_eq(h->roots[i].container, 0);
+		cr_assert_not(h->roots[i].has_thread);
+	}
+	free_got();
+}
+
+Test(gc_dump, numbers_of_dumps_and_gcs)
+{
+	gc_started();
+	gc_finished();
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	LEAF(0x10, 0x1, 8);
+	end_dump();
+	gc_started();
+	LEAF(0x20, 0x1, 8);
+	gc_finished();
+	cr_assert_eq(scan_with(HEAP_ALL_DUMPS, false), 0);
+	cr_assert_eq(n_got, 2);
+	cr_assert_not(got[0]->gc_dump);
+	cr_assert_eq(got[0]->gc, 0);  /* the GC it follows */
+	cr_assert_eq(got[0]->dump, 0);
+	cr_assert(got[1]->gc_dump);
+	cr_assert_eq(got[1]->gc, 1);
+	cr_assert_eq(got[1]->dump, 1);
+	cr_assert_eq(report.dumps, 2);
+	cr_assert_eq(report.gcs, 2);
+	cr_assert_eq(report.events, 9);
+	free_got();
+}
+
+/* ---- Objects ---------------------------------------------------------------------- */
+
+Test(objects, continuations_joined_in_arrival_order)
+{
+	struct heap *h;
+	const ht_id want[] = {0x20, 0, 0x30, 0, 0x20, 0x40};
+
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	OBJ_MORE(0x10, 0x1, 64, 0x20, 0);
+	LEAF(0x20, 0x2, 8);
+	OBJ_MORE(0x30, 0x3, 16, 0x10);
+	OBJ_MORE(0x10, 0x1, 64, 0x30, 0);  /* continues 0x10 */
+	OBJ(0x30, 0x3, 16, 0);             /* ends 0x30 */
+	OBJ(0x10, 0x1, 64, 0x20, 0x40);    /* ends 0x10 */
+	LEAF(0x40, 0x2, 8);
+	end_dump();
+	h = scan_last();
+	assert_well_formed(h);
+	cr_assert_eq(h->n, 4);
+	cr_assert_eq(h->n_duplicates, 0);
+	cr_assert_eq(n_fields(h, 0x10), 6);
+	for (size_t i = 0; i < 6; i++)
+		cr_assert_eq(field(h, 0x10, i), want[i], "field %zu", i);
+	cr_assert_eq(n_fields(h, 0x30), 2);
+	cr_assert_eq(field(h, 0x30, 0), 0x10);
+	cr_assert_eq(field(h, 0x30, 1), 0);
+	cr_assert_eq(h->size[heap_find(h, 0x10)], 64);
+	cr_assert_eq(h->total_bytes, 64 + 8 + 16 + 8);
+	cr_assert_eq(h->n_references, 5);
+	free_got();
+}
+
+Test(objects, duplicates_keep_the_first_report)
+{
+	struct heap *h;
+
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	OBJ(0x10, 0x1, 8, 0x20);
+	LEAF(0x20, 0x1, 8);
+	OBJ(0x10, 0x1, 99, 0x30, 0x30);      /* again: dropped */
+	OBJ_MORE(0x20, 0x1, 8, 0x10);       /* again, in two parts: dropped */
+	OBJ(0x20, 0x1, 8, 0x10);
+	LEAF(0x30, 0x1, 8);
+	end_dump();
+	h = scan_last();
+	assert_well_formed(h);
+	cr_assert_eq(h->n, 3);
+	cr_assert_eq(h->n_duplicates, 2);
+	cr_assert_eq(n_fields(h, 0x10), 1);
+	cr_assert_eq(field(h, 0x10, 0), 0x20);
+	cr_assert_eq(h->size[heap_find(h, 0x10)], 8);
+	cr_assert_eq(n_fields(h, 0x20), 0);
+	cr_assert_eq(h->total_bytes, 24);
+	cr_assert_eq(h->n_references, 1);
+	free_got();
+}
+
+Test(objects, dangling_and_null_refs)
+{
+	struct heap *h;
+
+	begin_dump();
+	container(HT_C_RT_STRONGPTR, 0, 0);
+	ROOTS(0x10, 0xdead, 0);
+	container(HT_C_HEAP, 0, 0);
+	OBJ(0x10, 0x1, 8, 0, 0, 0x20, 0xbad, 0, 0x10);
+	OBJ(0x20, 0x1, 8, 0xbad, 0xbad);
+	end_dump();
+	h = scan_last();
+	assert_well_formed(h);
+	cr_assert_eq(n_fields(h, 0x10), 6);
+	cr_assert_eq(field(h, 0x10, 0), 0);
+	cr_assert_eq(field(h, 0x10, 1), 0);
+	cr_assert_eq(field(h, 0x10, 2), 0x20);
+	cr_assert_eq(field(h, 0x10, 3), 1);
+	cr_assert_eq(field(h, 0x10, 4), 0);
+	cr_assert_eq(field(h, 0x10, 5), 0x10);
+	cr_assert_eq(h->n_references, 5);
+	cr_assert_eq(h->n_dangling, 3);
+	cr_assert_eq(h->n_dangling_roots, 1);
+	cr_assert_eq(h->roots[1].object, HEAP_NONE);
+	cr_assert_eq(h->roots[1].ref, 0xdead);
+	cr_assert_eq(h->roots[2].object, HEAP_NONE);
+	free_got();
+}
+
+Test(objects, ids_out_of_order)
+{
+	struct heap *h;
+
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	OBJ(0x300, 0x1, 3, 0x100);
+	OBJ(0x100, 0x2, 1, 0x200, 0x300);
+	OBJ(0x200, 0x3, 2, 0x300);
+	end_dump();
+	h = scan_last();
+	assert_well_formed(h);
+	cr_assert_eq(h->n, 3);
+	cr_assert_eq(h->id[0], 0x100);
+	cr_assert_eq(h->size[0], 1);
+	cr_assert_eq(h->size[2], 3);
+	cr_assert_eq(field(h, 0x100, 1), 0x300);
+	cr_assert_eq(field(h, 0x300, 0), 0x100);
+	cr_assert_str_eq(class_of(h, 0x300), "?0x1");
+	cr_assert_str_eq(class_of(h, 0x100), "?0x2");
+	free_got();
+}
+
+/*
+ * Many objects in a random order, some in several parts, some reported
+ * twice, ids spread over the whole 64-bit range (every radix pass) or over
+ * a few bits, against what the events say.
+ */
+static void shuffled_heap(unsigned seed, ht_id spread)
+{
+	enum { N = 3000 };
+	static ht_id ids[N];
+	static uint32_t order[N];
+	uint64_t x = seed;
+	struct heap *h;
+
+	for (size_t i = 0; i < N; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		ids[i] = 0x1000 + ((x >> 11) % spread) * 8;
+		for (size_t j = 0; j < i; j++)
+			if (ids[j] == ids[i]) {
+				i--;
+				break;
+			}
+	}
+	for (size_t i = 0; i < N; i++)
+		order[i] = (uint32_t)i;
+	for (size_t i = N - 1; i > 0; i--) {
+		size_t j;
+		uint32_t t;
+
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		j = (x >> 33) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	/* object k refers to objects k+1 and k+2 (by id), in two parts for
+	 * every third object, the second part after the next object */
+	for (size_t i = 0; i < N; i++) {
+		uint32_t k = order[i];
+		ht_id a = ids[(k + 1) % N], b = ids[(k + 2) % N];
+
+		if (k % 3) {
+			OBJ(ids[k], 0x10 + k % 5, k, a, b);
+			continue;
+		}
+		OBJ_MORE(ids[k], 0x10 + k % 5, k, a);
+		if (i + 1 < N) {
+			uint32_t k2 = order[++i];
+
+			OBJ(ids[k2], 0x10 + k2 % 5, k2, ids[(k2 + 1) % N],
+			    ids[(k2 + 2) % N]);
+			if (k2 % 3 == 0)
+				OBJ(ids[k2], 0x10, 0, 0x1, 0x2, 0x3);
+		}
+		OBJ(ids[k], 0x10 + k % 5, k, b);
+	}
+	end_dump();
+	h = scan_last();
+	assert_well_formed(h);
+	cr_assert_eq(h->n, N);
+	for (uint32_t k = 0; k < N; k++) {
+		uint32_t o = heap_find(h, ids[k]);
+
+		cr_assert_neq(o, HEAP_NONE);
+		cr_assert_eq(h->size[o], k);
+		cr_assert_eq(h->classes[h->cls[o]].id, 0x10 + k % 5);
+		cr_assert_eq(n_fields(h, ids[k]), 2, "object %u", k);
+		cr_assert_eq(field(h, ids[k], 0), ids[(k + 1) % N]);
+		cr_assert_eq(field(h, ids[k], 1), ids[(k + 2) % N]);
+	}
+	cr_assert_eq(h->n_dangling, 0);
+	cr_assert_eq(h->n_references, 2 * N);
+	free_got();
+}
+
+Test(objects, many_in_random_order_over_64_bits)
+{
+	for (unsigned seed = 1; seed <= 3; seed++) {
+		n_events = n_ids = 0;
+		shuffled_heap(seed, UINT64_MAX / 16);
+	}
+}
+
+Test(objects, many_in_random_order_close_together)
+{
+	for (unsigned seed = 1; seed <= 3; seed++) {
+		n_events = n_ids = 0;
+		shuffled_heap(seed, 5000);
+	}
+}
+
+Test(objects, many_in_order)
+{
+	struct heap *h;
+
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	for (ht_id i = 0; i < 500; i++)
+		OBJ(0x1000 + i * 24, 0x1, 24, 0x1000 + ((i * 7) % 500) * 24,
+		    i % 2 ? 0 : 0x77);
+	end_dump();
+	h = scan_last();
+	assert_well_formed(h);
+	cr_assert_eq(h->n, 500);
+	for (ht_id i = 0; i < 500; i++) {
+		cr_assert_eq(field(h, 0x1000 + i * 24, 0),
+			     0x1000 + ((i * 7) % 500) * 24);
+		cr_assert_eq(field(h, 0x1000 + i * 24, 1), i % 2 ? 0 : 1);
+	}
+	cr_assert_eq(h->n_dangling, 250);
+	cr_assert_eq(heap_find(h, 0x1001), HEAP_NONE);
+	cr_assert_eq(heap_find(h, 0x10), HEAP_NONE);
+	cr_assert_eq(heap_find(h, 0xffffffff), HEAP_NONE);
+	free_got();
+}
+
+Test(objects, an_empty_dump)
+{
+	struct heap *h;
+
+	begin_dump();
+	end_dump();
+	h = scan_last();
+	cr_assert_eq(h->n, 0);
+	cr_assert_eq(h->n_roots, 0);
+	cr_assert_eq(heap_find(h, 0x10), HEAP_NONE);
+	cr_assert(h->complete);
+	free_got();
+}
+
+/* ---- Which dumps ------------------------------------------------------------------- */
+
+/* Three dumps of one object each: 0x10, then 0x20, then 0x30. */
+static void three_dumps(void)
+{
+	for (ht_id id = 0x10; id <= 0x30; id += 0x10) {
+		begin_dump();
+		container(HT_C_HEAP, 0, 0);
+		LEAF(id, 0x1, id);
+		end_dump();
+	}
+}
+
+Test(select, the_last_dump_by_default)
+{
+	struct heap *h;
+
+	three_dumps();
+	h = scan_last();
+	cr_assert_eq(h->dump, 2);
+	cr_assert_eq(h->n, 1);
+	cr_assert_eq(h->id[0], 0x30);
+	cr_assert_eq(report.dumps, 3);
+	free_got();
+}
+
+Test(select, one_dump_by_number)
+{
+	three_dumps();
+	cr_assert_eq(scan_with(1, false), 0);
+	cr_assert_eq(n_got, 1);
+	cr_assert_eq(got[0]->dump, 1);
+	cr_assert_eq(got[0]->id[0], 0x20);
+	free_got();
+}
+
+Test(select, a_dump_the_trace_lacks)
+{
+	three_dumps();
+	cr_assert_eq(scan_with(7, false), 0);
+	cr_assert_eq(n_got, 0);
+}
+
+Test(select, every_dump_in_order)
+{
+	three_dumps();
+	cr_assert_eq(scan_with(HEAP_ALL_DUMPS, false), 0);
+	cr_assert_eq(n_got, 3);
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_eq(got[i]->dump, i);
+		cr_assert_eq(got[i]->id[0], 0x10 * (i + 1));
+		cr_assert_eq(got[i]->total_bytes, 0x10 * (i + 1));
+	}
+	free_got();
+}
+
+Test(select, fn_stops_the_scan)
+{
+	three_dumps();
+	stop_after = 2;
+	cr_assert_eq(scan_with(HEAP_ALL_DUMPS, false), 9);
+	cr_assert_eq(n_got, 2);
+	free_got();
+}
+
+Test(select, a_bad_selection)
+{
+	three_dumps();
+	cr_assert_eq(scan_with(-3, false), -1);
+	cr_assert_eq(scan_err.code, HT_E_INVALID);
+}
+
+Test(select, a_graph_not_kept_is_freed)
+{
+	struct array_source a = {0};
+	struct ht_reader r = {.ops = &array_ops, .self = &a};
+
+	three_dumps();
+	/* under ASan, a leak here fails the test */
+	cr_assert_eq(heap_scan(&r, HEAP_ALL_DUMPS, NULL, NULL, NULL, NULL), 0);
+}
+
+/* ---- Unfinished dumps ---------------------------------------------------------- */
+
+Test(end, an_aborted_dump_is_marked)
+{
+	struct heap *h;
+
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	OBJ(0x10, 0x1, 8, 0x20)->result = HT_RESULT_ABORT;
+	end_dump();
+	h = scan_last();
+	cr_assert(h->aborted);
+	cr_assert(h->complete);
+	cr_assert_eq(h->n, 1);
+	cr_assert_eq(h->n_dangling, 1);
+	free_got();
+}
+
+Test(end, a_trace_that_ends_inside_a_dump)
+{
+	struct heap *h;
+
+	three_dumps();
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	LEAF(0x40, 0x1, 8);
+	h = scan_last();
+	cr_assert_not(h->complete);
+	cr_assert_eq(h->dump, 3);
+	cr_assert_eq(h->id[0], 0x40);
+	free_got();
+}
+
+Test(end, a_dump_cut_short_by_the_next)
+{
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	LEAF(0x40, 0x1, 8);
+	begin_dump();
+	end_dump();
+	cr_assert_eq(scan_with(HEAP_ALL_DUMPS, false), 0);
+	cr_assert_eq(n_got, 2);
+	cr_assert_not(got[0]->complete);
+	cr_assert(got[1]->complete);
+	cr_assert_eq(report.violations, 1);
+	free_got();
+}
+
+Test(end, a_read_error_still_gives_what_was_read)
+{
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	LEAF(0x40, 0x1, 8);
+	cr_assert_eq(scan_with(HEAP_LAST_DUMP, true), -1);
+	cr_assert_eq(scan_err.code, HT_E_CORRUPT);
+	cr_assert(report.read_error);
+	cr_assert_eq(n_got, 1);
+	cr_assert_not(got[0]->complete);
+	cr_assert_eq(got[0]->n, 1);
+	free_got();
+}
+
+/* ---- Names and generations --------------------------------------------------------- */
+
+Test(names, as_known_when_the_dump_ended)
+{
+	struct ht_event *ev;
+	struct heap *h;
+
+	named(HT_EV_CLASS, 0x1, "Old");
+	named(HT_EV_CLASS, 0x1, "Renamed");
+	ev = add_event(HT_EV_CLASS);
+	ev->u.class_ = (struct ht_ev_class){.id = 0x2, .name = "Sized",
+					    .has_size = true, .size = 48};
+	named(HT_EV_THREAD, 0x7, "worker");
+	named(HT_EV_METHOD, 0x9, "run");
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	LEAF(0x10, 0x1, 8);
+	LEAF(0x20, 0x2, 8);
+	LEAF(0x30, 0x3, 8);    /* never named */
+	LEAF(0x40, 0, 8);      /* no class */
+	end_dump();
+	named(HT_EV_CLASS, 0x1, "TooLate");
+	named(HT_EV_CLASS, 0x5, "AfterTheDump");
+	named(HT_EV_THREAD, 0x7, "renamed-too-late");
+	h = scan_last();
+	cr_assert_str_eq(class_of(h, 0x10), "Renamed");
+	cr_assert_str_eq(class_of(h, 0x20), "Sized");
+	cr_assert_str_eq(class_of(h, 0x30), "?0x3");
+	cr_assert_str_eq(class_of(h, 0x40), "?0x0");
+	cr_assert_eq(h->cls[heap_find(h, 0x40)], HEAP_NO_CLASS);
+	cr_assert_eq(h->n_classes, 3);
+	cr_assert(h->classes[1].has_size);
+	cr_assert_eq(h->classes[1].size, 48);
+	cr_assert_null(h->classes[2].name);
+	cr_assert_str_eq(heap_thread_name(h, 0x7), "worker");
+	cr_assert_null(heap_thread_name(h, 0x8));
+	cr_assert_str_eq(heap_method_name(h, 0x9), "run");
+	cr_assert_null(heap_method_name(h, 0x7));
+	free_got();
+}
+
+Test(names, each_dump_its_own)
+{
+	named(HT_EV_CLASS, 0x1, "First");
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	LEAF(0x10, 0x1, 8);
+	LEAF(0x20, 0x2, 8);
+	end_dump();
+	named(HT_EV_CLASS, 0x1, "Second");
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	LEAF(0x10, 0x1, 8);
+	end_dump();
+	cr_assert_eq(scan_with(HEAP_ALL_DUMPS, false), 0);
+	cr_assert_str_eq(class_of(got[0], 0x10), "First");
+	cr_assert_str_eq(class_of(got[1], 0x10), "Second");
+	/* class 0x2, used by dump 0 only and never named, is not in dump 1 */
+	cr_assert_eq(got[0]->n_classes, 2);
+	cr_assert_eq(got[1]->n_classes, 1);
+	free_got();
+}
+
+Test(generations, from_the_object_or_from_the_bounds)
+{
+	const struct ht_generation_range early[] = {
+		{.generation = 0, .start = 0x1000, .length = 0x1000},
+	};
+	const struct ht_generation_range at_finish[] = {
+		{.generation = 0, .start = 0x8000, .length = 0},
+		{.generation = 1, .start = 0x1000, .length = 0x100},
+		{.generation = 2, .start = 0x2000, .length = 0x1000},
+	};
+	struct heap *h;
+
+	bounds(1, early);
+	gc_started();
+	OBJ(0x1010, 0x1, 8, 0)->has_generation = true;
+	LEAF(0x1020, 0x1, 8);
+	LEAF(0x2100, 0x1, 8);
+	LEAF(0x5000, 0x1, 8);
+	LEAF(0x8000, 0x1, 8);
+	bounds(3, at_finish);
+	gc_finished();
+	bounds(1, early); /* after the dump: not its bounds */
+	h = scan_last();
+	cr_assert_not_null(h->generation);
+	cr_assert_eq(heap_generation(h, heap_find(h, 0x1010)), 0);
+	cr_assert_eq(heap_generation(h, heap_find(h, 0x1020)), 1);
+	cr_assert_eq(heap_generation(h, heap_find(h, 0x2100)), 2);
+	cr_assert_eq(heap_generation(h, heap_find(h, 0x5000)),
+		     HEAP_NO_GENERATION);
+	cr_assert_eq(heap_generation(h, heap_find(h, 0x8000)),
+		     HEAP_NO_GENERATION);
+	cr_assert_eq(h->n_bounds, 3);
+	free_got();
+}
+
+Test(generations, none_known)
+{
+	struct heap *h;
+
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	LEAF(0x10, 0x1, 8);
+	end_dump();
+	h = scan_last();
+	cr_assert_null(h->generation);
+	cr_assert_eq(heap_generation(h, 0), HEAP_NO_GENERATION);
+	free_got();
+}
+
+Test(generations, given_by_a_later_part)
+{
+	struct heap *h;
+
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	OBJ_MORE(0x30, 0x1, 8, 0);
+	OBJ(0x10, 0x1, 8, 0)->has_generation = true;
+	OBJ(0x30, 0x1, 8, 0)->has_generation = true;
+	events[n_events - 1].u.object_references.generation = 2;
+	end_dump();
+	h = scan_last();
+	cr_assert_eq(heap_generation(h, heap_find(h, 0x10)), 0);
+	cr_assert_eq(heap_generation(h, heap_find(h, 0x30)), 2);
+	free_got();
+}
+
+/* ---- The hand-solved examples of testdata/analysis ------------------------------------ */
+
+static struct heap *load(const char *name)
+{
+	struct ht_error err;
+	struct ht_reader *r = ht_reader_open(testdata(name), &err);
+
+	cr_assert_not_null(r, "%s", err.message);
+	cr_assert_eq(heap_scan(r, HEAP_LAST_DUMP, keep_dump, NULL, &report,
+			       &err), 0, "%s", err.message);
+	ht_reader_close(r);
+	cr_assert_eq(n_got, 1);
+	cr_assert_eq(report.violations, 0);
+	return got[0];
+}
+
+struct expected {
+	ht_id id;
+	const char *class_name;
+	uint64_t size, retained;
+	ht_id idom; /* 0: a root dominates it; 1: unreachable */
+};
+
+static void assert_expected(const struct heap *h, const struct expected *x,
+			    size_t n)
+{
+	struct heap_dominators d;
+	struct ht_error err;
+
+	cr_assert_eq(heap_dominators(h, &d, &err), 0);
+	cr_assert_eq(h->n, n);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t o = heap_find(h, x[i].id);
+		uint32_t want = x[i].idom == 0 ? HEAP_VIRTUAL_ROOT :
+				x[i].idom == 1 ? HEAP_NONE :
+				heap_find(h, x[i].idom);
+
+		cr_assert_neq(o, HEAP_NONE);
+		cr_assert_str_eq(class_of(h, x[i].id), x[i].class_name);
+		cr_assert_eq(h->size[o], x[i].size);
+		cr_assert_eq(d.retained[o], x[i].retained, "0x%llx: %llu",
+			     (unsigned long long)x[i].id,
+			     (unsigned long long)d.retained[o]);
+		cr_assert_eq(d.idom[o], want, "idom of 0x%llx",
+			     (unsigned long long)x[i].id);
+	}
+	heap_dominators_free(&d);
+}
+
+Test(testdata, diamond)
+{
+	const struct expected x[] = {
+		{0x1000, "Node", 16, 240, 0},
+		{0x1100, "Node", 32, 32, 0x1000},
+		{0x1200, "Node", 48, 48, 0x1000},
+		{0x1300, "Node", 64, 144, 0x1000},
+		{0x1400, "Node", 80, 80, 0x1300},
+		{0x1500, "Leaf", 96, 96, 0},
+		{0x1600, "Node", 112, 0, 1},
+		{0x1700, "Holder", 128, 272, 0},
+		{0x1800, "Node", 144, 144, 0x1700},
+	};
+	struct heap *h = load("analysis/diamond.yaml");
+	struct heap_dominators d;
+
+	cr_assert(h->complete);
+	cr_assert_not(h->aborted);
+	cr_assert_eq(h->total_bytes, 720);
+	cr_assert_eq(h->n_references, 11);
+	cr_assert_eq(h->n_dangling, 0);
+	cr_assert_eq(h->n_roots, 2);
+	assert_expected(h, x, sizeof(x) / sizeof(*x));
+	cr_assert_eq(heap_dominators(h, &d, NULL), 0);
+	cr_assert_eq(d.reachable, 8);
+	cr_assert_eq(d.unreachable, 1);
+	cr_assert_eq(d.unreachable_bytes, 112);
+	cr_assert_eq(d.weakly_reachable, 0);
+	heap_dominators_free(&d);
+	free_got();
+}
+
+Test(testdata, msvm_threads)
+{
+	const struct expected x[] = {
+		{0x2000, "java.lang.Thread", 40, 40, 0},
+		{0x2100, "Shop", 16, 136, 0},
+		{0x2200, "[LOrder;", 40, 120, 0x2100},
+		{0x2300, "java.lang.String", 24, 24, 0},
+		{0x2400, "Order", 24, 24, 0},
+		{0x2500, "Order", 24, 24, 0x2200},
+		{0x2600, "Order", 24, 56, 0x2200},
+		{0x2700, "java.lang.String", 32, 32, 0x2600},
+		{0x2800, "java.lang.Thread", 40, 40, 0},
+		{0x2900, "Config", 8, 8, 0},
+	};
+	const struct {
+		uint8_t container;
+		ht_id thread, method;
+		ht_id object;
+	} roots[] = {
+		{HT_C_RT_THREAD, 0x1, 0, 0x2000},
+		{HT_C_RT_JIT, 0x1, 0x900, 0x2100},
+		{HT_C_RT_JIT, 0x1, 0x900, 0},
+		{HT_C_RT_CLASS, 0, 0, 0x2900},
+		{HT_C_RT_THREAD, 0x2, 0, 0x2800},
+		{HT_C_RT_INTERPRETED, 0x2, 0x910, 0x2800},
+		{HT_C_RT_CLASS, 0, 0, 0x2300},
+	};
+	const ht_id array_fields[] = {0x2400, 0x2500, 0, 0x2600};
+	struct heap *h = load("analysis/msvm-threads.yaml");
+	struct heap_dominators d;
+
+	cr_assert(h->complete);
+	cr_assert_eq(h->total_bytes, 272);
+	cr_assert_eq(h->n_references, 11);
+	cr_assert_eq(h->n_duplicates, 0);
+	cr_assert_eq(h->n_roots, 7);
+	for (size_t i = 0; i < 7; i++) {
+		const struct heap_root *r = &h->roots[i];
+
+		cr_assert_eq(r->container, roots[i].container, "root %zu", i);
+		cr_assert_eq(r->has_thread, roots[i].thread != 0, "root %zu", i);
+		if (r->has_thread)
+			cr_assert_eq(r->thread, roots[i].thread);
+		if (roots[i].method)
+			cr_assert_eq(r->id2, roots[i].method);
+		cr_assert_eq(r->object, roots[i].object ?
+			     heap_find(h, roots[i].object) : HEAP_NONE);
+	}
+	cr_assert_str_eq(heap_thread_name(h, 0x2), "worker");
+	cr_assert_str_eq(heap_method_name(h, 0x910), "Worker.run()V");
+	cr_assert_eq(n_fields(h, 0x2200), 4);
+	for (size_t i = 0; i < 4; i++)
+		cr_assert_eq(field(h, 0x2200, i), array_fields[i]);
+	assert_expected(h, x, sizeof(x) / sizeof(*x));
+	cr_assert_eq(heap_dominators(h, &d, NULL), 0);
+	cr_assert_eq(d.reachable, 10);
+	cr_assert_eq(d.unreachable, 0);
+	heap_dominators_free(&d);
+	free_got();
+}
+
+Test(testdata, clr_weak)
+{
+	const struct expected x[] = {
+		{0x1fff1000, "List<String>", 32, 120, 0},
+		{0x1fff1040, "Object[]", 48, 88, 0x1fff1000},
+		{0x1fff1080, "String", 40, 40, 0},
+		{0x1fff10b0, "String", 40, 40, 0x1fff1040},
+		{0x1fff2000, "Cache", 24, 80, 0},
+		{0x1fff2020, "String", 56, 56, 0x1fff2000},
+		{0x1fff3000, "Cache", 24, 0, 1},
+		{0x1fff3020, "Object[]", 64, 0, 1},
+		{0x1fff3080, "String", 40, 0, 1},
+		{0x1fff4000, "String", 72, 0, 1},
+		{0x1fff4040, "Object[]", 32, 0, 1},
+	};
+	const unsigned generations[] = {1, 1, 1, 1, 1, 1, 2, 2, 2, 0, 2};
+	struct heap *h = load("analysis/clr-weak.yaml");
+	struct heap_dominators d;
+
+	cr_assert(h->gc_dump);
+	cr_assert_eq(h->gc, 0);
+	cr_assert(h->complete);
+	cr_assert_eq(h->total_bytes, 472);
+	cr_assert_eq(h->n_references, 11);
+	cr_assert_eq(h->n_dangling, 1);
+	cr_assert_eq(h->n_roots, 4);
+	cr_assert_eq(h->n_dangling_roots, 1);
+	cr_assert_eq(h->roots[0].kind, HT_ROOT_STACK);
+	cr_assert_eq(h->roots[0].root_id, 0x7ffe1000);
+	cr_assert_eq(h->roots[1].root_flags, HT_ROOT_PINNING);
+	cr_assert(heap_root_is_weak(&h->roots[2]));
+	cr_assert_eq(h->roots[3].kind, HT_ROOT_OTHER);
+	for (size_t i = 0; i < 11; i++)
+		cr_assert_eq(heap_generation(h, heap_find(h, x[i].id)),
+			     generations[i], "0x%llx",
+			     (unsigned long long)x[i].id);
+	assert_expected(h, x, sizeof(x) / sizeof(*x));
+	cr_assert_eq(heap_dominators(h, &d, NULL), 0);
+	cr_assert_eq(d.reachable, 6);
+	cr_assert_eq(d.unreachable, 5);
+	cr_assert_eq(d.unreachable_bytes, 232);
+	cr_assert_eq(d.weakly_reachable, 3);
+	heap_dominators_free(&d);
+	free_got();
+}

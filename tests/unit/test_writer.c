@@ -1408,14 +1408,14 @@ static void run_threads(const char *path, const struct ht_record_options *o)
 	check_threads_trace(path);
 }
 
-Test(writer, threads_record_concurrently, .timeout = 120)
+Test(writer, threads_record_concurrently)
 {
 	run_threads(tmp_path("threads.ht"), NULL);
 }
 
 /* Fewer buffers than threads: buffers half full in idle threads' slots
  * must not starve the others. */
-Test(writer, threads_outnumber_buffers, .timeout = 120)
+Test(writer, threads_outnumber_buffers)
 {
 	const struct ht_record_options few = { .buffer_size = 128 << 10,
 					       .buffers = 3 };
@@ -1574,7 +1574,9 @@ static uint64_t crash_whole_dumps(const struct rd_trace *t)
 	}
 }
 
-static void crash_once(uint64_t kill_after, unsigned delay_us)
+/* Kills crash_record once it has printed dump kill_after: delay_us later,
+ * or, with paused, while it sleeps right after printing. */
+static void crash_once(uint64_t kill_after, unsigned delay_us, bool paused)
 {
 	const char *exe = getenv("HT_CRASH_RECORD");
 	char name[64];
@@ -1587,8 +1589,8 @@ static void crash_once(uint64_t kill_after, unsigned delay_us)
 	FILE *out;
 
 	cr_assert(exe, "HT_CRASH_RECORD is not set (run through meson test)");
-	snprintf(name, sizeof(name), "crash-%llu-%u.ht",
-		 (unsigned long long)kill_after, delay_us);
+	snprintf(name, sizeof(name), "crash-%llu-%u%s.ht",
+		 (unsigned long long)kill_after, delay_us, paused ? "-p" : "");
 	path = tmp_path(name);
 	cr_assert_eq(pipe(fds), 0);
 	pid = fork();
@@ -1597,7 +1599,10 @@ static void crash_once(uint64_t kill_after, unsigned delay_us)
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
-		execl(exe, exe, path, (char *)NULL);
+		if (paused)
+			execl(exe, exe, path, "100000", "2000000", (char *)NULL);
+		else
+			execl(exe, exe, path, (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
@@ -1627,14 +1632,16 @@ static void crash_once(uint64_t kill_after, unsigned delay_us)
 	rd_free(&t);
 }
 
-Test(writer, crash_keeps_every_finished_dump, .timeout = 240)
+Test(writer, crash_keeps_every_finished_dump)
 {
 	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
 
-	crash_once(0, 0);
-	crash_once(1, 0);
-	crash_once(5, 0);
-	crash_once(3, 500);
+	crash_once(0, 0, true);
+	crash_once(1, 0, true);
+	crash_once(4, 0, true);
+	crash_once(0, 0, false);
+	crash_once(5, 0, false);
+	crash_once(3, 500, false);
 	srand(seed);
 	for (int i = 0; i < 6; i++) {
 		uint64_t k = (uint64_t)(rand() % 30);
@@ -1642,6 +1649,6 @@ Test(writer, crash_keeps_every_finished_dump, .timeout = 240)
 
 		cr_log_info("seed %u: kill after dump %llu + %u us", seed,
 			    (unsigned long long)k, delay);
-		crash_once(k, delay);
+		crash_once(k, delay, false);
 	}
 }

@@ -1,0 +1,459 @@
+/*
+ * builtin-object.c - `heaptrace object`: one object of a dump: its class,
+ * sizes, generation, immediate dominator, the roots that hold it, the
+ * objects that refer to it and those it refers to.
+ */
+#include "builtin.h"
+#include "cli.h"
+#include "describe.h"
+#include "load-dump.h"
+#include "output.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: heaptrace object [--dump N] [--max-refs N]\n"
+	"                        [--format text|yaml|json] [FILE] ID\n"
+	"\n"
+	"Describes the object ID (decimal or 0x hex) of a dump: class, size,\n"
+	"retained size, generation, immediate dominator, the roots that hold\n"
+	"it, its referrers and its references. Exits 1 when the dump has no\n"
+	"object ID.\n"
+	"\n"
+	"  -d, --dump N      the dump to look in (default: the last)\n"
+	"  -m, --max-refs N  list at most N referrers and N references\n"
+	"                    (default 100; 0: all); all are counted\n"
+	"  -f, --format FMT  text (default), yaml or json\n"
+	"  -h, --help        this help\n";
+
+struct referrer {
+	uint32_t object;
+	uint32_t field;
+};
+
+struct object_report {
+	const char *path;
+	int format;
+	int64_t select;
+	uint64_t max_refs;
+	ht_id target_id;
+	const struct heap *h;
+	const struct heap_dominators *d;
+	uint32_t target;
+	struct referrer *referrers; /* the first max_refs, by referrer id */
+	size_t n_referrers;         /* all of them */
+	size_t n_roots;             /* roots that hold the target directly */
+};
+
+static bool listed(const struct object_report *r, size_t i)
+{
+	return r->max_refs == 0 || i < r->max_refs;
+}
+
+/* References are stored forward only: one pass over every object's
+ * fields finds the referrers, already in id order. */
+static int find_referrers(struct object_report *r)
+{
+	const struct heap *h = r->h;
+	size_t cap = 0;
+
+	for (uint32_t i = 0; i < h->n; i++) {
+		for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1]; e++) {
+			if (h->ref[e] != r->target)
+				continue;
+			if (listed(r, r->n_referrers)) {
+				if (r->n_referrers == cap) {
+					size_t c = cap ? 2 * cap : 16;
+					struct referrer *p = realloc(
+						r->referrers, c * sizeof(*p));
+
+					if (!p)
+						return -1;
+					r->referrers = p;
+					cap = c;
+				}
+				r->referrers[r->n_referrers].object = i;
+				r->referrers[r->n_referrers].field =
+					(uint32_t)(e - h->ref_start[i]);
+			}
+			r->n_referrers++;
+		}
+	}
+	return 0;
+}
+
+static size_t listed_count(const struct object_report *r, size_t n)
+{
+	return r->max_refs == 0 || n < r->max_refs ? n : (size_t)r->max_refs;
+}
+
+static uint64_t reference_count(const struct object_report *r)
+{
+	return r->h->ref_start[r->target + 1] - r->h->ref_start[r->target];
+}
+
+static uint32_t reference_at(const struct object_report *r, uint64_t field)
+{
+	return r->h->ref[r->h->ref_start[r->target] + field];
+}
+
+static bool is_reachable(const struct object_report *r)
+{
+	return r->d->idom[r->target] != HEAP_NONE;
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+static void print_field(const char *label, const char *value)
+{
+	printf("  %-11s %s\n", label, value);
+}
+
+static void print_dominator_text(const struct object_report *r)
+{
+	uint32_t dom = r->d->idom[r->target];
+	char id[24], cls[64], line[160];
+
+	if (dom == HEAP_NONE) {
+		print_field("dominator", "none (unreachable)");
+	} else if (dom == HEAP_VIRTUAL_ROOT) {
+		print_field("dominator", "a root");
+	} else {
+		snprintf(line, sizeof(line), "%s %s", hex_id(r->h->id[dom], id),
+			 heap_class_name(r->h, dom, cls));
+		print_field("dominator", line);
+	}
+}
+
+static void print_summary_text(const struct object_report *r)
+{
+	const struct heap *h = r->h;
+	unsigned gen = heap_generation(h, r->target);
+	char buf[SIZE_TEXT], id[24], cls[64], line[160], genbuf[16];
+	uint32_t c = h->cls[r->target];
+
+	printf("object %s in dump %llu of %s\n", hex_id(r->target_id, id),
+	       (unsigned long long)h->dump, r->path);
+	/* an unnamed class is already called by its id */
+	if (c != HEAP_NO_CLASS && c < h->n_classes && h->classes[c].name)
+		snprintf(line, sizeof(line), "%s (%s)",
+			 heap_class_name(h, r->target, cls),
+			 hex_id(h->classes[c].id, id));
+	else
+		snprintf(line, sizeof(line), "%s",
+			 heap_class_name(h, r->target, cls));
+	print_field("class", line);
+	print_field("size", exact_size(h->size[r->target], buf));
+	print_field("retained", exact_size(r->d->retained[r->target], buf));
+	if (gen != HEAP_NO_GENERATION)
+		print_field("generation", generation_name(gen, genbuf));
+	print_dominator_text(r);
+	print_field("reachable", is_reachable(r) ? "yes" :
+		    "no: no strong root reaches it");
+}
+
+static void print_more(const struct object_report *r, size_t n)
+{
+	size_t shown = listed_count(r, n);
+
+	if (shown < n)
+		printf("  ... and %zu more (--max-refs)\n", n - shown);
+}
+
+static void print_roots_text(const struct object_report *r)
+{
+	char line[512];
+
+	printf("roots holding it (%zu)\n", r->n_roots);
+	for (size_t i = 0; i < r->h->n_roots; i++)
+		if (r->h->roots[i].object == r->target)
+			printf("  %s\n", describe_root(r->h, &r->h->roots[i],
+						       line, sizeof(line)));
+}
+
+static void print_referrers_text(const struct object_report *r)
+{
+	size_t shown = listed_count(r, r->n_referrers);
+	char id[24], cls[64];
+	int w_id = 2;
+
+	for (size_t i = 0; i < shown; i++)
+		widen_id(&w_id, r->h->id[r->referrers[i].object]);
+	printf("referrers (%zu)\n", r->n_referrers);
+	for (size_t i = 0; i < shown; i++) {
+		uint32_t o = r->referrers[i].object;
+
+		printf("  %-*s  field %-3u  %s\n", w_id, hex_id(r->h->id[o], id),
+		       r->referrers[i].field, heap_class_name(r->h, o, cls));
+	}
+	print_more(r, r->n_referrers);
+}
+
+/* The widths of the columns "[F]", id and size of the listed references. */
+static void reference_widths(const struct object_report *r, size_t shown,
+			     int *w_field, int *w_id, int *w_size)
+{
+	char buf[SIZE_TEXT];
+
+	*w_field = *w_id = *w_size = 0;
+	for (size_t f = 0; f < shown; f++) {
+		uint32_t x = reference_at(r, f);
+
+		widen(w_field, snprintf(buf, sizeof(buf), "[%zu]", f));
+		if (x == HEAP_NULL_REF || x == HEAP_DANGLING_REF)
+			continue;
+		widen_id(w_id, r->h->id[x]);
+		widen_size(w_size, r->h->size[x]);
+	}
+}
+
+static void print_references_text(const struct object_report *r)
+{
+	uint64_t n = reference_count(r);
+	size_t shown = listed_count(r, n);
+	char field[32], id[24], cls[64], size[SIZE_TEXT];
+	int w_field, w_id, w_size;
+
+	reference_widths(r, shown, &w_field, &w_id, &w_size);
+	printf("references (%llu)\n", (unsigned long long)n);
+	for (size_t f = 0; f < shown; f++) {
+		uint32_t x = reference_at(r, f);
+
+		snprintf(field, sizeof(field), "[%zu]", f);
+		if (x == HEAP_NULL_REF)
+			printf("  %-*s null\n", w_field, field);
+		else if (x == HEAP_DANGLING_REF)
+			printf("  %-*s dangling: an object the dump never "
+			       "reported\n", w_field, field);
+		else
+			printf("  %-*s %-*s  %*s  %s\n", w_field, field, w_id,
+			       hex_id(r->h->id[x], id), w_size,
+			       human_size(r->h->size[x], size),
+			       heap_class_name(r->h, x, cls));
+	}
+	print_more(r, n);
+}
+
+static int report_text(const struct object_report *r)
+{
+	print_summary_text(r);
+	print_roots_text(r);
+	print_referrers_text(r);
+	print_references_text(r);
+	return fflush(stdout) == 0 ? 0 : -1;
+}
+
+/* ---- yaml, json ---------------------------------------------------------- */
+
+static void out_dominator(struct out *o, const struct object_report *r)
+{
+	uint32_t dom = r->d->idom[r->target];
+	char cls[64];
+
+	if (dom == HEAP_NONE || dom == HEAP_VIRTUAL_ROOT) {
+		out_null(o, "dominator");
+		return;
+	}
+	out_begin_object(o, "dominator");
+	out_id(o, "id", r->h->id[dom]);
+	out_string(o, "class", heap_class_name(r->h, dom, cls));
+	out_end_object(o);
+}
+
+static void out_referrers(struct out *o, const struct object_report *r)
+{
+	size_t shown = listed_count(r, r->n_referrers);
+	char cls[64];
+
+	out_u64(o, "referrer_count", r->n_referrers);
+	out_begin_array(o, "referrers");
+	for (size_t i = 0; i < shown; i++) {
+		uint32_t x = r->referrers[i].object;
+
+		out_begin_object(o, NULL);
+		out_id(o, "id", r->h->id[x]);
+		out_string(o, "class", heap_class_name(r->h, x, cls));
+		out_u64(o, "field", r->referrers[i].field);
+		out_end_object(o);
+	}
+	out_end_array(o);
+}
+
+static void out_references(struct out *o, const struct object_report *r)
+{
+	uint64_t n = reference_count(r);
+	size_t shown = listed_count(r, n);
+	char cls[64];
+
+	out_u64(o, "reference_count", n);
+	out_begin_array(o, "references");
+	for (size_t f = 0; f < shown; f++) {
+		uint32_t x = reference_at(r, f);
+		bool real = x != HEAP_NULL_REF && x != HEAP_DANGLING_REF;
+
+		out_begin_object(o, NULL);
+		out_u64(o, "field", f);
+		if (real) {
+			out_id(o, "id", r->h->id[x]);
+			out_string(o, "class", heap_class_name(r->h, x, cls));
+			out_u64(o, "size", r->h->size[x]);
+		} else {
+			out_null(o, "id");
+			out_null(o, "class");
+			out_null(o, "size");
+		}
+		out_bool(o, "dangling", x == HEAP_DANGLING_REF);
+		out_end_object(o);
+	}
+	out_end_array(o);
+}
+
+static int report_structured(const struct object_report *r)
+{
+	const struct heap *h = r->h;
+	struct out *o = out_new(stdout, (enum output_format)r->format);
+	unsigned gen = heap_generation(h, r->target);
+	uint32_t c = h->cls[r->target];
+	char cls[64];
+
+	if (!o)
+		return -1;
+	out_begin_object(o, NULL);
+	out_u64(o, "dump", h->dump);
+	out_id(o, "id", r->target_id);
+	out_string(o, "class", heap_class_name(h, r->target, cls));
+	if (c != HEAP_NO_CLASS && c < h->n_classes)
+		out_id(o, "class_id", h->classes[c].id);
+	else
+		out_null(o, "class_id");
+	out_u64(o, "size", h->size[r->target]);
+	out_u64(o, "retained", r->d->retained[r->target]);
+	if (gen != HEAP_NO_GENERATION)
+		out_u64(o, "generation", gen);
+	else
+		out_null(o, "generation");
+	out_dominator(o, r);
+	out_bool(o, "unreachable", !is_reachable(r));
+	out_begin_array(o, "roots");
+	for (size_t i = 0; i < h->n_roots; i++)
+		if (h->roots[i].object == r->target)
+			out_root(o, NULL, h, &h->roots[i]);
+	out_end_array(o);
+	out_referrers(o, r);
+	out_references(o, r);
+	out_end_object(o);
+	return out_finish(o);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+static size_t count_roots(const struct heap *h, uint32_t target)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->n_roots; i++)
+		n += h->roots[i].object == target;
+	return n;
+}
+
+static int describe_object(struct object_report *r, const struct heap *h,
+			   bool damaged)
+{
+	struct heap_dominators d;
+	struct ht_error err;
+	char id[24];
+	int rc;
+
+	r->h = h;
+	r->target = heap_find(h, r->target_id);
+	if (r->target == HEAP_NONE) {
+		error_msg("%s: dump %llu has no object %s", r->path,
+			  (unsigned long long)h->dump, hex_id(r->target_id, id));
+		return EXIT_FINDING;
+	}
+	if (heap_dominators(h, &d, &err) < 0) {
+		error_msg("%s", err.message);
+		return EXIT_UNREADABLE;
+	}
+	r->d = &d;
+	r->n_roots = count_roots(h, r->target);
+	if (find_referrers(r) < 0) {
+		error_msg("out of memory");
+		heap_dominators_free(&d);
+		return EXIT_UNREADABLE;
+	}
+	rc = r->format == FORMAT_TEXT ? report_text(r) : report_structured(r);
+	if (rc < 0)
+		error_msg("cannot write the report: %m");
+	heap_dominators_free(&d);
+	return analysis_status(damaged);
+}
+
+/* "[FILE] ID": the last operand is the id. */
+static int operands(int argc, char **argv, struct object_report *r)
+{
+	int n = argc - optind;
+
+	if (n < 1)
+		return usage_error("object", "which object? Give its ID after FILE");
+	if (n > 2)
+		return usage_error("object", "FILE and ID, no more");
+	if (parse_u64(argv[argc - 1], &r->target_id) < 0)
+		return usage_error("object", "'%s' is not an object id "
+				   "(decimal or 0x hex); the ID comes last",
+				   argv[argc - 1]);
+	r->path = n == 2 ? argv[optind] : DEFAULT_TRACE;
+	return EXIT_DONE;
+}
+
+int cmd_object(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"dump", required_argument, NULL, 'd'},
+		{"max-refs", required_argument, NULL, 'm'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct object_report r = {.select = HEAP_LAST_DUMP, .max_refs = 100};
+	struct loaded_dump ld;
+	int ch, status;
+
+	start_options();
+	while ((ch = getopt_long(argc, argv, ":d:m:f:h", options, NULL)) != -1) {
+		status = EXIT_DONE;
+		switch (ch) {
+		case 'd':
+			status = parse_dump_option("object", optarg, &r.select);
+			break;
+		case 'm':
+			if (parse_u64(optarg, &r.max_refs) < 0)
+				return usage_error("object", "--max-refs takes "
+						   "a number");
+			break;
+		case 'f':
+			status = parse_format_option("object", optarg,
+						     &r.format);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return EXIT_DONE;
+		default:
+			return bad_option("object", ch, argv);
+		}
+		if (status != EXIT_DONE)
+			return status;
+	}
+	status = operands(argc, argv, &r);
+	if (status != EXIT_DONE)
+		return status;
+	status = load_dump(r.path, r.select, &ld);
+	if (status != EXIT_DONE)
+		return status;
+	status = describe_object(&r, ld.heap, ld.damaged);
+	free(r.referrers);
+	unload_dump(&ld);
+	return status;
+}

@@ -1,0 +1,255 @@
+/*
+ * builtin-paths.c - `heaptrace paths --to ID`: how an object is reached:
+ * the shortest chains of references from roots to it, each from its own
+ * root, with the root's container, thread and method and the field that
+ * each step goes through.
+ */
+#include "builtin.h"
+#include "cli.h"
+#include "describe.h"
+#include "load-dump.h"
+#include "output.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: heaptrace paths --to ID [-n N] [--exclude-weak] [--dump N]\n"
+	"                       [--format text|yaml|json] [FILE]\n"
+	"\n"
+	"Shows the shortest paths from roots to the object ID (decimal or 0x\n"
+	"hex): the shortest first, then others that start at other roots, by\n"
+	"length then root. Exits 1 when the dump has no object ID.\n"
+	"\n"
+	"  -t, --to ID         the object to reach (required)\n"
+	"  -n, --number N      show at most N paths (default 3)\n"
+	"  -w, --exclude-weak  do not start paths at weak roots\n"
+	"  -d, --dump N        the dump to look in (default: the last)\n"
+	"  -f, --format FMT    text (default), yaml or json\n"
+	"  -h, --help          this help\n";
+
+struct paths_report {
+	const char *path;
+	int format;
+	int64_t select;
+	bool has_target;
+	ht_id target_id;
+	uint64_t max_paths;
+	bool exclude_weak;
+	const struct heap *h;
+	uint32_t target;
+	struct heap_path *paths;
+	size_t n_paths;
+};
+
+/* ---- text ---------------------------------------------------------------- */
+
+struct widths {
+	int field, id, size;
+};
+
+static struct widths path_widths(const struct heap *h,
+				 const struct heap_path *p)
+{
+	struct widths w = {0, 0, 0};
+	char buf[24];
+
+	for (size_t i = 0; i < p->length; i++) {
+		widen_id(&w.id, h->id[p->objects[i]]);
+		widen_size(&w.size, h->size[p->objects[i]]);
+		if (i > 0)
+			widen(&w.field, snprintf(buf, sizeof(buf), "[%u]",
+						 p->fields[i - 1]));
+	}
+	return w;
+}
+
+/* One object of a path: "[F] 0x1100  24 B  [LOrder;", where [F] is the
+ * field of the object above that refers to this one. */
+static void print_step(const struct heap *h, const struct heap_path *p,
+		       size_t i, const struct widths *w)
+{
+	uint32_t x = p->objects[i];
+	char field[24] = "", id[24], size[SIZE_TEXT], cls[64];
+
+	if (i > 0)
+		snprintf(field, sizeof(field), "[%u]", p->fields[i - 1]);
+	printf("  %*s %-*s  %*s  %s\n", w->field, field, w->id,
+	       hex_id(h->id[x], id), w->size, human_size(h->size[x], size),
+	       heap_class_name(h, x, cls));
+}
+
+static void print_path_text(const struct paths_report *r, size_t k)
+{
+	const struct heap_path *p = &r->paths[k];
+	struct widths w = path_widths(r->h, p);
+	char root[512];
+
+	printf("\npath %zu, %zu %s, from %s\n", k + 1, p->length,
+	       p->length == 1 ? "object" : "objects",
+	       describe_root(r->h, &r->h->roots[p->root], root, sizeof(root)));
+	for (size_t i = 0; i < p->length; i++)
+		print_step(r->h, p, i, &w);
+}
+
+static int report_text(const struct paths_report *r)
+{
+	char id[24], cls[64], size[SIZE_TEXT], buf[48];
+
+	printf("object %s (%s, %s) in dump %llu of %s: ",
+	       hex_id(r->target_id, id), heap_class_name(r->h, r->target, cls),
+	       human_size(r->h->size[r->target], size),
+	       (unsigned long long)r->h->dump, r->path);
+	if (r->n_paths == 0)
+		printf("no %sroot reaches it\n", r->exclude_weak ? "strong " : "");
+	else
+		printf("%s\n[N]: the field of the object above that refers to "
+		       "the object\n", count_of(r->n_paths, "path", "paths", buf));
+	for (size_t k = 0; k < r->n_paths; k++)
+		print_path_text(r, k);
+	return fflush(stdout) == 0 ? 0 : -1;
+}
+
+/* ---- yaml, json ---------------------------------------------------------- */
+
+static void out_path(struct out *o, const struct heap *h,
+		     const struct heap_path *p)
+{
+	char cls[64];
+
+	out_begin_object(o, NULL);
+	out_root(o, "root", h, &h->roots[p->root]);
+	out_begin_array(o, "objects");
+	for (size_t i = 0; i < p->length; i++) {
+		uint32_t x = p->objects[i];
+
+		out_begin_object(o, NULL);
+		out_id(o, "id", h->id[x]);
+		out_string(o, "class", heap_class_name(h, x, cls));
+		out_u64(o, "size", h->size[x]);
+		if (i > 0)
+			out_u64(o, "field", p->fields[i - 1]);
+		else
+			out_null(o, "field");
+		out_end_object(o);
+	}
+	out_end_array(o);
+	out_end_object(o);
+}
+
+static int report_structured(const struct paths_report *r)
+{
+	struct out *o = out_new(stdout, (enum output_format)r->format);
+	char cls[64];
+
+	if (!o)
+		return -1;
+	out_begin_object(o, NULL);
+	out_u64(o, "dump", r->h->dump);
+	out_id(o, "to", r->target_id);
+	out_string(o, "class", heap_class_name(r->h, r->target, cls));
+	out_u64(o, "size", r->h->size[r->target]);
+	out_bool(o, "exclude_weak", r->exclude_weak);
+	out_begin_array(o, "paths");
+	for (size_t k = 0; k < r->n_paths; k++)
+		out_path(o, r->h, &r->paths[k]);
+	out_end_array(o);
+	out_end_object(o);
+	return out_finish(o);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+static int find_paths(struct paths_report *r, const struct heap *h,
+		      bool damaged)
+{
+	struct ht_error err;
+	char id[24];
+	long n;
+	int rc;
+
+	r->h = h;
+	r->target = heap_find(h, r->target_id);
+	if (r->target == HEAP_NONE) {
+		error_msg("%s: dump %llu has no object %s", r->path,
+			  (unsigned long long)h->dump, hex_id(r->target_id, id));
+		return EXIT_FINDING;
+	}
+	n = heap_paths(h, r->target, (size_t)r->max_paths, r->exclude_weak,
+		       &r->paths, &err);
+	if (n < 0) {
+		error_msg("%s", err.message);
+		return EXIT_UNREADABLE;
+	}
+	r->n_paths = (size_t)n;
+	rc = r->format == FORMAT_TEXT ? report_text(r) : report_structured(r);
+	if (rc < 0)
+		error_msg("cannot write the report: %m");
+	return analysis_status(damaged);
+}
+
+int cmd_paths(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"to", required_argument, NULL, 't'},
+		{"number", required_argument, NULL, 'n'},
+		{"exclude-weak", no_argument, NULL, 'w'},
+		{"dump", required_argument, NULL, 'd'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct paths_report r = {.select = HEAP_LAST_DUMP, .max_paths = 3};
+	struct loaded_dump ld;
+	int ch, status;
+
+	start_options();
+	while ((ch = getopt_long(argc, argv, ":t:n:wd:f:h", options, NULL)) != -1) {
+		status = EXIT_DONE;
+		switch (ch) {
+		case 't':
+			if (parse_u64(optarg, &r.target_id) < 0)
+				return usage_error("paths", "'%s' is not an "
+						   "object id (decimal or 0x "
+						   "hex)", optarg);
+			r.has_target = true;
+			break;
+		case 'n':
+			if (parse_u64(optarg, &r.max_paths) < 0 ||
+			    r.max_paths == 0)
+				return usage_error("paths", "-n takes a number "
+						   "of paths, 1 or more");
+			break;
+		case 'w':
+			r.exclude_weak = true;
+			break;
+		case 'd':
+			status = parse_dump_option("paths", optarg, &r.select);
+			break;
+		case 'f':
+			status = parse_format_option("paths", optarg,
+						     &r.format);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return EXIT_DONE;
+		default:
+			return bad_option("paths", ch, argv);
+		}
+		if (status != EXIT_DONE)
+			return status;
+	}
+	if (!r.has_target)
+		return usage_error("paths", "which object? Give --to ID");
+	status = trace_operand("paths", argc, argv, &r.path);
+	if (status != EXIT_DONE)
+		return status;
+	status = load_dump(r.path, r.select, &ld);
+	if (status != EXIT_DONE)
+		return status;
+	status = find_paths(&r, ld.heap, ld.damaged);
+	heap_paths_free(r.paths, r.n_paths);
+	unload_dump(&ld);
+	return status;
+}

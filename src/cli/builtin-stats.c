@@ -1,0 +1,736 @@
+/*
+ * builtin-stats.c - `heaptrace stats`: the figures of a trace. Per dump:
+ * objects, bytes, references, roots by container or kind, unreachable and
+ * dangling, per class and per generation. Per GC: what it collected and
+ * the blocks it moved or left in place.
+ *
+ * The dumps come from heap_scan, which replays the trace without showing
+ * its GC events, so the GC figures come from a second replay of the same
+ * input. Standard input is read twice too: a pipe is first copied to a
+ * temporary file (load-dump.c).
+ */
+#include "builtin.h"
+#include "cli.h"
+#include "describe.h"
+#include "load-dump.h"
+#include "output.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: heaptrace stats [--dump N] [--retained-by-class]\n"
+	"                       [--format text|yaml|json] [FILE]\n"
+	"\n"
+	"Counts what each dump holds (objects, bytes, references, roots,\n"
+	"unreachable objects, dangling references; per class, per generation)\n"
+	"and what each GC did (generations, moved and surviving blocks).\n"
+	"\n"
+	"  -d, --dump N             only dump N (GCs are still all listed)\n"
+	"  -r, --retained-by-class  add each class's retained size: that of its\n"
+	"                           objects no object of the class dominates\n"
+	"  -f, --format FMT         text (default), yaml or json\n"
+	"  -h, --help               this help\n";
+
+/* Roots are grouped by container type (1..HT_C_LAST) or, for a GC's
+ * roots, by CLR root kind (after them, the last slot: no kind given). */
+#define KIND_SLOT(kind) (HT_C_LAST + 1 + (kind))
+#define NO_KIND_SLOT KIND_SLOT(HT_ROOT_KIND_LAST + 1)
+#define N_ROOT_SLOTS (NO_KIND_SLOT + 1)
+
+/* Generations 0..HT_GEN_MAX, then one slot for objects of no known one. */
+#define UNKNOWN_GEN_SLOT (HT_GEN_MAX + 1)
+#define N_GEN_SLOTS (UNKNOWN_GEN_SLOT + 1)
+
+struct dump_stats {
+	uint64_t index;
+	bool gc_dump;
+	int64_t gc;
+	bool aborted, complete;
+	uint64_t objects, bytes;
+	uint64_t references, dangling, duplicates;
+	uint64_t roots, weak_roots, dangling_roots;
+	uint64_t root_count[N_ROOT_SLOTS], root_weak[N_ROOT_SLOTS];
+	uint64_t unreachable, unreachable_bytes, weakly_reachable;
+	struct class_row *classes;
+	size_t n_classes;
+	bool has_generations;
+	uint64_t gen_count[N_GEN_SLOTS], gen_bytes[N_GEN_SLOTS];
+};
+
+struct gc_stats {
+	uint64_t index;
+	bool has_gc;
+	uint64_t gc;           /* the runtime's number */
+	uint32_t generations;  /* bit g: generation g collected */
+	enum ht_gc_reason reason;
+	bool finished;
+	int64_t dump;          /* the dump of its references, -1 if none */
+	uint64_t moved_blocks, moved_bytes;
+	uint64_t surviving_blocks, surviving_bytes;
+	/*
+	 * Relocation tracking of objects (DESIGN.md section 3) is to add
+	 * here, and to the output after surviving_bytes, the objects this GC
+	 * moved, left in place and proved dead: moved_objects,
+	 * survived_objects, died_objects (keys promised by DESIGN.md).
+	 */
+};
+
+struct stats {
+	const char *path;
+	int format;
+	int64_t select;        /* HEAP_ALL_DUMPS or --dump's */
+	bool retained_by_class;
+
+	struct dump_stats *dumps;
+	size_t n_dumps, cap_dumps;
+	uint64_t dumps_in_trace;
+	bool damaged;
+	struct ht_error err;   /* why collecting a dump failed */
+
+	struct gc_stats *gcs;
+	size_t n_gcs, cap_gcs;
+	struct progress *progress;
+	struct ht_reader *reader;
+};
+
+/* ---- dumps --------------------------------------------------------------- */
+
+static size_t root_slot(const struct heap_root *r)
+{
+	if (r->container)
+		return r->container <= HT_C_LAST ? r->container : 0;
+	if (r->kind <= HT_ROOT_KIND_LAST)
+		return KIND_SLOT(r->kind);
+	return NO_KIND_SLOT;
+}
+
+static void count_roots(struct dump_stats *ds, const struct heap *h)
+{
+	for (size_t i = 0; i < h->n_roots; i++) {
+		const struct heap_root *r = &h->roots[i];
+		size_t slot = root_slot(r);
+		bool weak = heap_root_is_weak(r);
+
+		if (r->ref == 0)
+			continue; /* a null root holds nothing */
+		ds->roots++;
+		ds->weak_roots += weak;
+		ds->root_count[slot]++;
+		ds->root_weak[slot] += weak;
+	}
+}
+
+static void count_generations(struct dump_stats *ds, const struct heap *h)
+{
+	for (uint32_t i = 0; i < h->n; i++) {
+		unsigned gen = heap_generation(h, i);
+		size_t slot = gen <= HT_GEN_MAX ? gen : UNKNOWN_GEN_SLOT;
+
+		ds->has_generations |= slot != UNKNOWN_GEN_SLOT;
+		ds->gen_count[slot]++;
+		ds->gen_bytes[slot] += h->size[i];
+	}
+}
+
+static struct dump_stats *new_dump_stats(struct stats *s)
+{
+	if (s->n_dumps == s->cap_dumps) {
+		size_t cap = s->cap_dumps ? 2 * s->cap_dumps : 8;
+		struct dump_stats *p = realloc(s->dumps, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		s->dumps = p;
+		s->cap_dumps = cap;
+	}
+	memset(&s->dumps[s->n_dumps], 0, sizeof(s->dumps[0]));
+	return &s->dumps[s->n_dumps++];
+}
+
+static void out_of_memory(struct ht_error *err)
+{
+	memset(err, 0, sizeof(*err));
+	err->code = HT_E_NOMEM;
+	snprintf(err->message, sizeof(err->message), "out of memory");
+}
+
+/* heap_scan's callback: the figures of one dump; the graph is let go. */
+static int collect_dump(void *ctx, struct heap *h, bool *keep)
+{
+	struct stats *s = ctx;
+	struct dump_stats *ds = new_dump_stats(s);
+	struct heap_dominators d;
+
+	*keep = false;
+	if (!ds) {
+		out_of_memory(&s->err);
+		return 1;
+	}
+	ds->index = h->dump;
+	ds->gc_dump = h->gc_dump;
+	ds->gc = h->gc;
+	ds->aborted = h->aborted;
+	ds->complete = h->complete;
+	ds->objects = h->n;
+	ds->bytes = h->total_bytes;
+	ds->references = h->n_references;
+	ds->dangling = h->n_dangling;
+	ds->dangling_roots = h->n_dangling_roots;
+	ds->duplicates = h->n_duplicates;
+	count_roots(ds, h);
+	count_generations(ds, h);
+	if (heap_dominators(h, &d, &s->err) < 0)
+		return 1;
+	ds->unreachable = d.unreachable;
+	ds->unreachable_bytes = d.unreachable_bytes;
+	ds->weakly_reachable = d.weakly_reachable;
+	if (class_table(h, s->retained_by_class ? &d : NULL, BY_BYTES,
+			&ds->classes, &ds->n_classes) < 0) {
+		out_of_memory(&s->err);
+		heap_dominators_free(&d);
+		return 1;
+	}
+	heap_dominators_free(&d);
+	warn_dump_quality(s->path, h);
+	return 0;
+}
+
+/* EXIT_DONE, or the exit status once said why not. */
+static int scan_dumps(struct stats *s)
+{
+	struct heap_scan_report report;
+	struct ht_error err;
+	struct ht_reader *r = input_open(s->path);
+	int rc;
+
+	if (!r)
+		return EXIT_UNREADABLE;
+	rc = heap_scan(r, s->select, collect_dump, s, &report, &err);
+	ht_reader_close(r);
+	s->dumps_in_trace = report.dumps;
+	if (rc > 0) {
+		error_msg("%s: dump %zu: %s", s->path, s->n_dumps - 1,
+			  s->err.message);
+		return EXIT_UNREADABLE;
+	}
+	if (rc < 0 && !report.read_error) {
+		error_msg("%s", err.message);
+		return EXIT_UNREADABLE;
+	}
+	if (rc < 0) {
+		s->damaged = true;
+		warn_damage(&err);
+	}
+	if (s->select != HEAP_ALL_DUMPS && s->n_dumps == 0)
+		return no_such_dump(s->path, s->select, &report, s->damaged);
+	return EXIT_DONE;
+}
+
+/* ---- GCs ----------------------------------------------------------------- */
+
+/* The GC the event belongs to; NULL outside a GC. */
+static struct gc_stats *current_gc(struct stats *s,
+				   const struct ht_replay_state *st)
+{
+	struct gc_stats *g = s->n_gcs ? &s->gcs[s->n_gcs - 1] : NULL;
+
+	if (!st->in_gc || !g || st->gc < 0 || g->index != (uint64_t)st->gc)
+		return NULL;
+	return g;
+}
+
+static int gc_started(struct stats *s, const struct ht_ev_gc_started *ev,
+		      const struct ht_replay_state *st)
+{
+	struct gc_stats *g;
+
+	if (s->n_gcs == s->cap_gcs) {
+		size_t cap = s->cap_gcs ? 2 * s->cap_gcs : 16;
+		struct gc_stats *p = realloc(s->gcs, cap * sizeof(*p));
+
+		if (!p)
+			return 1;
+		s->gcs = p;
+		s->cap_gcs = cap;
+	}
+	g = &s->gcs[s->n_gcs++];
+	memset(g, 0, sizeof(*g));
+	g->index = (uint64_t)st->gc;
+	g->has_gc = ev->has_gc;
+	g->gc = ev->gc;
+	g->generations = ev->generations;
+	g->reason = ev->reason;
+	g->dump = -1;
+	return 0;
+}
+
+static int on_gc_event(void *ctx, const struct ht_event *ev,
+		       const struct ht_replay_state *st)
+{
+	struct stats *s = ctx;
+	struct gc_stats *g;
+
+	progress_update(s->progress, st->event_index + 1,
+			ht_reader_position(s->reader).offset);
+	if (ev->type == HT_EV_GC_STARTED)
+		return gc_started(s, &ev->u.gc_started, st);
+	g = current_gc(s, st);
+	if (!g)
+		return 0;
+	switch (ev->type) {
+	case HT_EV_MOVED_REFERENCES:
+		g->moved_blocks += ev->u.moved_references.count;
+		for (size_t i = 0; i < ev->u.moved_references.count; i++)
+			g->moved_bytes += ev->u.moved_references.blocks[i].length;
+		break;
+	case HT_EV_SURVIVING_REFERENCES:
+		g->surviving_blocks += ev->u.surviving_references.count;
+		for (size_t i = 0; i < ev->u.surviving_references.count; i++)
+			g->surviving_bytes +=
+				ev->u.surviving_references.blocks[i].length;
+		break;
+	case HT_EV_GC_FINISHED:
+		g->finished = true;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
+{
+	struct stats *s = ctx;
+	struct gc_stats *g = current_gc(s, st);
+
+	if (g && st->gc_dump)
+		g->dump = st->dump;
+	return 0;
+}
+
+/* The second pass. Damage was reported by the first; a failure here that
+ * the first did not meet (the file changed in between) is reported now. */
+static int scan_gcs(struct stats *s)
+{
+	struct ht_replay_callbacks cb = {.on_dump_begin = on_dump_begin};
+	struct ht_replay_summary summary;
+	struct ht_error err;
+	int rc;
+
+	if (!input_can_reread(s->path)) {
+		warning_msg("%s: not a regular file, so it cannot be read twice: "
+			    "no GC figures", s->path);
+		return EXIT_DONE;
+	}
+	s->reader = input_open(s->path);
+	if (!s->reader)
+		return EXIT_UNREADABLE;
+	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
+		cb.on_event[t] = on_gc_event;
+	s->progress = progress_start("stats: GCs", s->path);
+	rc = ht_replay(s->reader, &cb, s, &summary, &err);
+	progress_end(s->progress);
+	ht_reader_close(s->reader);
+	s->reader = NULL;
+	if (rc > 0) {
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	if (rc < 0 && !(summary.read_error && s->damaged)) {
+		error_msg("%s", err.message);
+		return EXIT_UNREADABLE;
+	}
+	return EXIT_DONE;
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+static void line(const char *label, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void line(const char *label, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("  %-17s ", label);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static const char *root_slot_name(size_t slot)
+{
+	if (slot == NO_KIND_SLOT)
+		return "root";
+	if (slot >= KIND_SLOT(0))
+		return ht_root_kind_name(
+			(enum ht_root_kind)(slot - KIND_SLOT(0)));
+	return slot ? ht_container_name((enum ht_container_type)slot)
+		    : "container";
+}
+
+static void print_roots_text(const struct dump_stats *ds)
+{
+	line("roots", "%llu (%llu weak, %llu dangling)",
+	     (unsigned long long)ds->roots, (unsigned long long)ds->weak_roots,
+	     (unsigned long long)ds->dangling_roots);
+	for (size_t slot = 0; slot < N_ROOT_SLOTS; slot++) {
+		char label[40];
+
+		if (!ds->root_count[slot])
+			continue;
+		snprintf(label, sizeof(label), "  %s", root_slot_name(slot));
+		if (ds->root_weak[slot])
+			line(label, "%llu (%llu weak)",
+			     (unsigned long long)ds->root_count[slot],
+			     (unsigned long long)ds->root_weak[slot]);
+		else
+			line(label, "%llu",
+			     (unsigned long long)ds->root_count[slot]);
+	}
+}
+
+static void print_classes_text(const struct stats *s,
+			       const struct dump_stats *ds)
+{
+	int w_count = 5, w_bytes = 5, w_ret = 8;
+	char a[SIZE_TEXT], b[SIZE_TEXT];
+
+	for (size_t i = 0; i < ds->n_classes; i++) {
+		widen_number(&w_count, ds->classes[i].count);
+		widen_size(&w_bytes, ds->classes[i].bytes);
+		widen_size(&w_ret, ds->classes[i].retained);
+	}
+	putchar('\n');
+	if (s->retained_by_class)
+		printf("  %*s  %*s  %*s  CLASS\n", w_count, "COUNT", w_bytes,
+		       "BYTES", w_ret, "RETAINED");
+	else
+		printf("  %*s  %*s  CLASS\n", w_count, "COUNT", w_bytes,
+		       "BYTES");
+	for (size_t i = 0; i < ds->n_classes; i++) {
+		const struct class_row *c = &ds->classes[i];
+
+		printf("  %*llu  %*s  ", w_count, (unsigned long long)c->count,
+		       w_bytes, human_size(c->bytes, a));
+		if (s->retained_by_class)
+			printf("%*s  ", w_ret, human_size(c->retained, b));
+		printf("%s\n", c->name);
+	}
+}
+
+static void print_generations_text(const struct dump_stats *ds)
+{
+	int w_count = 5, w_bytes = 5;
+	char a[SIZE_TEXT], g[16];
+
+	if (!ds->has_generations)
+		return;
+	for (size_t i = 0; i < N_GEN_SLOTS; i++) {
+		widen_number(&w_count, ds->gen_count[i]);
+		widen_size(&w_bytes, ds->gen_bytes[i]);
+	}
+	printf("\n  %-10s  %*s  %*s\n", "GENERATION", w_count, "COUNT",
+	       w_bytes, "BYTES");
+	for (size_t i = 0; i < N_GEN_SLOTS; i++)
+		if (ds->gen_count[i])
+			printf("  %-10s  %*llu  %*s\n",
+			       generation_name((unsigned)i, g), w_count,
+			       (unsigned long long)ds->gen_count[i], w_bytes,
+			       human_size(ds->gen_bytes[i], a));
+}
+
+static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
+{
+	char a[SIZE_TEXT];
+
+	printf("\ndump %llu: ", (unsigned long long)ds->index);
+	if (ds->gc_dump)
+		printf("references of GC %lld", (long long)ds->gc);
+	else
+		printf("heap dump");
+	if (!ds->complete)
+		printf(", incomplete (the trace ends inside it)");
+	if (ds->aborted)
+		printf(", aborted by the profiler");
+	putchar('\n');
+	line("objects", "%llu, %s", (unsigned long long)ds->objects,
+	     exact_size(ds->bytes, a));
+	line("references", "%llu (%llu dangling)",
+	     (unsigned long long)ds->references,
+	     (unsigned long long)ds->dangling);
+	print_roots_text(ds);
+	line("unreachable", "%llu, %s", (unsigned long long)ds->unreachable,
+	     exact_size(ds->unreachable_bytes, a));
+	line("weakly reachable", "%llu",
+	     (unsigned long long)ds->weakly_reachable);
+	line("duplicates", "%llu", (unsigned long long)ds->duplicates);
+	if (ds->n_classes)
+		print_classes_text(s, ds);
+	print_generations_text(ds);
+}
+
+static void print_generation_list(uint32_t generations)
+{
+	const char *sep = "";
+	char g[16];
+
+	for (unsigned i = 0; i <= HT_GEN_MAX; i++) {
+		if (generations & (1u << i)) {
+			printf("%s%s", sep, generation_name(i, g));
+			sep = ", ";
+		}
+	}
+	if (!*sep)
+		printf("none");
+}
+
+static void print_blocks(const char *label, uint64_t blocks, uint64_t bytes)
+{
+	char a[SIZE_TEXT], n[48];
+
+	line(label, "%s, %s", count_of(blocks, "block", "blocks", n),
+	     exact_size(bytes, a));
+}
+
+static void print_gc_text(const struct gc_stats *g)
+{
+	printf("\ngc %llu", (unsigned long long)g->index);
+	if (g->has_gc)
+		printf(" (the runtime's GC %llu)", (unsigned long long)g->gc);
+	printf(": generations ");
+	print_generation_list(g->generations);
+	printf(", reason %s%s\n", ht_gc_reason_name(g->reason),
+	       g->finished ? "" : ", unfinished (no gc_finished)");
+	print_blocks("moved", g->moved_blocks, g->moved_bytes);
+	print_blocks("surviving", g->surviving_blocks, g->surviving_bytes);
+	if (g->dump >= 0)
+		line("references", "dump %lld", (long long)g->dump);
+}
+
+static int report_text(const struct stats *s)
+{
+	char a[48], b[48];
+
+	printf("%s: %s, %s\n", s->path,
+	       count_of(s->dumps_in_trace, "dump", "dumps", a),
+	       count_of(s->n_gcs, "GC", "GCs", b));
+	for (size_t i = 0; i < s->n_dumps; i++)
+		print_dump_text(s, &s->dumps[i]);
+	for (size_t i = 0; i < s->n_gcs; i++)
+		print_gc_text(&s->gcs[i]);
+	return fflush(stdout) == 0 ? 0 : -1;
+}
+
+/* ---- yaml, json ---------------------------------------------------------- */
+
+static void out_root_groups(struct out *o, const struct dump_stats *ds)
+{
+	out_begin_array(o, "root_groups");
+	for (size_t slot = 0; slot < N_ROOT_SLOTS; slot++) {
+		if (!ds->root_count[slot])
+			continue;
+		out_begin_object(o, NULL);
+		if (slot < KIND_SLOT(0))
+			out_string(o, "container", root_slot_name(slot));
+		else if (slot == NO_KIND_SLOT)
+			out_null(o, "kind");
+		else
+			out_string(o, "kind", root_slot_name(slot));
+		out_u64(o, "count", ds->root_count[slot]);
+		out_u64(o, "weak", ds->root_weak[slot]);
+		out_end_object(o);
+	}
+	out_end_array(o);
+}
+
+static void out_classes(struct out *o, const struct stats *s,
+			const struct dump_stats *ds)
+{
+	out_begin_array(o, "classes");
+	for (size_t i = 0; i < ds->n_classes; i++) {
+		const struct class_row *c = &ds->classes[i];
+
+		out_begin_object(o, NULL);
+		out_string(o, "name", c->name);
+		if (c->cls == HEAP_NO_CLASS)
+			out_null(o, "class_id");
+		else
+			out_id(o, "class_id", c->id);
+		out_u64(o, "count", c->count);
+		out_u64(o, "bytes", c->bytes);
+		if (s->retained_by_class)
+			out_u64(o, "retained", c->retained);
+		out_end_object(o);
+	}
+	out_end_array(o);
+}
+
+static void out_generations(struct out *o, const struct dump_stats *ds)
+{
+	out_begin_array(o, "generations");
+	for (size_t i = 0; ds->has_generations && i < N_GEN_SLOTS; i++) {
+		if (!ds->gen_count[i])
+			continue;
+		out_begin_object(o, NULL);
+		if (i == UNKNOWN_GEN_SLOT)
+			out_null(o, "generation");
+		else
+			out_u64(o, "generation", i);
+		out_u64(o, "count", ds->gen_count[i]);
+		out_u64(o, "bytes", ds->gen_bytes[i]);
+		out_end_object(o);
+	}
+	out_end_array(o);
+}
+
+static void out_dump(struct out *o, const struct stats *s,
+		     const struct dump_stats *ds)
+{
+	out_begin_object(o, NULL);
+	out_u64(o, "index", ds->index);
+	out_bool(o, "gc_dump", ds->gc_dump);
+	if (ds->gc_dump)
+		out_i64(o, "gc", ds->gc);
+	else
+		out_null(o, "gc");
+	out_bool(o, "complete", ds->complete);
+	out_bool(o, "aborted", ds->aborted);
+	out_u64(o, "objects", ds->objects);
+	out_u64(o, "bytes", ds->bytes);
+	out_u64(o, "references", ds->references);
+	out_u64(o, "dangling_references", ds->dangling);
+	out_u64(o, "roots", ds->roots);
+	out_u64(o, "weak_roots", ds->weak_roots);
+	out_u64(o, "dangling_roots", ds->dangling_roots);
+	out_root_groups(o, ds);
+	out_u64(o, "unreachable_objects", ds->unreachable);
+	out_u64(o, "unreachable_bytes", ds->unreachable_bytes);
+	out_u64(o, "weakly_reachable", ds->weakly_reachable);
+	out_u64(o, "duplicates", ds->duplicates);
+	out_classes(o, s, ds);
+	out_generations(o, ds);
+	out_end_object(o);
+}
+
+static void out_gc(struct out *o, const struct gc_stats *g)
+{
+	out_begin_object(o, NULL);
+	out_u64(o, "index", g->index);
+	if (g->has_gc)
+		out_u64(o, "gc", g->gc);
+	else
+		out_null(o, "gc");
+	out_begin_array(o, "generations");
+	for (unsigned i = 0; i <= HT_GEN_MAX; i++)
+		if (g->generations & (1u << i))
+			out_u64(o, NULL, i);
+	out_end_array(o);
+	out_string(o, "reason", ht_gc_reason_name(g->reason));
+	out_bool(o, "finished", g->finished);
+	if (g->dump >= 0)
+		out_i64(o, "dump", g->dump);
+	else
+		out_null(o, "dump");
+	out_u64(o, "moved_blocks", g->moved_blocks);
+	out_u64(o, "moved_bytes", g->moved_bytes);
+	out_u64(o, "surviving_blocks", g->surviving_blocks);
+	out_u64(o, "surviving_bytes", g->surviving_bytes);
+	out_end_object(o);
+}
+
+static int report_structured(const struct stats *s)
+{
+	struct out *o = out_new(stdout, (enum output_format)s->format);
+
+	if (!o)
+		return -1;
+	out_begin_object(o, NULL);
+	out_string(o, "file", s->path);
+	out_u64(o, "dump_count", s->dumps_in_trace);
+	out_u64(o, "gc_count", s->n_gcs);
+	out_begin_array(o, "dumps");
+	for (size_t i = 0; i < s->n_dumps; i++)
+		out_dump(o, s, &s->dumps[i]);
+	out_end_array(o);
+	out_begin_array(o, "gcs");
+	for (size_t i = 0; i < s->n_gcs; i++)
+		out_gc(o, &s->gcs[i]);
+	out_end_array(o);
+	out_end_object(o);
+	return out_finish(o);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+static void free_stats(struct stats *s)
+{
+	for (size_t i = 0; i < s->n_dumps; i++)
+		class_table_free(s->dumps[i].classes, s->dumps[i].n_classes);
+	free(s->dumps);
+	free(s->gcs);
+}
+
+static int run_stats(struct stats *s)
+{
+	int status, rc;
+
+	if (input_prepare_reread(s->path) < 0)
+		return EXIT_UNREADABLE;
+	status = scan_dumps(s);
+	if (status == EXIT_DONE)
+		status = scan_gcs(s);
+	if (status == EXIT_DONE) {
+		rc = s->format == FORMAT_TEXT ? report_text(s)
+					      : report_structured(s);
+		if (rc < 0)
+			error_msg("cannot write the report: %m");
+		status = analysis_status(s->damaged);
+	}
+	free_stats(s);
+	return status;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"dump", required_argument, NULL, 'd'},
+		{"retained-by-class", no_argument, NULL, 'r'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct stats s = {.select = HEAP_ALL_DUMPS};
+	int ch, status;
+
+	start_options();
+	while ((ch = getopt_long(argc, argv, ":d:rf:h", options, NULL)) != -1) {
+		status = EXIT_DONE;
+		switch (ch) {
+		case 'd':
+			status = parse_dump_option("stats", optarg, &s.select);
+			break;
+		case 'r':
+			s.retained_by_class = true;
+			break;
+		case 'f':
+			status = parse_format_option("stats", optarg, &s.format);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return EXIT_DONE;
+		default:
+			return bad_option("stats", ch, argv);
+		}
+		if (status != EXIT_DONE)
+			return status;
+	}
+	status = trace_operand("stats", argc, argv, &s.path);
+	if (status != EXIT_DONE)
+		return status;
+	return run_stats(&s);
+}

@@ -1,0 +1,402 @@
+/*
+ * builtin-top.c - `heaptrace top`: the biggest retainers of a dump, as
+ * objects ordered by retained or self size, or as classes ordered by
+ * retained size, self bytes or count.
+ */
+#include "builtin.h"
+#include "cli.h"
+#include "describe.h"
+#include "load-dump.h"
+#include "output.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: heaptrace top [-n N] [--by retained|self|count] [--classes]\n"
+	"                     [--dump N] [--format text|yaml|json] [FILE]\n"
+	"\n"
+	"Lists the objects of a dump that retain the most memory (what would\n"
+	"be freed if they were), or with --classes the classes. Ties are broken\n"
+	"by id (objects) or name (classes).\n"
+	"\n"
+	"  -n, --number N    list N objects or classes (default 20; 0: all)\n"
+	"  -b, --by KEY      retained (default), self, or count (with --classes)\n"
+	"  -c, --classes     aggregate by class: count, self bytes, and retained\n"
+	"                    bytes of the objects no object of the class dominates\n"
+	"  -d, --dump N      the dump to analyze (default: the last)\n"
+	"  -f, --format FMT  text (default), yaml or json\n"
+	"  -h, --help        this help\n";
+
+enum top_key {
+	KEY_RETAINED,
+	KEY_SELF,
+	KEY_COUNT,
+};
+
+static const char *const key_names[] = {
+	[KEY_RETAINED] = "retained",
+	[KEY_SELF] = "self",
+	[KEY_COUNT] = "count",
+};
+
+struct top {
+	const char *path;
+	int format;
+	int64_t select;
+	uint64_t limit;
+	enum top_key by;
+	bool classes;
+	const struct heap *h;
+	const struct heap_dominators *d;
+};
+
+/* ---- objects ------------------------------------------------------------- */
+
+static uint64_t object_key(const struct top *t, uint32_t i)
+{
+	return t->by == KEY_SELF ? t->h->size[i] : t->d->retained[i];
+}
+
+/* Whether object a is listed before b: larger key first, then lower id
+ * (objects are sorted by id, so lower index). */
+static bool ranks_before(const struct top *t, uint32_t a, uint32_t b)
+{
+	uint64_t ka = object_key(t, a), kb = object_key(t, b);
+
+	return ka != kb ? ka > kb : a < b;
+}
+
+/* The k best are kept in a heap whose root is the worst of them, so each
+ * further object costs log k: top -n 20 of ten million objects stays fast. */
+static void sift_down(const struct top *t, uint32_t *heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, worst = i;
+		uint32_t tmp;
+
+		if (l < n && ranks_before(t, heap[worst], heap[l]))
+			worst = l;
+		if (r < n && ranks_before(t, heap[worst], heap[r]))
+			worst = r;
+		if (worst == i)
+			return;
+		tmp = heap[i];
+		heap[i] = heap[worst];
+		heap[worst] = tmp;
+		i = worst;
+	}
+}
+
+static void sift_up(const struct top *t, uint32_t *heap, size_t i)
+{
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		uint32_t tmp;
+
+		if (!ranks_before(t, heap[parent], heap[i]))
+			return;
+		tmp = heap[i];
+		heap[i] = heap[parent];
+		heap[parent] = tmp;
+		i = parent;
+	}
+}
+
+/* The first k objects in listing order, into best[0..k). */
+static void select_objects(const struct top *t, uint32_t *best, size_t k)
+{
+	size_t n = 0;
+
+	if (k == 0)
+		return;
+	for (uint32_t i = 0; i < t->h->n; i++) {
+		if (n < k) {
+			best[n] = i;
+			sift_up(t, best, n++);
+		} else if (ranks_before(t, i, best[0])) {
+			best[0] = i;
+			sift_down(t, best, n, 0);
+		}
+	}
+	/* taking the worst off the heap, one by one, fills it from the back */
+	while (n > 1) {
+		uint32_t worst = best[0];
+
+		best[0] = best[--n];
+		sift_down(t, best, n, 0);
+		best[n] = worst;
+	}
+}
+
+static size_t shown_count(const struct top *t, size_t available)
+{
+	return t->limit == 0 || t->limit > available ? available
+						     : (size_t)t->limit;
+}
+
+static void print_objects_text(const struct top *t, const uint32_t *best,
+			       size_t k)
+{
+	char a[SIZE_TEXT], b[SIZE_TEXT], id[24], cls[64];
+	int w_ret = (int)strlen("RETAINED"), w_self = (int)strlen("SELF");
+	int w_id = (int)strlen("ID");
+
+	for (size_t i = 0; i < k; i++) {
+		widen_size(&w_ret, t->d->retained[best[i]]);
+		widen_size(&w_self, t->h->size[best[i]]);
+		widen_id(&w_id, t->h->id[best[i]]);
+	}
+	printf("%*s  %*s  %-*s  %s\n", w_ret, "RETAINED", w_self, "SELF",
+	       w_id, "ID", "CLASS");
+	for (size_t i = 0; i < k; i++) {
+		uint32_t o = best[i];
+
+		printf("%*s  %*s  %-*s  %s\n",
+		       w_ret, human_size(t->d->retained[o], a),
+		       w_self, human_size(t->h->size[o], b),
+		       w_id, hex_id(t->h->id[o], id),
+		       heap_class_name(t->h, o, cls));
+	}
+}
+
+static void out_objects(struct out *o, const struct top *t,
+			const uint32_t *best, size_t k)
+{
+	char cls[64];
+
+	out_begin_array(o, "objects");
+	for (size_t i = 0; i < k; i++) {
+		uint32_t x = best[i];
+
+		out_begin_object(o, NULL);
+		out_id(o, "id", t->h->id[x]);
+		out_string(o, "class", heap_class_name(t->h, x, cls));
+		out_u64(o, "size", t->h->size[x]);
+		out_u64(o, "retained", t->d->retained[x]);
+		out_end_object(o);
+	}
+	out_end_array(o);
+}
+
+/* ---- classes ------------------------------------------------------------- */
+
+static void print_classes_text(const struct class_row *rows, size_t k)
+{
+	char a[SIZE_TEXT];
+	int w_count = (int)strlen("COUNT"), w_self = (int)strlen("SELF");
+	int w_ret = (int)strlen("RETAINED");
+
+	for (size_t i = 0; i < k; i++) {
+		widen_number(&w_count, rows[i].count);
+		widen_size(&w_self, rows[i].bytes);
+		widen_size(&w_ret, rows[i].retained);
+	}
+	printf("%*s  %*s  %*s  %s\n", w_count, "COUNT", w_self, "SELF",
+	       w_ret, "RETAINED", "CLASS");
+	for (size_t i = 0; i < k; i++) {
+		char b[SIZE_TEXT];
+
+		printf("%*llu  %*s  %*s  %s\n",
+		       w_count, (unsigned long long)rows[i].count,
+		       w_self, human_size(rows[i].bytes, a),
+		       w_ret, human_size(rows[i].retained, b), rows[i].name);
+	}
+}
+
+static void out_classes(struct out *o, const struct class_row *rows, size_t k)
+{
+	out_begin_array(o, "classes");
+	for (size_t i = 0; i < k; i++) {
+		out_begin_object(o, NULL);
+		out_string(o, "name", rows[i].name);
+		if (rows[i].cls == HEAP_NO_CLASS)
+			out_null(o, "class_id");
+		else
+			out_id(o, "class_id", rows[i].id);
+		out_u64(o, "count", rows[i].count);
+		out_u64(o, "bytes", rows[i].bytes);
+		out_u64(o, "retained", rows[i].retained);
+		out_end_object(o);
+	}
+	out_end_array(o);
+}
+
+/* ---- the report ---------------------------------------------------------- */
+
+static const char *key_text(enum top_key by)
+{
+	switch (by) {
+	case KEY_SELF:
+		return "self size";
+	case KEY_COUNT:
+		return "count";
+	case KEY_RETAINED:
+		break;
+	}
+	return "retained size";
+}
+
+/* "dump 0 of FILE: 5 objects, 112 B[, 3 classes]; top 3 by retained size" */
+static void print_heading(const struct top *t, size_t shown, size_t n_classes)
+{
+	char total[SIZE_TEXT], objects[48], classes[48];
+
+	printf("dump %llu of %s: %s, %s", (unsigned long long)t->h->dump,
+	       t->path, count_of(t->h->n, "object", "objects", objects),
+	       human_size(t->h->total_bytes, total));
+	if (t->classes)
+		printf(", %s", count_of(n_classes, "class", "classes", classes));
+	printf("; top %zu by %s\n", shown, key_text(t->by));
+}
+
+static int report(const struct top *t, const uint32_t *best, size_t k,
+		  const struct class_row *rows, size_t n_rows)
+{
+	struct out *o;
+
+	if (t->format == FORMAT_TEXT) {
+		if (t->classes) {
+			print_heading(t, k, n_rows);
+			print_classes_text(rows, k);
+		} else {
+			print_heading(t, k, 0);
+			print_objects_text(t, best, k);
+		}
+		return fflush(stdout) == 0 ? 0 : -1;
+	}
+	o = out_new(stdout, (enum output_format)t->format);
+	if (!o)
+		return -1;
+	out_begin_object(o, NULL);
+	out_u64(o, "dump", t->h->dump);
+	out_string(o, "by", key_names[t->by]);
+	if (t->classes)
+		out_classes(o, rows, k);
+	else
+		out_objects(o, t, best, k);
+	out_end_object(o);
+	return out_finish(o);
+}
+
+static enum class_order class_order_of(enum top_key by)
+{
+	switch (by) {
+	case KEY_SELF:
+		return BY_BYTES;
+	case KEY_COUNT:
+		return BY_COUNT;
+	case KEY_RETAINED:
+		break;
+	}
+	return BY_RETAINED;
+}
+
+static int run_top(struct top *t)
+{
+	struct loaded_dump ld;
+	struct heap_dominators d;
+	struct ht_error err;
+	struct class_row *rows = NULL;
+	uint32_t *best = NULL;
+	size_t n_rows = 0, k = 0;
+	int status, rc = 0;
+
+	status = load_dump(t->path, t->select, &ld);
+	if (status != EXIT_DONE)
+		return status;
+	if (heap_dominators(ld.heap, &d, &err) < 0) {
+		error_msg("%s", err.message);
+		unload_dump(&ld);
+		return EXIT_UNREADABLE;
+	}
+	t->h = ld.heap;
+	t->d = &d;
+	if (t->classes) {
+		rc = class_table(t->h, &d, class_order_of(t->by), &rows, &n_rows);
+		k = shown_count(t, n_rows);
+	} else {
+		k = shown_count(t, t->h->n);
+		best = malloc((k ? k : 1) * sizeof(*best));
+		if (best)
+			select_objects(t, best, k);
+		else
+			rc = -1;
+	}
+	if (rc < 0)
+		error_msg("out of memory");
+	else if (report(t, best, k, rows, n_rows) < 0)
+		error_msg("cannot write the report: %m");
+	status = rc < 0 ? EXIT_UNREADABLE : analysis_status(ld.damaged);
+	free(best);
+	class_table_free(rows, n_rows);
+	heap_dominators_free(&d);
+	unload_dump(&ld);
+	return status;
+}
+
+static int parse_key(const char *arg, enum top_key *by)
+{
+	for (size_t i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++) {
+		if (strcmp(arg, key_names[i]) == 0) {
+			*by = (enum top_key)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"number", required_argument, NULL, 'n'},
+		{"by", required_argument, NULL, 'b'},
+		{"classes", no_argument, NULL, 'c'},
+		{"dump", required_argument, NULL, 'd'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct top t = {.select = HEAP_LAST_DUMP, .limit = 20};
+	int ch, status;
+
+	start_options();
+	while ((ch = getopt_long(argc, argv, ":n:b:cd:f:h", options, NULL)) != -1) {
+		status = EXIT_DONE;
+		switch (ch) {
+		case 'n':
+			if (parse_u64(optarg, &t.limit) < 0)
+				return usage_error("top", "-n takes a number");
+			break;
+		case 'b':
+			if (parse_key(optarg, &t.by) < 0)
+				return usage_error("top", "--by takes retained, "
+						   "self or count, not '%s'",
+						   optarg);
+			break;
+		case 'c':
+			t.classes = true;
+			break;
+		case 'd':
+			status = parse_dump_option("top", optarg, &t.select);
+			break;
+		case 'f':
+			status = parse_format_option("top", optarg, &t.format);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return EXIT_DONE;
+		default:
+			return bad_option("top", ch, argv);
+		}
+		if (status != EXIT_DONE)
+			return status;
+	}
+	if (t.by == KEY_COUNT && !t.classes)
+		return usage_error("top", "--by count needs --classes");
+	status = trace_operand("top", argc, argv, &t.path);
+	if (status != EXIT_DONE)
+		return status;
+	return run_top(&t);
+}

@@ -1,0 +1,444 @@
+/*
+ * describe.c - names for people and programs shared by the analysis
+ * commands (describe.h): sizes, roots, generations, the class table.
+ */
+#include "describe.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *human_size(uint64_t bytes, char *buf)
+{
+	static const char *const units[] = {
+		"KiB", "MiB", "GiB", "TiB", "PiB", "EiB",
+	};
+	double v;
+	size_t u = 0;
+
+	if (bytes < 1024) {
+		snprintf(buf, SIZE_TEXT, "%llu B", (unsigned long long)bytes);
+		return buf;
+	}
+	v = (double)bytes / 1024.0;
+	/* 1023.95 would print as "1024.0": that is the next unit's 1.0 */
+	while (v >= 1023.95 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024.0;
+		u++;
+	}
+	snprintf(buf, SIZE_TEXT, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+const char *exact_size(uint64_t bytes, char *buf)
+{
+	char human[SIZE_TEXT];
+
+	if (bytes < 1024)
+		return human_size(bytes, buf);
+	snprintf(buf, SIZE_TEXT, "%llu B (%s)", (unsigned long long)bytes,
+		 human_size(bytes, human));
+	return buf;
+}
+
+const char *hex_id(ht_id id, char *buf)
+{
+	snprintf(buf, 24, "0x%llx", (unsigned long long)id);
+	return buf;
+}
+
+void widen(int *w, int x)
+{
+	if (x > *w)
+		*w = x;
+}
+
+void widen_number(int *w, uint64_t n)
+{
+	char buf[24];
+
+	widen(w, snprintf(buf, sizeof(buf), "%llu", (unsigned long long)n));
+}
+
+void widen_size(int *w, uint64_t bytes)
+{
+	char buf[SIZE_TEXT];
+
+	widen(w, (int)strlen(human_size(bytes, buf)));
+}
+
+void widen_id(int *w, ht_id id)
+{
+	char buf[24];
+
+	widen(w, (int)strlen(hex_id(id, buf)));
+}
+
+const char *generation_name(unsigned generation, char *buf)
+{
+	if (generation == HT_GEN_LOH)
+		return "LOH";
+	if (generation == HT_GEN_POH)
+		return "POH";
+	if (generation > HT_GEN_MAX)
+		return "unknown";
+	snprintf(buf, 16, "%u", generation);
+	return buf;
+}
+
+const char *class_name_of_id(const struct heap *h, ht_id class_id)
+{
+	size_t lo = 0, hi = h->n_classes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->classes[mid].id < class_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < h->n_classes && h->classes[lo].id == class_id)
+		return h->classes[lo].name;
+	return NULL;
+}
+
+bool is_frame_container(unsigned container)
+{
+	return container >= HT_C_RT_JIT && container <= HT_C_RT_INTERNALFRAME;
+}
+
+/* ---- roots --------------------------------------------------------------- */
+
+struct text {
+	char *buf;
+	size_t len, used;
+};
+
+static void add(struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->used >= t->len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->used += (size_t)n;
+}
+
+static const struct {
+	unsigned bit;
+	const char *name;
+} root_flag_names[] = {
+	{HT_ROOT_WEAK, "weak"},
+	{HT_ROOT_PINNING, "pinning"},
+	{HT_ROOT_INTERIOR, "interior"},
+	{HT_ROOT_REFCOUNTED, "refcounted"},
+};
+
+#define N_ROOT_FLAGS (sizeof(root_flag_names) / sizeof(root_flag_names[0]))
+
+static const char *container_name(unsigned container)
+{
+	const char *name = ht_container_name((enum ht_container_type)container);
+
+	return name ? name : "container";
+}
+
+static void add_thread(struct text *t, const struct heap *h, ht_id thread)
+{
+	const char *name = heap_thread_name(h, thread);
+
+	if (name)
+		add(t, "thread %s", name);
+	else
+		add(t, "thread 0x%llx", (unsigned long long)thread);
+}
+
+/* What a container's ids name, in parentheses: the frame's method, the
+ * class whose statics these are, the thread's name. */
+static void add_container_detail(struct text *t, const struct heap *h,
+				 const struct heap_root *r)
+{
+	const char *name = NULL;
+
+	if (is_frame_container(r->container) && r->id2) {
+		name = heap_method_name(h, r->id2);
+		if (!name) {
+			add(t, " (method 0x%llx)", (unsigned long long)r->id2);
+			return;
+		}
+	} else if (r->container == HT_C_RT_CLASS) {
+		name = class_name_of_id(h, r->id1);
+	} else if (r->container == HT_C_RT_THREAD) {
+		name = heap_thread_name(h, r->id1);
+	}
+	if (name)
+		add(t, " (%s)", name);
+}
+
+static void add_root_flags(struct text *t, unsigned flags)
+{
+	const char *sep = " [";
+
+	for (size_t i = 0; i < N_ROOT_FLAGS; i++) {
+		if (flags & root_flag_names[i].bit) {
+			add(t, "%s%s", sep, root_flag_names[i].name);
+			sep = ", ";
+		}
+	}
+	if (flags)
+		add(t, "]");
+}
+
+const char *describe_root(const struct heap *h, const struct heap_root *r,
+			  char *buf, size_t len)
+{
+	struct text t = {buf, len, 0};
+
+	buf[0] = '\0';
+	if (r->container) {
+		add(&t, "%s 0x%llx", container_name(r->container),
+		    (unsigned long long)r->id1);
+		if (is_frame_container(r->container) && r->has_thread) {
+			add(&t, " in ");
+			add_thread(&t, h, r->thread);
+		}
+		add_container_detail(&t, h, r);
+	} else {
+		const char *kind = r->kind == HEAP_NO_KIND ? NULL :
+			ht_root_kind_name((enum ht_root_kind)r->kind);
+
+		if (kind)
+			add(&t, "%s ", kind);
+		add(&t, "root");
+		if (r->root_id)
+			add(&t, " 0x%llx", (unsigned long long)r->root_id);
+	}
+	add_root_flags(&t, r->root_flags);
+	return buf;
+}
+
+static void out_thread(struct out *o, const struct heap *h,
+		       const struct heap_root *r)
+{
+	ht_id thread = r->container == HT_C_RT_THREAD ? r->id1 : r->thread;
+
+	if (r->has_thread || r->container == HT_C_RT_THREAD) {
+		out_id(o, "thread", thread);
+		out_string(o, "thread_name", heap_thread_name(h, thread));
+	} else {
+		out_null(o, "thread");
+		out_null(o, "thread_name");
+	}
+}
+
+static void out_method(struct out *o, const struct heap *h,
+		       const struct heap_root *r)
+{
+	if (is_frame_container(r->container) && r->id2) {
+		out_id(o, "method", r->id2);
+		out_string(o, "method_name", heap_method_name(h, r->id2));
+	} else {
+		out_null(o, "method");
+		out_null(o, "method_name");
+	}
+}
+
+void out_root(struct out *o, const char *key, const struct heap *h,
+	      const struct heap_root *r)
+{
+	out_begin_object(o, key);
+	if (r->container) {
+		out_string(o, "container", container_name(r->container));
+		out_id(o, "id1", r->id1);
+		out_id(o, "id2", r->id2);
+	} else {
+		out_string(o, "kind", r->kind == HEAP_NO_KIND ? NULL :
+			   ht_root_kind_name((enum ht_root_kind)r->kind));
+	}
+	out_thread(o, h, r);
+	out_method(o, h, r);
+	if (r->container == HT_C_RT_CLASS)
+		out_string(o, "class", class_name_of_id(h, r->id1));
+	if (!r->container) {
+		if (r->root_id)
+			out_id(o, "root_id", r->root_id);
+		else
+			out_null(o, "root_id");
+		out_begin_array(o, "root_flags");
+		for (size_t i = 0; i < N_ROOT_FLAGS; i++)
+			if (r->root_flags & root_flag_names[i].bit)
+				out_string(o, NULL, root_flag_names[i].name);
+		out_end_array(o);
+	}
+	out_bool(o, "weak", heap_root_is_weak(r));
+	out_end_object(o);
+}
+
+/* ---- the class table ----------------------------------------------------- */
+
+/* Classes are counted in slots: one per entry of h->classes, and a last
+ * one for objects whose class the dump does not know. */
+static size_t class_slot(const struct heap *h, uint32_t object)
+{
+	uint32_t cls = h->cls[object];
+
+	return cls == HEAP_NO_CLASS || cls >= h->n_classes ? h->n_classes : cls;
+}
+
+/* Names are copied: stats keeps the table after the graph is gone. */
+static int name_row(const struct heap *h, struct class_row *row,
+		    uint32_t object)
+{
+	char buf[64];
+
+	row->cls = h->cls[object];
+	row->id = row->cls < h->n_classes ? h->classes[row->cls].id : 0;
+	row->name = strdup(heap_class_name(h, object, buf));
+	return row->name ? 0 : -1;
+}
+
+/*
+ * Walks the dominator tree depth first, without recursion or a stack: the
+ * tree is kept as first-child and next-sibling links, and idom leads back
+ * up. A class's object adds its retained size only when no object of its
+ * class is open above it, which open[] counts per slot.
+ */
+static int add_class_retained(const struct heap *h,
+			      const struct heap_dominators *d,
+			      struct class_row *slots, size_t n_slots)
+{
+	uint32_t *first = malloc((size_t)h->n * sizeof(*first));
+	uint32_t *next = malloc((size_t)h->n * sizeof(*next));
+	uint64_t *open = calloc(n_slots, sizeof(*open));
+	uint32_t top = HEAP_NONE, x;
+	int rc = -1;
+
+	if ((h->n && (!first || !next)) || !open)
+		goto out;
+	for (uint32_t i = 0; i < h->n; i++)
+		first[i] = HEAP_NONE;
+	for (uint32_t i = h->n; i-- > 0;) {
+		uint32_t p = d->idom[i];
+
+		if (p == HEAP_NONE)
+			continue;
+		if (p == HEAP_VIRTUAL_ROOT) {
+			next[i] = top;
+			top = i;
+		} else {
+			next[i] = first[p];
+			first[p] = i;
+		}
+	}
+	x = top;
+	while (x != HEAP_NONE) {
+		size_t s = class_slot(h, x);
+
+		if (open[s]++ == 0)
+			slots[s].retained += d->retained[x];
+		if (first[x] != HEAP_NONE) {
+			x = first[x];
+			continue;
+		}
+		/* a leaf: close it and the ancestors whose children are done */
+		while (x != HEAP_NONE) {
+			uint32_t p;
+
+			open[class_slot(h, x)]--;
+			if (next[x] != HEAP_NONE) {
+				x = next[x];
+				break;
+			}
+			p = d->idom[x];
+			x = p == HEAP_VIRTUAL_ROOT ? HEAP_NONE : p;
+		}
+	}
+	rc = 0;
+out:
+	free(first);
+	free(next);
+	free(open);
+	return rc;
+}
+
+/* qsort takes no context: the order of the sort in progress */
+static enum class_order sort_order;
+
+static uint64_t order_key(const struct class_row *r)
+{
+	switch (sort_order) {
+	case BY_RETAINED:
+		return r->retained;
+	case BY_COUNT:
+		return r->count;
+	case BY_BYTES:
+		break;
+	}
+	return r->bytes;
+}
+
+static int compare_rows(const void *a, const void *b)
+{
+	const struct class_row *x = a, *y = b;
+	uint64_t kx = order_key(x), ky = order_key(y);
+	int c;
+
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return 0;
+}
+
+int class_table(const struct heap *h, const struct heap_dominators *d,
+		enum class_order order, struct class_row **rows, size_t *n)
+{
+	size_t n_slots = h->n_classes + 1, used = 0;
+	struct class_row *slots = calloc(n_slots, sizeof(*slots));
+
+	*rows = NULL;
+	*n = 0;
+	if (!slots)
+		return -1;
+	for (uint32_t i = 0; i < h->n; i++) {
+		struct class_row *row = &slots[class_slot(h, i)];
+
+		if (row->count++ == 0 && name_row(h, row, i) < 0)
+			goto fail;
+		row->bytes += h->size[i];
+	}
+	if (d && add_class_retained(h, d, slots, n_slots) < 0)
+		goto fail;
+	for (size_t s = 0; s < n_slots; s++)
+		if (slots[s].count)
+			slots[used++] = slots[s];
+	sort_order = order;
+	qsort(slots, used, sizeof(*slots), compare_rows);
+	*rows = slots;
+	*n = used;
+	return 0;
+fail:
+	class_table_free(slots, n_slots);
+	return -1;
+}
+
+void class_table_free(struct class_row *rows, size_t n)
+{
+	if (!rows)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].name);
+	free(rows);
+}

@@ -1,0 +1,252 @@
+/*
+ * load-dump.c - the input side of the analysis commands (load-dump.h):
+ * options they all take, inputs read twice, and loading the chosen dump.
+ */
+#include "load-dump.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int parse_dump_option(const char *cmd, const char *arg, int64_t *select)
+{
+	uint64_t n;
+
+	if (parse_u64(arg, &n) < 0 || n > INT64_MAX)
+		return usage_error(cmd, "--dump takes a dump number "
+				   "(0 is the first)");
+	*select = (int64_t)n;
+	return EXIT_DONE;
+}
+
+int parse_format_option(const char *cmd, const char *arg, int *format)
+{
+	*format = parse_format(arg);
+	if (*format < 0)
+		return usage_error(cmd, "unknown format '%s'", arg);
+	return EXIT_DONE;
+}
+
+int trace_operand(const char *cmd, int argc, char **argv, const char **path)
+{
+	if (argc - optind > 1)
+		return usage_error(cmd, "one FILE at most");
+	*path = optind < argc ? argv[optind] : DEFAULT_TRACE;
+	return EXIT_DONE;
+}
+
+/* ---- inputs read more than once ------------------------------------------ */
+
+static bool is_stdin(const char *path)
+{
+	return strcmp(path, "-") == 0;
+}
+
+/* Where standard input started when first opened: rewinding to 0 would be
+ * wrong for `(head -c 10 >/dev/null; heaptrace stats -) < FILE`. */
+static off_t stdin_origin = -1;
+static bool stdin_opened;
+
+int input_prepare_reread(const char *path)
+{
+	char buf[1 << 16];
+	FILE *tmp;
+	size_t n;
+
+	if (!is_stdin(path) || lseek(STDIN_FILENO, 0, SEEK_CUR) >= 0)
+		return 0;
+	tmp = tmpfile();
+	if (!tmp) {
+		error_msg("cannot create a temporary copy of standard input: %m");
+		return -1;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0) {
+		if (fwrite(buf, 1, n, tmp) != n) {
+			error_msg("cannot copy standard input: %m");
+			fclose(tmp);
+			return -1;
+		}
+	}
+	if (ferror(stdin) || fflush(tmp) != 0 ||
+	    dup2(fileno(tmp), STDIN_FILENO) < 0) {
+		error_msg("cannot copy standard input: %m");
+		fclose(tmp);
+		return -1;
+	}
+	fclose(tmp);
+	clearerr(stdin);
+	if (fseeko(stdin, 0, SEEK_SET) != 0) {
+		error_msg("cannot rewind the copy of standard input: %m");
+		return -1;
+	}
+	return 0;
+}
+
+bool input_can_reread(const char *path)
+{
+	struct stat st;
+
+	if (is_stdin(path))
+		return fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode);
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+struct ht_reader *input_open(const char *path)
+{
+	if (is_stdin(path)) {
+		if (!stdin_opened) {
+			stdin_origin = ftello(stdin);
+			stdin_opened = true;
+		} else if (stdin_origin >= 0) {
+			clearerr(stdin);
+			if (fseeko(stdin, stdin_origin, SEEK_SET) != 0) {
+				error_msg("-: cannot read standard input "
+					  "again: %m");
+				return NULL;
+			}
+		}
+	}
+	return open_trace(path);
+}
+
+/* ---- the dump ------------------------------------------------------------ */
+
+void warn_damage(const struct ht_error *err)
+{
+	warning_msg("%s; the analysis covers the events before the damage",
+		    err->message);
+}
+
+void warn_dump_quality(const char *path, const struct heap *h)
+{
+	if (!h->complete)
+		warning_msg("%s: dump %llu is incomplete: the trace ends "
+			    "inside it", path, (unsigned long long)h->dump);
+	if (h->aborted)
+		warning_msg("%s: dump %llu was aborted by the profiler: "
+			    "objects may be missing", path,
+			    (unsigned long long)h->dump);
+}
+
+int analysis_status(bool damaged)
+{
+	return damaged ? EXIT_UNREADABLE : EXIT_DONE;
+}
+
+int no_such_dump(const char *path, int64_t select,
+		 const struct heap_scan_report *rep, bool damaged)
+{
+	const char *before = damaged ? " before the damage" : "";
+	char buf[48];
+
+	if (rep->dumps == 0) {
+		error_msg("%s: no heap dump in this trace%s", path, before);
+		return EXIT_UNREADABLE;
+	}
+	error_msg("%s has %s%s; there is no dump %lld", path,
+		  count_of(rep->dumps, "dump", "dumps", buf), before,
+		  (long long)select);
+	return damaged ? EXIT_UNREADABLE : EXIT_USAGE;
+}
+
+struct scan {
+	struct heap *heap;
+	struct heap_scan_report report;
+	bool damaged;
+	struct ht_error err;
+};
+
+static int keep_dump(void *ctx, struct heap *h, bool *keep)
+{
+	struct scan *s = ctx;
+
+	if (s->heap)
+		heap_free(s->heap);
+	s->heap = h;
+	*keep = true;
+	return 0;
+}
+
+/* One pass for one dump. EXIT_DONE (damage is not a failure: what came
+ * before it is used), or EXIT_UNREADABLE once said why. */
+static int scan_for(const char *path, int64_t select, struct scan *s)
+{
+	struct ht_reader *r = input_open(path);
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (!r)
+		return EXIT_UNREADABLE;
+	rc = heap_scan(r, select, keep_dump, s, &s->report, &s->err);
+	ht_reader_close(r);
+	if (rc == 0)
+		return EXIT_DONE;
+	if (rc == -1 && s->report.read_error) {
+		s->damaged = true;
+		return EXIT_DONE;
+	}
+	error_msg("%s", s->err.message);
+	if (s->heap)
+		heap_free(s->heap);
+	s->heap = NULL;
+	return EXIT_UNREADABLE;
+}
+
+/* The last dump is incomplete (the trace ends inside it): the one before
+ * it, when complete, says more. Keeps s as it is otherwise. */
+static void prefer_complete_dump(const char *path, struct scan *s)
+{
+	struct scan before;
+
+	if (!s->heap || s->heap->complete || s->heap->dump == 0 ||
+	    !input_can_reread(path))
+		return;
+	if (scan_for(path, (int64_t)s->heap->dump - 1, &before) != EXIT_DONE)
+		return;
+	if (before.heap && before.heap->complete) {
+		warning_msg("%s: dump %llu is incomplete (the trace ends inside "
+			    "it): analyzing dump %llu, the last complete one",
+			    path, (unsigned long long)s->heap->dump,
+			    (unsigned long long)before.heap->dump);
+		heap_free(s->heap);
+		s->heap = before.heap;
+	} else if (before.heap) {
+		heap_free(before.heap);
+	}
+}
+
+int load_dump(const char *path, int64_t select, struct loaded_dump *ld)
+{
+	struct scan s;
+	int status;
+
+	memset(ld, 0, sizeof(*ld));
+	ld->path = path;
+	/* a pipe too must be able to fall back on the dump before the last,
+	 * or the answer would depend on how the input was given */
+	if (input_prepare_reread(path) < 0)
+		return EXIT_UNREADABLE;
+	status = scan_for(path, select, &s);
+	if (status != EXIT_DONE)
+		return status;
+	if (s.damaged)
+		warn_damage(&s.err);
+	if (select == HEAP_LAST_DUMP)
+		prefer_complete_dump(path, &s);
+	if (!s.heap)
+		return no_such_dump(path, select, &s.report, s.damaged);
+	warn_dump_quality(path, s.heap);
+	ld->heap = s.heap;
+	ld->damaged = s.damaged;
+	return EXIT_DONE;
+}
+
+void unload_dump(struct loaded_dump *ld)
+{
+	if (ld->heap)
+		heap_free(ld->heap);
+	ld->heap = NULL;
+}

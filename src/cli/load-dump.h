@@ -1,0 +1,71 @@
+/*
+ * load-dump.h - what the analysis commands (stats, top, object, paths)
+ * share about their input: --dump N, opening an input that may be read
+ * twice (standard input included), loading the graph of the chosen dump,
+ * and saying what is wrong in the words and exit statuses of heaptrace(1):
+ * a damaged trace is analyzed up to the damage, with a warning, and exits
+ * 3; a trace without dumps exits 3; a --dump past the last exits 2.
+ */
+#ifndef HT_LOAD_DUMP_H
+#define HT_LOAD_DUMP_H
+
+#include "cli.h"
+
+#include "heap.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Parses --dump's value into *select. EXIT_DONE, or EXIT_USAGE once said. */
+int parse_dump_option(const char *cmd, const char *arg, int64_t *select);
+
+/* Parses --format's value into *format. EXIT_DONE, or EXIT_USAGE once said. */
+int parse_format_option(const char *cmd, const char *arg, int *format);
+
+/* The FILE operand: NULL (use DEFAULT_TRACE) or the one given; more than
+ * one is a usage error. EXIT_DONE, or EXIT_USAGE once said. */
+int trace_operand(const char *cmd, int argc, char **argv, const char **path);
+
+/* ---- inputs read more than once ------------------------------------------ */
+
+/* When path is "-" and standard input is a pipe, copies it to a temporary
+ * file that becomes standard input, so that it can be read again. 0, or
+ * -1 once said why not. */
+int input_prepare_reread(const char *path);
+/* Whether input_open can open path once more from its start. */
+bool input_can_reread(const char *path);
+/* open_trace, rewinding standard input when it was read before. */
+struct ht_reader *input_open(const char *path);
+
+/* ---- the dump ------------------------------------------------------------ */
+
+struct loaded_dump {
+	const char *path;     /* for messages */
+	struct heap *heap;
+	bool damaged;         /* the trace is damaged: exit 3 when done */
+};
+
+/*
+ * Loads the graph of dump `select` (a number, or HEAP_LAST_DUMP: the last
+ * dump, or the one before it when the trace ends inside the last and can
+ * be read again). Warns on standard error about damage and about a dump
+ * that is incomplete or aborted. Returns EXIT_DONE with ld->heap set, or
+ * the exit status once said why not.
+ */
+int load_dump(const char *path, int64_t select, struct loaded_dump *ld);
+void unload_dump(struct loaded_dump *ld);
+
+/* The exit status of an analysis that did its work on ld's trace. */
+int analysis_status(bool damaged);
+
+/* Says why dump `select` was not found in a trace of which the scan saw
+ * rep->dumps dumps; returns the exit status. */
+int no_such_dump(const char *path, int64_t select,
+		 const struct heap_scan_report *rep, bool damaged);
+
+/* Warns about what was lost, once per damaged trace. */
+void warn_damage(const struct ht_error *err);
+/* Warns about a dump that is incomplete or aborted. */
+void warn_dump_quality(const char *path, const struct heap *h);
+
+#endif
