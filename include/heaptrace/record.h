@@ -13,8 +13,10 @@
  *    by the calling thread and hand full buffers to a writer thread through
  *    lock-free queues, so they are safe inside a stop-the-world pause where
  *    suspended threads may hold the C library's locks. They block only when
- *    every buffer is waiting to be written, and then on a semaphore the
- *    writer thread (which takes no lock either) posts.
+ *    no buffer is free (all are being filled or waiting to be written),
+ *    and then on a semaphore the writer thread (which takes no lock
+ *    either) posts; the ends and starts of dumps and GCs also wait at most
+ *    50 microseconds for a thread that is in the middle of an event.
  *  - They never abort the process. A failure is returned as an error code
  *    and, for a write failure, stops the recording: later calls return
  *    HT_E_STATE and cost almost nothing. ht_recorder_close still writes

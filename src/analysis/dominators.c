@@ -7,7 +7,7 @@
  *     preorder and records the search tree's parents;
  *  2. in reverse preorder, each object's semidominator: the smallest number
  *     from which a path reaches it through larger numbers only, found with
- *     a link-eval forest whose paths are compressed;
+ *     a link-eval forest whose paths shorten as they are walked;
  *  3. in preorder, its immediate dominator: the nearest ancestor of its
  *     tree parent, in the dominator tree built so far, whose number is at
  *     most its semidominator.
@@ -15,8 +15,12 @@
  * Steps 2 and 3 work on preorder numbers only (0 is the virtual root), on
  * arrays indexed by them; each array is made when a step needs it and
  * freed when done, which keeps the peak near 40 bytes an object on top of
- * the graph. Nothing recurses: the search keeps its own stack, and path
- * compression reverses the links on its way up instead of stacking them.
+ * the graph. Nothing recurses: the search keeps its own stack, and the
+ * forest's paths are walked in one pass.
+ *
+ * Big graphs do not fit any cache, and every step reads at random: the
+ * time goes into cache misses, so the loops ask for what they will read
+ * soon (prefetch) and the data read together lies together.
  */
 #include "heap.h"
 
@@ -26,25 +30,53 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DOM_UNSEEN UINT32_MAX       /* num[]: no root reaches the object */
-#define DOM_WEAK (UINT32_MAX - 1)   /* num[]: only weak roots reach it */
-#define DOM_END UINT32_MAX          /* end of a reversed path */
+#define DOM_UNSEEN UINT32_MAX       /* num: no root reaches the object */
+#define DOM_WEAK (UINT32_MAX - 1)   /* num: only weak roots reach it */
+
+/* A function that only prefetches looks free of effects to GCC, which
+ * then drops its calls: the prefetching helpers are inlined into their
+ * loops, where the prefetches stay. */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* What the search keeps per object: its preorder number, and how many
+ * edges of the strong graph come into it, counted as the search passes
+ * them. Side by side, because the search reads and counts at once. */
+struct dom_seen {
+	uint32_t num;   /* preorder number, DOM_UNSEEN or DOM_WEAK */
+	uint32_t indeg;
+};
+
+/* A vertex of the link-eval forest: its link, and the smallest semi on
+ * the stretch of path from it up to that link. Walking a path reads both
+ * of each vertex, at random: side by side, they cost one cache miss. */
+struct dom_link {
+	uint32_t ancestor;
+	uint32_t label;
+};
+
+/* A frame of the search's stack: a vertex and how many of its refs were
+ * looked at. */
+struct dom_frame {
+	uint32_t vertex;
+	uint32_t cursor;
+};
 
 /*
  * The state of one computation. Arrays of `nr` entries are indexed by
- * preorder number; num[] is the only one indexed by object.
+ * preorder number; seen is the only one indexed by object.
  */
 struct dom_work {
 	const struct heap *h;
-	uint32_t nr;          /* objects reached, plus the virtual root */
-	uint32_t *num;        /* object -> preorder number, DOM_UNSEEN, DOM_WEAK */
-	uint32_t *vertex;     /* preorder number -> object */
-	uint32_t *parent;     /* search tree parent; turned into the idom */
-	uint64_t *pred_start; /* predecessors of v: pred[pred_start[v] ..] */
-	uint32_t *pred;       /* by preorder number, roots' edges from 0 */
-	uint32_t *semi;       /* semidominator */
-	uint32_t *label;      /* smallest semi on the compressed path above */
-	uint32_t *ancestor;   /* link-eval forest */
+	uint32_t nr;           /* objects reached, plus the virtual root */
+	uint64_t n_refs;       /* in the graph */
+	bool counted;          /* the search counted in-degrees */
+	struct dom_seen *seen;
+	uint32_t *vertex;      /* preorder number -> object */
+	uint32_t *parent;      /* search tree parent; turned into the idom */
+	uint64_t *pred_start;  /* predecessors of v: pred[pred_start[v] ..] */
+	uint32_t *pred;        /* by preorder number, roots' edges from 0 */
+	uint32_t *semi;        /* semidominator */
+	struct dom_link *link; /* the link-eval forest */
 	uint64_t *retained;
 	uint64_t weakly_reachable;
 };
@@ -65,14 +97,13 @@ static void shrink(uint32_t **array, size_t n)
 
 static void work_free(struct dom_work *w)
 {
-	free(w->num);
+	free(w->seen);
 	free(w->vertex);
 	free(w->parent);
 	free(w->pred_start);
 	free(w->pred);
 	free(w->semi);
-	free(w->label);
-	free(w->ancestor);
+	free(w->link);
 	free(w->retained);
 }
 
@@ -90,80 +121,129 @@ static bool is_strong_root(const struct heap *h, size_t r)
 
 /* ---- Step 1: the search ------------------------------------------------- */
 
+/* How many of an object's targets the search asks the cache for ahead. */
+#define PREFETCH_TARGETS 16
+
+/* The search reads what it keeps of each target of an object soon after
+ * reaching it, and the refs of the first it descends to: asking for them
+ * all at once overlaps their cache misses, which otherwise come one by
+ * one. */
+static ALWAYS_INLINE void prefetch_targets(const struct dom_work *w,
+					   uint32_t v)
+{
+	const struct heap *h = w->h;
+	uint64_t e = h->ref_start[v], end = h->ref_start[v + 1];
+
+	if (end - e > PREFETCH_TARGETS)
+		end = e + PREFETCH_TARGETS;
+	for (; e < end; e++)
+		if (is_object(h, h->ref[e])) {
+			__builtin_prefetch(&w->seen[h->ref[e]], 1);
+			__builtin_prefetch(&h->ref_start[h->ref[e]]);
+		}
+}
+
 static uint32_t number(struct dom_work *w, uint32_t object, uint32_t parent)
 {
 	uint32_t p = w->nr++;
 
-	w->num[object] = p;
+	w->seen[object].num = p;
 	w->vertex[p] = object;
 	w->parent[p] = parent;
+	prefetch_targets(w, object);
 	return p;
 }
 
 /*
- * Depth-first from one strong root's object, in field order. The stack
- * holds preorder numbers and, beside them, how many refs of each were
- * looked at; it is as deep as the longest path, so it takes arrays of one
- * entry per object (those of step 2, not in use yet).
+ * Depth-first from one strong root's object, in field order, counting the
+ * edges it passes into their targets' in-degrees (w->counted). The stack
+ * is as deep as the longest path, so it has a frame per object.
  */
 static void search_from(struct dom_work *w, uint32_t root_object,
-			uint32_t *stack, uint32_t *cursor)
+			struct dom_frame *stack)
 {
 	const struct heap *h = w->h;
 	size_t depth = 1;
 
-	stack[0] = number(w, root_object, 0);
-	cursor[0] = 0;
+	stack[0] = (struct dom_frame){.vertex = number(w, root_object, 0)};
 	while (depth) {
-		uint32_t p = stack[depth - 1];
-		uint32_t v = w->vertex[p];
-		uint64_t at = h->ref_start[v] + cursor[depth - 1];
+		struct dom_frame *top = &stack[depth - 1];
+		uint32_t v = w->vertex[top->vertex];
+		uint64_t at = h->ref_start[v] + top->cursor;
 		uint32_t t;
 
 		if (at == h->ref_start[v + 1]) {
 			depth--;
 			continue;
 		}
-		cursor[depth - 1]++;
+		top->cursor++;
 		t = h->ref[at];
-		if (!is_object(h, t) || w->num[t] != DOM_UNSEEN)
+		if (!is_object(h, t))
 			continue;
-		stack[depth] = number(w, t, p);
-		cursor[depth] = 0;
-		depth++;
+		w->seen[t].indeg++;
+		if (w->seen[t].num != DOM_UNSEEN)
+			continue;
+		stack[depth++] = (struct dom_frame){
+			.vertex = number(w, t, top->vertex)};
 	}
 }
 
 /* Marks DOM_WEAK what a weak root reaches that no strong one does; the
- * stack holds objects here. */
+ * stack holds objects here, and nothing is counted. */
 static void mark_weak_from(struct dom_work *w, uint32_t root_object,
-			   uint32_t *stack, uint32_t *cursor)
+			   struct dom_frame *stack)
 {
 	const struct heap *h = w->h;
 	size_t depth = 1;
 
-	w->num[root_object] = DOM_WEAK;
+	w->seen[root_object].num = DOM_WEAK;
 	w->weakly_reachable++;
-	stack[0] = root_object;
-	cursor[0] = 0;
+	stack[0] = (struct dom_frame){.vertex = root_object};
 	while (depth) {
-		uint32_t v = stack[depth - 1];
-		uint64_t at = h->ref_start[v] + cursor[depth - 1];
+		struct dom_frame *top = &stack[depth - 1];
+		uint32_t v = top->vertex;
+		uint64_t at = h->ref_start[v] + top->cursor;
 		uint32_t t;
 
 		if (at == h->ref_start[v + 1]) {
 			depth--;
 			continue;
 		}
-		cursor[depth - 1]++;
+		top->cursor++;
 		t = h->ref[at];
-		if (!is_object(h, t) || w->num[t] != DOM_UNSEEN)
+		if (!is_object(h, t) || w->seen[t].num != DOM_UNSEEN)
 			continue;
-		w->num[t] = DOM_WEAK;
+		w->seen[t].num = DOM_WEAK;
 		w->weakly_reachable++;
-		stack[depth] = t;
-		cursor[depth] = 0;
-		depth++;
+		stack[depth++] = (struct dom_frame){.vertex = t};
+	}
+}
+
+static void search_strong_roots(struct dom_work *w, struct dom_frame *stack)
+{
+	const struct heap *h = w->h;
+
+	for (size_t r = 0; r < h->n_roots; r++) {
+		uint32_t object = h->roots[r].object;
+
+		if (!is_strong_root(h, r))
+			continue;
+		w->seen[object].indeg++;
+		if (w->seen[object].num == DOM_UNSEEN)
+			search_from(w, object, stack);
+	}
+}
+
+static void search_weak_roots(struct dom_work *w, struct dom_frame *stack)
+{
+	const struct heap *h = w->h;
+
+	for (size_t r = 0; r < h->n_roots; r++) {
+		uint32_t object = h->roots[r].object;
+
+		if (is_object(h, object) && heap_root_is_weak(&h->roots[r]) &&
+		    w->seen[object].num == DOM_UNSEEN)
+			mark_weak_from(w, object, stack);
 	}
 }
 
@@ -171,37 +251,56 @@ static int search(struct dom_work *w)
 {
 	const struct heap *h = w->h;
 	size_t cap = (size_t)h->n + 1;
-	uint32_t *stack, *cursor;
+	struct dom_frame *stack;
 
-	w->num = alloc_array(h->n, sizeof(*w->num));
+	w->seen = alloc_array(h->n, sizeof(*w->seen));
 	w->vertex = alloc_array(cap, sizeof(*w->vertex));
 	w->parent = alloc_array(cap, sizeof(*w->parent));
-	w->semi = stack = alloc_array(cap, sizeof(*stack));
-	w->label = cursor = alloc_array(cap, sizeof(*cursor));
-	if (!w->num || !w->vertex || !w->parent || !stack || !cursor)
+	stack = alloc_array(cap, sizeof(*stack));
+	if (!w->seen || !w->vertex || !w->parent || !stack) {
+		free(stack);
 		return -1;
-	memset(w->num, 0xff, (size_t)h->n * sizeof(*w->num));
+	}
+	for (uint32_t i = 0; i < h->n; i++)
+		w->seen[i] = (struct dom_seen){.num = DOM_UNSEEN};
 	w->vertex[0] = HEAP_NONE;
 	w->parent[0] = 0;
 	w->nr = 1;
-	for (size_t r = 0; r < h->n_roots; r++)
-		if (is_strong_root(h, r) &&
-		    w->num[h->roots[r].object] == DOM_UNSEEN)
-			search_from(w, h->roots[r].object, stack, cursor);
-	for (size_t r = 0; r < h->n_roots; r++)
-		if (is_object(h, h->roots[r].object) &&
-		    heap_root_is_weak(&h->roots[r]) &&
-		    w->num[h->roots[r].object] == DOM_UNSEEN)
-			mark_weak_from(w, h->roots[r].object, stack, cursor);
-	free(w->semi);
-	free(w->label);
-	w->semi = w->label = NULL;
+	search_strong_roots(w, stack);
+	search_weak_roots(w, stack);
+	free(stack);
 	shrink(&w->vertex, w->nr);
 	shrink(&w->parent, w->nr);
+	/* a count may have wrapped only if there are 2^32 edges */
+	w->counted = w->n_refs + h->n_roots < UINT32_MAX;
 	return 0;
 }
 
-/* ---- Predecessors, by preorder number ------------------------------------ */
+/* ---- Predecessors, by preorder number ----------------------------------- */
+
+/* How far ahead in the refs the edge passes ask for what the search kept
+ * of a target, and, half as far, for the predecessor row of its number:
+ * two stages, so that the second finds its input in the cache. */
+#define AHEAD 64
+
+static ALWAYS_INLINE void prefetch_edge(const struct dom_work *w, uint64_t e,
+					bool fill)
+{
+	const struct heap *h = w->h;
+	uint32_t t;
+
+	if (e + AHEAD < w->n_refs && is_object(h, h->ref[e + AHEAD]))
+		__builtin_prefetch(&w->seen[h->ref[e + AHEAD]]);
+	if (e + AHEAD / 2 >= w->n_refs)
+		return;
+	t = h->ref[e + AHEAD / 2];
+	if (!is_object(h, t) || w->seen[t].num >= w->nr)
+		return;
+	if (fill)
+		__builtin_prefetch(&w->pred[w->pred_start[w->seen[t].num]], 1);
+	else
+		__builtin_prefetch(&w->pred_start[w->seen[t].num], 1);
+}
 
 /* One edge, counted in pred_start[to] (first pass) or stored at it. */
 static void add_edge(struct dom_work *w, uint32_t from, uint32_t to, bool fill)
@@ -220,32 +319,47 @@ static void add_edges(struct dom_work *w, bool fill)
 
 	for (size_t r = 0; r < h->n_roots; r++)
 		if (is_strong_root(h, r))
-			add_edge(w, 0, w->num[h->roots[r].object], fill);
+			add_edge(w, 0, w->seen[h->roots[r].object].num, fill);
 	for (uint32_t u = 0; u < h->n; u++) {
-		uint32_t from = w->num[u];
+		uint32_t from = w->seen[u].num;
+		uint64_t e = h->ref_start[u], end = h->ref_start[u + 1];
 
 		if (from >= w->nr)
 			continue;
-		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1];
-		     e++) {
+		for (; e < end; e++) {
 			uint32_t t = h->ref[e];
 
-			if (is_object(h, t) && w->num[t] < w->nr)
-				add_edge(w, from, w->num[t], fill);
+			prefetch_edge(w, e, fill);
+			if (is_object(h, t) && w->seen[t].num < w->nr)
+				add_edge(w, from, w->seen[t].num, fill);
 		}
 	}
 }
 
-/* Reverse edges in compressed rows, made in two passes (count, fill) over
- * the edges: 4 bytes an edge and 8 a reached object. */
+/* The in-degrees the search counted, moved to preorder numbers. */
+static void counted_degrees(struct dom_work *w)
+{
+	for (uint32_t u = 0; u < w->h->n; u++)
+		if (w->seen[u].num < w->nr)
+			w->pred_start[w->seen[u].num] = w->seen[u].indeg;
+}
+
+/* Reverse edges in compressed rows, 4 bytes an edge and 8 a reached
+ * object: counted (by the search, or by a pass over the edges), then
+ * filled in a pass over the edges. */
 static int build_predecessors(struct dom_work *w)
 {
+	size_t rows = (size_t)w->nr + 1;
 	uint64_t *start, total = 0;
 
-	start = w->pred_start = calloc((size_t)w->nr + 1, sizeof(*start));
+	start = w->pred_start = alloc_array(rows, sizeof(*start));
 	if (!start)
 		return -1;
-	add_edges(w, false);
+	memset(start, 0, rows * sizeof(*start));
+	if (w->counted)
+		counted_degrees(w);
+	else
+		add_edges(w, false);
 	for (uint32_t v = 0; v <= w->nr; v++) {
 		uint64_t c = start[v];
 
@@ -259,50 +373,61 @@ static int build_predecessors(struct dom_work *w)
 	add_edges(w, true);
 	memmove(start + 1, start, w->nr * sizeof(*start));
 	start[0] = 0;
-	free(w->num);
-	w->num = NULL;
+	free(w->seen);
+	w->seen = NULL;
 	return 0;
 }
 
-/* ---- Step 2: semidominators ------------------------------------------------ */
+/* ---- Step 2: semidominators --------------------------------------------- */
 
 /*
  * The smallest semidominator on the forest path from u up to the first
  * vertex not processed yet (numbered v or less), that vertex excluded.
  * Vertices above v are processed; each is linked to its tree parent from
- * the start (ancestor[] begins as a copy of parent[]), a link that only
- * counts once the vertex is processed.
+ * the start (ancestors begin as copies of the parents), a link that only
+ * counts once the vertex is processed. A label stands for the stretch of
+ * path from its vertex up to its ancestor, that one excluded.
  *
- * The path is compressed: each vertex on it ends up linked straight to
- * that first unprocessed vertex, its label the minimum of the stretch it
- * skips. The walk goes up reversing the links, then down restoring them
- * to point at the top, carrying the minimum from above: no stack, however
- * long the path.
+ * The path shortens as it is walked, by halving: each vertex passed links
+ * to its grandparent instead, taking in the label of the parent it skips,
+ * and the walk goes on from there. One pass, no stack, however long the
+ * path.
  */
-static uint32_t eval(uint32_t *ancestor, uint32_t *label, uint32_t u,
-		     uint32_t v)
+static uint32_t eval(struct dom_link *link, uint32_t u, uint32_t v)
 {
-	uint32_t below = DOM_END, x = u, above, top;
+	uint32_t x = u, smallest = UINT32_MAX;
 
-	while (ancestor[x] > v) {
-		uint32_t up = ancestor[x];
+	for (;;) {
+		struct dom_link *at = &link[x];
+		uint32_t a = at->ancestor;
 
-		ancestor[x] = below;
-		below = x;
-		x = up;
+		if (a > v) {
+			if (link[a].label < at->label)
+				at->label = link[a].label;
+			at->ancestor = link[a].ancestor;
+		}
+		if (at->label < smallest)
+			smallest = at->label;
+		x = at->ancestor;
+		if (x <= v)
+			return smallest;
 	}
-	top = ancestor[x];
-	above = x;
-	while (below != DOM_END) {
-		uint32_t next = ancestor[below];
+}
 
-		if (label[above] < label[below])
-			label[below] = label[above];
-		ancestor[below] = top;
-		above = below;
-		below = next;
-	}
-	return label[u];
+/* How many vertices ahead the semidominator pass asks for the forest
+ * entries of the predecessors: the first reads of their evals, which do
+ * not depend on one another. */
+#define PREDS_AHEAD 8
+
+static ALWAYS_INLINE void prefetch_preds(const struct dom_work *w,
+					 uint32_t v)
+{
+	if (v <= PREDS_AHEAD)
+		return;
+	v -= PREDS_AHEAD;
+	for (uint64_t e = w->pred_start[v]; e < w->pred_start[v + 1]; e++)
+		if (w->pred[e] > v)
+			__builtin_prefetch(&w->link[w->pred[e]]);
 }
 
 static void semidominators(struct dom_work *w)
@@ -310,22 +435,23 @@ static void semidominators(struct dom_work *w)
 	for (uint32_t v = w->nr - 1; v > 0; v--) {
 		uint32_t s = v;
 
+		prefetch_preds(w, v);
 		for (uint64_t e = w->pred_start[v]; e < w->pred_start[v + 1];
 		     e++) {
 			uint32_t u = w->pred[e], candidate;
 
 			if (u == v)
 				continue;
-			candidate = u < v ? u : eval(w->ancestor, w->label, u, v);
+			candidate = u < v ? u : eval(w->link, u, v);
 			if (candidate < s)
 				s = candidate;
 		}
 		w->semi[v] = s;
-		w->label[v] = s;
+		w->link[v].label = s;
 	}
 }
 
-/* ---- Step 3: immediate dominators ------------------------------------------ */
+/* ---- Step 3: immediate dominators --------------------------------------- */
 
 /* In preorder, so that the idoms of smaller numbers are final; parent[]
  * becomes idom[] in place. */
@@ -347,26 +473,25 @@ static int dominator_tree(struct dom_work *w)
 	size_t nr = w->nr;
 
 	w->semi = alloc_array(nr, sizeof(*w->semi));
-	w->label = alloc_array(nr, sizeof(*w->label));
-	w->ancestor = alloc_array(nr, sizeof(*w->ancestor));
-	if (!w->semi || !w->label || !w->ancestor)
+	w->link = alloc_array(nr, sizeof(*w->link));
+	if (!w->semi || !w->link)
 		return -1;
-	memcpy(w->ancestor, w->parent, nr * sizeof(*w->ancestor));
+	for (size_t v = 0; v < nr; v++)
+		w->link[v].ancestor = w->parent[v];
 	semidominators(w);
 	free(w->pred);
 	free(w->pred_start);
-	free(w->ancestor);
-	free(w->label);
+	free(w->link);
 	w->pred = NULL;
 	w->pred_start = NULL;
-	w->ancestor = w->label = NULL;
+	w->link = NULL;
 	immediate_dominators(w);
 	free(w->semi);
 	w->semi = NULL;
 	return 0;
 }
 
-/* ---- Retained sizes and the answer ------------------------------------------ */
+/* ---- Retained sizes and the answer -------------------------------------- */
 
 /* A dominator has a smaller number than what it dominates: in reverse
  * preorder, each subtree is summed before its root hands it up. */
@@ -374,9 +499,10 @@ static int retained_sizes(struct dom_work *w)
 {
 	const uint32_t *idom = w->parent;
 
-	w->retained = calloc(w->nr, sizeof(*w->retained));
+	w->retained = alloc_array(w->nr, sizeof(*w->retained));
 	if (!w->retained)
 		return -1;
+	memset(w->retained, 0, w->nr * sizeof(*w->retained));
 	for (uint32_t v = w->nr - 1; v > 0; v--) {
 		w->retained[v] += w->h->size[w->vertex[v]];
 		w->retained[idom[v]] += w->retained[v];
@@ -400,10 +526,11 @@ static int answer(struct dom_work *w, struct heap_dominators *d)
 	const struct heap *h = w->h;
 
 	d->idom = alloc_array(h->n, sizeof(*d->idom));
-	d->retained = calloc(h->n ? h->n : 1, sizeof(*d->retained));
+	d->retained = alloc_array(h->n, sizeof(*d->retained));
 	if (!d->idom || !d->retained)
 		return -1;
 	memset(d->idom, 0xff, (size_t)h->n * sizeof(*d->idom));
+	memset(d->retained, 0, (size_t)h->n * sizeof(*d->retained));
 	for (uint32_t v = 1; v < w->nr; v++) {
 		uint32_t object = w->vertex[v], dom = w->parent[v];
 
@@ -419,7 +546,7 @@ static int answer(struct dom_work *w, struct heap_dominators *d)
 int heap_dominators(const struct heap *h, struct heap_dominators *d,
 		    struct ht_error *err)
 {
-	struct dom_work w = {.h = h};
+	struct dom_work w = {.h = h, .n_refs = h->n ? h->ref_start[h->n] : 0};
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));

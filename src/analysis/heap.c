@@ -25,13 +25,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- Arrays ---------------------------------------------------------------- */
+/* ---- Arrays ------------------------------------------------------------- */
 
 static void *realloc_array(void *p, size_t n, size_t elem)
 {
 	if (n && elem > SIZE_MAX / n)
 		return NULL;
 	return realloc(p, n ? n * elem : 1);
+}
+
+static void *alloc_array(size_t n, size_t elem)
+{
+	return realloc_array(NULL, n, elem);
 }
 
 /*
@@ -62,7 +67,7 @@ static size_t grown_capacity(size_t cap, size_t need, size_t minimum)
 	return cap;
 }
 
-/* ---- Names ----------------------------------------------------------------- */
+/* ---- Names -------------------------------------------------------------- */
 
 /* All names live in one growing arena and are named by offset, so that no
  * pointer breaks when it grows. A rename appends and leaves the old name
@@ -109,14 +114,15 @@ struct id_slot {
 
 struct id_map {
 	struct id_slot *slots;
-	size_t cap; /* a power of two, or 0 */
+	size_t cap;    /* 2^bits, or 0 */
+	unsigned bits;
 };
 
-/* Fibonacci hashing: the multiply carries every bit of the id into the top
- * bits, which pick the slot. */
+/* Fibonacci hashing: multiplying by 2^64 / phi stirs every bit of the id
+ * into the top bits, which pick the slot. */
 static size_t id_slot_of(const struct id_map *m, ht_id id)
 {
-	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & (m->cap - 1);
+	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> (64 - m->bits));
 }
 
 static struct id_slot *id_map_probe(const struct id_map *m, ht_id id)
@@ -130,7 +136,8 @@ static struct id_slot *id_map_probe(const struct id_map *m, ht_id id)
 
 static int id_map_grow(struct id_map *m)
 {
-	struct id_map bigger = {.cap = m->cap ? m->cap * 2 : 64};
+	struct id_map bigger = {.cap = m->cap ? m->cap * 2 : 64,
+				.bits = m->cap ? m->bits + 1 : 6};
 
 	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
 	if (!bigger.slots)
@@ -199,7 +206,7 @@ static void registry_free(struct registry *reg)
 	free(reg->e);
 }
 
-/* ---- What a dump takes from the trace when it ends ------------------------- */
+/* ---- What a dump takes from the trace when it ends ---------------------- */
 
 /* Names as known at the dump's end, the bounds then in effect, and what
  * the dump was; handed over to its graph when built. */
@@ -350,7 +357,7 @@ static int snapshot_names(const struct registry *reg,
 	return 0;
 }
 
-/* ---- A dump as it arrives ---------------------------------------------------- */
+/* ---- A dump as it arrives ----------------------------------------------- */
 
 /*
  * Parts are parallel arrays of the smallest types that hold them: 28 bytes
@@ -445,7 +452,7 @@ static int raw_reserve_refs(struct raw_dump *raw, size_t more)
 /* Generations are kept only for dumps that give them. */
 static int raw_start_generations(struct raw_dump *raw)
 {
-	raw->gen = malloc(raw->cap_parts);
+	raw->gen = alloc_array(raw->cap_parts, 1);
 	if (!raw->gen)
 		return -1;
 	memset(raw->gen, HEAP_NO_GENERATION, raw->n_parts);
@@ -459,7 +466,7 @@ static uint8_t generation_byte(const struct ht_ev_object_references *e)
 	return (uint8_t)e->generation;
 }
 
-/* ---- Object order --------------------------------------------------------- */
+/* ---- Object order ------------------------------------------------------- */
 
 #define RADIX_BITS 11
 #define RADIX_SIZE (1u << RADIX_BITS)
@@ -529,8 +536,8 @@ static uint32_t *sort_parts(const ht_id *id, size_t n)
 	struct key_bits k = key_bits_of(id, n);
 	unsigned passes = (k.width + RADIX_BITS - 1) / RADIX_BITS;
 	uint32_t *count = calloc(RADIX_MAX_PASSES * RADIX_SIZE, sizeof(*count));
-	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
-	uint32_t *scratch = malloc((n ? n : 1) * sizeof(*scratch));
+	uint32_t *order = alloc_array(n, sizeof(*order));
+	uint32_t *scratch = alloc_array(n, sizeof(*scratch));
 	bool sorted_any = false;
 
 	if (!count || !order || !scratch) {
@@ -577,7 +584,12 @@ static bool parts_in_order(const struct raw_dump *raw)
 	return true;
 }
 
-/* ---- Finding objects by id -------------------------------------------------- */
+/* ---- Finding objects by id ---------------------------------------------- */
+
+/* A function that only prefetches looks free of effects to GCC, which
+ * then drops its calls: the prefetching helpers are inlined into their
+ * loops, where the prefetches stay. */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /*
  * The ids are sorted; a directory on the high bits of (id - min) points at
@@ -610,7 +622,7 @@ static int directory_build(struct id_directory *d, const ht_id *id,
 	while (d->shift < 63 && (d->max - d->min) >> d->shift >= target)
 		d->shift++;
 	buckets = ((d->max - d->min) >> d->shift) + 1;
-	d->first = malloc((buckets + 1) * sizeof(*d->first));
+	d->first = alloc_array(buckets + 1, sizeof(*d->first));
 	if (!d->first)
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
@@ -624,12 +636,17 @@ static int directory_build(struct id_directory *d, const ht_id *id,
 	return 0;
 }
 
+static bool in_directory(const struct id_directory *d, ht_id x)
+{
+	return d->n && x >= d->min && x <= d->max;
+}
+
 static uint32_t directory_find(const struct id_directory *d, ht_id x)
 {
 	uint64_t bucket;
 	uint32_t lo, hi;
 
-	if (d->n == 0 || x < d->min || x > d->max)
+	if (!in_directory(d, x))
 		return HEAP_NONE;
 	bucket = (x - d->min) >> d->shift;
 	lo = d->first[bucket];
@@ -648,12 +665,45 @@ static uint32_t directory_find(const struct id_directory *d, ht_id x)
 	return HEAP_NONE;
 }
 
+/* How far ahead the resolution asks for a ref's directory entry, and, half
+ * as far, for the ids it points at: two stages, so that the second finds
+ * its input in the cache. Refs to random places would otherwise wait for
+ * two cache misses each, one after the other. */
+#define AHEAD 64
+
+static ht_id raw_ref(const unsigned char *bytes, size_t i)
+{
+	ht_id id;
+
+	memcpy(&id, bytes + 8 * i, sizeof(id));
+	return id;
+}
+
+static ALWAYS_INLINE void prefetch_lookup(const struct id_directory *d,
+					  const unsigned char *bytes, size_t i,
+					  size_t n)
+{
+	ht_id x;
+
+	if (i + AHEAD < n) {
+		x = raw_ref(bytes, i + AHEAD);
+		if (in_directory(d, x))
+			__builtin_prefetch(&d->first[(x - d->min) >> d->shift]);
+	}
+	if (i + AHEAD / 2 < n) {
+		x = raw_ref(bytes, i + AHEAD / 2);
+		if (in_directory(d, x))
+			__builtin_prefetch(
+				&d->id[d->first[(x - d->min) >> d->shift]]);
+	}
+}
+
 /*
  * Ref ids to indices, where they lie: index i is written at byte 4i as id i
  * is read from byte 8i, which no earlier write reached (4i + 4 <= 8i for
- * i >= 1, and i = 0 reads before writing). memcpy keeps the compiler from
- * assuming the two views of the buffer are apart. The buffer then shrinks
- * to half.
+ * i >= 1, and i = 0 reads before writing; the look-ahead reads further
+ * still). memcpy keeps the compiler from assuming the two views of the
+ * buffer are apart. The buffer then shrinks to half.
  */
 static uint32_t *resolve_refs_in_place(ht_id *ref, size_t n,
 				       const struct id_directory *d)
@@ -662,10 +712,10 @@ static uint32_t *resolve_refs_in_place(ht_id *ref, size_t n,
 	uint32_t *resolved;
 
 	for (size_t i = 0; i < n; i++) {
-		ht_id id;
+		ht_id id = raw_ref(bytes, i);
 		uint32_t index = HEAP_NULL_REF;
 
-		memcpy(&id, bytes + 8 * i, sizeof(id));
+		prefetch_lookup(d, bytes, i, n);
 		if (id) {
 			index = directory_find(d, id);
 			if (index == HEAP_NONE)
@@ -677,7 +727,7 @@ static uint32_t *resolve_refs_in_place(ht_id *ref, size_t n,
 	return resolved ? resolved : (uint32_t *)(void *)ref;
 }
 
-/* ---- Building the graph ---------------------------------------------------- */
+/* ---- Building the graph ------------------------------------------------- */
 
 static uint32_t class_index(const struct dump_meta *m, uint32_t entry)
 {
@@ -783,7 +833,7 @@ static int gather_ids(struct raw_dump *raw, const struct kept_parts *k,
 {
 	uint32_t j = 0;
 
-	h->id = malloc((k->objects ? k->objects : 1) * sizeof(*h->id));
+	h->id = alloc_array(k->objects, sizeof(*h->id));
 	if (!h->id)
 		return -1;
 	for (size_t i = 0; i < k->n; i++)
@@ -799,7 +849,7 @@ static int gather_classes(struct raw_dump *raw, const struct kept_parts *k,
 {
 	uint32_t j = 0;
 
-	h->cls = malloc((k->objects ? k->objects : 1) * sizeof(*h->cls));
+	h->cls = alloc_array(k->objects, sizeof(*h->cls));
 	if (!h->cls)
 		return -1;
 	for (size_t i = 0; i < k->n; i++)
@@ -815,7 +865,7 @@ static int gather_sizes(struct raw_dump *raw, const struct kept_parts *k,
 {
 	uint32_t j = 0;
 
-	h->size = malloc((k->objects ? k->objects : 1) * sizeof(*h->size));
+	h->size = alloc_array(k->objects, sizeof(*h->size));
 	if (!h->size)
 		return -1;
 	for (size_t i = 0; i < k->n; i++)
@@ -834,7 +884,7 @@ static int gather_generations(struct raw_dump *raw, const struct kept_parts *k,
 
 	if (!raw->gen)
 		return 0;
-	h->generation = malloc(k->objects ? k->objects : 1);
+	h->generation = alloc_array(k->objects, 1);
 	if (!h->generation)
 		return -1;
 	memset(h->generation, HEAP_NO_GENERATION, k->objects);
@@ -857,8 +907,8 @@ static int gather_ref_starts(const struct raw_dump *raw,
 	uint64_t total = 0;
 	uint32_t j = 0;
 
-	h->ref_start = malloc(((size_t)k->objects + 1) *
-			      sizeof(*h->ref_start));
+	h->ref_start = alloc_array((size_t)k->objects + 1,
+				   sizeof(*h->ref_start));
 	if (!h->ref_start)
 		return -1;
 	for (size_t i = 0; i < k->n; i++) {
@@ -877,7 +927,7 @@ static uint32_t *gather_refs(const struct raw_dump *raw,
 			     const struct kept_parts *k,
 			     const uint32_t *resolved, uint64_t total)
 {
-	uint32_t *ref = malloc((total ? total : 1) * sizeof(*ref));
+	uint32_t *ref = alloc_array(total, sizeof(*ref));
 	uint64_t at = 0;
 
 	if (!ref)
@@ -913,16 +963,17 @@ static void resolve_roots(struct raw_dump *raw, const struct id_directory *d,
 static void count_totals(struct heap *h)
 {
 	uint64_t refs = h->n ? h->ref_start[h->n] : 0;
+	uint64_t bytes = 0, references = 0, dangling = 0;
 
 	for (uint32_t i = 0; i < h->n; i++)
-		h->total_bytes += h->size[i];
+		bytes += h->size[i];
 	for (uint64_t e = 0; e < refs; e++) {
-		if (h->ref[e] == HEAP_NULL_REF)
-			continue;
-		h->n_references++;
-		if (h->ref[e] == HEAP_DANGLING_REF)
-			h->n_dangling++;
+		references += h->ref[e] != HEAP_NULL_REF;
+		dangling += h->ref[e] == HEAP_DANGLING_REF;
 	}
+	h->total_bytes = bytes;
+	h->n_references = references;
+	h->n_dangling = dangling;
 }
 
 /* Objects from parts out of order or in several pieces: sort, join,
@@ -1026,7 +1077,7 @@ done:
 	return 0;
 }
 
-/* ---- The scan ---------------------------------------------------------------- */
+/* ---- The scan ----------------------------------------------------------- */
 
 struct scan {
 	int64_t select;
@@ -1472,7 +1523,7 @@ int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
 	return rc;
 }
 
-/* ---- The graph's lookups ------------------------------------------------------ */
+/* ---- The graph's lookups ------------------------------------------------ */
 
 void heap_free(struct heap *h)
 {

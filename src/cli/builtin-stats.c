@@ -4,10 +4,12 @@
  * dangling, per class and per generation. Per GC: what it collected and
  * the blocks it moved or left in place.
  *
- * The dumps come from heap_scan, which replays the trace without showing
- * its GC events, so the GC figures come from a second replay of the same
- * input. Standard input is read twice too: a pipe is first copied to a
- * temporary file (load-dump.c).
+ * heap_scan replays the trace without showing its GC events, so the input
+ * is read twice (a pipe is first copied to a temporary file, load-dump.c):
+ * a plain replay first gathers the GCs and counts the dumps, then
+ * heap_scan builds the dumps' graphs one at a time, and each dump's
+ * figures are written as soon as they are known, so that a trace of
+ * thousands of dumps is not held in memory.
  */
 #include "builtin.h"
 #include "cli.h"
@@ -51,7 +53,7 @@ struct dump_stats {
 	bool aborted, complete;
 	uint64_t objects, bytes;
 	uint64_t references, dangling, duplicates;
-	uint64_t roots, weak_roots, dangling_roots;
+	uint64_t roots, weak_roots, dangling_roots, null_roots;
 	uint64_t root_count[N_ROOT_SLOTS], root_weak[N_ROOT_SLOTS];
 	uint64_t unreachable, unreachable_bytes, weakly_reachable;
 	struct class_row *classes;
@@ -80,15 +82,16 @@ struct gc_stats {
 
 struct stats {
 	const char *path;
+	struct input input;
 	int format;
 	int64_t select;        /* HEAP_ALL_DUMPS or --dump's */
 	bool retained_by_class;
 
-	struct dump_stats *dumps;
-	size_t n_dumps, cap_dumps;
 	uint64_t dumps_in_trace;
+	uint64_t dumps_written;
 	bool damaged;
 	struct ht_error err;   /* why collecting a dump failed */
+	struct out *out;       /* yaml, json: the report being written */
 
 	struct gc_stats *gcs;
 	size_t n_gcs, cap_gcs;
@@ -114,8 +117,10 @@ static void count_roots(struct dump_stats *ds, const struct heap *h)
 		size_t slot = root_slot(r);
 		bool weak = heap_root_is_weak(r);
 
-		if (r->ref == 0)
-			continue; /* a null root holds nothing */
+		if (r->ref == 0) {
+			ds->null_roots++; /* counted apart: it holds nothing */
+			continue;
+		}
 		ds->roots++;
 		ds->weak_roots += weak;
 		ds->root_count[slot]++;
@@ -135,21 +140,6 @@ static void count_generations(struct dump_stats *ds, const struct heap *h)
 	}
 }
 
-static struct dump_stats *new_dump_stats(struct stats *s)
-{
-	if (s->n_dumps == s->cap_dumps) {
-		size_t cap = s->cap_dumps ? 2 * s->cap_dumps : 8;
-		struct dump_stats *p = realloc(s->dumps, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		s->dumps = p;
-		s->cap_dumps = cap;
-	}
-	memset(&s->dumps[s->n_dumps], 0, sizeof(s->dumps[0]));
-	return &s->dumps[s->n_dumps++];
-}
-
 static void out_of_memory(struct ht_error *err)
 {
 	memset(err, 0, sizeof(*err));
@@ -157,75 +147,75 @@ static void out_of_memory(struct ht_error *err)
 	snprintf(err->message, sizeof(err->message), "out of memory");
 }
 
-/* heap_scan's callback: the figures of one dump; the graph is let go. */
+static void write_dump(struct stats *s, const struct dump_stats *ds);
+
+/* heap_scan's callback: the figures of one dump, written at once; the
+ * graph is let go. */
 static int collect_dump(void *ctx, struct heap *h, bool *keep)
 {
 	struct stats *s = ctx;
-	struct dump_stats *ds = new_dump_stats(s);
+	struct dump_stats ds = {0};
 	struct heap_dominators d;
 
 	*keep = false;
-	if (!ds) {
-		out_of_memory(&s->err);
-		return 1;
-	}
-	ds->index = h->dump;
-	ds->gc_dump = h->gc_dump;
-	ds->gc = h->gc;
-	ds->aborted = h->aborted;
-	ds->complete = h->complete;
-	ds->objects = h->n;
-	ds->bytes = h->total_bytes;
-	ds->references = h->n_references;
-	ds->dangling = h->n_dangling;
-	ds->dangling_roots = h->n_dangling_roots;
-	ds->duplicates = h->n_duplicates;
-	count_roots(ds, h);
-	count_generations(ds, h);
+	ds.index = h->dump;
+	ds.gc_dump = h->gc_dump;
+	ds.gc = h->gc;
+	ds.aborted = h->aborted;
+	ds.complete = h->complete;
+	ds.objects = h->n;
+	ds.bytes = h->total_bytes;
+	ds.references = h->n_references;
+	ds.dangling = h->n_dangling;
+	ds.dangling_roots = h->n_dangling_roots;
+	ds.duplicates = h->n_duplicates;
+	count_roots(&ds, h);
+	count_generations(&ds, h);
 	if (heap_dominators(h, &d, &s->err) < 0)
 		return 1;
-	ds->unreachable = d.unreachable;
-	ds->unreachable_bytes = d.unreachable_bytes;
-	ds->weakly_reachable = d.weakly_reachable;
+	ds.unreachable = d.unreachable;
+	ds.unreachable_bytes = d.unreachable_bytes;
+	ds.weakly_reachable = d.weakly_reachable;
 	if (class_table(h, s->retained_by_class ? &d : NULL, BY_BYTES,
-			&ds->classes, &ds->n_classes) < 0) {
+			&ds.classes, &ds.n_classes) < 0) {
 		out_of_memory(&s->err);
 		heap_dominators_free(&d);
 		return 1;
 	}
 	heap_dominators_free(&d);
 	warn_dump_quality(s->path, h);
+	write_dump(s, &ds);
+	class_table_free(ds.classes, ds.n_classes);
+	s->dumps_written++;
 	return 0;
 }
 
-/* EXIT_DONE, or the exit status once said why not. */
+/* The second pass. EXIT_DONE, or the exit status once said why not. */
 static int scan_dumps(struct stats *s)
 {
 	struct heap_scan_report report;
 	struct ht_error err;
-	struct ht_reader *r = input_open(s->path);
+	struct ht_reader *r = input_open(&s->input);
 	int rc;
 
 	if (!r)
 		return EXIT_UNREADABLE;
 	rc = heap_scan(r, s->select, collect_dump, s, &report, &err);
 	ht_reader_close(r);
-	s->dumps_in_trace = report.dumps;
 	if (rc > 0) {
-		error_msg("%s: dump %zu: %s", s->path, s->n_dumps - 1,
-			  s->err.message);
+		error_msg("%s: dump %llu: %s", s->path,
+			  (unsigned long long)s->dumps_written, s->err.message);
 		return EXIT_UNREADABLE;
 	}
 	if (rc < 0 && !report.read_error) {
 		error_msg("%s", err.message);
 		return EXIT_UNREADABLE;
 	}
-	if (rc < 0) {
+	/* the first pass warned about damage, unless the file changed since */
+	if (rc < 0 && !s->damaged) {
 		s->damaged = true;
 		warn_damage(&err);
 	}
-	if (s->select != HEAP_ALL_DUMPS && s->n_dumps == 0)
-		return no_such_dump(s->path, s->select, &report, s->damaged);
 	return EXIT_DONE;
 }
 
@@ -311,8 +301,8 @@ static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
 	return 0;
 }
 
-/* The second pass. Damage was reported by the first; a failure here that
- * the first did not meet (the file changed in between) is reported now. */
+/* The first pass: the GCs, and how many dumps there are. EXIT_DONE, or
+ * the exit status once said why not. */
 static int scan_gcs(struct stats *s)
 {
 	struct ht_replay_callbacks cb = {.on_dump_begin = on_dump_begin};
@@ -320,28 +310,28 @@ static int scan_gcs(struct stats *s)
 	struct ht_error err;
 	int rc;
 
-	if (!input_can_reread(s->path)) {
-		warning_msg("%s: not a regular file, so it cannot be read twice: "
-			    "no GC figures", s->path);
-		return EXIT_DONE;
-	}
-	s->reader = input_open(s->path);
+	s->reader = input_open(&s->input);
 	if (!s->reader)
 		return EXIT_UNREADABLE;
 	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
 		cb.on_event[t] = on_gc_event;
-	s->progress = progress_start("stats: GCs", s->path);
+	s->progress = progress_start("stats", s->path);
 	rc = ht_replay(s->reader, &cb, s, &summary, &err);
 	progress_end(s->progress);
 	ht_reader_close(s->reader);
 	s->reader = NULL;
+	s->dumps_in_trace = summary.dumps;
 	if (rc > 0) {
 		error_msg("out of memory");
 		return EXIT_UNREADABLE;
 	}
-	if (rc < 0 && !(summary.read_error && s->damaged)) {
+	if (rc < 0 && !summary.read_error) {
 		error_msg("%s", err.message);
 		return EXIT_UNREADABLE;
+	}
+	if (rc < 0) {
+		s->damaged = true;
+		warn_damage(&err);
 	}
 	return EXIT_DONE;
 }
@@ -355,7 +345,7 @@ static void line(const char *label, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("  %-17s ", label);
+	printf("  %-20s ", label);
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
@@ -375,9 +365,14 @@ static const char *root_slot_name(size_t slot)
 
 static void print_roots_text(const struct dump_stats *ds)
 {
-	line("roots", "%llu (%llu weak, %llu dangling)",
+	char nulls[48] = "";
+
+	if (ds->null_roots)
+		snprintf(nulls, sizeof(nulls), ", besides %llu null",
+			 (unsigned long long)ds->null_roots);
+	line("roots", "%llu (%llu weak, %llu dangling)%s",
 	     (unsigned long long)ds->roots, (unsigned long long)ds->weak_roots,
-	     (unsigned long long)ds->dangling_roots);
+	     (unsigned long long)ds->dangling_roots, nulls);
 	for (size_t slot = 0; slot < N_ROOT_SLOTS; slot++) {
 		char label[40];
 
@@ -512,18 +507,13 @@ static void print_gc_text(const struct gc_stats *g)
 		line("references", "dump %lld", (long long)g->dump);
 }
 
-static int report_text(const struct stats *s)
+static void print_heading_text(const struct stats *s)
 {
 	char a[48], b[48];
 
 	printf("%s: %s, %s\n", s->path,
 	       count_of(s->dumps_in_trace, "dump", "dumps", a),
 	       count_of(s->n_gcs, "GC", "GCs", b));
-	for (size_t i = 0; i < s->n_dumps; i++)
-		print_dump_text(s, &s->dumps[i]);
-	for (size_t i = 0; i < s->n_gcs; i++)
-		print_gc_text(&s->gcs[i]);
-	return fflush(stdout) == 0 ? 0 : -1;
 }
 
 /* ---- yaml, json ---------------------------------------------------------- */
@@ -607,6 +597,7 @@ static void out_dump(struct out *o, const struct stats *s,
 	out_u64(o, "roots", ds->roots);
 	out_u64(o, "weak_roots", ds->weak_roots);
 	out_u64(o, "dangling_roots", ds->dangling_roots);
+	out_u64(o, "null_roots", ds->null_roots);
 	out_root_groups(o, ds);
 	out_u64(o, "unreachable_objects", ds->unreachable);
 	out_u64(o, "unreachable_bytes", ds->unreachable_bytes);
@@ -643,55 +634,88 @@ static void out_gc(struct out *o, const struct gc_stats *g)
 	out_end_object(o);
 }
 
-static int report_structured(const struct stats *s)
-{
-	struct out *o = out_new(stdout, (enum output_format)s->format);
+/* ---- the report ---------------------------------------------------------- */
 
-	if (!o)
+/* Everything before the first dump. -1 when out of memory. */
+static int begin_report(struct stats *s)
+{
+	if (s->format == FORMAT_TEXT) {
+		print_heading_text(s);
+		return 0;
+	}
+	s->out = out_new(stdout, (enum output_format)s->format);
+	if (!s->out)
 		return -1;
-	out_begin_object(o, NULL);
-	out_string(o, "file", s->path);
-	out_u64(o, "dump_count", s->dumps_in_trace);
-	out_u64(o, "gc_count", s->n_gcs);
-	out_begin_array(o, "dumps");
-	for (size_t i = 0; i < s->n_dumps; i++)
-		out_dump(o, s, &s->dumps[i]);
-	out_end_array(o);
-	out_begin_array(o, "gcs");
+	out_begin_object(s->out, NULL);
+	out_string(s->out, "file", s->path);
+	out_u64(s->out, "dump_count", s->dumps_in_trace);
+	out_u64(s->out, "gc_count", s->n_gcs);
+	out_begin_array(s->out, "dumps");
+	return 0;
+}
+
+static void write_dump(struct stats *s, const struct dump_stats *ds)
+{
+	if (s->format == FORMAT_TEXT)
+		print_dump_text(s, ds);
+	else
+		out_dump(s->out, s, ds);
+}
+
+/* The GCs, and the end. -1 when the report could not be written. */
+static int end_report(struct stats *s)
+{
+	int rc;
+
+	if (s->format == FORMAT_TEXT) {
+		for (size_t i = 0; i < s->n_gcs; i++)
+			print_gc_text(&s->gcs[i]);
+		return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
+	}
+	out_end_array(s->out);
+	out_begin_array(s->out, "gcs");
 	for (size_t i = 0; i < s->n_gcs; i++)
-		out_gc(o, &s->gcs[i]);
-	out_end_array(o);
-	out_end_object(o);
-	return out_finish(o);
+		out_gc(s->out, &s->gcs[i]);
+	out_end_array(s->out);
+	out_end_object(s->out);
+	rc = out_finish(s->out);
+	s->out = NULL;
+	return rc;
 }
 
 /* ---- the command --------------------------------------------------------- */
 
-static void free_stats(struct stats *s)
+static bool dump_exists(const struct stats *s)
 {
-	for (size_t i = 0; i < s->n_dumps; i++)
-		class_table_free(s->dumps[i].classes, s->dumps[i].n_classes);
-	free(s->dumps);
-	free(s->gcs);
+	return s->select == HEAP_ALL_DUMPS ||
+	       (uint64_t)s->select < s->dumps_in_trace;
 }
 
 static int run_stats(struct stats *s)
 {
-	int status, rc;
+	int status;
 
-	if (input_prepare_reread(s->path) < 0)
+	if (input_prepare(&s->input, s->path) < 0)
 		return EXIT_UNREADABLE;
-	status = scan_dumps(s);
-	if (status == EXIT_DONE)
-		status = scan_gcs(s);
-	if (status == EXIT_DONE) {
-		rc = s->format == FORMAT_TEXT ? report_text(s)
-					      : report_structured(s);
-		if (rc < 0)
-			error_msg("cannot write the report: %m");
-		status = analysis_status(s->damaged);
+	status = scan_gcs(s);
+	if (status == EXIT_DONE && !dump_exists(s))
+		status = no_such_dump(s->path, s->select, s->dumps_in_trace,
+				      s->damaged);
+	if (status == EXIT_DONE && begin_report(s) < 0) {
+		error_msg("out of memory");
+		status = EXIT_UNREADABLE;
 	}
-	free_stats(s);
+	if (status == EXIT_DONE) {
+		status = scan_dumps(s);
+		/* what was written is ended, even after a failure */
+		if (end_report(s) < 0 && status == EXIT_DONE) {
+			error_msg("cannot write the report: %m");
+			status = EXIT_UNREADABLE;
+		}
+	}
+	if (status == EXIT_DONE)
+		status = analysis_status(s->damaged);
+	free(s->gcs);
 	return status;
 }
 

@@ -50,66 +50,77 @@ static bool is_stdin(const char *path)
 static off_t stdin_origin = -1;
 static bool stdin_opened;
 
-int input_prepare_reread(const char *path)
+/* Copies f to a temporary file, unlinked, that becomes standard input. */
+static int spool_to_stdin(FILE *f, const char *name)
 {
 	char buf[1 << 16];
-	FILE *tmp;
+	FILE *tmp = tmpfile();
 	size_t n;
 
-	if (!is_stdin(path) || lseek(STDIN_FILENO, 0, SEEK_CUR) >= 0)
-		return 0;
-	tmp = tmpfile();
 	if (!tmp) {
-		error_msg("cannot create a temporary copy of standard input: %m");
+		error_msg("%s: cannot make a temporary copy: %m", name);
 		return -1;
 	}
-	while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0) {
-		if (fwrite(buf, 1, n, tmp) != n) {
-			error_msg("cannot copy standard input: %m");
-			fclose(tmp);
-			return -1;
-		}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		if (fwrite(buf, 1, n, tmp) != n)
+			break;
 	}
-	if (ferror(stdin) || fflush(tmp) != 0 ||
+	if (ferror(f) || ferror(tmp) || fflush(tmp) != 0 ||
 	    dup2(fileno(tmp), STDIN_FILENO) < 0) {
-		error_msg("cannot copy standard input: %m");
+		error_msg("%s: cannot make a temporary copy: %m", name);
 		fclose(tmp);
 		return -1;
 	}
 	fclose(tmp);
 	clearerr(stdin);
 	if (fseeko(stdin, 0, SEEK_SET) != 0) {
-		error_msg("cannot rewind the copy of standard input: %m");
+		error_msg("%s: cannot read the temporary copy: %m", name);
 		return -1;
 	}
 	return 0;
 }
 
-bool input_can_reread(const char *path)
+int input_prepare(struct input *in, const char *path)
 {
 	struct stat st;
+	FILE *f;
+	int rc;
 
-	if (is_stdin(path))
-		return fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode);
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	in->name = path;
+	in->open_path = path;
+	if (is_stdin(path)) {
+		if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
+			return 0;
+		return spool_to_stdin(stdin, "standard input");
+	}
+	/* a file that is missing or a directory is reported when opened */
+	if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+		return 0;
+	f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	rc = spool_to_stdin(f, path);
+	fclose(f);
+	in->open_path = "-";
+	return rc;
 }
 
-struct ht_reader *input_open(const char *path)
+struct ht_reader *input_open(const struct input *in)
 {
-	if (is_stdin(path)) {
+	if (is_stdin(in->open_path)) {
 		if (!stdin_opened) {
 			stdin_origin = ftello(stdin);
 			stdin_opened = true;
 		} else if (stdin_origin >= 0) {
 			clearerr(stdin);
 			if (fseeko(stdin, stdin_origin, SEEK_SET) != 0) {
-				error_msg("-: cannot read standard input "
-					  "again: %m");
+				error_msg("%s: cannot read it again: %m",
+					  in->name);
 				return NULL;
 			}
 		}
 	}
-	return open_trace(path);
+	return open_trace(in->open_path);
 }
 
 /* ---- the dump ------------------------------------------------------------ */
@@ -136,18 +147,18 @@ int analysis_status(bool damaged)
 	return damaged ? EXIT_UNREADABLE : EXIT_DONE;
 }
 
-int no_such_dump(const char *path, int64_t select,
-		 const struct heap_scan_report *rep, bool damaged)
+int no_such_dump(const char *path, int64_t select, uint64_t dumps,
+		 bool damaged)
 {
 	const char *before = damaged ? " before the damage" : "";
 	char buf[48];
 
-	if (rep->dumps == 0) {
+	if (dumps == 0) {
 		error_msg("%s: no heap dump in this trace%s", path, before);
 		return EXIT_UNREADABLE;
 	}
 	error_msg("%s has %s%s; there is no dump %lld", path,
-		  count_of(rep->dumps, "dump", "dumps", buf), before,
+		  count_of(dumps, "dump", "dumps", buf), before,
 		  (long long)select);
 	return damaged ? EXIT_UNREADABLE : EXIT_USAGE;
 }
@@ -172,9 +183,9 @@ static int keep_dump(void *ctx, struct heap *h, bool *keep)
 
 /* One pass for one dump. EXIT_DONE (damage is not a failure: what came
  * before it is used), or EXIT_UNREADABLE once said why. */
-static int scan_for(const char *path, int64_t select, struct scan *s)
+static int scan_for(const struct input *in, int64_t select, struct scan *s)
 {
-	struct ht_reader *r = input_open(path);
+	struct ht_reader *r = input_open(in);
 	int rc;
 
 	memset(s, 0, sizeof(*s));
@@ -197,19 +208,18 @@ static int scan_for(const char *path, int64_t select, struct scan *s)
 
 /* The last dump is incomplete (the trace ends inside it): the one before
  * it, when complete, says more. Keeps s as it is otherwise. */
-static void prefer_complete_dump(const char *path, struct scan *s)
+static void prefer_complete_dump(const struct input *in, struct scan *s)
 {
 	struct scan before;
 
-	if (!s->heap || s->heap->complete || s->heap->dump == 0 ||
-	    !input_can_reread(path))
+	if (!s->heap || s->heap->complete || s->heap->dump == 0)
 		return;
-	if (scan_for(path, (int64_t)s->heap->dump - 1, &before) != EXIT_DONE)
+	if (scan_for(in, (int64_t)s->heap->dump - 1, &before) != EXIT_DONE)
 		return;
 	if (before.heap && before.heap->complete) {
 		warning_msg("%s: dump %llu is incomplete (the trace ends inside "
 			    "it): analyzing dump %llu, the last complete one",
-			    path, (unsigned long long)s->heap->dump,
+			    in->name, (unsigned long long)s->heap->dump,
 			    (unsigned long long)before.heap->dump);
 		heap_free(s->heap);
 		s->heap = before.heap;
@@ -220,6 +230,7 @@ static void prefer_complete_dump(const char *path, struct scan *s)
 
 int load_dump(const char *path, int64_t select, struct loaded_dump *ld)
 {
+	struct input in;
 	struct scan s;
 	int status;
 
@@ -227,17 +238,17 @@ int load_dump(const char *path, int64_t select, struct loaded_dump *ld)
 	ld->path = path;
 	/* a pipe too must be able to fall back on the dump before the last,
 	 * or the answer would depend on how the input was given */
-	if (input_prepare_reread(path) < 0)
+	if (input_prepare(&in, path) < 0)
 		return EXIT_UNREADABLE;
-	status = scan_for(path, select, &s);
+	status = scan_for(&in, select, &s);
 	if (status != EXIT_DONE)
 		return status;
 	if (s.damaged)
 		warn_damage(&s.err);
 	if (select == HEAP_LAST_DUMP)
-		prefer_complete_dump(path, &s);
+		prefer_complete_dump(&in, &s);
 	if (!s.heap)
-		return no_such_dump(path, select, &s.report, s.damaged);
+		return no_such_dump(path, select, s.report.dumps, s.damaged);
 	warn_dump_quality(path, s.heap);
 	ld->heap = s.heap;
 	ld->damaged = s.damaged;

@@ -26,16 +26,23 @@ int parse_format_option(const char *cmd, const char *arg, int *format);
  * one is a usage error. EXIT_DONE, or EXIT_USAGE once said. */
 int trace_operand(const char *cmd, int argc, char **argv, const char **path);
 
-/* ---- inputs read more than once ------------------------------------------ */
+/* ---- inputs read more than once ----------------------------------------- */
 
-/* When path is "-" and standard input is a pipe, copies it to a temporary
- * file that becomes standard input, so that it can be read again. 0, or
- * -1 once said why not. */
-int input_prepare_reread(const char *path);
-/* Whether input_open can open path once more from its start. */
-bool input_can_reread(const char *path);
-/* open_trace, rewinding standard input when it was read before. */
-struct ht_reader *input_open(const char *path);
+/*
+ * An input that can be read more than once. A stream (a pipe on standard
+ * input, or a named one such as the shell's <(...)) is first copied to a
+ * temporary file that becomes standard input; the reader's messages then
+ * call it "-".
+ */
+struct input {
+	const char *name;       /* FILE as given: for messages and reports */
+	const char *open_path;  /* what the reader opens: name, or "-" */
+};
+
+/* 0, or -1 once said why the copy failed. */
+int input_prepare(struct input *in, const char *path);
+/* open_trace, from the start of the input each time. */
+struct ht_reader *input_open(const struct input *in);
 
 /* ---- the dump ------------------------------------------------------------ */
 
@@ -47,8 +54,7 @@ struct loaded_dump {
 
 /*
  * Loads the graph of dump `select` (a number, or HEAP_LAST_DUMP: the last
- * dump, or the one before it when the trace ends inside the last and can
- * be read again). Warns on standard error about damage and about a dump
+ * dump, or the one before it when the trace ends inside the last). Warns on standard error about damage and about a dump
  * that is incomplete or aborted. Returns EXIT_DONE with ld->heap set, or
  * the exit status once said why not.
  */
@@ -58,10 +64,10 @@ void unload_dump(struct loaded_dump *ld);
 /* The exit status of an analysis that did its work on ld's trace. */
 int analysis_status(bool damaged);
 
-/* Says why dump `select` was not found in a trace of which the scan saw
- * rep->dumps dumps; returns the exit status. */
-int no_such_dump(const char *path, int64_t select,
-		 const struct heap_scan_report *rep, bool damaged);
+/* Says why dump `select` was not found in a trace in which a replay saw
+ * `dumps` dumps; returns the exit status. */
+int no_such_dump(const char *path, int64_t select, uint64_t dumps,
+		 bool damaged);
 
 /* Warns about what was lost, once per damaged trace. */
 void warn_damage(const struct ht_error *err);

@@ -59,11 +59,13 @@
 /* Arrays larger than this cannot exist in memory next to their bound. */
 #define MAX_ELEMENTS (SIZE_MAX / 64)
 
-/* How long a barrier waits for a thread that is in the middle of an event
- * (pause instructions): a running thread finishes one in well under a
+/* How long a barrier waits for threads that are in the middle of an event
+ * (all of them together): a running thread finishes one in well under a
  * microsecond, a thread the runtime suspended there never will, and the
- * barrier must not hang on it. */
-#define BARRIER_PATIENCE 4000u
+ * barrier must not hang on it. Close waits longer: threads should have
+ * stopped recording by then. */
+#define BARRIER_PATIENCE_NS (50 * 1000u)
+#define CLOSE_PATIENCE_NS (1000 * 1000 * 1000u)
 
 _Static_assert(sizeof(struct proto_state) == sizeof(uint64_t),
 	       "the protocol state is swapped as one 64-bit word");
@@ -300,7 +302,8 @@ static struct wbuf *pool_pop(struct ht_recorder *rec)
 		uint32_t next;
 
 		if (top == 0) {
-			/* the buffer we were promised is being pushed */
+			/* Cannot be: every post of free_sem follows its push.
+			 * Waiting beats returning NULL to the callback path. */
 			cpu_relax(round);
 			head = atomic_load_explicit(&rec->free_head,
 						    memory_order_acquire);
@@ -329,10 +332,11 @@ static void full_push(struct ht_recorder *rec, struct wbuf *b)
 
 	atomic_fetch_add_explicit(&rec->bytes_uncompressed, b->used,
 				  memory_order_relaxed);
+	/* seq_cst, for ht_recorder_sync's reasoning */
 	do {
 		b->next_full = head;
 	} while (!atomic_compare_exchange_weak_explicit(
-		&rec->full_head, &head, b, memory_order_release,
+		&rec->full_head, &head, b, memory_order_seq_cst,
 		memory_order_relaxed));
 	sem_post(&rec->work_sem);
 }
@@ -374,10 +378,22 @@ static void slot_handoff(struct ht_recorder *rec, struct slot *s)
 	full_push(rec, b);
 }
 
-/* Hands off another thread's buffer if that thread is not in the middle of
- * an event; waits up to `patience` rounds for it to finish one. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	/* a vDSO call: no lock, no system call */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Hands off another thread's buffer if that thread is not in the middle of
+ * an event, waiting for it to finish one until *deadline (set on the first
+ * wait of a steal pass, so that the whole pass waits patience_ns at most).
+ */
 static void slot_steal(struct ht_recorder *rec, struct slot *s,
-		       unsigned patience)
+		       uint64_t patience_ns, uint64_t *deadline)
 {
 	if (!atomic_load_explicit(&s->buf, memory_order_relaxed))
 		return;
@@ -388,20 +404,27 @@ static void slot_steal(struct ht_recorder *rec, struct slot *s,
 			    &s->state, &idle, SLOT_STOLEN, memory_order_acquire,
 			    memory_order_relaxed))
 			break;
-		if (round >= patience)
+		if (patience_ns == 0)
 			return;
-		cpu_relax(round < 64 ? round : 0);
+		if (*deadline == 0)
+			*deadline = now_ns() + patience_ns;
+		else if (round % 16 == 0 && now_ns() > *deadline)
+			return;
+		cpu_relax(round);
 	}
 	slot_handoff(rec, s);
 	atomic_store_explicit(&s->state, SLOT_IDLE, memory_order_release);
 }
 
+/* self is the caller's slot, never taken; NULL for close. */
 static void steal_others(struct ht_recorder *rec, struct slot *self,
-			 unsigned patience)
+			 uint64_t patience_ns)
 {
+	uint64_t deadline = 0;
+
 	for (unsigned i = 0; i < rec->n_slots; i++)
 		if (&rec->slots[i] != self)
-			slot_steal(rec, &rec->slots[i], patience);
+			slot_steal(rec, &rec->slots[i], patience_ns, &deadline);
 }
 
 /* How often a thread waiting for a buffer looks again for buffers idling
@@ -762,7 +785,7 @@ static enum ht_error_code record(struct ht_recorder *rec,
 	slot_enter(s);
 	check_protocol(rec, rq);
 	if (barrier != NO_BARRIER)
-		steal_others(rec, s, BARRIER_PATIENCE);
+		steal_others(rec, s, BARRIER_PATIENCE_NS);
 	encode(rec, s, rq);
 	if (starts) {
 		atomic_load_explicit(&s->buf, memory_order_relaxed)->starts =
@@ -1395,8 +1418,10 @@ static bool pool_create(struct ht_recorder *rec, const struct settings *s)
 		rec->bufs = NULL;
 		return false;
 	}
+	/* populated now: page faults on first touch would otherwise land on
+	 * the callback path, inside GC pauses (and cost a third of a call) */
 	rec->pool = mmap(NULL, rec->pool_len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (rec->pool == MAP_FAILED) {
 		rec->pool = NULL;
 		return false;
@@ -1541,14 +1566,17 @@ static struct ht_recorder *recorder_create(int fd, const char *name,
 					   const struct settings *s,
 					   struct ht_error *err)
 {
-	struct ht_recorder *rec = calloc(1, sizeof(*rec));
+	struct ht_recorder *rec;
 	struct proto_state st;
 	uint64_t word;
+	void *p;
 
-	if (!rec) {
+	/* aligned: its hot atomics sit on cache lines of their own */
+	if (posix_memalign(&p, _Alignof(struct ht_recorder), sizeof(*rec))) {
 		err_plain(err, HT_E_NOMEM, name, "out of memory");
 		return NULL;
 	}
+	rec = memset(p, 0, sizeof(*rec));
 	rec->fd = fd;
 	rec->name = strdup(name);
 	if (!rec->name || !slots_create(rec, s) || !pool_create(rec, s) ||
@@ -1633,8 +1661,7 @@ struct ht_recorder *ht_recorder_open_fd(int fd, const char *name,
  * recording; one still inside an event is waited for a while, then left. */
 static void flush_slots(struct ht_recorder *rec)
 {
-	for (unsigned i = 0; i < rec->n_slots; i++)
-		slot_steal(rec, &rec->slots[i], 100000);
+	steal_others(rec, NULL, CLOSE_PATIENCE_NS);
 }
 
 /* A dump or GC still open at close is a violation the shim saw. */

@@ -13,6 +13,8 @@
  *    shallow trees hanging off thread frames, class statics and JNI
  *    pointers; the other fields point near by (often back: cycles), to a
  *    few popular objects (shared subgraphs), far away, or are null;
+ *  - huge arrays (caches) hold whole trees, so that a few objects retain
+ *    a large share of the heap, as in the heaps people look into;
  *  - long linked lists, some doubly linked or circular;
  *  - about 5% garbage, in runs, that no live object points to;
  *  - the C_HEAP walk reports objects depth-first from the roots, the
@@ -77,7 +79,7 @@
 #define N_METHODS 240
 #define N_THREADS 8
 
-/* ---- Deterministic randomness --------------------------------------------- */
+/* ---- Deterministic randomness -------------------------------------------- */
 
 struct rng {
 	uint64_t state;
@@ -138,7 +140,7 @@ static size_t rng_skewed(struct rng *r, size_t n)
 	return (size_t)((double)n * u * u * u);
 }
 
-/* ---- Small helpers -------------------------------------------------------- */
+/* ---- Small helpers ------------------------------------------------------- */
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
 						      noreturn));
@@ -202,7 +204,7 @@ static void list_push(struct index_list *l, uint32_t x)
 	l->v[l->n++] = x;
 }
 
-/* ---- Classes ---------------------------------------------------------------- */
+/* ---- Classes ------------------------------------------------------------- */
 
 enum class_kind {
 	CK_INSTANCE,
@@ -229,7 +231,7 @@ struct catalogue {
 	struct bucket by_fields[MAX_FIELDS + 1];
 	struct bucket ref_arrays, prim_arrays;
 	uint16_t object_array, node_array, linked_node, single_node, thread;
-	size_t n_instance;
+	struct bucket instances; /* all of them, in catalogue order */
 };
 
 static ht_id class_id(size_t c)
@@ -256,6 +258,8 @@ static uint16_t add_class(struct catalogue *cat, const char *name,
 		b = kind == CK_REF_ARRAY ? &cat->ref_arrays : &cat->prim_arrays;
 	if (pickable)
 		b->cls[b->n++] = (uint16_t)cat->n;
+	if (kind == CK_INSTANCE)
+		cat->instances.cls[cat->instances.n++] = (uint16_t)cat->n;
 	return (uint16_t)cat->n++;
 }
 
@@ -322,12 +326,12 @@ static void add_generated_classes(struct catalogue *cat, struct rng *r)
 		add_class(cat, name, CK_INSTANCE, fields,
 			  instance_size(r, fields), 1);
 	}
-	cat->n_instance = cat->n - cat->prim_arrays.n - cat->ref_arrays.n;
 	for (size_t i = 0; i < N_TYPED_ARRAYS; i++) {
 		const struct klass *elem =
 			&cat->v[first + rng_below(r, N_GENERATED_CLASSES)];
 
-		snprintf(name, sizeof(name), "[L%s;", elem->name);
+		/* Bounded: the name fits even for the longest element name. */
+		snprintf(name, sizeof(name), "[L%.60s;", elem->name);
 		add_class(cat, name, CK_REF_ARRAY, 0, 8, 1);
 	}
 }
@@ -344,7 +348,7 @@ static uint16_t pick_from(const struct bucket *b, struct rng *r)
 	return b->cls[rng_skewed(r, b->n)];
 }
 
-/* ---- The heap --------------------------------------------------------------- */
+/* ---- The heap ------------------------------------------------------------ */
 
 /* Per-object marks. */
 #define M_GARBAGE 0x01u  /* no live object points to it */
@@ -353,6 +357,7 @@ static uint16_t pick_from(const struct bucket *b, struct rng *r)
 #define M_HUGE 0x08u     /* a huge array: its fields spread over the heap */
 #define M_CHAIN 0x10u    /* a list node: its free field is the item */
 #define M_HEAD 0x20u     /* the first object of a tree (of a unit of work) */
+#define M_ROOTED 0x40u   /* a head whose tree a root must hold */
 #define M_VISITED 0x80u  /* reached by the heap walk of the current dump */
 
 struct heap {
@@ -365,7 +370,7 @@ struct heap {
 	uint8_t *mark;
 	uint32_t *popular;
 	size_t n_popular;
-	uint32_t threads[N_THREADS]; /* the Thread objects, when the heap has them */
+	uint32_t threads[N_THREADS]; /* Thread objects, if the heap has them */
 	struct index_list shared;    /* far refs' targets, in address order */
 	struct index_list tables;    /* the huge arrays */
 	uint64_t garbage;
@@ -432,16 +437,18 @@ static void heap_append(struct heap *h, size_t i, uint16_t cls,
 	h->id[i + 1] = h->id[i] + size;
 }
 
-/* ---- The plan: how many fields, how much garbage, where the lists go ------ */
+/* ---- The plan: how many fields, how much garbage, where the lists go ----- */
 
 enum feature_kind {
 	F_CHAIN,
 	F_HUGE_ARRAY,
 };
 
-/* A linked list or a huge array, placed after `at` ordinary objects. */
+/* A linked list or a huge array, placed after `at` ordinary objects;
+ * `seq` orders features placed at the same point, whatever qsort does. */
 struct feature {
 	uint64_t at;
+	size_t seq;
 	enum feature_kind kind;
 	uint32_t length;
 	int doubly, circular;
@@ -489,7 +496,9 @@ static int by_position(const void *a, const void *b)
 {
 	const struct feature *x = a, *y = b;
 
-	return (x->at > y->at) - (x->at < y->at);
+	if (x->at != y->at)
+		return x->at > y->at ? 1 : -1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
 static void add_feature(struct plan *p, size_t *cap,
@@ -514,13 +523,12 @@ static void plan_chains(struct plan *p, size_t *cap, struct rng *r,
 		return;
 	while (budget >= lo) {
 		uint64_t hi = budget < CHAIN_MAX ? budget : CHAIN_MAX;
-		struct feature f = {
-			.kind = F_CHAIN,
-			.length = (uint32_t)rng_log_uniform(r, lo, hi),
-			.doubly = rng_chance(r, 0.5),
-			.circular = rng_chance(r, 0.3),
-		};
+		struct feature f = { .kind = F_CHAIN };
 
+		/* One by one: an initializer list's order is unspecified. */
+		f.length = (uint32_t)rng_log_uniform(r, lo, hi);
+		f.doubly = rng_chance(r, 0.5);
+		f.circular = rng_chance(r, 0.3);
 		add_feature(p, cap, &f);
 		budget -= f.length;
 		p->special_objects += f.length;
@@ -579,7 +587,8 @@ static void plan_fanout(struct plan *p, const struct options *o)
 	}
 	/* Runs of mean length m cover g*m/(1 + g*m) of the ordinary objects. */
 	{
-		double share = GARBAGE_SHARE * n / (ordinary > 1 ? ordinary : 1);
+		double share = GARBAGE_SHARE * n /
+			       (ordinary > 1 ? ordinary : 1);
 
 		if (share > 0.5)
 			share = 0.5;
@@ -597,13 +606,17 @@ static void plan_build(struct plan *p, const struct options *o,
 	plan_chains(p, &cap, r, o->objects);
 	plan_huge_arrays(p, &cap, r, o->objects, o->refs);
 	ordinary = o->objects - p->special_objects;
-	for (size_t i = 0; i < p->n_features; i++)
+	for (size_t i = 0; i < p->n_features; i++) {
 		p->features[i].at = rng_below(r, ordinary + 1);
-	qsort(p->features, p->n_features, sizeof(*p->features), by_position);
+		p->features[i].seq = i;
+	}
+	if (p->n_features)
+		qsort(p->features, p->n_features, sizeof(*p->features),
+		      by_position);
 	plan_fanout(p, o);
 }
 
-/* ---- Laying out the objects in allocation order (pass 1) ------------------ */
+/* ---- Laying out the objects in allocation order (pass 1) ----------------- */
 
 struct layout {
 	struct heap *h;
@@ -662,16 +675,17 @@ static void lay_thread_object(struct layout *l, size_t i, unsigned t)
 static void lay_ordinary(struct layout *l, size_t i, uint64_t ordinary)
 {
 	const struct plan *p = l->plan;
-	/* The first object roots the heap: never garbage. */
-	uint8_t mark = i ? next_garbage_mark(l) : 0;
 	uint64_t extra;
 	unsigned fields;
+	uint8_t mark;
 	uint16_t c;
 
 	if (ordinary >= 1 && ordinary <= N_THREADS) {
 		lay_thread_object(l, i, ordinary - 1);
 		return;
 	}
+	/* The first object roots the heap: never garbage. */
+	mark = i ? next_garbage_mark(l) : 0;
 	if (rng_chance(l->r, p->array_share)) {
 		lay_ref_array(l, i, array_length(l->r), mark);
 		return;
@@ -749,7 +763,7 @@ static void lay_out_heap(struct heap *h, const struct catalogue *cat,
 		h->garbage += is_garbage(h, i);
 }
 
-/* ---- Owners (pass 2) -------------------------------------------------------- */
+/* ---- Owners (pass 2) ----------------------------------------------------- */
 
 /* A recent object with fields still free to adopt new objects. */
 struct adopter {
@@ -830,7 +844,8 @@ static void assign_owners(struct heap *h, struct rng *r,
 		} else if (!adopt(h, &a, r, i)) {
 			list_push(orphans, (uint32_t)i);
 			h->mark[i] |= M_HEAD;
-			a.tree[i] = rng_chance(r, PUBLIC_SHARE) ? PUBLIC_TREE : 0;
+			a.tree[i] = rng_chance(r, PUBLIC_SHARE) ?
+				    PUBLIC_TREE : 0;
 		}
 		depth = a.tree[i] & DEPTH_MASK;
 		if ((a.tree[i] & PUBLIC_TREE) && depth >= 1 &&
@@ -843,7 +858,7 @@ static void assign_owners(struct heap *h, struct rng *r,
 	free(a.tree);
 }
 
-/* ---- The other fields (pass 3) --------------------------------------------- */
+/* ---- The other fields (pass 3) ------------------------------------------- */
 
 struct filler {
 	struct heap *h;
@@ -868,15 +883,17 @@ static size_t near_target(struct filler *f, size_t i)
 	uint64_t d = 1 + rng_geometric(f->r, 12.0);
 	size_t j = i;
 
-	if (rng_chance(f->r, 0.7)) {
+	/* A head has nothing of its tree before it. */
+	if (rng_chance(f->r, 0.7) && !(h->mark[i] & M_HEAD)) {
 		for (; d && j > 0 && !(h->mark[j] & M_HEAD); d--)
 			j--;
 	} else {
 		for (; d && j + 1 < h->n && !(h->mark[j + 1] & M_HEAD); d--)
 			j++;
 	}
-	/* Back towards i (live) rather than past it into another tree. */
-	while (is_garbage(h, j))
+	/* Garbage may point anywhere; the live go back towards i (live)
+	 * rather than on into another tree. */
+	while (!is_garbage(h, i) && is_garbage(h, j))
 		j = j < i ? j + 1 : j - 1;
 	return j;
 }
@@ -892,31 +909,25 @@ static size_t far_target(struct filler *f)
 {
 	const struct index_list *shared = &f->h->shared;
 
-	if (shared->n == 0)
-		return (size_t)rng_below(f->r, f->h->n);
+	if (shared->n == 0) /* a tiny heap */
+		return live_from(f->h, rng_below(f->r, f->h->n));
 	return shared->v[rng_below(f->r, shared->n)];
 }
 
 static uint32_t ordinary_target(struct filler *f, size_t i)
 {
 	double u = rng_unit(f->r);
-	size_t j;
 
 	if (u < 0.75)
 		return (uint32_t)near_target(f, i);
-	if (u < 0.90)
-		j = popular_target(f);
-	else
-		j = far_target(f);
-	return (uint32_t)j;
+	return (uint32_t)(u < 0.90 ? popular_target(f) : far_target(f));
 }
 
 /* A list's items: values kept elsewhere, often shared. */
 static uint32_t item_target(struct filler *f)
 {
-	size_t j = rng_chance(f->r, 0.3) ? popular_target(f) : far_target(f);
-
-	return live_from(f->h, j);
+	return (uint32_t)(rng_chance(f->r, 0.3) ? popular_target(f) :
+						   far_target(f));
 }
 
 /* Besides the trees it holds, a huge array is an index of shared objects
@@ -1009,22 +1020,40 @@ static uint64_t free_table_field(const struct heap *h, size_t t,
 	return UINT64_MAX;
 }
 
+/* The trees that hold a huge array must hang off roots: held by arrays,
+ * two of them could hold each other, and nothing else. A tree is all the
+ * objects from its head to the next head. */
+static void root_trees_of_tables(struct heap *h)
+{
+	for (size_t k = 0; k < h->tables.n; k++) {
+		size_t i = h->tables.v[k];
+
+		while (!(h->mark[i] & M_HEAD))
+			i--;
+		h->mark[i] |= M_ROOTED;
+	}
+}
+
 /* Caches and registries: huge arrays hold a share of the trees, and so
- * retain them. The arrays themselves are held by roots, never by each
- * other, lest a cycle of them be left unreachable. */
+ * retain them. A tree goes into a table that existed before it, so that
+ * the earlier dumps of a growing heap do not lose it. */
 static void hold_trees_in_tables(struct heap *h, struct index_list *orphans,
 				 struct rng *r)
 {
-	size_t kept = 0;
+	size_t kept = 0, older = 0;
 
+	root_trees_of_tables(h);
 	for (size_t k = 0; k < orphans->n; k++) {
 		uint32_t o = orphans->v[k];
 		uint64_t s = UINT64_MAX;
 
-		if (h->tables.n && !(h->mark[o] & M_HUGE) &&
+		/* The orphans come in address order, as the tables do. */
+		while (older < h->tables.n && h->tables.v[older] < o)
+			older++;
+		if (older && !(h->mark[o] & M_ROOTED) &&
 		    rng_chance(r, TABLE_HELD_SHARE))
-			s = free_table_field(h, h->tables.v[rng_below(
-						r, h->tables.n)], r);
+			s = free_table_field(
+				h, h->tables.v[rng_below(r, older)], r);
 		if (s == UINT64_MAX)
 			orphans->v[kept++] = o;
 		else
@@ -1043,7 +1072,7 @@ static void fill_fields(struct heap *h, struct rng *r, double refs)
 		fill_object(&f, i);
 }
 
-/* ---- Roots ---------------------------------------------------------------- */
+/* ---- Roots --------------------------------------------------------------- */
 
 struct root_set {
 	enum ht_container_type type;
@@ -1132,13 +1161,14 @@ static void plan_thread_roots(struct roots *rs, const struct heap *h,
 static void plan_static_roots(struct roots *rs, const struct heap *h,
 			      const struct catalogue *cat, struct rng *r)
 {
-	for (size_t c = 0; c < cat->n_instance; c++) {
+	for (size_t c = 0; c < cat->instances.n; c++) {
 		struct root_set *s;
 		size_t n;
 
 		if (!rng_chance(r, 0.35))
 			continue;
-		s = add_container(rs, HT_C_RT_CLASS, class_id(c), 0);
+		s = add_container(rs, HT_C_RT_CLASS,
+				  class_id(cat->instances.cls[c]), 0);
 		n = 1 + rng_below(r, 4);
 		for (size_t k = 0; k < n; k++)
 			list_push(&s->refs, rng_chance(r, 0.5) ?
@@ -1236,6 +1266,7 @@ struct recording {
 	uint32_t *stack;       /* of the heap walk */
 	size_t limit;          /* objects allocated by the current dump */
 	struct counts last;    /* of the last dump */
+	uint64_t recorded;     /* objects, over all the dumps */
 };
 
 static void note(struct recording *g, enum ht_error_code code)
@@ -1265,7 +1296,8 @@ static void record_methods(struct recording *g, const struct catalogue *cat,
 
 	for (size_t m = 0; m < N_METHODS; m++) {
 		const struct klass *k =
-			&cat->v[rng_below(r, cat->n_instance)];
+			&cat->v[cat->instances.cls[rng_below(
+				r, cat->instances.n)]];
 
 		snprintf(name, sizeof(name), "%s.%s%s", k->name,
 			 verbs[rng_below(r, sizeof(verbs) / sizeof(verbs[0]))],
@@ -1326,12 +1358,14 @@ static void record_object(struct recording *g, size_t i)
 			g->last.references += present;
 			g->last.nulls += !present;
 		}
-		note(g, ht_object_references(g->rec, h->id[i], class_id(h->cls[i]),
-					     object_size(h, i), flags, n, g->ids,
-					     NULL, -1, HT_RESULT_OK));
+		note(g, ht_object_references(g->rec, h->id[i],
+					     class_id(h->cls[i]),
+					     object_size(h, i), flags, n,
+					     g->ids, NULL, -1, HT_RESULT_OK));
 		done += n;
 	} while (done < len);
 	g->last.objects++;
+	g->recorded++;
 }
 
 /* Depth-first from one object, each reported when first reached. An
@@ -1414,7 +1448,7 @@ static uint64_t file_size(const char *path)
 	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
-/* ---- The command ------------------------------------------------------- */
+/* ---- The command --------------------------------------------------------- */
 
 static const char usage[] =
 	"usage: " PROGRAM " -n OBJECTS [-r REFS_PER_OBJECT] [-s SEED] "
@@ -1433,6 +1467,21 @@ static const char usage[] =
 	"                    (default 1)\n"
 	"  -h, --help        this help\n";
 
+static void usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROGRAM ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nsee '" PROGRAM " --help'\n");
+	exit(2);
+}
+
 static uint64_t parse_count(const char *opt, const char *arg, uint64_t min,
 			    uint64_t max)
 {
@@ -1441,12 +1490,10 @@ static uint64_t parse_count(const char *opt, const char *arg, uint64_t min,
 
 	errno = 0;
 	v = strtoull(arg, &end, 0);
-	if (errno || end == arg || *end || arg[0] == '-' || v < min || v > max) {
-		fprintf(stderr, PROGRAM ": %s wants a number from %" PRIu64
-			" to %" PRIu64 ", not '%s'\n%s", opt, min, max, arg,
-			usage);
-		exit(2);
-	}
+	if (errno || end == arg || *end || arg[0] == '-' || v < min ||
+	    v > max)
+		usage_error("%s wants a number from %" PRIu64 " to %" PRIu64
+			    ", not '%s'", opt, min, max, arg);
 	return v;
 }
 
@@ -1458,9 +1505,7 @@ static double parse_refs(const char *arg)
 	errno = 0;
 	v = strtod(arg, &end);
 	if (errno || end == arg || *end || !(v >= 0 && v <= 100)) {
-		fprintf(stderr, PROGRAM ": -r wants a number from 0 to 100, "
-			"not '%s'\n%s", arg, usage);
-		exit(2);
+		usage_error("-r wants a number from 0 to 100, not '%s'", arg);
 	}
 	return v;
 }
@@ -1480,7 +1525,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 
 	*o = (struct options){ .refs = 3, .seed = 1, .out = "heaptrace.ht",
 			       .dumps = 1 };
-	while ((c = getopt_long(argc, argv, "n:r:s:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:r:s:o:h", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'n':
 			o->objects = parse_count("-n", optarg, 1, MAX_OBJECTS);
@@ -1501,16 +1547,15 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
-		default:
-			fputs(usage, stderr);
+		default: /* getopt said what is wrong */
+			fprintf(stderr, "see '" PROGRAM " --help'\n");
 			exit(2);
 		}
 	}
-	if (optind < argc || o->objects == 0) {
-		fprintf(stderr, PROGRAM ": %s\n%s", optind < argc ?
-			"unexpected argument" : "-n OBJECTS is required", usage);
-		exit(2);
-	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->objects == 0)
+		usage_error("-n OBJECTS is required");
 	if (o->dumps > o->objects)
 		o->dumps = (unsigned)o->objects;
 }
@@ -1589,12 +1634,12 @@ static void record_trace(const struct options *o, const struct heap *h,
 	fprintf(stderr, PROGRAM ": %s: %" PRIu64 " objects, %" PRIu64
 		" references (%.2f per object, %" PRIu64 " null fields), %"
 		PRIu64 " roots, %" PRIu64 " unreachable, %u dump%s, %" PRIu64
-		" file bytes (%.2f per object), %.2f s\n",
+		" file bytes (%.2f per object recorded), %.2f s\n",
 		o->out, g.last.objects, g.last.references,
 		(double)g.last.references / (double)g.last.objects,
 		g.last.nulls, g.last.roots, g.last.unreachable, o->dumps,
 		o->dumps == 1 ? "" : "s", file_size(o->out),
-		(double)file_size(o->out) / (double)g.last.objects,
+		(double)file_size(o->out) / (double)g.recorded,
 		now() - started);
 	free(g.ids);
 	free(g.flags);

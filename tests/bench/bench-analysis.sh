@@ -58,7 +58,8 @@ have_command() {
 # The commands this heaptrace has, one a line.
 commands=
 for cmd in "$@"; do
-	# shellcheck disable=SC2086 # a command and its options, split on purpose
+	# A command and its options, split on purpose:
+	# shellcheck disable=SC2086
 	set -- $cmd
 	if have_command "$1"; then
 		commands="$commands$cmd

@@ -34,7 +34,7 @@
 #define BASE 0x10000000ULL
 #define STRIDE 40
 
-/* ---- The made-up dump --------------------------------------------------------- */
+/* ---- The made-up dump --------------------------------------------------- */
 
 static uint64_t mix(uint64_t x)
 {
@@ -178,7 +178,7 @@ static const struct ht_source_ops gen_ops = {
 	.position = gen_position,
 };
 
-/* ---- Measuring -------------------------------------------------------------------- */
+/* ---- Measuring ---------------------------------------------------------- */
 
 static double now(void)
 {
@@ -196,6 +196,15 @@ static double peak_rss_bytes(void)
 	return (double)ru.ru_maxrss * 1024.0;
 }
 
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
 static int keep_dump(void *ctx, struct heap *h, bool *keep)
 {
 	*(struct heap **)ctx = h;
@@ -210,7 +219,7 @@ int main(int argc, char **argv)
 	struct heap *h = NULL;
 	struct heap_dominators d;
 	struct ht_error err;
-	double t0, t1, t2, base_rss, per_object;
+	double t0, t1, t2, c0, c1, c2, base_rss, per_object;
 
 	if (!g)
 		return 2;
@@ -232,17 +241,20 @@ int main(int argc, char **argv)
 	base_rss = peak_rss_bytes();
 
 	t0 = now();
+	c0 = cpu_seconds();
 	if (heap_scan(&r, HEAP_LAST_DUMP, keep_dump, &h, NULL, &err) != 0 ||
 	    !h) {
 		fprintf(stderr, "bench_analysis: %s\n", err.message);
 		return 2;
 	}
 	t1 = now();
+	c1 = cpu_seconds();
 	if (heap_dominators(h, &d, &err) != 0) {
 		fprintf(stderr, "bench_analysis: %s\n", err.message);
 		return 2;
 	}
 	t2 = now();
+	c2 = cpu_seconds();
 
 	per_object = peak_rss_bytes() / (double)g->n;
 	printf("objects              %" PRIu32 " (%s order)\n", h->n,
@@ -250,10 +262,10 @@ int main(int argc, char **argv)
 	printf("references           %" PRIu64 " (%" PRIu64 " dangling)\n",
 	       h->n_references, h->n_dangling);
 	printf("reachable            %" PRIu64 "\n", d.reachable);
-	printf("load                 %.2f s\n", t1 - t0);
-	printf("dominators+retained  %.2f s\n", t2 - t1);
-	printf("total                %.2f s (budget %.0f s)\n", t2 - t0,
-	       BUDGET_SECONDS);
+	printf("load                 %.2f s (cpu %.2f s)\n", t1 - t0, c1 - c0);
+	printf("dominators+retained  %.2f s (cpu %.2f s)\n", t2 - t1, c2 - c1);
+	printf("total                %.2f s (cpu %.2f s; budget %.0f s)\n",
+	       t2 - t0, c2 - c0, BUDGET_SECONDS);
 	printf("peak RSS             %.1f MiB, %.1f bytes/object "
 	       "(%.1f before loading; budget %.0f)\n",
 	       peak_rss_bytes() / 1048576.0, per_object,

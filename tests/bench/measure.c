@@ -72,7 +72,8 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: measure RESULT_FILE COMMAND [ARGS...]\n");
+		fprintf(stderr,
+			"usage: measure RESULT_FILE COMMAND [ARGS...]\n");
 		return 127;
 	}
 	fflush(NULL);

@@ -7,10 +7,10 @@
  * no index. A second thread records allocations all along, so that the
  * dumps are flushed by barriers while another thread is recording.
  *
- * Usage: crash_record FILE [DUMPS [PAUSE_US]]
- * Closes normally after DUMPS dumps. PAUSE_US: sleep after printing each
- * number, so that a kill lands before anything else is recorded (nothing
- * but the dump's own flush then brings it to the file).
+ * Usage: crash_record FILE [DUMPS [STALL_AFTER]]
+ * Closes normally after DUMPS dumps. With STALL_AFTER, it stops recording
+ * after printing that dump's number and sleeps until killed: nothing but
+ * the dump's own flush can then have brought it to the file.
  */
 #include "crash_dump.h"
 
@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static atomic_bool done;
 
@@ -91,14 +92,14 @@ int main(int argc, char **argv)
 	struct ht_error err;
 	pthread_t thread;
 	uint64_t dumps;
-	long pause_us;
+	long long stall_after;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: crash_record FILE [DUMPS]\n");
 		return 2;
 	}
 	dumps = argc > 2 ? strtoull(argv[2], NULL, 10) : 100000;
-	pause_us = argc > 3 ? strtol(argv[3], NULL, 10) : 0;
+	stall_after = argc > 3 ? strtoll(argv[3], NULL, 10) : -1;
 	rec = ht_recorder_open(argv[1], &header, &options, &err);
 	if (!rec) {
 		fprintf(stderr, "crash_record: %s\n", err.message);
@@ -113,12 +114,8 @@ int main(int argc, char **argv)
 		}
 		printf("%llu\n", (unsigned long long)d);
 		fflush(stdout);
-		if (pause_us > 0) {
-			struct timespec ts = { pause_us / 1000000,
-					       pause_us % 1000000 * 1000 };
-
-			nanosleep(&ts, NULL);
-		}
+		while ((long long)d == stall_after)
+			pause();
 		if (record_gc(rec, d) != 0) {
 			fprintf(stderr, "crash_record: recording failed\n");
 			return 1;

@@ -31,6 +31,8 @@
 static const char *dir;
 static atomic_int failures;
 
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static void fail(const char *fmt, ...)
 {
 	va_list ap;

@@ -17,7 +17,8 @@
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#if __has_feature(address_sanitizer) || \
+	__has_feature(undefined_behavior_sanitizer)
 #define SANITIZED 1
 #endif
 #endif
@@ -30,7 +31,7 @@
 #define NUL HEAP_NULL_REF
 #define DANGLING HEAP_DANGLING_REF
 
-/* ---- Graphs by hand --------------------------------------------------------- */
+/* ---- Graphs by hand ----------------------------------------------------- */
 
 /*
  * A graph as the tests write it: n objects with their sizes, refs given
@@ -118,7 +119,7 @@ static void assert_object(const struct heap_dominators *d, uint32_t object,
 		     (unsigned long long)retained);
 }
 
-/* ---- Hand-solved examples ----------------------------------------------------- */
+/* ---- Hand-solved examples ----------------------------------------------- */
 
 enum { A, B, C, D, E, F, G };
 
@@ -246,7 +247,7 @@ Test(examples, empty_graph)
 	heap_free(h);
 }
 
-/* ---- The reference ---------------------------------------------------------- */
+/* ---- The reference ------------------------------------------------------ */
 
 /* What a strong root reaches once `removed` (NONE: nothing) is taken out. */
 static void reach(const struct heap *h, uint32_t removed, bool *seen,
@@ -347,7 +348,8 @@ static void reference_dominators(const struct heap *h, struct reference *ref)
 		for (uint32_t v = 0; v < h->n; v++) {
 			if (v == w || !ref->dom[v][w])
 				continue;
-			if (ref->idom[w] == VR || n_doms[v] > n_doms[ref->idom[w]])
+			if (ref->idom[w] == VR ||
+			    n_doms[v] > n_doms[ref->idom[w]])
 				ref->idom[w] = v;
 		}
 		for (uint32_t x = 0; x < h->n; x++)
@@ -366,7 +368,7 @@ static void reference_dominators(const struct heap *h, struct reference *ref)
 	}
 }
 
-/* ---- Random graphs ------------------------------------------------------------ */
+/* ---- Random graphs ------------------------------------------------------ */
 
 static uint64_t rng_state;
 
@@ -405,13 +407,13 @@ static uint32_t random_ref(uint32_t i, uint32_t n)
 
 static struct heap *random_graph(uint32_t n)
 {
-	unsigned max_degree = 1 + below(4);
+	unsigned max_degree = 1 + below(5);
 	struct heap *h = new_heap(n, (uint64_t)n * max_degree, 8);
 	uint64_t e = 0;
-	size_t roots = below(5);
+	size_t roots = below(6);
 
 	for (uint32_t i = 0; i < n; i++) {
-		unsigned degree = below(max_degree + 1);
+		unsigned degree = 1 + below(max_degree);
 
 		h->size[i] = 1 + below(1000);
 		h->total_bytes += h->size[i];
@@ -461,7 +463,7 @@ static void compare_with_reference(const struct heap *h, unsigned seed)
 	heap_dominators_free(&d);
 }
 
-#define RANDOM_GRAPHS 6000
+#define RANDOM_GRAPHS 20000
 
 Test(random, agrees_with_the_definition)
 {
@@ -497,7 +499,7 @@ Test(random, dense_graphs_with_many_roots)
 	}
 }
 
-/* ---- Long lists --------------------------------------------------------------- */
+/* ---- Long lists --------------------------------------------------------- */
 
 #define LONG_LIST (SANITIZED ? 500000u : 5000000u)
 

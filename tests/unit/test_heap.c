@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- A trace in memory ------------------------------------------------------- */
+/* ---- A trace in memory -------------------------------------------------- */
 
 /* The events of one test, with the arrays they point to copied into pools
  * that live as long as the process (one test). */
@@ -181,7 +181,7 @@ static const struct ht_source_ops array_ops = {
 	.position = array_position,
 };
 
-/* ---- Scanning ------------------------------------------------------------------ */
+/* ---- Scanning ----------------------------------------------------------- */
 
 #define MAX_DUMPS 8
 
@@ -270,7 +270,7 @@ static void assert_well_formed(const struct heap *h)
 	}
 }
 
-/* ---- Container dumps ------------------------------------------------------------ */
+/* ---- Container dumps ---------------------------------------------------- */
 
 Test(container_dump, threads_frames_statics_and_the_heap)
 {
@@ -369,7 +369,7 @@ Test(container_dump, containers_without_thread_after_a_thread)
 	free_got();
 }
 
-/* ---- CLR GC dumps ---------------------------------------------------------------- */
+/* ---- CLR GC dumps ------------------------------------------------------- */
 
 Test(gc_dump, roots_with_kinds_flags_and_ids)
 {
@@ -432,7 +432,7 @@ Test(gc_dump, numbers_of_dumps_and_gcs)
 	free_got();
 }
 
-/* ---- Objects ---------------------------------------------------------------------- */
+/* ---- Objects ------------------------------------------------------------ */
 
 Test(objects, continuations_joined_in_arrival_order)
 {
@@ -674,7 +674,7 @@ Test(objects, an_empty_dump)
 	free_got();
 }
 
-/* ---- Which dumps ------------------------------------------------------------------- */
+/* ---- Which dumps -------------------------------------------------------- */
 
 /* Three dumps of one object each: 0x10, then 0x20, then 0x30. */
 static void three_dumps(void)
@@ -756,7 +756,7 @@ Test(select, a_graph_not_kept_is_freed)
 	cr_assert_eq(heap_scan(&r, HEAP_ALL_DUMPS, NULL, NULL, NULL, NULL), 0);
 }
 
-/* ---- Unfinished dumps ---------------------------------------------------------- */
+/* ---- Unfinished dumps --------------------------------------------------- */
 
 Test(end, an_aborted_dump_is_marked)
 {
@@ -818,7 +818,7 @@ Test(end, a_read_error_still_gives_what_was_read)
 	free_got();
 }
 
-/* ---- Names and generations --------------------------------------------------------- */
+/* ---- Names and generations ---------------------------------------------- */
 
 Test(names, as_known_when_the_dump_ended)
 {
@@ -947,7 +947,7 @@ Test(generations, given_by_a_later_part)
 	free_got();
 }
 
-/* ---- The hand-solved examples of testdata/analysis ------------------------------------ */
+/* ---- The hand-solved examples of testdata/analysis ---------------------- */
 
 static struct heap *load(const char *name)
 {
@@ -1068,7 +1068,8 @@ Test(testdata, msvm_threads)
 		const struct heap_root *r = &h->roots[i];
 
 		cr_assert_eq(r->container, roots[i].container, "root %zu", i);
-		cr_assert_eq(r->has_thread, roots[i].thread != 0, "root %zu", i);
+		cr_assert_eq(r->has_thread, roots[i].thread != 0, "root %zu",
+			     i);
 		if (r->has_thread)
 			cr_assert_eq(r->thread, roots[i].thread);
 		if (roots[i].method)

@@ -16,7 +16,7 @@
 #define DANGLING HEAP_DANGLING_REF
 #define END (UINT32_MAX - 7)
 
-/* ---- Graphs by hand ------------------------------------------------------------ */
+/* ---- Graphs by hand ----------------------------------------------------- */
 
 /* n objects (ids 0x1000 + 16 i, size 8), refs per object ended by END. */
 static struct heap *graph(uint32_t n, const uint32_t *refs, size_t n_list)
@@ -99,7 +99,7 @@ static void assert_path(const struct heap_path *p, size_t root,
 
 enum { A, B, C, D, E, F };
 
-/* ---- Paths ------------------------------------------------------------------------ */
+/* ---- Paths -------------------------------------------------------------- */
 
 Test(paths, the_shortest)
 {
@@ -272,7 +272,7 @@ Test(paths, a_long_chain)
 	heap_free(h);
 }
 
-/* ---- The paths written down in testdata/analysis ----------------------------------- */
+/* ---- The paths written down in testdata/analysis ------------------------ */
 
 static struct heap *loaded;
 

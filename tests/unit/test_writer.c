@@ -1175,11 +1175,17 @@ Test(writer, unwritable_path_fails_at_open)
 Test(writer, closed_fd_reports_ebadf)
 {
 	const char *path = tmp_path("ebadf.ht");
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int low = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	struct ht_recorder *rec;
 	struct ht_error err;
+	int fd;
 
-	cr_assert_geq(fd, 0);
+	/* A number far above the lowest free one: once closed, no other
+	 * open (Criterion's own threads open sockets) takes it over. */
+	cr_assert_geq(low, 0);
+	fd = fcntl(low, F_DUPFD, 900);
+	close(low);
+	cr_assert_geq(fd, 900);
 	rec = ht_recorder_open_fd(fd, path, &test_header, NULL, &err);
 	cr_assert(rec, "%s", err.message);
 	close(fd); /* behind its back */
@@ -1575,12 +1581,13 @@ static uint64_t crash_whole_dumps(const struct rd_trace *t)
 }
 
 /* Kills crash_record once it has printed dump kill_after: delay_us later,
- * or, with paused, while it sleeps right after printing. */
+ * or, with paused, while it stalls right after printing it. */
 static void crash_once(uint64_t kill_after, unsigned delay_us, bool paused)
 {
 	const char *exe = getenv("HT_CRASH_RECORD");
 	char name[64];
 	const char *path;
+	char stall[32];
 	int fds[2], status;
 	char line[64];
 	uint64_t last = UINT64_MAX;
@@ -1599,8 +1606,10 @@ static void crash_once(uint64_t kill_after, unsigned delay_us, bool paused)
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
+		snprintf(stall, sizeof(stall), "%llu",
+			 (unsigned long long)kill_after);
 		if (paused)
-			execl(exe, exe, path, "100000", "2000000", (char *)NULL);
+			execl(exe, exe, path, "100000", stall, (char *)NULL);
 		else
 			execl(exe, exe, path, (char *)NULL);
 		_exit(127);
