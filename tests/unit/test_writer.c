@@ -1178,6 +1178,7 @@ Test(writer, closed_fd_reports_ebadf)
 	int low = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	struct ht_recorder *rec;
 	struct ht_error err;
+	enum ht_error_code rc;
 	int fd;
 
 	/* A number far above the lowest free one: once closed, no other
@@ -1190,7 +1191,9 @@ Test(writer, closed_fd_reports_ebadf)
 	cr_assert(rec, "%s", err.message);
 	close(fd); /* behind its back */
 	cr_assert_eq(ht_gc_started(rec, 1, 1, HT_GC_OTHER), HT_OK);
-	cr_assert_eq(ht_gc_finished(rec), HT_OK);
+	/* the writer may have failed on gc_started's chunk already */
+	rc = ht_gc_finished(rec);
+	cr_assert(rc == HT_OK || rc == HT_E_STATE, "gc_finished: %d", rc);
 	cr_assert_eq(ht_recorder_sync(rec), HT_E_IO);
 	cr_assert_eq(ht_recorder_error(rec, &err), HT_E_IO);
 	cr_assert_eq(err.sys_errno, EBADF);
