@@ -371,6 +371,12 @@ struct ht_replay_state {
 	ht_id container_id1, container_id2;
 	ht_id thread_id;            /* id1 of the thread container begun last */
 	bool has_thread;
+	/* the thread the current container belongs to: a thread container
+	 * itself, or for a stack frame container the thread it was first
+	 * begun under in this dump (a frame begun again after other threads'
+	 * containers still belongs to its own thread) */
+	ht_id container_thread;
+	bool container_has_thread;
 	bool continuation;          /* this object_references continues an earlier one */
 };
 

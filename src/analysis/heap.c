@@ -1280,15 +1280,6 @@ static int on_object(void *ctx, const struct ht_event *ev,
 	return add_part(s, &ev->u.object_references, st->continuation);
 }
 
-/* A thread belongs to its own container and to the frames begun after it. */
-static bool has_thread(const struct ht_replay_state *st)
-{
-	return st->has_thread &&
-	       (st->container == HT_C_RT_THREAD ||
-		(st->container >= HT_C_RT_JIT &&
-		 st->container <= HT_C_RT_INTERNALFRAME));
-}
-
 static struct heap_root root_of(const struct ht_ev_root_references *e,
 				size_t i, const struct ht_replay_state *st)
 {
@@ -1306,9 +1297,10 @@ static struct heap_root root_of(const struct ht_ev_root_references *e,
 	r.container = (uint8_t)st->container;
 	r.id1 = st->container_id1;
 	r.id2 = st->container_id2;
-	if (has_thread(st)) {
+	/* the replay knows the thread of a frame begun again */
+	if (st->container_has_thread) {
 		r.has_thread = true;
-		r.thread = st->thread_id;
+		r.thread = st->container_thread;
 	}
 	return r;
 }

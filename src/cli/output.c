@@ -8,6 +8,8 @@
  */
 #include "output.h"
 
+#include "textform.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,61 +101,6 @@ static void json_prefix(struct out *o, const char *key)
 }
 
 /* ---- YAML ---------------------------------------------------------------- */
-
-static bool yaml_plain_ok(const char *s)
-{
-	static const char *const special[] = {
-		"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~",
-	};
-
-	if (!*s)
-		return false;
-	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-	      *s == '_' || *s == '$'))
-		return false;
-	for (const char *p = s; *p; p++)
-		if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-		      (*p >= '0' && *p <= '9') || strchr("_.$/-", *p)))
-			return false;
-	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
-		if (strcasecmp(s, special[i]) == 0)
-			return false;
-	return true;
-}
-
-static void yaml_string(FILE *f, const char *s)
-{
-	if (yaml_plain_ok(s)) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\x%02x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
-}
 
 /* Writes what comes before a value: the parent's unfinished key line, the
  * indentation, and "key: " or "- ". */
@@ -284,7 +231,7 @@ void out_string(struct out *o, const char *key, const char *value)
 	else if (o->format == FORMAT_JSON)
 		json_string(o->f, value);
 	else
-		yaml_string(o->f, value);
+		yaml_write_string(o->f, value);
 	scalar_end(o);
 }
 

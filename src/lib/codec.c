@@ -97,7 +97,7 @@ size_t codec_element_bound(const struct ht_event *ev)
 	}
 }
 
-static size_t event_count(const struct ht_event *ev)
+size_t codec_event_count(const struct ht_event *ev)
 {
 	switch (ev->type) {
 	case HT_EV_GENERATION_BOUNDS:
@@ -130,7 +130,7 @@ size_t codec_event_bound(const struct ht_event *ev)
 		n += string_bound(ev->u.method.name);
 		break;
 	default:
-		n += event_count(ev) * codec_element_bound(ev);
+		n += codec_event_count(ev) * codec_element_bound(ev);
 		break;
 	}
 	return n;

@@ -46,6 +46,8 @@ size_t codec_event_bound(const struct ht_event *ev);
 /* Worst-case bytes of one element of the event's array (a ref with its
  * flags, a block, a range): for splitting events that exceed a buffer. */
 size_t codec_element_bound(const struct ht_event *ev);
+/* Elements in the event's array (refs, blocks, ranges); 0 for the others. */
+size_t codec_event_count(const struct ht_event *ev);
 
 /* Encodes ev; the caller made sure codec_event_bound(ev) bytes are free. */
 void codec_put_event(struct codec_enc *e, const struct ht_event *ev);

@@ -168,12 +168,34 @@ static void pending_clear(struct pending_table *t)
 
 /* ---- The replayer ------------------------------------------------------ */
 
+/*
+ * The thread each frame container of the current dump was first begun
+ * under. A frame belongs to the thread container begun last, but the same
+ * frame may be begun again later, after other threads' containers: it
+ * still belongs to its first thread. Open addressing keyed by the frame's
+ * type and id1, at most half full; cleared at every dump.
+ */
+struct frame_thread {
+	ht_id id1;
+	uint8_t type;
+	bool used;
+	bool has_thread;
+	ht_id thread;
+};
+
+struct frame_table {
+	struct frame_thread *slots;
+	size_t capacity; /* a power of two, or 0 */
+	size_t count;
+};
+
 struct replayer {
 	struct ht_replay_callbacks cb;
 	void *ctx;
 	struct proto_state proto;
 	struct ht_replay_state st;
 	struct pending_table pending;
+	struct frame_table frames;
 	struct ht_position where; /* of the event being fed, for violations */
 	uint64_t events, dumps, gcs, violations;
 	bool out_of_memory;
@@ -200,6 +222,7 @@ void replayer_free(struct replayer *r)
 	if (!r)
 		return;
 	free(r->pending.slots);
+	free(r->frames.slots);
 	free(r);
 }
 
@@ -447,18 +470,95 @@ static void forget_container(struct ht_replay_state *st)
 	st->container_id2 = 0;
 	st->thread_id = 0;
 	st->has_thread = false;
+	st->container_thread = 0;
+	st->container_has_thread = false;
 }
 
-static void enter_container(struct ht_replay_state *st,
-			    const struct ht_ev_begin_container *c)
+static bool is_frame_container(enum ht_container_type t)
 {
+	return t >= HT_C_RT_JIT && t <= HT_C_RT_INTERNALFRAME;
+}
+
+static struct frame_thread *frame_slot(struct frame_table *t, uint8_t type,
+				       ht_id id1)
+{
+	uint64_t h = (id1 ^ ((uint64_t)type << 59)) * 0x9e3779b97f4a7c15ull;
+	size_t i = (size_t)(h >> 32) & (t->capacity - 1);
+
+	while (t->slots[i].used &&
+	       (t->slots[i].type != type || t->slots[i].id1 != id1))
+		i = (i + 1) & (t->capacity - 1);
+	return &t->slots[i];
+}
+
+static int frame_table_grow(struct frame_table *t)
+{
+	struct frame_table bigger = {.capacity = t->capacity ? 2 * t->capacity : 64};
+
+	bigger.slots = calloc(bigger.capacity, sizeof(*bigger.slots));
+	if (!bigger.slots)
+		return -1;
+	for (size_t i = 0; i < t->capacity; i++)
+		if (t->slots[i].used)
+			*frame_slot(&bigger, t->slots[i].type, t->slots[i].id1) =
+				t->slots[i];
+	bigger.count = t->count;
+	free(t->slots);
+	*t = bigger;
+	return 0;
+}
+
+static void frame_table_clear(struct frame_table *t)
+{
+	if (t->count)
+		memset(t->slots, 0, t->capacity * sizeof(*t->slots));
+	t->count = 0;
+}
+
+/* The thread a frame container belongs to: remembered from its first
+ * begin in the dump, else the thread begun last (and remembered). -1 when
+ * out of memory. */
+static int frame_thread(struct replayer *r, const struct ht_ev_begin_container *c)
+{
+	struct ht_replay_state *st = &r->st;
+	struct frame_thread *f;
+
+	if (2 * (r->frames.count + 1) > r->frames.capacity &&
+	    frame_table_grow(&r->frames) < 0)
+		return -1;
+	f = frame_slot(&r->frames, (uint8_t)c->type, c->id1);
+	if (!f->used) {
+		f->used = true;
+		f->type = (uint8_t)c->type;
+		f->id1 = c->id1;
+		f->thread = st->thread_id;
+		f->has_thread = st->has_thread;
+		r->frames.count++;
+	}
+	st->container_thread = f->thread;
+	st->container_has_thread = f->has_thread;
+	return 0;
+}
+
+static int enter_container(struct replayer *r,
+			   const struct ht_ev_begin_container *c)
+{
+	struct ht_replay_state *st = &r->st;
+
 	st->container = c->type;
 	st->container_id1 = c->id1;
 	st->container_id2 = c->id2;
+	st->container_thread = 0;
+	st->container_has_thread = false;
 	if (c->type == HT_C_RT_THREAD) {
 		st->thread_id = c->id1;
 		st->has_thread = true;
+		st->container_thread = c->id1;
+		st->container_has_thread = true;
+	} else if (is_frame_container(c->type)) {
+		return frame_thread(r, c);
 	}
+	return 0;
 }
 
 static int end_dump(struct replayer *r)
@@ -502,12 +602,14 @@ static void enter_event(struct replayer *r, const struct ht_event *ev,
 		st->gc_dump = !(ev->type == HT_EV_BEGIN_CONTAINER &&
 				ev->u.begin_container.type == HT_C_BEGIN);
 		forget_container(st);
+		frame_table_clear(&r->frames);
 	}
 	if (r->proto.aborted)
 		st->dump_aborted = true;
 	if (ev->type == HT_EV_BEGIN_CONTAINER &&
-	    container_taken(r, &ev->u.begin_container, effects))
-		enter_container(st, &ev->u.begin_container);
+	    container_taken(r, &ev->u.begin_container, effects) &&
+	    enter_container(r, &ev->u.begin_container) < 0)
+		r->out_of_memory = true;
 }
 
 static int call_event(struct replayer *r, const struct ht_event *ev)
@@ -550,6 +652,7 @@ int replayer_feed(struct replayer *r, const struct ht_event *ev,
 {
 	enum ht_violation_code code;
 	unsigned effects;
+	int rc;
 
 	r->st.event_index = r->events++;
 	r->st.continuation = false;
@@ -564,7 +667,8 @@ int replayer_feed(struct replayer *r, const struct ht_event *ev,
 		r->out_of_memory = true;
 		return -1;
 	}
-	return deliver(r, ev, effects);
+	rc = deliver(r, ev, effects);
+	return rc ? rc : (r->out_of_memory ? -1 : 0);
 }
 
 int replayer_finish(struct replayer *r, const struct ht_position *end_pos)

@@ -26,4 +26,10 @@ int yaml_writer_event(struct yaml_writer *w, const struct ht_event *ev,
  * and frees w; does not close out. */
 int yaml_writer_close(struct yaml_writer *w, struct ht_error *err);
 
+/* Writes s as a YAML string scalar by the text form's one rule: plain when
+ * YAML could read it as nothing else, else double-quoted with escapes.
+ * For every YAML writer of the project (the CLI's yaml reports too). 0, or
+ * -1 on a write error or out of memory. */
+int yaml_write_string(FILE *out, const char *s);
+
 #endif

@@ -547,22 +547,7 @@ struct request {
 
 static size_t request_count(const struct request *rq)
 {
-	const struct ht_event *ev = &rq->ev;
-
-	switch (ev->type) {
-	case HT_EV_GENERATION_BOUNDS:
-		return ev->u.generation_bounds.count;
-	case HT_EV_MOVED_REFERENCES:
-		return ev->u.moved_references.count;
-	case HT_EV_SURVIVING_REFERENCES:
-		return ev->u.surviving_references.count;
-	case HT_EV_ROOT_REFERENCES:
-		return ev->u.root_references.count;
-	case HT_EV_OBJECT_REFERENCES:
-		return ev->u.object_references.count;
-	default:
-		return 0;
-	}
+	return codec_event_count(&rq->ev);
 }
 
 #define SLICE(p, from) ((p) ? (p) + (from) : NULL)

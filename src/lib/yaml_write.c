@@ -287,6 +287,21 @@ static void put_string(struct yaml_writer *w, const char *s)
 		put_quoted(w, s ? s : "");
 }
 
+int yaml_write_string(FILE *out, const char *s)
+{
+	struct yaml_writer *w = calloc(1, sizeof(*w));
+	int rc;
+
+	if (!w)
+		return -1;
+	w->out = out;
+	put_string(w, s);
+	flush_buffer(w);
+	rc = w->io_errno ? -1 : 0;
+	free(w);
+	return rc;
+}
+
 /* ---- Lists ---------------------------------------------------------------- */
 
 static void put_id_list(struct yaml_writer *w, const ht_id *v, size_t n)

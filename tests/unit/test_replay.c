@@ -460,6 +460,32 @@ Test(tracking, the_container_and_thread_begun_last)
 	cr_assert_eq(rec.at[14].container, 0);
 }
 
+Test(tracking, a_frame_belongs_to_the_thread_it_was_first_begun_under)
+{
+	REPLAY(c(HT_C_BEGIN),                                   /* 0 */
+	       thread_container(7),
+	       container(HT_C_RT_JIT, 0x10, 0x99), roots(),      /* 3 */
+	       thread_container(8),
+	       container(HT_C_RT_JIT, 0x20, 0x98), roots(),      /* 6 */
+	       container(HT_C_RT_JIT, 0x10, 0x99), roots(),      /* 8: again */
+	       container(HT_C_RT_CLASS, 0x30, 0), roots(),       /* 10 */
+	       c(HT_C_END),
+	       c(HT_C_BEGIN), thread_container(9),
+	       container(HT_C_RT_JIT, 0x10, 0x99), roots(),      /* 15 */
+	       c(HT_C_END));
+	cr_assert_eq(rec.n_violations, 0);
+	cr_assert(rec.at[3].container_has_thread);
+	cr_assert_eq(rec.at[3].container_thread, 7);
+	cr_assert_eq(rec.at[6].container_thread, 8);
+	cr_assert_eq(rec.at[8].thread_id, 8, "the thread begun last");
+	cr_assert_eq(rec.at[8].container_thread, 7,
+		     "but the frame is still thread 7's");
+	cr_assert_not(rec.at[10].container_has_thread,
+		      "class statics belong to no thread");
+	cr_assert_eq(rec.at[15].container_thread, 9,
+		     "a new dump forgets the frames of the last");
+}
+
 Test(tracking, a_container_outside_a_dump_is_not_taken)
 {
 	REPLAY(gc_started(), object(0x10), thread_container(7), roots(),
