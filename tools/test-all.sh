@@ -1,17 +1,20 @@
 #!/bin/sh
 # test-all.sh - builds heaptrace and runs the whole test suite twice: once
 # as built for use (gcc, -Werror), once under AddressSanitizer and
-# UndefinedBehaviorSanitizer (clang). Ends with one line "N passed, N failed,
-# N skipped" counting every test of both runs.
+# UndefinedBehaviorSanitizer (clang). Then the hardening runs: part of it
+# under valgrind memcheck, the recording shim's thread stress test under
+# ThreadSanitizer, and each fuzz target for a short while. Ends with one
+# line "N passed, N failed, N skipped" counting every test of every run.
 set -u
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 status=0
 passed=0 failed=0 skipped=0
 
-# count BUILD_DIR: adds the results of the last `meson test` in BUILD_DIR.
+# count BUILD_DIR [LOG]: adds the results of the last `meson test` in
+# BUILD_DIR (LOG: its log's name, testlog-WRAPPER.json under a wrapper).
 count() {
-	log=$1/meson-logs/testlog.json
+	log=$1/meson-logs/${2:-testlog.json}
 	[ -f "$log" ] || return 0
 	p=$(grep -c '"result": "OK"' "$log")
 	f=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log")
@@ -38,6 +41,73 @@ suite() {
 suite "gcc" gcc build
 suite "clang, ASan+UBSan" clang build-asan \
 	-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+
+# valgrind memcheck on the gcc build: what ASan cannot see (reads of
+# uninitialised memory). Every command-level case (heaptrace under memcheck,
+# tools/valgrind-test.sh) and the fuzz corpora; of the unit tests, those of
+# the .ht reader, the limits and messages, the shim's failures and the
+# analyses, and the thread stress test: about 2.5 minutes on 2 cores. Left
+# out for time (memcheck runs a Criterion test about 40 times slower):
+# protocol (no memory of its own), yaml (its reader runs under memcheck in
+# the cli and fuzz suites), damage (the reader's paths again, at every
+# byte), writer (forks and kills; ASan and TSan cover it), varint, chunk
+# and replay (the fuzz corpora replay them).
+memcheck_units="codec reader limits messages failures heap dominators paths
+writer-threads"
+memcheck() {
+	echo "=== valgrind memcheck: testing (gcc build)"
+	if ! command -v valgrind >/dev/null; then
+		echo "valgrind is not installed"
+		status=1 failed=$((failed + 1))
+		return
+	fi
+	wrap="sh $(pwd)/tools/valgrind-test.sh"
+	meson test -C build --no-rebuild --wrapper "$wrap" --num-processes "$jobs" \
+		--timeout-multiplier 10 --print-errorlogs --suite cli --suite fuzz ||
+		status=1
+	count build testlog-sh.json
+	# shellcheck disable=SC2086
+	meson test -C build --no-rebuild --wrapper "$wrap" --num-processes "$jobs" \
+		--timeout-multiplier 10 --print-errorlogs $memcheck_units ||
+		status=1
+	count build testlog-sh.json
+}
+
+# ThreadSanitizer: only the stress program (Criterion cannot start under
+# TSan), built alone.
+tsan() {
+	dir=build-tsan
+	echo "=== clang, TSan: configuring $dir"
+	if [ ! -f "$dir/build.ninja" ]; then
+		CC=clang meson setup "$dir" -Db_sanitize=thread -Db_lundef=false \
+			>"$dir.setup.log" 2>&1 ||
+			{ cat "$dir.setup.log"; status=1; failed=$((failed + 1)); return; }
+	fi
+	echo "=== clang, TSan: building the stress test"
+	ninja -C "$dir" tests/stress_record ||
+		{ status=1; failed=$((failed + 1)); return; }
+	echo "=== clang, TSan: testing"
+	TSAN_OPTIONS=halt_on_error=1 meson test -C "$dir" --no-rebuild \
+		--print-errorlogs writer-threads || status=1
+	count "$dir"
+}
+
+# libFuzzer: each target for FUZZ_SECONDS (default 20) from its seeds; one
+# test each, passed when nothing crashed (tools/fuzz.sh).
+fuzz() {
+	for t in ht yaml replay hprof; do
+		echo "=== libFuzzer: $t, ${FUZZ_SECONDS:-20} s"
+		if FUZZ_BUILD=build-fuzz sh tools/fuzz.sh "$t" "${FUZZ_SECONDS:-20}"; then
+			passed=$((passed + 1))
+		else
+			status=1 failed=$((failed + 1))
+		fi
+	done
+}
+
+memcheck
+tsan
+fuzz
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ] || status=1

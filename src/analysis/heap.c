@@ -379,6 +379,7 @@ struct raw_dump {
 	ht_id *ref;          /* every part's refs, in arrival order */
 	size_t n_roots, cap_roots;
 	struct heap_root *roots; /* object still unresolved */
+	uint64_t bytes;      /* self sizes of the parts that begin an object */
 };
 
 #define MIN_PARTS 1024
@@ -393,6 +394,7 @@ static void raw_clear(struct raw_dump *raw)
 	raw->n_parts = 0;
 	raw->n_refs = 0;
 	raw->n_roots = 0;
+	raw->bytes = 0;
 }
 
 static void raw_free(struct raw_dump *raw)
@@ -1245,6 +1247,15 @@ static int add_part(struct scan *s, const struct ht_ev_object_references *e,
 		return scan_fail(s, HT_E_LIMIT, "dump %" PRIu64 " reports more "
 				 "than %" PRIu32 " objects", s->meta.dump,
 				 (uint32_t)HEAP_MAX_OBJECTS);
+	/* checked before anything adds sizes up: a total that wrapped would
+	 * be a wrong answer, not a crash */
+	if (!continued && e->size >= HEAP_MAX_BYTES - raw->bytes)
+		return scan_fail(s, HT_E_LIMIT, "dump %" PRIu64 ": the sizes "
+				 "of its objects add up to 2^63 bytes or more "
+				 "(object 0x%" PRIx64 " has %" PRIu64 " bytes)",
+				 s->meta.dump, e->id, e->size);
+	if (!continued)
+		raw->bytes += e->size;
 	if (p == raw->cap_parts && raw_grow_parts(raw) < 0)
 		return out_of_memory(s);
 	if (raw_reserve_refs(raw, e->count) < 0)

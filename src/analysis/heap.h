@@ -27,6 +27,10 @@
 #define HEAP_NULL_REF UINT32_MAX      /* in ref[]: a null reference */
 #define HEAP_DANGLING_REF (UINT32_MAX - 1) /* in ref[]: an id never reported */
 #define HEAP_MAX_OBJECTS (UINT32_MAX - 2)
+/* The self sizes of a dump's objects add up to less than this: every sum
+ * of sizes an analysis makes (totals, retained sizes) then fits 64 bits.
+ * No real heap comes near; a dump over it is hostile, and refused. */
+#define HEAP_MAX_BYTES (UINT64_C(1) << 63)
 #define HEAP_NO_CLASS UINT32_MAX
 #define HEAP_NO_GENERATION 0xff
 #define HEAP_NO_KIND 0xff

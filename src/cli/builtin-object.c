@@ -388,7 +388,7 @@ static int describe_object(struct object_report *r, const struct heap *h,
 	if (rc < 0)
 		error_msg("cannot write the report: %m");
 	heap_dominators_free(&d);
-	return analysis_status(damaged);
+	return rc < 0 ? EXIT_UNREADABLE : analysis_status(damaged);
 }
 
 /* "[FILE] ID": the last operand is the id. */

@@ -186,7 +186,7 @@ static int find_paths(struct paths_report *r, const struct heap *h,
 	rc = r->format == FORMAT_TEXT ? report_text(r) : report_structured(r);
 	if (rc < 0)
 		error_msg("cannot write the report: %m");
-	return analysis_status(damaged);
+	return rc < 0 ? EXIT_UNREADABLE : analysis_status(damaged);
 }
 
 int cmd_paths(int argc, char **argv)

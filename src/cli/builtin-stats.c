@@ -1,21 +1,25 @@
 /*
  * builtin-stats.c - `heaptrace stats`: the figures of a trace. Per dump:
  * objects, bytes, references, roots by container or kind, unreachable and
- * dangling, per class and per generation. Per GC: what it collected and
- * the blocks it moved or left in place.
+ * dangling, per class and per generation, and the ages (GCs survived) of
+ * its objects. Per GC: what it collected, the blocks it moved or left in
+ * place, and what that did to the objects tracked across GCs: moved,
+ * survived in place, died, promoted, lost (relocation.h).
  *
  * heap_scan replays the trace without showing its GC events, so the input
  * is read twice (a pipe is first copied to a temporary file, load-dump.c):
- * a plain replay first gathers the GCs and counts the dumps, then
- * heap_scan builds the dumps' graphs one at a time, and each dump's
- * figures are written as soon as they are known, so that a trace of
- * thousands of dumps is not held in memory.
+ * a plain replay first gathers the GCs, counts the dumps and runs the
+ * relocation tracker, then heap_scan builds the dumps' graphs one at a
+ * time, and each dump's figures are written as soon as they are known, so
+ * that a trace of thousands of dumps is not held in memory.
  */
 #include "builtin.h"
 #include "cli.h"
 #include "describe.h"
 #include "load-dump.h"
 #include "output.h"
+
+#include "relocation.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -27,8 +31,10 @@ static const char usage[] =
 	"                       [--format text|yaml|json] [FILE]\n"
 	"\n"
 	"Counts what each dump holds (objects, bytes, references, roots,\n"
-	"unreachable objects, dangling references; per class, per generation)\n"
-	"and what each GC did (generations, moved and surviving blocks).\n"
+	"unreachable objects, dangling references; per class, per generation;\n"
+	"the GCs its objects survived) and what each GC did (generations,\n"
+	"moved and surviving blocks; objects moved, survived in place, died,\n"
+	"promoted, lost).\n"
 	"\n"
 	"  -d, --dump N             only dump N (GCs are still all listed)\n"
 	"  -r, --retained-by-class  add each class's retained size: that of its\n"
@@ -72,12 +78,15 @@ struct gc_stats {
 	int64_t dump;          /* the dump of its references, -1 if none */
 	uint64_t moved_blocks, moved_bytes;
 	uint64_t surviving_blocks, surviving_bytes;
-	/*
-	 * Relocation tracking of objects (DESIGN.md section 3) is to add
-	 * here, and to the output after surviving_bytes, the objects this GC
-	 * moved, left in place and proved dead: moved_objects,
-	 * survived_objects, died_objects (keys promised by DESIGN.md).
-	 */
+	/* what the relocation tracker saw it do to the objects */
+	bool tracked;
+	struct reloc_gc_summary objects;
+};
+
+/* What the relocation tracker saw of a dump. The ages are a copy. */
+struct dump_tracking {
+	bool tracked;
+	struct reloc_dump_summary sum;
 };
 
 struct stats {
@@ -95,6 +104,11 @@ struct stats {
 
 	struct gc_stats *gcs;
 	size_t n_gcs, cap_gcs;
+	struct dump_tracking *tracking; /* by dump number */
+	size_t n_tracking;
+	struct reloc *tracker;
+	struct reloc_totals totals;
+	bool tracker_failed;
 	struct progress *progress;
 	struct ht_reader *reader;
 };
@@ -219,6 +233,75 @@ static int scan_dumps(struct stats *s)
 	return EXIT_DONE;
 }
 
+/* ---- objects across GCs -------------------------------------------------- */
+
+static void gc_tracked(void *ctx, const struct reloc_gc_summary *sum)
+{
+	struct stats *s = ctx;
+
+	for (size_t i = s->n_gcs; i-- > 0;) {
+		if (s->gcs[i].index == (uint64_t)sum->gc) {
+			s->gcs[i].tracked = true;
+			s->gcs[i].objects = *sum;
+			return;
+		}
+	}
+}
+
+static void dump_tracked(void *ctx, const struct reloc_dump_summary *sum)
+{
+	struct stats *s = ctx;
+	struct dump_tracking *d;
+	size_t at = (size_t)sum->dump;
+
+	if (sum->dump < 0)
+		return;
+	if (at >= s->n_tracking) {
+		size_t n = s->n_tracking ? 2 * s->n_tracking : 16;
+		struct dump_tracking *p;
+
+		while (n <= at)
+			n *= 2;
+		p = realloc(s->tracking, n * sizeof(*p));
+		if (!p) {
+			s->tracker_failed = true;
+			return;
+		}
+		memset(p + s->n_tracking, 0, (n - s->n_tracking) * sizeof(*p));
+		s->tracking = p;
+		s->n_tracking = n;
+	}
+	d = &s->tracking[at];
+	d->sum = *sum;
+	d->sum.ages = NULL;
+	if (sum->n_ages) {
+		struct reloc_age *ages = malloc(sum->n_ages * sizeof(*ages));
+
+		if (!ages) {
+			s->tracker_failed = true;
+			return;
+		}
+		memcpy(ages, sum->ages, sum->n_ages * sizeof(*ages));
+		d->sum.ages = ages;
+	}
+	d->tracked = true;
+}
+
+static const struct dump_tracking *tracking_of(const struct stats *s,
+					       uint64_t dump)
+{
+	if (dump >= s->n_tracking || !s->tracking[dump].tracked)
+		return NULL;
+	return &s->tracking[dump];
+}
+
+static void free_tracking(struct stats *s)
+{
+	for (size_t i = 0; i < s->n_tracking; i++)
+		free((void *)s->tracking[i].sum.ages);
+	free(s->tracking);
+}
+
 /* ---- GCs ----------------------------------------------------------------- */
 
 /* The GC the event belongs to; NULL outside a GC. */
@@ -262,11 +345,18 @@ static int on_gc_event(void *ctx, const struct ht_event *ev,
 {
 	struct stats *s = ctx;
 	struct gc_stats *g;
+	int rc;
 
 	progress_update(s->progress, st->event_index + 1,
 			ht_reader_position(s->reader).offset);
+	if (ev->type == HT_EV_GC_STARTED &&
+	    gc_started(s, &ev->u.gc_started, st))
+		return 1;
+	rc = reloc_on_event(s->tracker, ev, st);
+	if (rc || s->tracker_failed)
+		return 1;
 	if (ev->type == HT_EV_GC_STARTED)
-		return gc_started(s, &ev->u.gc_started, st);
+		return 0;
 	g = current_gc(s, st);
 	if (!g)
 		return 0;
@@ -298,6 +388,15 @@ static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
 
 	if (g && st->gc_dump)
 		g->dump = st->dump;
+	return reloc_on_dump_begin(s->tracker, st);
+}
+
+static int on_dump_end(void *ctx, const struct ht_replay_state *st)
+{
+	struct stats *s = ctx;
+
+	if (reloc_on_dump_end(s->tracker, st) || s->tracker_failed)
+		return 1;
 	return 0;
 }
 
@@ -305,7 +404,15 @@ static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
  * the exit status once said why not. */
 static int scan_gcs(struct stats *s)
 {
-	struct ht_replay_callbacks cb = {.on_dump_begin = on_dump_begin};
+	struct ht_replay_callbacks cb = {
+		.on_dump_begin = on_dump_begin,
+		.on_dump_end = on_dump_end,
+	};
+	struct reloc_hooks hooks = {
+		.ctx = s,
+		.gc_done = gc_tracked,
+		.dump_done = dump_tracked,
+	};
 	struct ht_replay_summary summary;
 	struct ht_error err;
 	int rc;
@@ -313,18 +420,35 @@ static int scan_gcs(struct stats *s)
 	s->reader = input_open(&s->input);
 	if (!s->reader)
 		return EXIT_UNREADABLE;
+	s->tracker = reloc_new(ht_reader_header(s->reader)->reports_survivors,
+			       &hooks);
+	if (!s->tracker) {
+		ht_reader_close(s->reader);
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
 	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
 		cb.on_event[t] = on_gc_event;
 	s->progress = progress_start("stats", s->path);
 	rc = ht_replay(s->reader, &cb, s, &summary, &err);
+	if ((rc == 0 || (rc < 0 && summary.read_error)) &&
+	    (reloc_finish(s->tracker) || s->tracker_failed))
+		rc = 1;
+	reloc_get_totals(s->tracker, &s->totals);
 	progress_end(s->progress);
 	ht_reader_close(s->reader);
 	s->reader = NULL;
 	s->dumps_in_trace = summary.dumps;
 	if (rc > 0) {
-		error_msg("out of memory");
+		const char *why = reloc_error(s->tracker);
+
+		error_msg("%s", *why ? why : "out of memory");
+		reloc_free(s->tracker);
+		s->tracker = NULL;
 		return EXIT_UNREADABLE;
 	}
+	reloc_free(s->tracker);
+	s->tracker = NULL;
 	if (rc < 0 && !summary.read_error) {
 		error_msg("%s", err.message);
 		return EXIT_UNREADABLE;
@@ -439,8 +563,53 @@ static void print_generations_text(const struct dump_stats *ds)
 			       human_size(ds->gen_bytes[i], a));
 }
 
+static void print_ages_text(const struct reloc_dump_summary *t)
+{
+	int w_age = 9, w_count = 5, w_bytes = 5;
+	char a[SIZE_TEXT];
+
+	if (!t->n_ages)
+		return;
+	for (size_t i = 0; i < t->n_ages; i++) {
+		widen_number(&w_age, t->ages[i].gcs);
+		widen_number(&w_count, t->ages[i].count);
+		widen_size(&w_bytes, t->ages[i].bytes);
+	}
+	printf("\n  %-*s  %*s  %*s\n", w_age, "AGE (GCS)", w_count, "COUNT",
+	       w_bytes, "BYTES");
+	for (size_t i = 0; i < t->n_ages; i++)
+		printf("  %-*llu  %*llu  %*s\n", w_age,
+		       (unsigned long long)t->ages[i].gcs, w_count,
+		       (unsigned long long)t->ages[i].count, w_bytes,
+		       human_size(t->ages[i].bytes, a));
+}
+
+/* What the tracker learned from the dump: shown when the trace has GCs,
+ * since without them every object is simply as old as the trace. */
+static void print_dump_tracking_text(const struct stats *s,
+				     const struct dump_stats *ds)
+{
+	const struct dump_tracking *d = tracking_of(s, ds->index);
+	char a[SIZE_TEXT];
+
+	if (!d || !s->n_gcs)
+		return;
+	if (d->sum.new_objects)
+		line("first seen", "%llu (tracked from here on)",
+		     (unsigned long long)d->sum.new_objects);
+	if (d->sum.died_objects)
+		line("died before it", "%llu, %s (absent from this complete "
+		     "dump)", (unsigned long long)d->sum.died_objects,
+		     exact_size(d->sum.died_bytes, a));
+	if (d->sum.lost_objects)
+		line("lost", "%llu (it shows another object at their id)",
+		     (unsigned long long)d->sum.lost_objects);
+}
+
 static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
 {
+	const struct dump_tracking *d = tracking_of(s, ds->index);
+
 	char a[SIZE_TEXT];
 
 	printf("\ndump %llu: ", (unsigned long long)ds->index);
@@ -464,9 +633,12 @@ static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
 	line("weakly reachable", "%llu",
 	     (unsigned long long)ds->weakly_reachable);
 	line("duplicates", "%llu", (unsigned long long)ds->duplicates);
+	print_dump_tracking_text(s, ds);
 	if (ds->n_classes)
 		print_classes_text(s, ds);
 	print_generations_text(ds);
+	if (d && s->n_gcs)
+		print_ages_text(&d->sum);
 }
 
 static void print_generation_list(uint32_t generations)
@@ -492,6 +664,51 @@ static void print_blocks(const char *label, uint64_t blocks, uint64_t bytes)
 	     exact_size(bytes, a));
 }
 
+static void print_objects(const char *label, uint64_t objects,
+			  uint64_t bytes)
+{
+	char a[SIZE_TEXT];
+
+	line(label, "%llu, %s", (unsigned long long)objects,
+	     exact_size(bytes, a));
+}
+
+static const char *bounds_source_text(enum reloc_bounds_source b)
+{
+	switch (b) {
+	case RELOC_BOUNDS_START:
+		return "recorded at its start";
+	case RELOC_BOUNDS_BEFORE:
+		return "the last recorded before it";
+	default:
+		return "none";
+	}
+}
+
+/* What the GC did to the objects tracked across GCs; the rarer figures
+ * only when they are not zero. */
+static void print_gc_objects_text(const struct gc_stats *g)
+{
+	const struct reloc_gc_summary *o = &g->objects;
+
+	if (!g->tracked)
+		return;
+	print_objects("moved objects", o->moved_objects, o->moved_bytes);
+	print_objects("survived in place", o->survived_objects,
+		      o->survived_bytes);
+	print_objects("died", o->died_objects, o->died_bytes);
+	print_objects("promoted", o->promoted_objects, o->promoted_bytes);
+	if (o->kept_objects)
+		print_objects("kept, unproven", o->kept_objects,
+			      o->kept_bytes);
+	if (o->untouched_objects)
+		print_objects("not collected", o->untouched_objects,
+			      o->untouched_bytes);
+	if (o->lost_objects)
+		print_objects("lost", o->lost_objects, o->lost_bytes);
+	line("start bounds", "%s", bounds_source_text(o->bounds));
+}
+
 static void print_gc_text(const struct gc_stats *g)
 {
 	printf("\ngc %llu", (unsigned long long)g->index);
@@ -503,6 +720,7 @@ static void print_gc_text(const struct gc_stats *g)
 	       g->finished ? "" : ", unfinished (no gc_finished)");
 	print_blocks("moved", g->moved_blocks, g->moved_bytes);
 	print_blocks("surviving", g->surviving_blocks, g->surviving_bytes);
+	print_gc_objects_text(g);
 	if (g->dump >= 0)
 		line("references", "dump %lld", (long long)g->dump);
 }
@@ -578,6 +796,28 @@ static void out_generations(struct out *o, const struct dump_stats *ds)
 	out_end_array(o);
 }
 
+/* The tracker's figures of a dump; zeros when it saw none (the trace
+ * ends inside the dump's GC, for one). */
+static void out_dump_tracking(struct out *o, const struct dump_tracking *d)
+{
+	const struct reloc_dump_summary none = {0};
+	const struct reloc_dump_summary *t = d ? &d->sum : &none;
+
+	out_u64(o, "new_objects", t->new_objects);
+	out_u64(o, "died_objects", t->died_objects);
+	out_u64(o, "died_bytes", t->died_bytes);
+	out_u64(o, "lost_objects", t->lost_objects);
+	out_begin_array(o, "ages");
+	for (size_t i = 0; i < t->n_ages; i++) {
+		out_begin_object(o, NULL);
+		out_u64(o, "gcs", t->ages[i].gcs);
+		out_u64(o, "count", t->ages[i].count);
+		out_u64(o, "bytes", t->ages[i].bytes);
+		out_end_object(o);
+	}
+	out_end_array(o);
+}
+
 static void out_dump(struct out *o, const struct stats *s,
 		     const struct dump_stats *ds)
 {
@@ -605,7 +845,32 @@ static void out_dump(struct out *o, const struct stats *s,
 	out_u64(o, "duplicates", ds->duplicates);
 	out_classes(o, s, ds);
 	out_generations(o, ds);
+	out_dump_tracking(o, tracking_of(s, ds->index));
 	out_end_object(o);
+}
+
+static void out_gc_objects(struct out *o, const struct reloc_gc_summary *t)
+{
+	out_u64(o, "moved_objects", t->moved_objects);
+	out_u64(o, "moved_object_bytes", t->moved_bytes);
+	out_u64(o, "survived_objects", t->survived_objects);
+	out_u64(o, "survived_object_bytes", t->survived_bytes);
+	out_u64(o, "died_objects", t->died_objects);
+	out_u64(o, "died_object_bytes", t->died_bytes);
+	out_u64(o, "promoted_objects", t->promoted_objects);
+	out_u64(o, "promoted_object_bytes", t->promoted_bytes);
+	out_u64(o, "kept_objects", t->kept_objects);
+	out_u64(o, "kept_object_bytes", t->kept_bytes);
+	out_u64(o, "untouched_objects", t->untouched_objects);
+	out_u64(o, "untouched_object_bytes", t->untouched_bytes);
+	out_u64(o, "lost_objects", t->lost_objects);
+	out_u64(o, "lost_object_bytes", t->lost_bytes);
+	if (t->bounds == RELOC_BOUNDS_START)
+		out_string(o, "start_bounds", "start");
+	else if (t->bounds == RELOC_BOUNDS_BEFORE)
+		out_string(o, "start_bounds", "before");
+	else
+		out_null(o, "start_bounds");
 }
 
 static void out_gc(struct out *o, const struct gc_stats *g)
@@ -631,6 +896,7 @@ static void out_gc(struct out *o, const struct gc_stats *g)
 	out_u64(o, "moved_bytes", g->moved_bytes);
 	out_u64(o, "surviving_blocks", g->surviving_blocks);
 	out_u64(o, "surviving_bytes", g->surviving_bytes);
+	out_gc_objects(o, &g->objects);
 	out_end_object(o);
 }
 
@@ -662,6 +928,16 @@ static void write_dump(struct stats *s, const struct dump_stats *ds)
 		out_dump(s->out, s, ds);
 }
 
+static void print_totals_text(const struct stats *s)
+{
+	printf("\nobjects tracked across GCs: %llu; %llu still tracked at the "
+	       "end, %llu died, %llu lost\n",
+	       (unsigned long long)s->totals.objects,
+	       (unsigned long long)s->totals.alive,
+	       (unsigned long long)s->totals.died,
+	       (unsigned long long)s->totals.lost);
+}
+
 /* The GCs, and the end. -1 when the report could not be written. */
 static int end_report(struct stats *s)
 {
@@ -670,6 +946,8 @@ static int end_report(struct stats *s)
 	if (s->format == FORMAT_TEXT) {
 		for (size_t i = 0; i < s->n_gcs; i++)
 			print_gc_text(&s->gcs[i]);
+		if (s->n_gcs)
+			print_totals_text(s);
 		return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
 	}
 	out_end_array(s->out);
@@ -677,6 +955,12 @@ static int end_report(struct stats *s)
 	for (size_t i = 0; i < s->n_gcs; i++)
 		out_gc(s->out, &s->gcs[i]);
 	out_end_array(s->out);
+	out_begin_object(s->out, "tracking");
+	out_u64(s->out, "objects", s->totals.objects);
+	out_u64(s->out, "alive_objects", s->totals.alive);
+	out_u64(s->out, "died_objects", s->totals.died);
+	out_u64(s->out, "lost_objects", s->totals.lost);
+	out_end_object(s->out);
 	out_end_object(s->out);
 	rc = out_finish(s->out);
 	s->out = NULL;
@@ -716,6 +1000,7 @@ static int run_stats(struct stats *s)
 	if (status == EXIT_DONE)
 		status = analysis_status(s->damaged);
 	free(s->gcs);
+	free_tracking(s);
 	return status;
 }
 

@@ -326,8 +326,10 @@ static int run_top(struct top *t)
 	}
 	if (rc < 0)
 		error_msg("out of memory");
-	else if (report(t, best, k, rows, n_rows) < 0)
+	else if (report(t, best, k, rows, n_rows) < 0) {
 		error_msg("cannot write the report: %m");
+		rc = -1;
+	}
 	status = rc < 0 ? EXIT_UNREADABLE : analysis_status(ld.damaged);
 	free(best);
 	class_table_free(rows, n_rows);

@@ -11,6 +11,7 @@ struct command {
 	const char *summary;
 };
 
+int cmd_record(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_check(int argc, char **argv);
@@ -18,5 +19,8 @@ int cmd_stats(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_object(int argc, char **argv);
 int cmd_paths(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
 
 #endif

@@ -7,10 +7,13 @@
 
 #include <heaptrace/trace.h>
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct command commands[] = {
+	{"record", cmd_record, "run a program under its runtime's recorder"},
 	{"convert", cmd_convert, "YAML or a foreign dump to .ht"},
 	{"cat", cmd_cat, "the trace as YAML events"},
 	{"check", cmd_check, "format and protocol validation"},
@@ -18,6 +21,9 @@ static const struct command commands[] = {
 	{"top", cmd_top, "the biggest retainers of a dump"},
 	{"object", cmd_object, "one object: sizes, dominator, referrers, refs"},
 	{"paths", cmd_paths, "how roots reach an object"},
+	{"history", cmd_history, "an id's objects through GCs: moves, deaths"},
+	{"diff", cmd_diff, "what grew between two dumps; budgets"},
+	{"flame", cmd_flame, "the dominator tree as a flame graph"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -29,7 +35,8 @@ static void print_usage(FILE *f)
 		"\n"
 		"Records what a managed runtime tells a memory profiler about its\n"
 		"heap and GCs, and answers questions about it. FILE defaults to\n"
-		"%s; it may be a .ht trace or its YAML text form.\n"
+		"%s; it may be a .ht trace, its YAML text form, or a Java\n"
+		"heap dump (HPROF).\n"
 		"\n"
 		"Commands:\n",
 		DEFAULT_TRACE);
@@ -47,10 +54,53 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+#define HPROF_OOPS_OPTION "--hprof-compressed-oops"
+
+/*
+ * --hprof-compressed-oops yes|no|auto, which every command that reads
+ * input takes, anywhere before a "--": it says how the JVM of an HPROF
+ * input laid out references, which the dump does not record. The HPROF
+ * reader takes it from the environment, where library users set it too;
+ * it is removed from argv here so that the commands never see it.
+ */
+static int take_hprof_option(int *argc, char **argv)
+{
+	int out = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		const char *a = argv[i], *mode;
+		size_t n = strlen(HPROF_OOPS_OPTION);
+
+		if (strcmp(a, "--") == 0) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if (strncmp(a, HPROF_OOPS_OPTION, n) != 0 ||
+		    (a[n] != '\0' && a[n] != '=')) {
+			argv[out++] = argv[i];
+			continue;
+		}
+		mode = a[n] == '=' ? a + n + 1 : i + 1 < *argc ? argv[++i] : NULL;
+		if (!mode || (strcmp(mode, "yes") != 0 &&
+			      strcmp(mode, "no") != 0 &&
+			      strcmp(mode, "auto") != 0)) {
+			error_msg("%s takes yes, no or auto", HPROF_OOPS_OPTION);
+			return EXIT_USAGE;
+		}
+		setenv("HEAPTRACE_HPROF_COMPRESSED_OOPS", mode, 1);
+	}
+	argv[out] = NULL;
+	*argc = out;
+	return EXIT_DONE;
+}
+
+static int dispatch(int argc, char **argv)
 {
 	const struct command *cmd;
 
+	if (take_hprof_option(&argc, argv) != EXIT_DONE)
+		return EXIT_USAGE;
 	if (argc < 2) {
 		print_usage(stderr);
 		return EXIT_USAGE;
@@ -77,4 +127,34 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	return cmd->run(argc - 1, argv + 1);
+}
+
+/*
+ * A report that could not be written must not pass for one that was: a
+ * command that saw its write fail says so and exits 3; this catches the
+ * writes nobody checked (check's report, --help, --version), whose data
+ * stdio still held or had lost.
+ */
+static int check_output(int status)
+{
+	int unflushed = fflush(stdout) != 0;
+	int e = errno;
+
+	if (!unflushed && !ferror(stdout))
+		return status;
+	if (status != EXIT_DONE && status != EXIT_FINDING)
+		return status; /* the command said why already */
+	if (unflushed) {
+		errno = e;
+		error_msg("standard output: cannot write: %m");
+	} else {
+		/* an earlier write failed: its errno is gone */
+		error_msg("standard output: cannot write");
+	}
+	return EXIT_UNREADABLE;
+}
+
+int main(int argc, char **argv)
+{
+	return check_output(dispatch(argc, argv));
 }

@@ -10,9 +10,12 @@
  */
 #include "codec.h"
 
+#include "error.h"
 #include "format.h"
 #include "varint.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -378,6 +381,7 @@ void codec_dec_reset(struct codec_dec *d, const uint8_t *buf, size_t size)
 	d->p = buf;
 	d->end = buf + size;
 	memset(&d->base, 0, sizeof(d->base));
+	d->what = "chunk";
 }
 
 void codec_dec_free(struct codec_dec *d)
@@ -455,16 +459,37 @@ static int get_u32(struct codec_dec *d, uint32_t *out, const char *what,
 	return 0;
 }
 
-/* A count of elements each at least min_bytes long: checked against what
- * is left of the payload before anything is allocated for it. */
-static int get_count(struct codec_dec *d, size_t min_bytes, size_t *out,
-		     const char **why)
+/* Messages that name the numbers of hostile input, which a static string
+ * cannot: one buffer per thread, as readers may run on several. */
+static _Thread_local char why_buffer[128];
+
+static const char *why_printf(const char *fmt, ...) HT_PRINTF(1, 2);
+
+static const char *why_printf(const char *fmt, ...)
 {
-	uint64_t v;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why_buffer, sizeof(why_buffer), fmt, ap);
+	va_end(ap);
+	return why_buffer;
+}
+
+/* A count of elements each at least min_bytes long: checked against what
+ * is left of the payload before anything is allocated for it, so that a
+ * hostile count (2^60 references) costs nothing. */
+static int get_count(struct codec_dec *d, size_t min_bytes, const char *what,
+		     size_t *out, const char **why)
+{
+	uint64_t v, left;
 
 	GET_U(d, &v, "count");
-	if (v > (uint64_t)(d->end - d->p) / min_bytes) {
-		*why = "count larger than the rest of the chunk";
+	left = (uint64_t)(d->end - d->p);
+	if (v > left / min_bytes) {
+		*why = why_printf("count of %llu %s, more than the %llu "
+				  "bytes left in the %s can hold",
+				  (unsigned long long)v, what,
+				  (unsigned long long)left, d->what);
 		return -1;
 	}
 	*out = (size_t)v;
@@ -473,7 +498,7 @@ static int get_count(struct codec_dec *d, size_t min_bytes, size_t *out,
 
 static int get_string(struct codec_dec *d, const char **out, const char **why)
 {
-	uint64_t v;
+	uint64_t v, left;
 	size_t n;
 
 	GET_U(d, &v, "string length");
@@ -481,9 +506,18 @@ static int get_string(struct codec_dec *d, const char **out, const char **why)
 		*out = NULL;
 		return 0;
 	}
+	left = (uint64_t)(d->end - d->p);
+	if (v - 1 > CODEC_MAX_STRING) {
+		*why = why_printf("string of %llu bytes, over the %u-byte "
+				  "limit", (unsigned long long)(v - 1),
+				  CODEC_MAX_STRING);
+		return -1;
+	}
 	n = (size_t)(v - 1);
-	if (v - 1 > (uint64_t)(d->end - d->p) || n > CODEC_MAX_STRING) {
-		*why = "string longer than the rest of the chunk";
+	if (n > left) {
+		*why = why_printf("string of %zu bytes, longer than the %llu "
+				  "bytes left in the %s", n,
+				  (unsigned long long)left, d->what);
 		return -1;
 	}
 	if (memchr(d->p, 0, n)) {
@@ -568,7 +602,7 @@ static int get_generation_bounds(struct codec_dec *d,
 	struct ht_generation_range *r;
 	ht_id prev = 0;
 
-	TRY(get_count(d, 4, &b->count, why));
+	TRY(get_count(d, 4, "generation ranges", &b->count, why));
 	if (reserve(&d->blocks, &d->blocks_cap, b->count * sizeof(*r) + 1, 1) < 0)
 		return -2;
 	r = d->blocks;
@@ -588,7 +622,7 @@ static int get_moved(struct codec_dec *d, struct ht_ev_moved_references *m,
 	struct ht_moved_block *b;
 	int64_t shift = 0;
 
-	TRY(get_count(d, 3, &m->count, why));
+	TRY(get_count(d, 3, "moved blocks", &m->count, why));
 	if (reserve(&d->blocks, &d->blocks_cap, m->count * sizeof(*b) + 1, 1) < 0)
 		return -2;
 	b = d->blocks;
@@ -610,7 +644,7 @@ static int get_surviving(struct codec_dec *d,
 {
 	struct ht_surviving_block *b;
 
-	TRY(get_count(d, 2, &s->count, why));
+	TRY(get_count(d, 2, "surviving blocks", &s->count, why));
 	if (reserve(&d->blocks, &d->blocks_cap, s->count * sizeof(*b) + 1, 1) < 0)
 		return -2;
 	b = d->blocks;
@@ -649,7 +683,7 @@ static int get_root_references(struct codec_dec *d,
 		return -1;
 	}
 	r->result = (enum ht_result)(opts >> OPT_ROOT_RESULT_SHIFT);
-	TRY(get_count(d, 2, &n, why));
+	TRY(get_count(d, 2, "root references", &n, why));
 	r->count = n;
 	if (RESERVE(d, ids, n + 1) < 0 || RESERVE(d, u32, n + 1) < 0)
 		return -2;
@@ -725,7 +759,7 @@ static int get_object_references(struct codec_dec *d,
 	o->generation = 0;
 	if (o->has_generation)
 		TRY(get_u32(d, &o->generation, "bad generation", why));
-	TRY(get_count(d, 1, &n, why));
+	TRY(get_count(d, 1, "references", &n, why));
 	o->count = n;
 	if (RESERVE(d, ids, n + 1) < 0)
 		return -2;
@@ -906,7 +940,7 @@ static int parse_header(struct codec_dec *d, struct ht_header *h,
 		GET_U(d, &v, "start time");
 		h->start_time = zigzag_decode(v);
 	}
-	TRY(get_count(d, 2, &n_meta, why));
+	TRY(get_count(d, 2, "metadata entries", &n_meta, why));
 	for (size_t i = 0; i < n_meta; i++) {
 		TRY(arena_string(d, a, &meta[i].key, why));
 		TRY(arena_string(d, a, &meta[i].value, why));
@@ -947,6 +981,7 @@ int codec_get_header(const uint8_t *buf, size_t len, struct ht_header *h,
 	a.end = a.p + 2 * len + 8;
 	codec_dec_init(&d);
 	codec_dec_reset(&d, buf, len);
+	d.what = "file header";
 	rc = parse_header(&d, h, meta, &a, why);
 	codec_dec_free(&d);
 	if (rc < 0) {

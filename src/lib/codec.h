@@ -75,6 +75,7 @@ struct codec_dec {
 	uint8_t *u8b;     size_t u8b_cap;
 	void *blocks;     size_t blocks_cap; /* bytes */
 	char *str;        size_t str_cap;
+	const char *what; /* "chunk" or "file header", for messages */
 };
 
 void codec_dec_init(struct codec_dec *d);
@@ -82,7 +83,10 @@ void codec_dec_init(struct codec_dec *d);
 void codec_dec_reset(struct codec_dec *d, const uint8_t *buf, size_t size);
 void codec_dec_free(struct codec_dec *d);
 /* 1: an event; 0: end of the payload; -1: malformed, *why says how, and
- * d->p - d->start is where the bad event starts. -2: out of memory. */
+ * d->p - d->start is where the bad event starts. -2: out of memory. *why
+ * is a static string, or one that names numbers ("count of 2^60
+ * references ...") in a buffer of the calling thread, valid until its next
+ * failed decode. */
 int codec_get_event(struct codec_dec *d, struct ht_event *ev,
 		    const char **why);
 

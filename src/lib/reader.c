@@ -2,6 +2,9 @@
  * reader.c - ht_reader: opens an input, sniffs its form from the first
  * byte, and hands it to the matching source (source.h). Everything that
  * reads a trace goes through here, so every command accepts every form.
+ * An HPROF heap dump starts "JAVA PROFILE 1.0.x", and no YAML trace can
+ * start with a 'J' (its keys are lowercase): the HPROF source checks the
+ * rest and says what the input is not.
  */
 #include "source.h"
 
@@ -11,7 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The .ht magic starts with 0x89, which no YAML document can. */
+enum sniffed {
+	SNIFF_YAML,
+	SNIFF_BINARY,
+	SNIFF_HPROF,
+};
+
+/* The .ht magic starts with 0x89, which no YAML document can; an HPROF
+ * dump with the 'J' no YAML trace starts with. */
 static int sniff_binary(FILE *f)
 {
 	int c = getc(f);
@@ -20,7 +30,9 @@ static int sniff_binary(FILE *f)
 		return -1;
 	if (ungetc(c, f) == EOF)
 		return -1;
-	return c == 0x89;
+	if (c == 'J')
+		return SNIFF_HPROF;
+	return c == 0x89 ? SNIFF_BINARY : SNIFF_YAML;
 }
 
 struct ht_reader *ht_reader_open(const char *path, struct ht_error *err)
@@ -63,8 +75,10 @@ struct ht_reader *ht_reader_open(const char *path, struct ht_error *err)
 			fclose(f);
 		return NULL;
 	}
-	if (binary)
+	if (binary == SNIFF_BINARY)
 		rc = binary_source_open(r, f, r->path, err);
+	else if (binary == SNIFF_HPROF)
+		rc = hprof_source_open(r, f, r->path, err);
 	else
 		rc = yaml_source_open(r, f, r->path, err);
 	if (rc < 0) {

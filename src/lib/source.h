@@ -39,5 +39,8 @@ int binary_source_open(struct ht_reader *r, FILE *f, const char *path,
 		       struct ht_error *err);
 int yaml_source_open(struct ht_reader *r, FILE *f, const char *path,
 		     struct ht_error *err);
+/* Java heap dumps (HPROF); a pipe is first copied to a temporary file. */
+int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
+		      struct ht_error *err);
 
 #endif

@@ -9,6 +9,13 @@
  * lock-free paths are exactly what TSan should see. It is a plain test:
  * exit status 0 when every scenario holds.
  *
+ * What the read-back checks: every event of every thread is there, once,
+ * in its thread's order, with every field as recorded; the events of a GC
+ * (recorded by all threads at once, as a server GC does) lie between its
+ * gc_started and gc_finished, those of a dump between its C_BEGIN and
+ * C_END; and every group ends its chunk, so that a crash after it could
+ * not cut it.
+ *
  * Usage: stress_record DIR
  */
 #include <heaptrace/record.h>
@@ -93,6 +100,52 @@ static void close_trace(struct ht_recorder *rec)
 		fail("close: %s", err.message);
 }
 
+/* The fields every recording of this program gives an event of a tag. */
+static bool allocation_intact(const struct ht_event *ev, unsigned tag)
+{
+	const struct ht_ev_object_allocated *a = &ev->u.object_allocated;
+
+	return a->class_id == tag && a->size == 16;
+}
+
+static bool object_intact(const struct ht_event *ev, ht_id class_id,
+			  ht_id ref, int generation)
+{
+	const struct ht_ev_object_references *o = &ev->u.object_references;
+
+	return o->class_id == class_id && o->size == 16 && o->flags == 0 &&
+	       o->count == 1 && o->refs[0] == ref && !o->ref_flags &&
+	       o->has_generation == (generation >= 0) &&
+	       (generation < 0 || o->generation == (uint32_t)generation) &&
+	       o->result == HT_RESULT_OK;
+}
+
+/* Tracks the chunk of each event (its offset): the event that closes a
+ * group must be the last of its chunk. */
+struct chunk_ends {
+	uint64_t closer_chunk; /* chunk of the last closer, if pending */
+	bool pending;
+	const char *closer;
+};
+
+static void chunk_ends_next(struct chunk_ends *c, struct ht_reader *r,
+			    const char *path)
+{
+	uint64_t chunk = ht_reader_position(r).offset;
+
+	CHECK(!c->pending || chunk != c->closer_chunk,
+	      "%s: %s does not end its chunk", path, c->closer);
+	c->pending = false;
+}
+
+static void chunk_ends_closer(struct chunk_ends *c, struct ht_reader *r,
+			      const char *what)
+{
+	c->closer_chunk = ht_reader_position(r).offset;
+	c->pending = true;
+	c->closer = what;
+}
+
 /* ---- a GC bracketed by the main thread, threads on both sides ---------- */
 
 struct worker {
@@ -133,6 +186,7 @@ static void check_gc_trace(const char *path)
 {
 	unsigned next[WORKERS][3] = { { 0 } };
 	bool started = false, finished = false;
+	struct chunk_ends ends = { 0 };
 	struct ht_error err;
 	struct ht_event ev;
 	struct ht_reader *r = ht_reader_open(path, &err);
@@ -146,12 +200,25 @@ static void check_gc_trace(const char *path)
 		unsigned tag, phase, seq;
 		ht_id id;
 
+		chunk_ends_next(&ends, r, path);
 		if (ev.type == HT_EV_GC_STARTED) {
+			CHECK(!started && ev.u.gc_started.has_gc &&
+			      ev.u.gc_started.gc == 0 &&
+			      ev.u.gc_started.generations == 1,
+			      "%s: gc_started not as recorded", path);
 			started = true;
 			continue;
 		}
 		if (ev.type == HT_EV_GC_FINISHED) {
+			CHECK(started && !finished, "%s: gc_finished out of "
+			      "place", path);
 			finished = true;
+			chunk_ends_closer(&ends, r, "gc_finished");
+			continue;
+		}
+		if (ev.type != HT_EV_OBJECT_ALLOCATED &&
+		    ev.type != HT_EV_OBJECT_REFERENCES) {
+			fail("%s: unexpected %s", path, ht_event_name(ev.type));
 			continue;
 		}
 		id = ev.type == HT_EV_OBJECT_ALLOCATED ?
@@ -165,6 +232,15 @@ static void check_gc_trace(const char *path)
 		      "where %u was due", path, tag, phase, seq,
 		      next[tag][phase]);
 		next[tag][phase] = seq + 1;
+		CHECK((phase == 1) == (ev.type == HT_EV_OBJECT_REFERENCES),
+		      "%s: thread %u phase %u: %s", path, tag, phase,
+		      ht_event_name(ev.type));
+		if (ev.type == HT_EV_OBJECT_ALLOCATED)
+			CHECK(allocation_intact(&ev, tag), "%s: thread %u: "
+			      "allocation %u changed", path, tag, seq);
+		else
+			CHECK(object_intact(&ev, tag, id + 16, 0), "%s: thread "
+			      "%u: object %u changed", path, tag, seq);
 		CHECK(phase != 0 || !started, "%s: allocation after gc_started",
 		      path);
 		CHECK(phase != 1 || (started && !finished),
@@ -252,7 +328,8 @@ static void *free_worker(void *arg)
 static void check_free_trace(const char *path)
 {
 	unsigned next[MAX_TAGS] = { 0 }, dumps = 0, in_dump = 0;
-	bool open = false;
+	bool open = false, heap = false;
+	struct chunk_ends ends = { 0 };
 	struct ht_error err;
 	struct ht_event ev;
 	struct ht_reader *r = ht_reader_open(path, &err);
@@ -265,25 +342,43 @@ static void check_free_trace(const char *path)
 	while ((rc = ht_reader_next(r, &ev, &err)) == 1) {
 		unsigned tag, phase, seq;
 
+		chunk_ends_next(&ends, r, path);
 		if (ev.type == HT_EV_BEGIN_CONTAINER) {
-			if (ev.u.begin_container.type == HT_C_BEGIN) {
+			const struct ht_ev_begin_container *c =
+				&ev.u.begin_container;
+
+			CHECK(c->id1 == 0 && c->id2 == 0, "%s: container ids "
+			      "changed", path);
+			if (c->type == HT_C_BEGIN) {
 				CHECK(!open, "%s: nested dump", path);
 				open = true;
+				heap = false;
 				in_dump = 0;
-			} else if (ev.u.begin_container.type == HT_C_END) {
-				CHECK(open && in_dump == DUMP_OBJECTS,
+			} else if (c->type == HT_C_HEAP) {
+				CHECK(open && !heap && in_dump == 0,
+				      "%s: C_HEAP out of place", path);
+				heap = true;
+			} else if (c->type == HT_C_END) {
+				CHECK(open && heap && in_dump == DUMP_OBJECTS,
 				      "%s: dump %u has %u objects", path, dumps,
 				      in_dump);
 				open = false;
 				dumps++;
+				chunk_ends_closer(&ends, r, "C_END");
+			} else {
+				fail("%s: container %d", path, c->type);
 			}
 			continue;
 		}
 		if (ev.type == HT_EV_OBJECT_REFERENCES) {
-			untag(ev.u.object_references.id, &tag, &phase, &seq);
-			CHECK(open && tag == MAIN_TAG && phase == dumps &&
-			      seq == in_dump, "%s: object out of its dump",
-			      path);
+			ht_id id = ev.u.object_references.id;
+
+			untag(id, &tag, &phase, &seq);
+			CHECK(open && heap && tag == MAIN_TAG &&
+			      phase == dumps && seq == in_dump,
+			      "%s: object out of its dump", path);
+			CHECK(object_intact(&ev, 1, id, -1), "%s: dump %u: "
+			      "object %u changed", path, dumps, seq);
 			in_dump++;
 			continue;
 		}
@@ -298,6 +393,8 @@ static void check_free_trace(const char *path)
 		}
 		CHECK(seq == next[tag], "%s: thread %u: %u where %u was due",
 		      path, tag, seq, next[tag]);
+		CHECK(phase == 0 && allocation_intact(&ev, tag), "%s: thread "
+		      "%u: allocation %u changed", path, tag, seq);
 		next[tag] = seq + 1;
 	}
 	CHECK(rc == 0, "%s: %s", path, err.message);

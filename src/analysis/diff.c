@@ -1,0 +1,999 @@
+/*
+ * diff.c - two dumps compared by class, by retainer and by what new
+ * objects hang under old ones (diff.h).
+ *
+ * Matching by path needs, per dump, each object's shortest path from the
+ * strong roots: one breadth-first search from the roots in the dump's
+ * order, fields in order, leaves a tree of first discoverers (parent and
+ * field per object), and the signature of an object is a hash of its
+ * parent's signature, the field and its class name; a root-held object's
+ * is a hash of the root's label and its class name. An object dominates
+ * only objects farther from the roots than itself, so the objects of one
+ * signature never dominate each other, and their retained sizes add up
+ * without counting anything twice.
+ */
+#include "diff.h"
+
+#include "error.h"
+#include "flame.h"
+#include "relocation.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A path longer than this many objects is shown without its middle. */
+#define PATH_SHOWN 10
+#define PATH_HEAD 3
+#define PATH_TAIL 4
+
+static void *alloc_array(size_t n, size_t elem)
+{
+	return malloc((n ? n : 1) * elem);
+}
+
+static void *zalloc_array(size_t n, size_t elem)
+{
+	return calloc(n ? n : 1, elem);
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+/* Objects are counted per class slot: one per entry of h->classes, and a
+ * last one for objects of no known class. */
+static size_t slot_of(const struct heap *h, uint32_t object)
+{
+	uint32_t c = h->cls[object];
+
+	return c == HEAP_NO_CLASS || c >= h->n_classes ? h->n_classes : c;
+}
+
+/* A slot's name as heap_class_name gives it; buf holds 32 bytes. */
+static const char *slot_name(const struct heap *h, size_t slot, char *buf)
+{
+	ht_id id = 0;
+
+	if (slot < h->n_classes) {
+		if (h->classes[slot].name)
+			return h->classes[slot].name;
+		id = h->classes[slot].id;
+	}
+	snprintf(buf, 32, "?0x%" PRIx64, id);
+	return buf;
+}
+
+static const char *class_name_by_id(const struct heap *h, ht_id id)
+{
+	size_t lo = 0, hi = h->n_classes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->classes[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->n_classes && h->classes[lo].id == id
+		? h->classes[lo].name : NULL;
+}
+
+static bool is_frame(unsigned container)
+{
+	return container >= HT_C_RT_JIT && container <= HT_C_RT_INTERNALFRAME;
+}
+
+/*
+ * What stays the same about a root from one run to the next: its
+ * container and the name of what the container stands for (the method of
+ * a frame, the class of statics, the thread), or its CLR kind (and the
+ * class, for the "other" roots that runtimes use for statics). Never an
+ * address: those change.
+ */
+static void root_label(const struct heap *h, const struct heap_root *r,
+		       char *buf, size_t len)
+{
+	const char *what = NULL, *name;
+
+	if (r->container) {
+		name = ht_container_name((enum ht_container_type)r->container);
+		if (is_frame(r->container) && r->id2)
+			what = heap_method_name(h, r->id2);
+		else if (r->container == HT_C_RT_CLASS)
+			what = class_name_by_id(h, r->id1);
+		else if (r->container == HT_C_RT_THREAD)
+			what = heap_thread_name(h, r->id1);
+		name = name ? name : "container";
+	} else {
+		name = r->kind == HEAP_NO_KIND ? NULL
+			: ht_root_kind_name((enum ht_root_kind)r->kind);
+		if (r->kind == HT_ROOT_OTHER && r->root_id)
+			what = class_name_by_id(h, r->root_id);
+		snprintf(buf, len, "%s%sroot%s%s%s", name ? name : "",
+			 name ? " " : "", what ? " (" : "", what ? what : "",
+			 what ? ")" : "");
+		return;
+	}
+	snprintf(buf, len, "%s%s%s%s", name, what ? " (" : "",
+		 what ? what : "", what ? ")" : "");
+}
+
+/* ---- classes ------------------------------------------------------------ */
+
+/* A used class slot of one side, on its way to a name group. */
+struct slot_entry {
+	char *name;
+	uint8_t side;      /* 0: a, 1: b */
+	size_t slot;
+};
+
+static int compare_entries(const void *x, const void *y)
+{
+	const struct slot_entry *a = x, *b = y;
+	int c = strcmp(a->name, b->name);
+
+	if (c)
+		return c;
+	if (a->side != b->side)
+		return a->side < b->side ? -1 : 1;
+	return (a->slot > b->slot) - (a->slot < b->slot);
+}
+
+/* Per class slot of one side: objects, bytes, and its name group. */
+struct side_classes {
+	uint64_t *count, *bytes;
+	uint32_t *group;
+};
+
+static void side_free(struct side_classes *s)
+{
+	free(s->count);
+	free(s->bytes);
+	free(s->group);
+}
+
+static int side_count(const struct heap *h, struct side_classes *s)
+{
+	size_t n = h->n_classes + 1;
+
+	s->count = zalloc_array(n, sizeof(*s->count));
+	s->bytes = zalloc_array(n, sizeof(*s->bytes));
+	s->group = alloc_array(n, sizeof(*s->group));
+	if (!s->count || !s->bytes || !s->group)
+		return -1;
+	for (uint32_t i = 0; i < h->n; i++) {
+		size_t slot = slot_of(h, i);
+
+		s->count[slot]++;
+		s->bytes[slot] += h->size[i];
+	}
+	return 0;
+}
+
+static int add_entries(const struct heap *h, const struct side_classes *s,
+		       uint8_t side, struct slot_entry *e, size_t *n)
+{
+	char buf[32];
+
+	for (size_t slot = 0; slot <= h->n_classes; slot++) {
+		if (!s->count[slot])
+			continue;
+		e[*n].name = strdup(slot_name(h, slot, buf));
+		if (!e[*n].name)
+			return -1;
+		e[*n].side = side;
+		e[*n].slot = slot;
+		(*n)++;
+	}
+	return 0;
+}
+
+/* One row per name, and each used slot's group. */
+static int group_names(struct diff *d, struct side_classes *sa,
+		       struct side_classes *sb)
+{
+	size_t cap = d->a->n_classes + d->b->n_classes + 2, n = 0, g = 0;
+	struct slot_entry *e = alloc_array(cap, sizeof(*e));
+	int rc = -1;
+
+	if (!e)
+		return -1;
+	if (add_entries(d->a, sa, 0, e, &n) < 0 ||
+	    add_entries(d->b, sb, 1, e, &n) < 0)
+		goto out;
+	qsort(e, n, sizeof(*e), compare_entries);
+	d->classes = zalloc_array(n, sizeof(*d->classes));
+	if (!d->classes)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		struct side_classes *s = e[i].side ? sb : sa;
+		struct diff_class *c;
+
+		if (g == 0 || strcmp(e[i].name, d->classes[g - 1].name) != 0) {
+			d->classes[g].name = e[i].name;
+			e[i].name = NULL;
+			g++;
+		}
+		c = &d->classes[g - 1];
+		s->group[e[i].slot] = (uint32_t)(g - 1);
+		if (e[i].side) {
+			c->count.after += s->count[e[i].slot];
+			c->bytes.after += s->bytes[e[i].slot];
+		} else {
+			c->count.before += s->count[e[i].slot];
+			c->bytes.before += s->bytes[e[i].slot];
+		}
+	}
+	d->n_classes = g;
+	rc = 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(e[i].name);
+	free(e);
+	return rc;
+}
+
+/*
+ * Adds each object's retained size to its name group's when no object of
+ * that group is above it in the dominator tree: the walk goes down the
+ * child lists and back up by idom, counting the open objects per group,
+ * so a list's nodes are counted once, at its head.
+ */
+static int class_retained(struct diff *d, bool after,
+			  const struct side_classes *s)
+{
+	const struct heap *h = after ? d->b : d->a;
+	const struct heap_dominators *dm = after ? d->db : d->da;
+	uint32_t *open = zalloc_array(d->n_classes, sizeof(*open));
+	struct dom_tree t;
+	uint32_t x;
+
+	if (!open || dom_tree_build(h, dm, &t) < 0) {
+		free(open);
+		return -1;
+	}
+	x = t.top;
+	while (x != HEAP_NONE) {
+		uint32_t g = s->group[slot_of(h, x)];
+		struct diff_value *r = &d->classes[g].retained;
+
+		if (open[g]++ == 0)
+			*(after ? &r->after : &r->before) += dm->retained[x];
+		if (t.first[x] != HEAP_NONE) {
+			x = t.first[x];
+			continue;
+		}
+		for (;;) { /* x is done: close it and the ancestors it ends */
+			uint32_t p;
+
+			open[s->group[slot_of(h, x)]]--;
+			if (t.next[x] != HEAP_NONE) {
+				x = t.next[x];
+				break;
+			}
+			p = dm->idom[x];
+			if (p == HEAP_VIRTUAL_ROOT) {
+				x = HEAP_NONE;
+				break;
+			}
+			x = p;
+		}
+	}
+	dom_tree_free(&t);
+	free(open);
+	return 0;
+}
+
+static int compare_change(struct diff_value x, struct diff_value y)
+{
+	int64_t a = diff_change(x), b = diff_change(y);
+
+	return a != b ? (a > b ? -1 : 1) : 0;
+}
+
+static int compare_classes(const void *x, const void *y)
+{
+	const struct diff_class *a = x, *b = y;
+	int c;
+
+	if ((c = compare_change(a->bytes, b->bytes)) ||
+	    (c = compare_change(a->retained, b->retained)) ||
+	    (c = compare_change(a->count, b->count)))
+		return c;
+	return strcmp(a->name, b->name);
+}
+
+static int compute_classes(struct diff *d)
+{
+	struct side_classes sa = {0}, sb = {0};
+	int rc = -1;
+
+	if (side_count(d->a, &sa) == 0 && side_count(d->b, &sb) == 0 &&
+	    group_names(d, &sa, &sb) == 0 &&
+	    class_retained(d, false, &sa) == 0 &&
+	    class_retained(d, true, &sb) == 0) {
+		qsort(d->classes, d->n_classes, sizeof(*d->classes),
+		      compare_classes);
+		rc = 0;
+	}
+	side_free(&sa);
+	side_free(&sb);
+	return rc;
+}
+
+/* ---- shortest paths and their signatures -------------------------------- */
+
+static uint64_t fnv64(const char *s)
+{
+	uint64_t v = 0xcbf29ce484222325ull;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		v = (v ^ *p) * 0x100000001b3ull;
+	return v;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	uint64_t z = h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * The tree of first discoverers of a breadth-first search from the strong
+ * roots: parent[x] (HEAP_VIRTUAL_ROOT for an object a root holds,
+ * HEAP_NONE when no strong root reaches it) and via[x] (the field of the
+ * parent, or the root's index; UINT32_MAX past 2^32 - 1). With sig, each
+ * reached object's path signature too.
+ */
+struct root_tree {
+	uint32_t *parent, *via;
+	uint64_t *sig;
+};
+
+static uint64_t *class_hashes(const struct heap *h)
+{
+	uint64_t *hash = alloc_array(h->n_classes + 1, sizeof(*hash));
+	char buf[32];
+
+	if (!hash)
+		return NULL;
+	for (size_t s = 0; s <= h->n_classes; s++)
+		hash[s] = fnv64(slot_name(h, s, buf));
+	return hash;
+}
+
+static void hold_from_roots(const struct heap *h, struct root_tree *t,
+			    const uint64_t *ch, uint32_t *queue, uint32_t *tail)
+{
+	char label[512];
+
+	for (size_t i = 0; i < h->n_roots; i++) {
+		const struct heap_root *r = &h->roots[i];
+		uint32_t x = r->object;
+
+		if (x == HEAP_NONE || heap_root_is_weak(r) ||
+		    t->parent[x] != HEAP_NONE)
+			continue;
+		t->parent[x] = HEAP_VIRTUAL_ROOT;
+		t->via[x] = i < UINT32_MAX ? (uint32_t)i : UINT32_MAX;
+		queue[(*tail)++] = x;
+		if (t->sig) {
+			root_label(h, r, label, sizeof(label));
+			t->sig[x] = mix(fnv64(label), ch[slot_of(h, x)]);
+		}
+	}
+}
+
+static int root_tree_build(const struct heap *h, bool signatures,
+			   struct root_tree *t)
+{
+	uint32_t *queue = alloc_array(h->n, sizeof(*queue));
+	uint64_t *ch = signatures ? class_hashes(h) : NULL;
+	uint32_t head = 0, tail = 0;
+	int rc = -1;
+
+	t->parent = alloc_array(h->n, sizeof(*t->parent));
+	t->via = alloc_array(h->n, sizeof(*t->via));
+	t->sig = signatures ? alloc_array(h->n, sizeof(*t->sig)) : NULL;
+	if (!queue || !t->parent || !t->via || (signatures && (!ch || !t->sig)))
+		goto out;
+	for (uint32_t i = 0; i < h->n; i++)
+		t->parent[i] = HEAP_NONE;
+	hold_from_roots(h, t, ch, queue, &tail);
+	while (head < tail) {
+		uint32_t x = queue[head++];
+		uint64_t first = h->ref_start[x], end = h->ref_start[x + 1];
+
+		for (uint64_t e = first; e < end; e++) {
+			uint32_t y = h->ref[e];
+			uint64_t field = e - first;
+
+			if (y >= h->n || t->parent[y] != HEAP_NONE)
+				continue;
+			t->parent[y] = x;
+			t->via[y] = field < UINT32_MAX ? (uint32_t)field
+						       : UINT32_MAX;
+			if (t->sig)
+				t->sig[y] = mix(mix(t->sig[x], field),
+						ch[slot_of(h, y)]);
+			queue[tail++] = y;
+		}
+	}
+	rc = 0;
+out:
+	free(queue);
+	free(ch);
+	return rc;
+}
+
+static void root_tree_free(struct root_tree *t)
+{
+	free(t->parent);
+	free(t->via);
+	free(t->sig);
+}
+
+/* ---- retainers that grew ------------------------------------------------ */
+
+struct rows {
+	struct diff_retainer *row;
+	size_t n, cap;
+};
+
+static int add_row(struct rows *r, const struct diff_retainer *row)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		struct diff_retainer *p = realloc(r->row, cap * sizeof(*p));
+
+		if (!p)
+			return -1;
+		r->row = p;
+		r->cap = cap;
+	}
+	r->row[r->n++] = *row;
+	return 0;
+}
+
+static int compare_retainers(const void *x, const void *y)
+{
+	const struct diff_retainer *a = x, *b = y;
+	int c = compare_change(a->retained, b->retained);
+
+	if (c)
+		return c;
+	if (a->retained.after != b->retained.after)
+		return a->retained.after > b->retained.after ? -1 : 1;
+	return (a->after > b->after) - (a->after < b->after);
+}
+
+/* By id: each reachable object of B against its match. */
+static int retainers_by_id(struct diff *d, uint8_t *old, struct rows *rows)
+{
+	for (uint32_t x = 0; x < d->b->n; x++) {
+		uint32_t a = d->a_of_b[x];
+		struct diff_retainer row = {
+			.after = x,
+			.before = a,
+			.objects = {a != HEAP_NONE, 1},
+			.retained = {a != HEAP_NONE ? d->da->retained[a] : 0,
+				     d->db->retained[x]},
+		};
+
+		old[x] = a != HEAP_NONE;
+		if (d->db->idom[x] == HEAP_NONE)
+			continue;
+		if (row.retained.after > row.retained.before &&
+		    add_row(rows, &row) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct sig_object {
+	uint64_t sig;
+	uint32_t object;
+};
+
+static int compare_sig_objects(const void *x, const void *y)
+{
+	const struct sig_object *a = x, *b = y;
+
+	if (a->sig != b->sig)
+		return a->sig < b->sig ? -1 : 1;
+	return (a->object > b->object) - (a->object < b->object);
+}
+
+/* The reached objects of a dump sorted by signature, then index. */
+static struct sig_object *by_signature(const struct heap *h,
+				       const struct root_tree *t, size_t *n)
+{
+	struct sig_object *s = alloc_array(h->n, sizeof(*s));
+
+	*n = 0;
+	if (!s)
+		return NULL;
+	for (uint32_t x = 0; x < h->n; x++)
+		if (t->parent[x] != HEAP_NONE)
+			s[(*n)++] = (struct sig_object){t->sig[x], x};
+	qsort(s, *n, sizeof(*s), compare_sig_objects);
+	return s;
+}
+
+/* The end of the run of equal signatures that starts at i. */
+static size_t run_end(const struct sig_object *s, size_t n, size_t i)
+{
+	size_t j = i;
+
+	while (j < n && s[j].sig == s[i].sig)
+		j++;
+	return j;
+}
+
+static uint64_t run_retained(const struct sig_object *s, size_t i, size_t j,
+			     const struct heap_dominators *dm)
+{
+	uint64_t sum = 0;
+
+	for (; i < j; i++)
+		sum += dm->retained[s[i].object];
+	return sum;
+}
+
+/* By path: the signatures of both dumps merged, one row per signature
+ * that retains more in B. */
+static int retainers_by_path(struct diff *d, const struct root_tree *ta,
+			     const struct root_tree *tb, uint8_t *old,
+			     struct rows *rows)
+{
+	size_t na, nb, i = 0, j = 0;
+	struct sig_object *sa = by_signature(d->a, ta, &na);
+	struct sig_object *sb = by_signature(d->b, tb, &nb);
+	int rc = -1;
+
+	if (!sa || !sb)
+		goto out;
+	memset(old, 0, d->b->n);
+	while (j < nb) {
+		size_t j2 = run_end(sb, nb, j), i2;
+		struct diff_retainer row = {.after = sb[j].object,
+					    .before = HEAP_NONE};
+
+		while (i < na && sa[i].sig < sb[j].sig)
+			i++;
+		i2 = i < na && sa[i].sig == sb[j].sig ? run_end(sa, na, i) : i;
+		row.objects = (struct diff_value){i2 - i, j2 - j};
+		row.retained.before = run_retained(sa, i, i2, d->da);
+		row.retained.after = run_retained(sb, j, j2, d->db);
+		if (i2 > i) {
+			row.before = sa[i].object;
+			for (size_t k = j; k < j2; k++)
+				old[sb[k].object] = 1;
+		}
+		if (row.retained.after > row.retained.before &&
+		    add_row(rows, &row) < 0)
+			goto out;
+		i = i2;
+		j = j2;
+	}
+	rc = 0;
+out:
+	free(sa);
+	free(sb);
+	return rc;
+}
+
+/* ---- new objects under old ones ----------------------------------------- */
+
+static int compare_holders(const void *x, const void *y)
+{
+	const struct diff_holder *a = x, *b = y;
+
+	if (a->new_bytes != b->new_bytes)
+		return a->new_bytes > b->new_bytes ? -1 : 1;
+	if (a->new_objects != b->new_objects)
+		return a->new_objects > b->new_objects ? -1 : 1;
+	return (a->after > b->after) - (a->after < b->after);
+}
+
+/*
+ * A preorder walk of B's dominator tree carries down the nearest old
+ * object above each object (near[]); each new object is counted for it,
+ * or as unheld when there is none.
+ */
+static int compute_holders(struct diff *d, const uint8_t *old)
+{
+	const struct heap *b = d->b;
+	uint32_t *near = alloc_array(b->n, sizeof(*near));
+	uint64_t *count = zalloc_array(b->n, sizeof(*count));
+	uint64_t *bytes = zalloc_array(b->n, sizeof(*bytes));
+	struct dom_tree t = {0};
+	size_t n = 0;
+	int rc = -1;
+
+	if (!near || !count || !bytes || dom_tree_build(b, d->db, &t) < 0)
+		goto out;
+	for (uint32_t x = t.top; x != HEAP_NONE;
+	     x = dom_tree_next(&t, d->db, x)) {
+		uint32_t p = d->db->idom[x];
+		uint32_t above = p == HEAP_VIRTUAL_ROOT ? HEAP_NONE
+			: old[p] ? p : near[p];
+
+		near[x] = above;
+		if (old[x])
+			continue;
+		d->new_objects++;
+		d->new_bytes += b->size[x];
+		if (above == HEAP_NONE) {
+			d->unheld_objects++;
+			d->unheld_bytes += b->size[x];
+		} else if (count[above]++ == 0) {
+			n++;
+		}
+		if (above != HEAP_NONE)
+			bytes[above] += b->size[x];
+	}
+	d->holders = alloc_array(n, sizeof(*d->holders));
+	if (!d->holders)
+		goto out;
+	for (uint32_t x = 0; x < b->n; x++) {
+		if (!count[x])
+			continue;
+		d->holders[d->n_holders++] = (struct diff_holder){
+			.after = x,
+			.before = d->a_of_b ? d->a_of_b[x] : HEAP_NONE,
+			.new_objects = count[x],
+			.new_bytes = bytes[x],
+		};
+	}
+	qsort(d->holders, d->n_holders, sizeof(*d->holders), compare_holders);
+	rc = 0;
+out:
+	dom_tree_free(&t);
+	free(near);
+	free(count);
+	free(bytes);
+	return rc;
+}
+
+/* ---- the comparison ----------------------------------------------------- */
+
+static void totals(struct diff *d)
+{
+	d->objects = (struct diff_value){d->a->n, d->b->n};
+	d->bytes = (struct diff_value){d->a->total_bytes, d->b->total_bytes};
+	d->retained = (struct diff_value){
+		d->a->total_bytes - d->da->unreachable_bytes,
+		d->b->total_bytes - d->db->unreachable_bytes,
+	};
+}
+
+static int compare(struct diff *d)
+{
+	bool by_path = d->matching == DIFF_BY_PATH;
+	struct root_tree ta = {0}, tb = {0};
+	struct rows rows = {0};
+	uint8_t *old = alloc_array(d->b->n, 1);
+	int rc = -1;
+
+	if (!old || compute_classes(d) < 0 ||
+	    root_tree_build(d->a, by_path, &ta) < 0 ||
+	    root_tree_build(d->b, by_path, &tb) < 0)
+		goto out;
+	if (by_path ? retainers_by_path(d, &ta, &tb, old, &rows)
+		    : retainers_by_id(d, old, &rows))
+		goto out;
+	if (rows.n) /* rows.row is NULL when nothing grew */
+		qsort(rows.row, rows.n, sizeof(*rows.row), compare_retainers);
+	d->retainers = rows.row;
+	d->n_retainers = rows.n;
+	rows.row = NULL;
+	if (compute_holders(d, old) < 0)
+		goto out;
+	/* the trees stay for the paths the report shows */
+	d->parent_a = ta.parent;
+	d->via_a = ta.via;
+	d->parent_b = tb.parent;
+	d->via_b = tb.via;
+	ta.parent = ta.via = tb.parent = tb.via = NULL;
+	rc = 0;
+out:
+	free(rows.row);
+	free(old);
+	root_tree_free(&ta);
+	root_tree_free(&tb);
+	return rc;
+}
+
+int diff_compute(struct diff *d, const struct heap *a,
+		 const struct heap_dominators *da, const struct heap *b,
+		 const struct heap_dominators *db, const uint32_t *a_of_b,
+		 struct ht_error *err)
+{
+	memset(d, 0, sizeof(*d));
+	d->a = a;
+	d->b = b;
+	d->da = da;
+	d->db = db;
+	d->a_of_b = a_of_b;
+	d->matching = a_of_b ? DIFF_BY_ID : DIFF_BY_PATH;
+	totals(d);
+	if (compare(d) == 0)
+		return 0;
+	diff_free(d);
+	err_plain(err, HT_E_NOMEM, NULL,
+		  "out of memory comparing dumps of %" PRIu32 " and %" PRIu32
+		  " objects", a->n, b->n);
+	return -1;
+}
+
+void diff_free(struct diff *d)
+{
+	for (size_t i = 0; i < d->n_classes; i++)
+		free(d->classes[i].name);
+	free(d->classes);
+	free(d->retainers);
+	free(d->holders);
+	free(d->parent_a);
+	free(d->via_a);
+	free(d->parent_b);
+	free(d->via_b);
+	memset(d, 0, sizeof(*d));
+}
+
+/* ---- paths as text ------------------------------------------------------ */
+
+static void put_step(FILE *f, const struct heap *h, const uint32_t *via,
+		     uint32_t x, bool first)
+{
+	char buf[32];
+
+	fputs(" > ", f);
+	if (!first)
+		fprintf(f, "[%" PRIu32 "] ", via[x]);
+	fputs(heap_class_name(h, x, buf), f);
+}
+
+char *diff_path(const struct diff *d, bool after, uint32_t object)
+{
+	const struct heap *h = after ? d->b : d->a;
+	const uint32_t *parent = after ? d->parent_b : d->parent_a;
+	const uint32_t *via = after ? d->via_b : d->via_a;
+	char label[512], *text = NULL;
+	size_t k = 0, size;
+	uint32_t *chain;
+	FILE *f;
+
+	if (object >= h->n || !parent || parent[object] == HEAP_NONE)
+		return strdup("(unreachable)");
+	for (uint32_t x = object; x != HEAP_VIRTUAL_ROOT; x = parent[x])
+		k++;
+	chain = alloc_array(k, sizeof(*chain));
+	if (!chain)
+		return NULL;
+	for (uint32_t x = object, i = (uint32_t)k; x != HEAP_VIRTUAL_ROOT;
+	     x = parent[x])
+		chain[--i] = x;
+	f = open_memstream(&text, &size);
+	if (!f) {
+		free(chain);
+		return NULL;
+	}
+	if (via[chain[0]] < h->n_roots)
+		root_label(h, &h->roots[via[chain[0]]], label, sizeof(label));
+	else
+		snprintf(label, sizeof(label), "root");
+	fputs(label, f);
+	for (size_t i = 0; i < k; i++) {
+		if (k > PATH_SHOWN && i == PATH_HEAD) {
+			fprintf(f, " > ... (%zu more)",
+				k - PATH_HEAD - PATH_TAIL);
+			i = k - PATH_TAIL - 1;
+			continue;
+		}
+		put_step(f, h, via, chain[i], i == 0);
+	}
+	free(chain);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* ---- figures by name ---------------------------------------------------- */
+
+static uint64_t pick(struct diff_value count, struct diff_value bytes,
+		     struct diff_value retained, enum diff_metric m, bool after)
+{
+	struct diff_value v = m == DIFF_COUNT ? count
+		: m == DIFF_BYTES ? bytes : retained;
+
+	return after ? v.after : v.before;
+}
+
+void diff_total(const struct diff *d, enum diff_metric m, struct diff_value *v)
+{
+	v->before = pick(d->objects, d->bytes, d->retained, m, false);
+	v->after = pick(d->objects, d->bytes, d->retained, m, true);
+}
+
+bool diff_class_value(const struct diff *d, const char *name,
+		      enum diff_metric m, struct diff_value *v)
+{
+	for (size_t i = 0; i < d->n_classes; i++) {
+		const struct diff_class *c = &d->classes[i];
+
+		if (strcmp(c->name, name) != 0)
+			continue;
+		v->before = pick(c->count, c->bytes, c->retained, m, false);
+		v->after = pick(c->count, c->bytes, c->retained, m, true);
+		return true;
+	}
+	v->before = v->after = 0;
+	return false;
+}
+
+static uint64_t object_figure(const struct heap *h,
+			      const struct heap_dominators *dm, uint32_t x,
+			      enum diff_metric m)
+{
+	if (x == HEAP_NONE)
+		return 0;
+	return m == DIFF_COUNT ? 1 : m == DIFF_BYTES ? h->size[x]
+						    : dm->retained[x];
+}
+
+void diff_object_value(const struct diff *d, ht_id id, enum diff_metric m,
+		       struct diff_value *v)
+{
+	uint32_t b = heap_find(d->b, id), a;
+
+	if (b != HEAP_NONE && d->a_of_b)
+		a = d->a_of_b[b];
+	else
+		a = heap_find(d->a, id);
+	v->before = object_figure(d->a, d->da, a, m);
+	v->after = object_figure(d->b, d->db, b, m);
+}
+
+/* ---- the match by identity ---------------------------------------------- */
+
+/* Per serial number of the tracker: the object's index in each dump. */
+struct matcher {
+	const struct heap *a, *b;
+	int64_t last_dump;       /* the later of the two */
+	uint32_t *in_a, *in_b;
+	uint64_t serials;
+	struct reloc *tracker;
+};
+
+#define MATCH_DONE 2 /* stops the replay: both dumps were seen */
+
+static void on_step(void *ctx, const struct reloc_step *s)
+{
+	struct matcher *m = ctx;
+
+	if (s->kind != RELOC_SEEN || s->object >= m->serials)
+		return;
+	if (s->dump == (int64_t)m->a->dump)
+		m->in_a[s->object] = heap_find(m->a, s->to);
+	if (s->dump == (int64_t)m->b->dump)
+		m->in_b[s->object] = heap_find(m->b, s->to);
+}
+
+static int on_event(void *ctx, const struct ht_event *ev,
+		    const struct ht_replay_state *st)
+{
+	return reloc_on_event(((struct matcher *)ctx)->tracker, ev, st);
+}
+
+static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
+{
+	return reloc_on_dump_begin(((struct matcher *)ctx)->tracker, st);
+}
+
+static int on_dump_end(void *ctx, const struct ht_replay_state *st)
+{
+	struct matcher *m = ctx;
+	int rc = reloc_on_dump_end(m->tracker, st);
+
+	if (rc == 0 && st->dump >= m->last_dump)
+		return MATCH_DONE;
+	return rc;
+}
+
+/* A tracker that watches every object it will number. */
+static struct reloc *watching_tracker(struct matcher *m, bool survivors)
+{
+	struct reloc_hooks hooks = {.ctx = m, .step = on_step};
+	struct reloc *t = reloc_new(survivors, &hooks);
+
+	if (!t)
+		return NULL;
+	/* an API to watch every object would spare this list; serials are
+	 * numbered from 0, so appending them in order is cheap */
+	for (uint64_t s = 0; s < m->serials; s++) {
+		if (reloc_watch_object(t, (uint32_t)s) < 0) {
+			reloc_free(t);
+			return NULL;
+		}
+	}
+	return t;
+}
+
+static int replay_matching(struct ht_reader *r, struct matcher *m,
+			   struct ht_error *err)
+{
+	struct ht_replay_callbacks cb = {
+		.on_dump_begin = on_dump_begin,
+		.on_dump_end = on_dump_end,
+	};
+	struct ht_replay_summary summary;
+	int rc;
+
+	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
+		cb.on_event[t] = on_event;
+	rc = ht_replay(r, &cb, m, &summary, err);
+	if (rc == 0 || rc == MATCH_DONE || (rc < 0 && summary.read_error))
+		return 0;
+	if (rc > 0)
+		err_plain(err, HT_E_LIMIT, NULL, "%s", reloc_error(m->tracker));
+	return -1;
+}
+
+int diff_match_by_relocation(struct ht_reader *r, const struct heap *a,
+			     const struct heap *b, uint64_t events,
+			     uint32_t **a_of_b, struct ht_error *err)
+{
+	struct matcher m = {
+		.a = a,
+		.b = b,
+		.last_dump = (int64_t)(a->dump > b->dump ? a->dump : b->dump),
+		.serials = events < UINT32_MAX ? events : UINT32_MAX,
+	};
+	uint32_t *match = alloc_array(b->n, sizeof(*match));
+	int rc = -1;
+
+	*a_of_b = NULL;
+	m.in_a = alloc_array(m.serials, sizeof(*m.in_a));
+	m.in_b = alloc_array(m.serials, sizeof(*m.in_b));
+	if (!match || !m.in_a || !m.in_b)
+		goto oom;
+	/* a dump of a trace is itself, object by object */
+	for (uint32_t i = 0; i < b->n; i++)
+		match[i] = a->dump == b->dump ? i : HEAP_NONE;
+	if (a->dump == b->dump)
+		goto done;
+	for (uint64_t s = 0; s < m.serials; s++)
+		m.in_a[s] = m.in_b[s] = HEAP_NONE;
+	m.tracker = watching_tracker(&m,
+				     ht_reader_header(r)->reports_survivors);
+	if (!m.tracker)
+		goto oom;
+	rc = replay_matching(r, &m, err);
+	reloc_free(m.tracker);
+	if (rc < 0)
+		goto out;
+	for (uint64_t s = 0; s < m.serials; s++)
+		if (m.in_b[s] != HEAP_NONE && m.in_a[s] != HEAP_NONE)
+			match[m.in_b[s]] = m.in_a[s];
+done:
+	*a_of_b = match;
+	match = NULL;
+	rc = 0;
+	goto out;
+oom:
+	err_plain(err, HT_E_NOMEM, NULL,
+		  "out of memory matching the objects of dumps %" PRIu64
+		  " and %" PRIu64, a->dump, b->dump);
+out:
+	free(match);
+	free(m.in_a);
+	free(m.in_b);
+	return rc;
+}

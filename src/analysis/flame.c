@@ -1,0 +1,828 @@
+/*
+ * flame.c - the dominator tree as frames, written as folded stacks or as
+ * an icicle SVG (flame.h).
+ *
+ * Frames are made in one preorder walk of the dominator tree: an object's
+ * frame is the child of its dominator's frame that has the object's class
+ * name, made the first time it is needed, so a parent frame always comes
+ * before its children in the array. A hash table finds the child frame of
+ * a (parent frame, name) pair. Totals are then summed from the last frame
+ * back to the first, and children put in name order by one sort of
+ * (parent, name rank) keys: no recursion anywhere, since dominator trees
+ * of real heaps are as deep as their longest linked list.
+ */
+#include "flame.h"
+
+#include "error.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the dominator tree as child lists ---------------------------------- */
+
+int dom_tree_build(const struct heap *h, const struct heap_dominators *d,
+		   struct dom_tree *t)
+{
+	size_t n = h->n ? h->n : 1;
+
+	t->first = malloc(n * sizeof(*t->first));
+	t->next = malloc(n * sizeof(*t->next));
+	t->top = HEAP_NONE;
+	if (!t->first || !t->next) {
+		dom_tree_free(t);
+		return -1;
+	}
+	for (uint32_t i = 0; i < h->n; i++)
+		t->first[i] = t->next[i] = HEAP_NONE;
+	/* prepending from the last object leaves every list in index order */
+	for (uint32_t i = h->n; i-- > 0;) {
+		uint32_t p = d->idom[i];
+
+		if (p == HEAP_NONE)
+			continue;
+		if (p == HEAP_VIRTUAL_ROOT) {
+			t->next[i] = t->top;
+			t->top = i;
+		} else {
+			t->next[i] = t->first[p];
+			t->first[p] = i;
+		}
+	}
+	return 0;
+}
+
+void dom_tree_free(struct dom_tree *t)
+{
+	free(t->first);
+	free(t->next);
+	t->first = t->next = NULL;
+	t->top = HEAP_NONE;
+}
+
+uint32_t dom_tree_next(const struct dom_tree *t,
+		       const struct heap_dominators *d, uint32_t x)
+{
+	if (t->first[x] != HEAP_NONE)
+		return t->first[x];
+	while (x != HEAP_NONE) {
+		uint32_t p;
+
+		if (t->next[x] != HEAP_NONE)
+			return t->next[x];
+		p = d->idom[x];
+		x = p == HEAP_VIRTUAL_ROOT ? HEAP_NONE : p;
+	}
+	return HEAP_NONE;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+/*
+ * Every name a frame can have, each with a rank: its place in strcmp
+ * order, equal texts sharing one. Frames are keyed by rank, so that two
+ * classes of one name merge, and sorted by it. Name ids: the class slots
+ * (h->classes, then one for objects of no known class), then the root
+ * frames' names.
+ */
+struct names {
+	size_t n;
+	const char **text;
+	uint32_t *rank;
+	size_t unknown_class;    /* id of the no-known-class slot */
+	size_t containers;       /* id of container 1; HT_C_END of them */
+	size_t kinds;            /* id of root kind 0; 4 of them */
+	size_t plain_root, several, deeper;
+};
+
+#define N_KINDS 4
+
+/* qsort has no context argument: the names being sorted */
+static const char *const *sorting_text;
+
+static int compare_name_ids(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(sorting_text[x], sorting_text[y]);
+
+	return c ? c : (x > y) - (x < y);
+}
+
+/* "?0x50" for a class the trace never named, kept in f->owned. */
+static const char *unnamed_class(struct flame *f, ht_id id)
+{
+	char buf[32], *copy;
+
+	snprintf(buf, sizeof(buf), "?0x%" PRIx64, id);
+	copy = strdup(buf);
+	if (!copy)
+		return NULL;
+	f->owned[f->n_owned++] = copy;
+	return copy;
+}
+
+static const char *container_text(unsigned c)
+{
+	const char *name = ht_container_name((enum ht_container_type)c);
+
+	return name ? name : "container";
+}
+
+static int names_build(const struct heap *h, struct flame *f, struct names *nm)
+{
+	size_t i = 0;
+	uint32_t *order = NULL, rank = 0;
+
+	nm->n = h->n_classes + 1 + HT_C_END + N_KINDS + 3;
+	nm->text = malloc(nm->n * sizeof(*nm->text));
+	nm->rank = malloc(nm->n * sizeof(*nm->rank));
+	order = malloc(nm->n * sizeof(*order));
+	f->owned = malloc((h->n_classes + 1) * sizeof(*f->owned));
+	if (!nm->text || !nm->rank || !order || !f->owned)
+		goto fail;
+	for (; i < h->n_classes; i++) {
+		nm->text[i] = h->classes[i].name ? h->classes[i].name
+			: unnamed_class(f, h->classes[i].id);
+		if (!nm->text[i])
+			goto fail;
+	}
+	nm->unknown_class = i;
+	nm->text[i++] = "?0x0"; /* as heap_class_name names it */
+	nm->containers = i;
+	for (unsigned c = 1; c <= HT_C_END; c++)
+		nm->text[i++] = container_text(c);
+	nm->kinds = i;
+	for (unsigned k = 0; k < N_KINDS; k++) {
+		const char *name = ht_root_kind_name((enum ht_root_kind)k);
+
+		nm->text[i++] = name ? name : "root";
+	}
+	nm->plain_root = i;
+	nm->text[i++] = "root";
+	nm->several = i;
+	nm->text[i++] = FLAME_SEVERAL_ROOTS_NAME;
+	nm->deeper = i;
+	nm->text[i++] = FLAME_DEEPER_NAME;
+	for (size_t k = 0; k < nm->n; k++)
+		order[k] = (uint32_t)k;
+	sorting_text = nm->text;
+	qsort(order, nm->n, sizeof(*order), compare_name_ids);
+	for (size_t k = 0; k < nm->n; k++) {
+		if (k && strcmp(nm->text[order[k]], nm->text[order[k - 1]]))
+			rank++;
+		nm->rank[order[k]] = rank;
+	}
+	free(order);
+	return 0;
+fail:
+	free(order);
+	return -1;
+}
+
+static void names_free(struct names *nm)
+{
+	free(nm->text);
+	free(nm->rank);
+}
+
+static size_t class_name_id(const struct heap *h, const struct names *nm,
+			    uint32_t object)
+{
+	uint32_t c = h->cls[object];
+
+	return c == HEAP_NO_CLASS || c >= h->n_classes ? nm->unknown_class : c;
+}
+
+/* The top frame's name for objects this root holds. */
+static size_t root_name_id(const struct names *nm, const struct heap_root *r)
+{
+	if (r->container >= 1 && r->container <= HT_C_END)
+		return nm->containers + r->container - 1;
+	if (r->kind < N_KINDS)
+		return nm->kinds + r->kind;
+	return nm->plain_root;
+}
+
+/* ---- frames ------------------------------------------------------------- */
+
+struct builder {
+	struct flame *f;
+	const struct names *nm;
+	size_t cap;
+	uint32_t *rank;          /* per frame: its name's rank */
+	uint32_t *table;         /* frame indices by hash, FLAME_NONE empty */
+	size_t table_cap;        /* a power of two, at most half full */
+};
+
+static uint64_t frame_key(uint32_t parent, uint32_t rank)
+{
+	/* parent + 1: top frames (FLAME_NONE) sort first, as key 0 */
+	return ((uint64_t)(uint32_t)(parent + 1) << 32) | rank;
+}
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+	/* splitmix64's finalizer spreads consecutive keys */
+	key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9ull;
+	key = (key ^ (key >> 27)) * 0x94d049bb133111ebull;
+	return (size_t)(key ^ (key >> 31)) & (cap - 1);
+}
+
+static int table_grow(struct builder *b)
+{
+	size_t cap = b->table_cap ? 2 * b->table_cap : 1024;
+	uint32_t *t = malloc(cap * sizeof(*t));
+
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < cap; i++)
+		t[i] = FLAME_NONE;
+	for (size_t i = 0; i < b->f->n; i++) {
+		uint64_t key = frame_key(b->f->frames[i].parent, b->rank[i]);
+		size_t s = slot_of(key, cap);
+
+		while (t[s] != FLAME_NONE)
+			s = (s + 1) & (cap - 1);
+		t[s] = (uint32_t)i;
+	}
+	free(b->table);
+	b->table = t;
+	b->table_cap = cap;
+	return 0;
+}
+
+static int frames_reserve(struct builder *b)
+{
+	size_t cap = b->cap ? 2 * b->cap : 256;
+	struct flame_frame *fr;
+	uint32_t *rk;
+
+	if (b->f->n < b->cap)
+		return 0;
+	if (cap > FLAME_NONE)
+		return -1;
+	fr = realloc(b->f->frames, cap * sizeof(*fr));
+	if (!fr)
+		return -1;
+	b->f->frames = fr;
+	rk = realloc(b->rank, cap * sizeof(*rk));
+	if (!rk)
+		return -1;
+	b->rank = rk;
+	b->cap = cap;
+	return 0;
+}
+
+/* The child of parent named by name id, made if missing; FLAME_NONE when
+ * out of memory. */
+static uint32_t child_frame(struct builder *b, uint32_t parent, size_t name)
+{
+	uint32_t rank = b->nm->rank[name];
+	uint64_t key = frame_key(parent, rank);
+	struct flame_frame *fr;
+	size_t s;
+
+	if (2 * (b->f->n + 1) > b->table_cap && table_grow(b) < 0)
+		return FLAME_NONE;
+	s = slot_of(key, b->table_cap);
+	for (; b->table[s] != FLAME_NONE; s = (s + 1) & (b->table_cap - 1)) {
+		uint32_t i = b->table[s];
+
+		if (b->f->frames[i].parent == parent && b->rank[i] == rank)
+			return i;
+	}
+	if (frames_reserve(b) < 0)
+		return FLAME_NONE;
+	fr = &b->f->frames[b->f->n];
+	memset(fr, 0, sizeof(*fr));
+	fr->parent = parent;
+	fr->first_child = fr->next_sibling = FLAME_NONE;
+	fr->depth = parent == FLAME_NONE ? 0 : b->f->frames[parent].depth + 1;
+	fr->name = b->nm->text[name];
+	b->rank[b->f->n] = rank;
+	b->table[s] = (uint32_t)b->f->n;
+	if (fr->depth > b->f->max_depth)
+		b->f->max_depth = fr->depth;
+	return (uint32_t)b->f->n++;
+}
+
+/*
+ * The top frame of each object that only the virtual root dominates: the
+ * first strong root (in the dump's order) that holds it, or, when none
+ * holds it itself, FLAME_SEVERAL_ROOTS_NAME. Written into frame_of[].
+ */
+static int top_frames(struct builder *b, const struct heap *h,
+		      const struct heap_dominators *d, uint32_t *frame_of)
+{
+	for (size_t i = 0; i < h->n_roots; i++) {
+		const struct heap_root *r = &h->roots[i];
+		uint32_t x = r->object;
+
+		if (x == HEAP_NONE || heap_root_is_weak(r) ||
+		    d->idom[x] != HEAP_VIRTUAL_ROOT ||
+		    frame_of[x] != FLAME_NONE)
+			continue;
+		frame_of[x] = child_frame(b, FLAME_NONE,
+					  root_name_id(b->nm, r));
+		if (frame_of[x] == FLAME_NONE)
+			return -1;
+	}
+	return 0;
+}
+
+/* The frame of object x, whose dominator's frame is pf. */
+static uint32_t frame_for(struct builder *b, const struct heap *h,
+			  uint32_t pf, uint32_t x, unsigned max_depth)
+{
+	const struct flame_frame *p = &b->f->frames[pf];
+
+	if (p->depth > max_depth) /* the deeper frame takes all below it */
+		return pf;
+	if (p->depth == max_depth)
+		return child_frame(b, pf, b->nm->deeper);
+	return child_frame(b, pf, class_name_id(h, b->nm, x));
+}
+
+static int assign_objects(struct builder *b, const struct heap *h,
+			  const struct heap_dominators *d,
+			  const struct dom_tree *t, unsigned max_depth)
+{
+	uint32_t *frame_of = malloc((h->n ? h->n : 1) * sizeof(*frame_of));
+	uint32_t several = FLAME_NONE;
+	int rc = -1;
+
+	if (!frame_of)
+		return -1;
+	for (uint32_t i = 0; i < h->n; i++)
+		frame_of[i] = FLAME_NONE;
+	if (top_frames(b, h, d, frame_of) < 0)
+		goto out;
+	for (uint32_t x = t->top; x != HEAP_NONE; x = dom_tree_next(t, d, x)) {
+		uint32_t p = d->idom[x], pf;
+
+		if (p != HEAP_VIRTUAL_ROOT) {
+			pf = frame_of[p];
+		} else if (frame_of[x] != FLAME_NONE) {
+			pf = frame_of[x];
+		} else {
+			if (several == FLAME_NONE)
+				several = child_frame(b, FLAME_NONE,
+						      b->nm->several);
+			pf = several;
+		}
+		if (pf == FLAME_NONE)
+			goto out;
+		frame_of[x] = frame_for(b, h, pf, x, max_depth);
+		if (frame_of[x] == FLAME_NONE)
+			goto out;
+		b->f->frames[frame_of[x]].objects++;
+		b->f->frames[frame_of[x]].self += h->size[x];
+		b->f->objects++;
+	}
+	rc = 0;
+out:
+	free(frame_of);
+	return rc;
+}
+
+/* Children come after their parents, so one backward pass sums them. */
+static void sum_totals(struct flame *f)
+{
+	for (size_t i = f->n; i-- > 0;) {
+		struct flame_frame *fr = &f->frames[i];
+
+		fr->total += fr->self;
+		if (fr->parent == FLAME_NONE)
+			f->total += fr->total;
+		else
+			f->frames[fr->parent].total += fr->total;
+	}
+}
+
+struct keyed {
+	uint64_t key;
+	uint32_t frame;
+};
+
+static int compare_keyed(const void *a, const void *b)
+{
+	uint64_t x = ((const struct keyed *)a)->key;
+	uint64_t y = ((const struct keyed *)b)->key;
+
+	return (x > y) - (x < y);
+}
+
+static int link_children(struct builder *b)
+{
+	struct flame *f = b->f;
+	struct keyed *k = malloc((f->n ? f->n : 1) * sizeof(*k));
+
+	if (!k)
+		return -1;
+	for (size_t i = 0; i < f->n; i++) {
+		k[i].key = frame_key(f->frames[i].parent, b->rank[i]);
+		k[i].frame = (uint32_t)i;
+	}
+	qsort(k, f->n, sizeof(*k), compare_keyed);
+	f->first_top = FLAME_NONE;
+	for (size_t i = f->n; i-- > 0;) {
+		struct flame_frame *fr = &f->frames[k[i].frame];
+
+		if (fr->parent == FLAME_NONE) {
+			fr->next_sibling = f->first_top;
+			f->first_top = k[i].frame;
+		} else {
+			fr->next_sibling = f->frames[fr->parent].first_child;
+			f->frames[fr->parent].first_child = k[i].frame;
+		}
+	}
+	free(k);
+	return 0;
+}
+
+int flame_build(const struct heap *h, const struct heap_dominators *d,
+		unsigned max_depth, struct flame *f, struct ht_error *err)
+{
+	struct names nm = {0};
+	struct dom_tree t = {0};
+	struct builder b = {.f = f, .nm = &nm};
+	int rc = -1;
+
+	memset(f, 0, sizeof(*f));
+	f->first_top = FLAME_NONE;
+	if (max_depth < 1)
+		max_depth = 1;
+	if (names_build(h, f, &nm) == 0 && dom_tree_build(h, d, &t) == 0 &&
+	    assign_objects(&b, h, d, &t, max_depth) == 0 &&
+	    link_children(&b) == 0) {
+		sum_totals(f);
+		rc = 0;
+	}
+	names_free(&nm);
+	dom_tree_free(&t);
+	free(b.rank);
+	free(b.table);
+	if (rc < 0) {
+		flame_free(f);
+		err_plain(err, HT_E_NOMEM, NULL,
+			  "out of memory building the frames of %" PRIu32
+			  " objects", h->n);
+	}
+	return rc;
+}
+
+void flame_free(struct flame *f)
+{
+	for (size_t i = 0; i < f->n_owned; i++)
+		free(f->owned[i]);
+	free(f->owned);
+	free(f->frames);
+	memset(f, 0, sizeof(*f));
+	f->first_top = FLAME_NONE;
+}
+
+/* The frame after x's subtree in preorder. */
+static uint32_t flame_skip(const struct flame *f, uint32_t x)
+{
+	while (x != FLAME_NONE) {
+		if (f->frames[x].next_sibling != FLAME_NONE)
+			return f->frames[x].next_sibling;
+		x = f->frames[x].parent;
+	}
+	return FLAME_NONE;
+}
+
+uint32_t flame_next(const struct flame *f, uint32_t x)
+{
+	if (f->frames[x].first_child != FLAME_NONE)
+		return f->frames[x].first_child;
+	return flame_skip(f, x);
+}
+
+/* ---- folded stacks ------------------------------------------------------ */
+
+static void put_folded_name(FILE *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == ';')
+			fputc(':', out);
+		else if (*p < 0x20 || *p == 0x7f)
+			fputc('?', out);
+		else
+			fputc(*p, out);
+	}
+}
+
+int flame_write_folded(const struct flame *f, FILE *out)
+{
+	uint32_t *stack = malloc(((size_t)f->max_depth + 1) * sizeof(*stack));
+
+	if (!stack)
+		return -1;
+	for (uint32_t x = f->first_top; x != FLAME_NONE; x = flame_next(f, x)) {
+		const struct flame_frame *fr = &f->frames[x];
+
+		stack[fr->depth] = x;
+		if (!fr->self)
+			continue;
+		for (uint32_t k = 0; k <= fr->depth; k++) {
+			if (k)
+				fputc(';', out);
+			put_folded_name(out, f->frames[stack[k]].name);
+		}
+		fprintf(out, " %" PRIu64 "\n", fr->self);
+	}
+	free(stack);
+	return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}
+
+/* ---- SVG ---------------------------------------------------------------- */
+
+#define SVG_WIDTH 1200u
+#define SVG_PAD 10.0
+#define SVG_TOP 56.0          /* below the title and subtitle */
+#define SVG_ROW 17.0          /* a frame's row: 16 px and a gap */
+#define SVG_CHAR 7.25         /* width of a 12 px monospace character */
+#define SVG_MIN_WIDTH 0.1     /* narrower frames are left out */
+
+/* "1,234,567" into buf (at least 32 bytes). */
+static const char *grouped(uint64_t v, char *buf)
+{
+	char digits[24];
+	int n = snprintf(digits, sizeof(digits), "%" PRIu64, v), j = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = digits[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+/* Length of the valid UTF-8 sequence at p, 0 if it is not one. */
+static size_t utf8_length(const unsigned char *p)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (*p < 0x80)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf)
+		len = 2, cp = *p & 0x1f;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		len = 3, cp = *p & 0x0f;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		len = 4, cp = *p & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* Characters of s as put_xml counts them. */
+static size_t xml_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; n++) {
+		size_t len = utf8_length(p);
+
+		p += len ? len : 1;
+	}
+	return n;
+}
+
+/*
+ * At most max characters of s as XML character data: markup escaped, and
+ * what XML cannot hold (control characters, bytes that are not UTF-8: a
+ * class name is whatever the runtime said) as '?', so that the document
+ * always parses.
+ */
+static void put_xml(FILE *out, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t n = 0; *p && n < max; n++) {
+		size_t len = utf8_length(p);
+
+		if (!len || *p < 0x20 || *p == 0x7f) {
+			fputc('?', out);
+			p++;
+			continue;
+		}
+		switch (*p) {
+		case '&':
+			fputs("&amp;", out);
+			break;
+		case '<':
+			fputs("&lt;", out);
+			break;
+		case '>':
+			fputs("&gt;", out);
+			break;
+		case '"':
+			fputs("&quot;", out);
+			break;
+		default:
+			fwrite(p, 1, len, out);
+		}
+		p += len;
+	}
+}
+
+static uint32_t name_hash(const char *s)
+{
+	uint32_t v = 2166136261u; /* FNV-1a */
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		v = (v ^ *p) * 16777619u;
+	return v;
+}
+
+/* Warm colours for classes, blue for the roots, grey for "all" and the
+ * frames below the depth limit: the same name, the same colour. */
+static void put_fill(FILE *out, const struct flame_frame *fr)
+{
+	uint32_t v = name_hash(fr->name);
+	unsigned r, g, b;
+
+	if (fr->depth == 0) {
+		r = 110 + v % 40;
+		g = 150 + (v >> 8) % 40;
+		b = 215 + (v >> 16) % 30;
+	} else if (strcmp(fr->name, FLAME_DEEPER_NAME) == 0) {
+		r = g = b = 190;
+	} else {
+		r = 205 + v % 50;
+		g = 90 + (v >> 8) % 130;
+		b = 40 + (v >> 16) % 50;
+	}
+	fprintf(out, "rgb(%u,%u,%u)", r, g, b);
+}
+
+struct svg {
+	FILE *out;
+	const struct flame *f;
+	double scale;            /* pixels per byte */
+	uint64_t *start;         /* per frame: bytes left of it in its row */
+};
+
+static bool visible(const struct svg *s, uint64_t bytes)
+{
+	return (double)bytes * s->scale >= SVG_MIN_WIDTH;
+}
+
+/* Where each frame starts: its parent's start plus its elder siblings'
+ * totals; parents come first in the array. */
+static void place_frames(struct svg *s)
+{
+	const struct flame *f = s->f;
+	uint64_t off = 0;
+
+	for (uint32_t x = f->first_top; x != FLAME_NONE;
+	     x = f->frames[x].next_sibling) {
+		s->start[x] = off;
+		off += f->frames[x].total;
+	}
+	for (size_t p = 0; p < f->n; p++) {
+		off = s->start[p];
+		for (uint32_t c = f->frames[p].first_child; c != FLAME_NONE;
+		     c = f->frames[c].next_sibling) {
+			s->start[c] = off;
+			off += f->frames[c].total;
+		}
+	}
+}
+
+static uint32_t deepest_visible(const struct svg *s)
+{
+	const struct flame *f = s->f;
+	uint32_t deepest = 0;
+	uint32_t x = f->first_top;
+
+	while (x != FLAME_NONE) {
+		if (!visible(s, f->frames[x].total)) {
+			x = flame_skip(f, x);
+			continue;
+		}
+		if (f->frames[x].depth > deepest)
+			deepest = f->frames[x].depth;
+		x = flame_next(f, x);
+	}
+	return deepest;
+}
+
+static void put_tooltip(const struct svg *s, const char *name, uint64_t total,
+			uint64_t self, uint64_t objects)
+{
+	char a[32], b[32], c[32];
+	double pct = s->f->total ? 100.0 * (double)total / (double)s->f->total
+				 : 0.0;
+
+	fputs("<title>", s->out);
+	put_xml(s->out, name, SIZE_MAX);
+	fprintf(s->out, ": %s B retained (%.2f%%), %s B self, %s object%s"
+		"</title>", grouped(total, a), pct, grouped(self, b),
+		grouped(objects, c), objects == 1 ? "" : "s");
+}
+
+/* One frame, x and w pixels: a rectangle, its tooltip, and as much of
+ * its name as fits. fr is NULL for "all". */
+static void put_box(const struct svg *s, const char *name, double x, double w,
+		    uint64_t total, uint64_t self, uint64_t objects,
+		    unsigned row, const struct flame_frame *fr)
+{
+	double y = SVG_TOP + row * SVG_ROW;
+	size_t fits = w > 6.0 ? (size_t)((w - 6.0) / SVG_CHAR) : 0;
+	size_t len = xml_chars(name);
+
+	fputs("<g>", s->out);
+	put_tooltip(s, name, total, self, objects);
+	fprintf(s->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+		"height=\"16\" rx=\"2\" fill=\"", x, y, w);
+	if (fr)
+		put_fill(s->out, fr);
+	else
+		fputs("rgb(200,200,200)", s->out);
+	fputs("\"/>", s->out);
+	if (fits >= 3) {
+		fprintf(s->out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3.0,
+			y + 12.0);
+		if (len <= fits) {
+			put_xml(s->out, name, SIZE_MAX);
+		} else {
+			put_xml(s->out, name, fits - 2);
+			fputs("..", s->out);
+		}
+		fputs("</text>", s->out);
+	}
+	fputs("</g>\n", s->out);
+}
+
+static void put_header(const struct svg *s, unsigned width, double height,
+		       const struct flame_svg_options *o)
+{
+	fprintf(s->out,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%u\" "
+		"height=\"%.0f\" viewBox=\"0 0 %u %.0f\">\n"
+		"<style>text{font-family:monospace;font-size:12px;fill:#000}"
+		"text.title{font-size:17px;font-weight:bold}"
+		"g:hover rect{stroke:#000;stroke-width:1}</style>\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"#f6f6f0\"/>\n",
+		width, height, width, height);
+	if (o && o->title) {
+		fprintf(s->out, "<text class=\"title\" x=\"%.0f\" y=\"24\">",
+			SVG_PAD);
+		put_xml(s->out, o->title, SIZE_MAX);
+		fputs("</text>\n", s->out);
+	}
+	if (o && o->subtitle) {
+		fprintf(s->out, "<text x=\"%.0f\" y=\"44\">", SVG_PAD);
+		put_xml(s->out, o->subtitle, SIZE_MAX);
+		fputs("</text>\n", s->out);
+	}
+}
+
+int flame_write_svg(const struct flame *f, const struct flame_svg_options *o,
+		    FILE *out)
+{
+	unsigned width = o && o->width ? o->width : SVG_WIDTH;
+	struct svg s = {.out = out, .f = f};
+	double inner = width > 2 * SVG_PAD + 1 ? width - 2 * SVG_PAD : 1.0;
+	uint32_t rows;
+
+	s.start = malloc((f->n ? f->n : 1) * sizeof(*s.start));
+	if (!s.start)
+		return -1;
+	s.scale = f->total ? inner / (double)f->total : 0.0;
+	place_frames(&s);
+	rows = f->n ? deepest_visible(&s) + 2 : 1;
+	put_header(&s, width, SVG_TOP + rows * SVG_ROW + SVG_PAD, o);
+	/* "all" spans the width even when nothing is retained */
+	put_box(&s, "all", SVG_PAD, inner, f->total, 0, f->objects, 0, NULL);
+	for (uint32_t x = f->first_top; x != FLAME_NONE;) {
+		const struct flame_frame *fr = &f->frames[x];
+
+		if (!visible(&s, fr->total)) {
+			x = flame_skip(f, x);
+			continue;
+		}
+		put_box(&s, fr->name, SVG_PAD + (double)s.start[x] * s.scale,
+			(double)fr->total * s.scale, fr->total, fr->self,
+			fr->objects, fr->depth + 1, fr);
+		x = flame_next(f, x);
+	}
+	fputs("</svg>\n", out);
+	free(s.start);
+	return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}

@@ -1,0 +1,123 @@
+/*
+ * flame.h - the dominator tree of a dump as a flame graph: folded stacks
+ * ("C_RT_CLASS;Cache;byte[] 4096") that flamegraph.pl, inferno and
+ * speedscope read, and a self-contained icicle SVG.
+ *
+ * A frame stands for objects, not for one object: the objects that the
+ * same frame dominates and that have the same class are merged into one
+ * frame, as a profiler's flame graph merges calls of one function from
+ * one caller. A frame is as wide as the retained bytes of its objects.
+ * The top frames are the roots' containers (or CLR root kinds) that hold
+ * the objects only the virtual root dominates.
+ *
+ * Also here, because diff walks the same tree: the dominator tree as
+ * child lists.
+ */
+#ifndef HT_FLAME_H
+#define HT_FLAME_H
+
+#include "heap.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- the dominator tree as child lists ---------------------------------- */
+
+/*
+ * Children of each object in the dominator tree, in index (id) order:
+ * first[x] is x's first child, next[x] its next sibling, HEAP_NONE ending
+ * either; top is the first child of the virtual root. Walks go down by
+ * first and next and back up by the dominators' idom, so they need no
+ * recursion and no stack.
+ */
+struct dom_tree {
+	uint32_t *first;
+	uint32_t *next;
+	uint32_t top;
+};
+
+/* 0, or -1 when out of memory. */
+int dom_tree_build(const struct heap *h, const struct heap_dominators *d,
+		   struct dom_tree *t);
+void dom_tree_free(struct dom_tree *t);
+
+/*
+ * The object after x in a preorder walk of the tree (HEAP_NONE when the
+ * walk is over): x's first child, else the next sibling of x or of its
+ * nearest ancestor that has one. A parent comes before its children.
+ */
+uint32_t dom_tree_next(const struct dom_tree *t,
+		       const struct heap_dominators *d, uint32_t x);
+
+/* ---- frames ------------------------------------------------------------- */
+
+#define FLAME_NONE UINT32_MAX
+#define FLAME_DEFAULT_DEPTH 64
+/* The frame under a frame at the depth limit that takes all below it. */
+#define FLAME_DEEPER_NAME "..."
+/* The top frame of objects that no single root holds: the virtual root
+ * alone dominates them, through the objects of several roots. */
+#define FLAME_SEVERAL_ROOTS_NAME "(several roots)"
+
+struct flame_frame {
+	uint32_t parent;        /* FLAME_NONE for a top frame */
+	uint32_t first_child;   /* children in name order (strcmp) */
+	uint32_t next_sibling;
+	uint32_t depth;         /* 0 for a top frame */
+	const char *name;       /* a class name, a container or root kind */
+	uint64_t objects;       /* objects merged into it */
+	uint64_t self;          /* their self sizes */
+	uint64_t total;         /* self and every frame below: retained bytes */
+};
+
+struct flame {
+	size_t n;
+	struct flame_frame *frames; /* a parent before its children */
+	uint32_t first_top;         /* the top frames, in name order */
+	uint64_t total;             /* what the strong roots retain */
+	uint64_t objects;           /* objects they reach */
+	uint32_t max_depth;         /* deepest frame */
+	char **owned;               /* names made here ("?0x50") */
+	size_t n_owned;
+};
+
+/*
+ * Builds the frames of h's dominator tree (d). Objects more than
+ * max_depth frames below a top frame go to one FLAME_DEEPER_NAME frame
+ * under the frame at that depth, so that a list a million long makes a
+ * flame graph of bounded size. Returns 0, or -1 with err filled.
+ */
+int flame_build(const struct heap *h, const struct heap_dominators *d,
+		unsigned max_depth, struct flame *f, struct ht_error *err);
+void flame_free(struct flame *f);
+
+/* The frame after x in preorder (children in name order), FLAME_NONE at
+ * the end; start from f->first_top. */
+uint32_t flame_next(const struct flame *f, uint32_t x);
+
+/*
+ * Folded stacks: one line per frame whose objects have a self size, the
+ * frame names from the top frame down joined by ';' and its self bytes,
+ * so that a frame's width in any flame graph tool is its retained bytes.
+ * Lines come in preorder with children in name order. A ';' in a name is
+ * written ':', control characters '?'. 0, or -1 when writing failed.
+ */
+int flame_write_folded(const struct flame *f, FILE *out);
+
+struct flame_svg_options {
+	unsigned width;          /* pixels; 0 for 1200 */
+	const char *title;       /* NULL for none */
+	const char *subtitle;
+};
+
+/*
+ * An icicle graph (the virtual root on top, "all", then the top frames,
+ * each frame's children under it) as one self-contained SVG document:
+ * inline style, no script, a tooltip per frame. Frames narrower than a
+ * tenth of a pixel are left out with everything under them. The same
+ * frames give the same bytes. 0, or -1 when writing failed.
+ */
+int flame_write_svg(const struct flame *f, const struct flame_svg_options *o,
+		    FILE *out);
+
+#endif

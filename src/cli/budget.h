@@ -1,0 +1,88 @@
+/*
+ * budget.h - `heaptrace diff --fail-if EXPR`: budgets that fail a build.
+ * An expression names a figure of the diff and a condition on it; when
+ * the condition holds, the budget is broken and diff exits 1.
+ *
+ * The grammar (heaptrace(1), BUDGETS, says the same):
+ *
+ *   EXPR    = SUBJECT [ "." METRIC ] OP VALUE
+ *   SUBJECT = "total" | "class:" NAME | "retained:" NAME | "object:" ID
+ *   METRIC  = "count" | "bytes" | "retained"
+ *   OP      = ">" | ">=" | "<" | "<=" | "=" | "=="
+ *   VALUE   = NUMBER [ UNIT ]                  the figure after
+ *           | ( "+" | "-" ) NUMBER [ UNIT ]    its change from before
+ *           | ( "+" | "-" ) NUMBER "%"         its change in percent of before
+ *   NUMBER  = DIGITS [ "." DIGITS ]
+ *   UNIT    = B | kB | MB | GB | TB (powers of 1000)
+ *           | KiB | MiB | GiB | TiB (powers of 1024), any case
+ *
+ * The operator is the last one in the expression (values hold none of
+ * < > =), so a class name may hold < and >. The metric defaults to bytes
+ * for total, count for class:, retained for retained: (the only one it
+ * has) and object:. A unit needs a metric in bytes. A change in percent
+ * from 0 is infinitely large (and 0 from 0 to 0).
+ */
+#ifndef HT_BUDGET_H
+#define HT_BUDGET_H
+
+#include "diff.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum budget_subject {
+	BUDGET_TOTAL,
+	BUDGET_CLASS,     /* class:NAME */
+	BUDGET_RETAINED,  /* retained:NAME, a class's retained bytes */
+	BUDGET_OBJECT,    /* object:ID */
+};
+
+enum budget_op {
+	BUDGET_GT,
+	BUDGET_GE,
+	BUDGET_LT,
+	BUDGET_LE,
+	BUDGET_EQ,
+};
+
+enum budget_value {
+	BUDGET_AFTER,     /* NUMBER: the figure after */
+	BUDGET_CHANGE,    /* +N, -N: after - before */
+	BUDGET_PERCENT,   /* +N%, -N%: (after - before) / before * 100 */
+};
+
+struct budget {
+	const char *text;          /* the expression as given (borrowed) */
+	enum budget_subject subject;
+	char *name;                /* BUDGET_CLASS, BUDGET_RETAINED */
+	ht_id id;                  /* BUDGET_OBJECT */
+	enum diff_metric metric;
+	enum budget_op op;
+	enum budget_value kind;
+	long double value;         /* in bytes or objects, signed for changes */
+};
+
+/*
+ * Parses text into b. 0, or -1 with why (at least 256 bytes) saying what
+ * is wrong and quoting the offending part. Free with budget_free.
+ */
+int budget_parse(const char *text, struct budget *b, char *why, size_t len);
+void budget_free(struct budget *b);
+
+/* Whether the budget is broken by these figures. */
+bool budget_broken(const struct budget *b, struct diff_value v);
+
+/* The budget's figures in d; false when they name a class that neither
+ * dump has (the figures are then 0). */
+bool budget_figures(const struct budget *b, const struct diff *d,
+		    struct diff_value *v);
+
+/* "class:Foo.count>+10%: 1,200 → 1,400 (+200, +16.7%)"; buf at least 160
+ * bytes plus the expression's length. */
+const char *budget_describe(const struct budget *b, struct diff_value v,
+			    char *buf, size_t len);
+
+/* "count", "bytes", "retained". */
+const char *budget_metric_name(enum diff_metric m);
+
+#endif

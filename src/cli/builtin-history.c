@@ -1,0 +1,777 @@
+/*
+ * builtin-history.c - `heaptrace history`: the lives of the objects that
+ * have had an id: allocation or first sighting, each GC (moved, survived
+ * in place, kept, promoted), the dumps that report it, and its death or
+ * loss, by the relocation rules of DESIGN.md section 3 (relocation.h).
+ *
+ * Ids are reused after compaction, so an id names no object by itself:
+ * a first replay through the tracker finds the objects that held it at
+ * some point (or held it in dump N), by their serial numbers; a second
+ * replay watches those from their first event and collects every step of
+ * their lives. A pipe is first copied to a temporary file (load-dump.c)
+ * so that it can be read twice.
+ */
+#include "builtin.h"
+#include "cli.h"
+#include "describe.h"
+#include "load-dump.h"
+#include "output.h"
+
+#include "relocation.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+	"usage: heaptrace history [--dump N] [--format text|yaml|json]\n"
+	"                         [FILE] ID\n"
+	"\n"
+	"The life of every object that has had the id ID (decimal or 0x hex)\n"
+	"at any point of the trace: its allocation or first sighting, each GC\n"
+	"(moved from -> to, survived in place, kept, promoted), the dumps\n"
+	"that report it, and its death where it is proven, or its loss.\n"
+	"Exits 1 when no object had ID.\n"
+	"\n"
+	"  -d, --dump N      only the object that had ID in dump N\n"
+	"  -f, --format FMT  text (default), yaml or json\n"
+	"  -h, --help        this help\n";
+
+/* A class name the trace gave, copied. */
+struct class_name {
+	ht_id id;
+	char *name;
+	size_t order; /* of arrival: the last name of an id wins */
+};
+
+struct history {
+	const char *path;
+	struct input input;
+	int format;
+	int64_t select;          /* a dump number, or -1: every holder */
+	ht_id target;
+	bool damaged;
+	uint64_t dumps_in_trace;
+
+	struct reloc *tracker;
+	struct progress *progress;
+	struct ht_reader *reader;
+	bool collect;            /* the second replay: steps and names */
+
+	uint32_t *holders;       /* serials of the objects asked for */
+	size_t n_holders, cap_holders;
+	struct reloc_step *steps;
+	size_t n_steps, cap_steps;
+	struct class_name *classes;
+	size_t n_classes, cap_classes;
+	bool out_of_memory;
+};
+
+/* ---- growing arrays ------------------------------------------------------ */
+
+static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t c = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return true;
+	while (c < need)
+		c *= 2;
+	q = realloc(*p, c * elem);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
+/* ---- the replays --------------------------------------------------------- */
+
+/* First replay: an object that holds the id (in dump N, with --dump). */
+static void note_holder(void *ctx, const struct reloc_step *s)
+{
+	struct history *h = ctx;
+
+	if (h->select >= 0 && !(s->kind == RELOC_SEEN && s->dump == h->select &&
+				s->to == h->target))
+		return;
+	if (h->n_holders && h->holders[h->n_holders - 1] == s->object)
+		return;
+	if (!reserve((void **)&h->holders, &h->cap_holders, h->n_holders + 1,
+		     sizeof(*h->holders))) {
+		h->out_of_memory = true;
+		return;
+	}
+	h->holders[h->n_holders++] = s->object;
+}
+
+/* Second replay: every step of the watched objects. */
+static void note_step(void *ctx, const struct reloc_step *s)
+{
+	struct history *h = ctx;
+
+	if (!reserve((void **)&h->steps, &h->cap_steps, h->n_steps + 1,
+		     sizeof(*h->steps))) {
+		h->out_of_memory = true;
+		return;
+	}
+	h->steps[h->n_steps++] = *s;
+}
+
+static int remember_class(struct history *h, const struct ht_ev_class *e)
+{
+	struct class_name *c;
+
+	if (!e->name)
+		return 0;
+	if (!reserve((void **)&h->classes, &h->cap_classes, h->n_classes + 1,
+		     sizeof(*h->classes)))
+		return -1;
+	c = &h->classes[h->n_classes];
+	c->name = strdup(e->name);
+	if (!c->name)
+		return -1;
+	c->id = e->id;
+	c->order = h->n_classes++;
+	return 0;
+}
+
+static int on_event(void *ctx, const struct ht_event *ev,
+		    const struct ht_replay_state *st)
+{
+	struct history *h = ctx;
+
+	progress_update(h->progress, st->event_index + 1,
+			ht_reader_position(h->reader).offset);
+	if (h->collect && ev->type == HT_EV_CLASS &&
+	    remember_class(h, &ev->u.class_) < 0) {
+		h->out_of_memory = true;
+		return 1;
+	}
+	if (h->out_of_memory)
+		return 1;
+	return reloc_on_event(h->tracker, ev, st);
+}
+
+static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
+{
+	return reloc_on_dump_begin(((struct history *)ctx)->tracker, st);
+}
+
+static int on_dump_end(void *ctx, const struct ht_replay_state *st)
+{
+	return reloc_on_dump_end(((struct history *)ctx)->tracker, st);
+}
+
+/* The tracker of one replay: watching the id (first) or the holders. */
+static struct reloc *new_tracker(struct history *h, bool reports_survivors)
+{
+	struct reloc_hooks hooks = {
+		.ctx = h,
+		.step = h->collect ? note_step : note_holder,
+	};
+	struct reloc *t = reloc_new(reports_survivors, &hooks);
+
+	if (!t)
+		return NULL;
+	if (!h->collect) {
+		reloc_watch_id(t, h->target);
+		return t;
+	}
+	for (size_t i = 0; i < h->n_holders; i++) {
+		if (reloc_watch_object(t, h->holders[i]) < 0) {
+			reloc_free(t);
+			return NULL;
+		}
+	}
+	return t;
+}
+
+/* One replay. EXIT_DONE, or the exit status once said why not. */
+static int replay(struct history *h)
+{
+	struct ht_replay_callbacks cb = {
+		.on_dump_begin = on_dump_begin,
+		.on_dump_end = on_dump_end,
+	};
+	const struct ht_header *header;
+	struct ht_replay_summary summary;
+	struct ht_error err;
+	int rc;
+
+	h->reader = input_open(&h->input);
+	if (!h->reader)
+		return EXIT_UNREADABLE;
+	header = ht_reader_header(h->reader);
+	h->tracker = new_tracker(h, header->reports_survivors);
+	if (!h->tracker) {
+		ht_reader_close(h->reader);
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
+		cb.on_event[t] = on_event;
+	h->progress = progress_start("history", h->path);
+	rc = ht_replay(h->reader, &cb, h, &summary, &err);
+	if (rc == 0 || (rc < 0 && summary.read_error))
+		rc = reloc_finish(h->tracker) ? 1 : rc;
+	progress_end(h->progress);
+	ht_reader_close(h->reader);
+	h->reader = NULL;
+	h->dumps_in_trace = summary.dumps;
+	if (rc > 0 || h->out_of_memory) {
+		error_msg("%s", h->out_of_memory ? "out of memory"
+						 : reloc_error(h->tracker));
+		rc = EXIT_UNREADABLE;
+	} else if (rc < 0 && !summary.read_error) {
+		error_msg("%s", err.message);
+		rc = EXIT_UNREADABLE;
+	} else {
+		if (rc < 0 && !h->damaged) {
+			h->damaged = true;
+			warn_damage(&err);
+		}
+		rc = EXIT_DONE;
+	}
+	reloc_free(h->tracker);
+	h->tracker = NULL;
+	return rc;
+}
+
+static int compare_serials(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void unique_holders(struct history *h)
+{
+	size_t n = 0;
+
+	if (!h->n_holders)
+		return;
+	qsort(h->holders, h->n_holders, sizeof(*h->holders), compare_serials);
+	for (size_t i = 0; i < h->n_holders; i++)
+		if (!n || h->holders[i] != h->holders[n - 1])
+			h->holders[n++] = h->holders[i];
+	h->n_holders = n;
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+static int compare_classes(const void *a, const void *b)
+{
+	const struct class_name *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+static void sort_classes(struct history *h)
+{
+	if (h->n_classes)
+		qsort(h->classes, h->n_classes, sizeof(*h->classes),
+		      compare_classes);
+}
+
+/* The last name the trace gave the class, NULL if none. */
+static const char *class_name(const struct history *h, ht_id id)
+{
+	size_t lo = 0, hi = h->n_classes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->classes[mid].id <= id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && h->classes[lo - 1].id == id ? h->classes[lo - 1].name
+						 : NULL;
+}
+
+/* "System.String", "?0x100", or "?" when the class is not known; buf
+ * holds 32 bytes. */
+static const char *class_text(const struct history *h, ht_id id, char *buf)
+{
+	const char *name = class_name(h, id);
+
+	if (name)
+		return name;
+	if (!id)
+		return "?";
+	snprintf(buf, 32, "?0x%llx", (unsigned long long)id);
+	return buf;
+}
+
+/* ---- what an object is --------------------------------------------------- */
+
+/* One object's steps are steps[first..] with its serial; its last step
+ * says what became of it and the most the trace told of it. */
+struct life {
+	uint32_t object;
+	const struct reloc_step *last;
+};
+
+static const char *fate_name(const struct reloc_step *last)
+{
+	if (last->kind == RELOC_DIED)
+		return "died";
+	if (last->kind == RELOC_LOST)
+		return "lost";
+	return "alive";
+}
+
+static const char *event_name(const struct reloc_step *s)
+{
+	switch (s->kind) {
+	case RELOC_ALLOCATED:
+		return "allocated";
+	case RELOC_SEEN:
+		return "seen_in_dump";
+	case RELOC_MOVED:
+		return "moved";
+	case RELOC_SURVIVED:
+		return "survived";
+	case RELOC_KEPT:
+		return "kept";
+	case RELOC_UNTOUCHED:
+		return "untouched";
+	case RELOC_PROMOTED:
+		return "promoted";
+	case RELOC_DIED:
+		return "died";
+	case RELOC_LOST:
+		return "lost";
+	default:
+		return "end";
+	}
+}
+
+static const char *cause_name(enum reloc_cause c)
+{
+	switch (c) {
+	case RELOC_DIED_BOUNDS:
+		return "bounds";
+	case RELOC_DIED_FULL_GC:
+		return "full_gc";
+	case RELOC_DIED_ABSENT:
+		return "absent_from_dump";
+	case RELOC_LOST_BLOCK:
+		return "block";
+	case RELOC_LOST_ALLOCATION:
+		return "allocation";
+	case RELOC_LOST_DUMP:
+		return "dump";
+	default:
+		return NULL;
+	}
+}
+
+/* The objects asked for, in serial order, with their last steps. */
+static struct life *lives_of(const struct history *h, size_t *n)
+{
+	struct life *l = calloc(h->n_holders ? h->n_holders : 1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	for (size_t i = 0; i < h->n_holders; i++)
+		l[i].object = h->holders[i];
+	for (size_t k = 0; k < h->n_steps; k++) {
+		const struct reloc_step *s = &h->steps[k];
+		uint32_t *at = bsearch(&s->object, h->holders, h->n_holders,
+				       sizeof(*h->holders), compare_serials);
+
+		if (at)
+			l[at - h->holders].last = s;
+	}
+	*n = h->n_holders;
+	return l;
+}
+
+/* ---- text ---------------------------------------------------------------- */
+
+/* ", generation 1" when known, or "". */
+static const char *generation_suffix(unsigned g, char *buf, size_t len)
+{
+	char name[16];
+
+	if (g == RELOC_NO_GENERATION) {
+		buf[0] = '\0';
+		return buf;
+	}
+	snprintf(buf, len, ", generation %s", generation_name(g, name));
+	return buf;
+}
+
+static const char *when_text(const struct reloc_step *s, char *buf)
+{
+	if (s->kind == RELOC_END)
+		return "end";
+	if (s->dump >= 0)
+		snprintf(buf, 32, "dump %lld", (long long)s->dump);
+	else if (s->gc >= 0)
+		snprintf(buf, 32, "gc %lld", (long long)s->gc);
+	else
+		snprintf(buf, 32, "event %llu",
+			 (unsigned long long)s->event_index);
+	return buf;
+}
+
+static void print_died(const struct reloc_step *s)
+{
+	char id[24], g[16];
+
+	switch (s->cause) {
+	case RELOC_DIED_BOUNDS:
+		printf("died at %s: in the bounds of collected generation %s "
+		       "at the GC's start, and in no block\n",
+		       hex_id(s->from, id), generation_name(s->generation, g));
+		break;
+	case RELOC_DIED_FULL_GC:
+		printf("died at %s: in no block of a GC that collected every "
+		       "generation\n", hex_id(s->from, id));
+		break;
+	default:
+		printf("died at %s: absent from this complete dump",
+		       hex_id(s->from, id));
+		if (s->alive_gc >= 0)
+			printf("; last known alive after gc %lld\n",
+			       (long long)s->alive_gc);
+		else
+			printf("; last known alive before any GC\n");
+		break;
+	}
+}
+
+static void print_lost(const struct history *h, const struct reloc_step *s)
+{
+	char id[24], cls[32], size[SIZE_TEXT];
+
+	hex_id(s->from, id);
+	switch (s->cause) {
+	case RELOC_LOST_ALLOCATION:
+		printf("lost: object %u was allocated at %s; its fate is "
+		       "unknown\n", s->other, id);
+		break;
+	case RELOC_LOST_DUMP:
+		printf("lost: the dump shows another object at %s (%s, %s), "
+		       "object %u; its fate is unknown\n", id,
+		       class_text(h, s->other_class, cls),
+		       human_size(s->other_size, size), s->other);
+		break;
+	default:
+		printf("lost: object %u is at %s after this GC; its fate is "
+		       "unknown\n", s->other, id);
+		break;
+	}
+}
+
+static void print_step(const struct history *h, const struct reloc_step *s)
+{
+	char when[32], a[24], b[24], g[48], g2[16], g3[16];
+
+	printf("  %-10s ", when_text(s, when));
+	generation_suffix(s->generation, g, sizeof(g));
+	switch (s->kind) {
+	case RELOC_ALLOCATED:
+		printf("allocated at %s%s\n", hex_id(s->to, a), g);
+		break;
+	case RELOC_SEEN:
+		printf("%s at %s%s\n", s->first ? "first seen" : "seen",
+		       hex_id(s->to, a), g);
+		break;
+	case RELOC_MOVED:
+		printf("moved %s -> %s\n", hex_id(s->from, a),
+		       hex_id(s->to, b));
+		break;
+	case RELOC_SURVIVED:
+		printf("survived in place at %s\n", hex_id(s->to, a));
+		break;
+	case RELOC_KEPT:
+		printf("in no block: keeps %s, its death not proven\n",
+		       hex_id(s->to, a));
+		break;
+	case RELOC_UNTOUCHED:
+		printf("generation %s not collected: stays at %s\n",
+		       generation_name(s->generation, g2), hex_id(s->to, a));
+		break;
+	case RELOC_PROMOTED:
+		printf("promoted from generation %s to %s\n",
+		       generation_name(s->old_generation, g2),
+		       generation_name(s->generation, g3));
+		break;
+	case RELOC_DIED:
+		print_died(s);
+		break;
+	case RELOC_LOST:
+		print_lost(h, s);
+		break;
+	case RELOC_END:
+		printf("still tracked at %s%s\n",
+		       hex_id(s->to, a), g);
+		break;
+	}
+}
+
+static void print_object_text(const struct history *h, const struct life *l)
+{
+	char cls[32], size[SIZE_TEXT], cid[24];
+	const struct reloc_step *last = l->last;
+
+	printf("\nobject %u: ", l->object);
+	if (last && class_name(h, last->class_id))
+		printf("%s (%s)", class_text(h, last->class_id, cls),
+		       hex_id(last->class_id, cid));
+	else
+		printf("class %s", last ? class_text(h, last->class_id, cls)
+					: "?");
+	if (last && last->size)
+		printf(", %s", exact_size(last->size, size));
+	printf("\n");
+	for (size_t k = 0; k < h->n_steps; k++)
+		if (h->steps[k].object == l->object)
+			print_step(h, &h->steps[k]);
+}
+
+static int report_text(const struct history *h, const struct life *l,
+		       size_t n)
+{
+	char id[24], count[48];
+
+	printf("%s: %s had id %s", h->path,
+	       count_of(n, "object", "objects", count), hex_id(h->target, id));
+	if (h->select >= 0)
+		printf(" in dump %lld", (long long)h->select);
+	printf("\n");
+	for (size_t i = 0; i < n; i++)
+		print_object_text(h, &l[i]);
+	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
+}
+
+/* ---- yaml, json ---------------------------------------------------------- */
+
+static void out_id_or_null(struct out *o, const char *key, ht_id id)
+{
+	if (id)
+		out_id(o, key, id);
+	else
+		out_null(o, key);
+}
+
+static void out_number_or_null(struct out *o, const char *key, int64_t n)
+{
+	if (n >= 0)
+		out_i64(o, key, n);
+	else
+		out_null(o, key);
+}
+
+static void out_generation(struct out *o, const char *key, unsigned g)
+{
+	if (g == RELOC_NO_GENERATION)
+		out_null(o, key);
+	else
+		out_u64(o, key, g);
+}
+
+static void out_object(struct out *o, const struct history *h,
+		       const struct life *l)
+{
+	const struct reloc_step *last = l->last;
+	char cls[32];
+
+	out_begin_object(o, NULL);
+	out_u64(o, "object", l->object);
+	out_string(o, "class", last ? class_text(h, last->class_id, cls) : "?");
+	out_id_or_null(o, "class_id", last ? last->class_id : 0);
+	out_u64(o, "size", last ? last->size : 0);
+	out_string(o, "fate", last ? fate_name(last) : "alive");
+	if (last && last->kind == RELOC_END) {
+		out_id(o, "id", last->to);
+		out_generation(o, "generation", last->generation);
+	} else {
+		out_null(o, "id");
+		out_null(o, "generation");
+	}
+	out_end_object(o);
+}
+
+static void out_step(struct out *o, const struct reloc_step *s)
+{
+	out_begin_object(o, NULL);
+	out_u64(o, "object", s->object);
+	out_string(o, "event", event_name(s));
+	out_u64(o, "event_index", s->event_index);
+	out_number_or_null(o, "gc", s->gc);
+	out_number_or_null(o, "dump", s->dump);
+	out_id_or_null(o, "from", s->from);
+	out_id_or_null(o, "to", s->to);
+	out_generation(o, "generation", s->generation);
+	if (s->kind == RELOC_SEEN)
+		out_bool(o, "first", s->first);
+	if (s->kind == RELOC_PROMOTED)
+		out_generation(o, "from_generation", s->old_generation);
+	if (s->kind == RELOC_DIED || s->kind == RELOC_LOST)
+		out_string(o, "cause", cause_name(s->cause));
+	if (s->cause == RELOC_DIED_ABSENT)
+		out_number_or_null(o, "alive_after_gc", s->alive_gc);
+	if (s->kind == RELOC_LOST)
+		out_u64(o, "by", s->other);
+	out_end_object(o);
+}
+
+static int report_structured(const struct history *h, const struct life *l,
+			     size_t n)
+{
+	struct out *o = out_new(stdout, (enum output_format)h->format);
+
+	if (!o)
+		return -1;
+	out_begin_object(o, NULL);
+	out_string(o, "file", h->path);
+	out_id(o, "id", h->target);
+	out_number_or_null(o, "dump", h->select);
+	out_begin_array(o, "objects");
+	for (size_t i = 0; i < n; i++)
+		out_object(o, h, &l[i]);
+	out_end_array(o);
+	out_begin_array(o, "timeline");
+	for (size_t k = 0; k < h->n_steps; k++)
+		if (h->steps[k].kind != RELOC_END)
+			out_step(o, &h->steps[k]);
+	out_end_array(o);
+	out_end_object(o);
+	return out_finish(o);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+static int not_found(const struct history *h)
+{
+	char id[24];
+
+	if (h->select >= 0)
+		error_msg("%s: dump %lld has no object %s", h->path,
+			  (long long)h->select, hex_id(h->target, id));
+	else
+		error_msg("%s: no object has had id %s", h->path,
+			  hex_id(h->target, id));
+	return EXIT_FINDING;
+}
+
+static int report(struct history *h)
+{
+	struct life *l;
+	size_t n;
+	int rc;
+
+	sort_classes(h);
+	l = lives_of(h, &n);
+	if (!l) {
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	rc = h->format == FORMAT_TEXT ? report_text(h, l, n)
+				      : report_structured(h, l, n);
+	free(l);
+	if (rc < 0) {
+		error_msg("cannot write the report: %m");
+		return EXIT_UNREADABLE;
+	}
+	return analysis_status(h->damaged);
+}
+
+static int run_history(struct history *h)
+{
+	int status;
+
+	if (input_prepare(&h->input, h->path) < 0)
+		return EXIT_UNREADABLE;
+	status = replay(h);
+	if (status != EXIT_DONE)
+		return status;
+	if (h->select >= 0 && (uint64_t)h->select >= h->dumps_in_trace)
+		return no_such_dump(h->path, h->select, h->dumps_in_trace,
+				    h->damaged);
+	unique_holders(h);
+	if (!h->n_holders) {
+		status = not_found(h);
+		return h->damaged ? EXIT_UNREADABLE : status;
+	}
+	h->collect = true;
+	status = replay(h);
+	if (status != EXIT_DONE)
+		return status;
+	return report(h);
+}
+
+static void free_history(struct history *h)
+{
+	for (size_t i = 0; i < h->n_classes; i++)
+		free(h->classes[i].name);
+	free(h->classes);
+	free(h->holders);
+	free(h->steps);
+}
+
+/* "[FILE] ID": the last operand is the id. */
+static int operands(int argc, char **argv, struct history *h)
+{
+	int n = argc - optind;
+
+	if (n < 1)
+		return usage_error("history", "which id? Give it after FILE");
+	if (n > 2)
+		return usage_error("history", "FILE and ID, no more");
+	if (parse_u64(argv[argc - 1], &h->target) < 0)
+		return usage_error("history", "'%s' is not an object id "
+				   "(decimal or 0x hex); the ID comes last",
+				   argv[argc - 1]);
+	h->path = n == 2 ? argv[optind] : DEFAULT_TRACE;
+	return EXIT_DONE;
+}
+
+int cmd_history(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"dump", required_argument, NULL, 'd'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct history h = {.select = -1};
+	int ch, status;
+
+	start_options();
+	while ((ch = getopt_long(argc, argv, ":d:f:h", options, NULL)) != -1) {
+		status = EXIT_DONE;
+		switch (ch) {
+		case 'd':
+			status = parse_dump_option("history", optarg,
+						   &h.select);
+			break;
+		case 'f':
+			status = parse_format_option("history", optarg,
+						     &h.format);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return EXIT_DONE;
+		default:
+			return bad_option("history", ch, argv);
+		}
+		if (status != EXIT_DONE)
+			return status;
+	}
+	status = operands(argc, argv, &h);
+	if (status != EXIT_DONE)
+		return status;
+	status = run_history(&h);
+	free_history(&h);
+	return status;
+}

@@ -1,0 +1,803 @@
+/*
+ * builtin-record.c - `heaptrace record`: runs a program under its
+ * runtime's recorder and checks that a trace came out.
+ *
+ * The runtime parts (record-*.c, through record.h) arrange the loading;
+ * this file runs the program with posix_spawn, forwards the signals meant
+ * for it, shows progress on a terminal by reading the growing trace, and
+ * ends with the program's own exit status, unless the recorder failed: a
+ * runtime may ignore a recorder it cannot load, so a missing or empty
+ * trace is an error of its own.
+ */
+#include "builtin.h"
+#include "cli.h"
+#include "record.h"
+
+#include "ht_config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static const char usage[] =
+	"usage: heaptrace record [-o FILE] [--dump-on WHEN] [--every N]\n"
+	"                        [--allocations] [-q] [--] CMD [ARGS...]\n"
+	"\n"
+	"Runs CMD, a program of a runtime heaptrace can record, with the\n"
+	"runtime's recorder loaded, and writes its GCs and heap dumps to\n"
+	"FILE. Runtimes: mono (mono [OPTIONS] PROG.exe ..., or PROG.exe ...)\n"
+	"and java. Exits with CMD's exit status (128+N when signal N killed\n"
+	"it), 2 on a usage error, 3 when the recorder did not load or wrote\n"
+	"no trace.\n"
+	"\n"
+	"  -o, --output FILE   the trace to write (default " DEFAULT_TRACE ")\n"
+	"  -d, --dump-on WHEN  when to dump the heap: major (at full\n"
+	"                      collections, the default), every-gc, exit, or\n"
+	"                      signal (on SIGUSR1); and always one at exit\n"
+	"  -e, --every N       dump at every Nth collection that qualifies\n"
+	"                      (with major and every-gc; default 1)\n"
+	"  -a, --allocations   record every allocation as well (slower)\n"
+	"  -q, --quiet         no summary at the end\n"
+	"  -h, --help          this help\n";
+
+/* The runtimes, asked in order. */
+static const struct runtime_recorder *const runtimes[] = {
+	&mono_recorder,
+	&java_recorder,
+};
+#define N_RUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
+
+/* Signals meant for the program when they are sent to us. SIGINT and
+ * SIGQUIT from a terminal reach the whole process group, the program
+ * included: those we only ignore while it runs. */
+static const int forwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+static const int ignored[] = {SIGINT, SIGQUIT};
+#define N_FORWARDED (sizeof(forwarded) / sizeof(forwarded[0]))
+#define N_IGNORED (sizeof(ignored) / sizeof(ignored[0]))
+
+static volatile sig_atomic_t child_pid;
+
+/* ---- what record.h offers the runtime parts ------------------------------ */
+
+static const char *const dump_on_names[] = {
+	[DUMP_ON_MAJOR] = "major",
+	[DUMP_ON_EVERY_GC] = "every-gc",
+	[DUMP_ON_EXIT] = "exit",
+	[DUMP_ON_SIGNAL] = "signal",
+};
+
+const char *dump_on_name(enum dump_on d)
+{
+	return (unsigned)d < sizeof(dump_on_names) / sizeof(dump_on_names[0]) ?
+		dump_on_names[d] : "?";
+}
+
+int record_error(struct ht_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(err, 0, sizeof(*err));
+	err->code = HT_E_INVALID;
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static struct env_var *env_find(const struct env_edit *e, const char *name)
+{
+	for (size_t i = 0; i < e->n; i++)
+		if (strcmp(e->vars[i].name, name) == 0)
+			return &e->vars[i];
+	return NULL;
+}
+
+int env_set(struct env_edit *e, const char *name, const char *value)
+{
+	struct env_var *v = env_find(e, name);
+	char *copy = value ? strdup(value) : NULL;
+
+	if (value && !copy)
+		return -1;
+	if (v) {
+		free(v->value);
+		v->value = copy;
+		return 0;
+	}
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? 2 * e->cap : 8;
+		struct env_var *p = realloc(e->vars, cap * sizeof(*p));
+
+		if (!p)
+			goto fail;
+		e->vars = p;
+		e->cap = cap;
+	}
+	e->vars[e->n].name = strdup(name);
+	if (!e->vars[e->n].name)
+		goto fail;
+	e->vars[e->n++].value = copy;
+	return 0;
+fail:
+	free(copy);
+	return -1;
+}
+
+const char *env_value(const struct env_edit *e, const char *name)
+{
+	const struct env_var *v = env_find(e, name);
+
+	return v ? v->value : getenv(name);
+}
+
+/* Is NAME a word of the space-separated LIST? */
+static bool in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ' ');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == n && strncmp(p, name, n) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+/* Saves the inherited value once, for the recorder to put back, and adds
+ * NAME to HEAPTRACE_RESTORE. */
+int env_override(struct env_edit *e, const char *name, const char *value)
+{
+	char saved[256];
+	const char *list = env_value(e, "HEAPTRACE_RESTORE");
+
+	snprintf(saved, sizeof(saved), "HEAPTRACE_SAVED_%s", name);
+	if (!in_list(list, name)) {
+		const char *old = getenv(name);
+		size_t len = (list ? strlen(list) + 1 : 0) + strlen(name) + 1;
+		char *nlist = malloc(len);
+		int rc;
+
+		if (!nlist)
+			return -1;
+		snprintf(nlist, len, "%s%s%s", list ? list : "",
+			 list ? " " : "", name);
+		rc = env_set(e, "HEAPTRACE_RESTORE", nlist);
+		free(nlist);
+		if (rc < 0 || env_set(e, saved, old) < 0)
+			return -1;
+	}
+	return env_set(e, name, value);
+}
+
+void env_free(struct env_edit *e)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		free(e->vars[i].name);
+		free(e->vars[i].value);
+	}
+	free(e->vars);
+	memset(e, 0, sizeof(*e));
+}
+
+int argv_insert(char ***argv, size_t at, const char *arg)
+{
+	size_t n = 0;
+	char **v, *copy = strdup(arg);
+
+	if (!copy)
+		return -1;
+	while ((*argv)[n])
+		n++;
+	if (at > n)
+		at = n;
+	v = realloc(*argv, (n + 2) * sizeof(*v));
+	if (!v) {
+		free(copy);
+		return -1;
+	}
+	memmove(v + at + 1, v + at, (n - at + 1) * sizeof(*v));
+	v[at] = copy;
+	*argv = v;
+	return 0;
+}
+
+static bool readable(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+/* The directory of this heaptrace, without the trailing slash. */
+static bool self_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	return true;
+}
+
+int find_recorder(const char *subdir, const char *file, char *path,
+		  size_t len, struct ht_error *err)
+{
+	const char *dir = getenv("HEAPTRACE_RECORDER_DIR");
+	char self[PATH_MAX], tried[3][PATH_MAX + 64];
+	int n = 0;
+
+	if (dir && *dir) {
+		snprintf(path, len, "%s/%s", dir, file);
+		if (readable(path))
+			return 0;
+		return record_error(err, "HEAPTRACE_RECORDER_DIR is %s, which "
+				    "holds no readable %s", dir, file);
+	}
+	if (self_dir(self, sizeof(self))) {
+		/* a build tree: build/src/cli/heaptrace and
+		 * build/src/recorders/SUBDIR/FILE */
+		snprintf(tried[n++], sizeof(tried[0]), "%s/../recorders/%s/%s",
+			 self, subdir, file);
+		if (HT_LIBDIR_REL[0] != '/')
+			snprintf(tried[n++], sizeof(tried[0]), "%s/../%s/%s",
+				 self, HT_LIBDIR_REL, file);
+	}
+	snprintf(tried[n++], sizeof(tried[0]), "%s/%s", HT_LIBDIR, file);
+	for (int i = 0; i < n; i++) {
+		if (readable(tried[i])) {
+			if (!realpath(tried[i], path))
+				snprintf(path, len, "%s", tried[i]);
+			return 0;
+		}
+	}
+	return record_error(err, "cannot find the %s recorder %s: looked in "
+			    "%s%s%s%s%s (set HEAPTRACE_RECORDER_DIR to its "
+			    "directory)", subdir, file, tried[0],
+			    n > 1 ? ", " : "", n > 1 ? tried[1] : "",
+			    n > 2 ? ", " : "", n > 2 ? tried[2] : "");
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+struct record_cmd {
+	struct record_options opt;
+	const char *output_arg;
+	bool every_given;
+	bool quiet;
+	char output[PATH_MAX];
+	char **argv;       /* the program's, malloc'ed */
+	struct env_edit env;
+};
+
+static int parse_dump_on(const char *arg, enum dump_on *out)
+{
+	for (size_t i = 0; i < sizeof(dump_on_names) / sizeof(dump_on_names[0]);
+	     i++) {
+		if (strcmp(arg, dump_on_names[i]) == 0) {
+			*out = (enum dump_on)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int parse_options(struct record_cmd *c, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"dump-on", required_argument, NULL, 'd'},
+		{"every", required_argument, NULL, 'e'},
+		{"allocations", no_argument, NULL, 'a'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint64_t n;
+	int ch;
+
+	start_options();
+	/* '+': options end at CMD, whose own options are its business */
+	while ((ch = getopt_long(argc, argv, "+:o:d:e:aqh", options,
+				 NULL)) != -1) {
+		switch (ch) {
+		case 'o':
+			c->output_arg = optarg;
+			break;
+		case 'd':
+			if (parse_dump_on(optarg, &c->opt.dump_on) < 0)
+				return usage_error("record", "--dump-on takes "
+						   "major, every-gc, exit or "
+						   "signal, not '%s'", optarg);
+			break;
+		case 'e':
+			if (parse_u64(optarg, &n) < 0 || n == 0 ||
+			    n > 1000000000)
+				return usage_error("record", "--every takes a "
+						   "number from 1");
+			c->opt.every = (unsigned)n;
+			c->every_given = true;
+			break;
+		case 'a':
+			c->opt.allocations = true;
+			break;
+		case 'q':
+			c->quiet = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return -1;
+		default:
+			return bad_option("record", ch, argv);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("record", "no program to run: heaptrace "
+				   "record [options] -- CMD [ARGS...]");
+	if (c->every_given && c->opt.dump_on != DUMP_ON_MAJOR &&
+	    c->opt.dump_on != DUMP_ON_EVERY_GC)
+		return usage_error("record", "--every goes with --dump-on "
+				   "major or every-gc");
+	return 0;
+}
+
+/* The trace's absolute path: the recorder runs in the program's working
+ * directory, which the program may change. */
+static int absolute_output(struct record_cmd *c)
+{
+	const char *arg = c->output_arg ? c->output_arg : DEFAULT_TRACE;
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(arg, '/'), *base = slash ? slash + 1 : arg;
+
+	if (!*base)
+		return usage_error("record", "'%s' names a directory, not a "
+				   "file", arg);
+	if (slash) /* "/x.ht" is in "/" */
+		snprintf(dir, sizeof(dir), "%.*s",
+			 (int)(slash - arg + (slash == arg)), arg);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (!realpath(dir, real))
+		return usage_error("record", "cannot write %s: %s", arg,
+				   strerror(errno));
+	if ((size_t)snprintf(c->output, sizeof(c->output), "%s/%s",
+			     strcmp(real, "/") ? real : "", base) >=
+	    sizeof(c->output))
+		return usage_error("record", "%s: path too long", arg);
+	c->opt.output = c->output;
+	return 0;
+}
+
+static char **copy_argv(char **argv)
+{
+	size_t n = 0;
+	char **v;
+
+	while (argv[n])
+		n++;
+	v = calloc(n + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = strdup(argv[i]);
+		if (!v[i]) {
+			while (i--)
+				free(v[i]);
+			free(v);
+			return NULL;
+		}
+	}
+	return v;
+}
+
+static void free_argv(char **v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static const struct runtime_recorder *find_runtime(char **argv)
+{
+	for (size_t i = 0; i < N_RUNTIMES; i++)
+		if (runtimes[i]->recognizes(argv))
+			return runtimes[i];
+	return NULL;
+}
+
+/* ---- running the program ------------------------------------------------- */
+
+/* environ with the edits applied; the strings of environ are shared, so
+ * only the array and the edited entries are freed (free_envp). */
+static char **build_envp(const struct env_edit *e, char ***owned,
+			 size_t *n_owned)
+{
+	size_t n = 0, k = 0, o = 0;
+	char **envp, **own;
+
+	while (environ[n])
+		n++;
+	envp = calloc(n + e->n + 1, sizeof(*envp));
+	own = calloc(e->n + 1, sizeof(*own));
+	if (!envp || !own)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(environ[i], '=');
+		size_t len = eq ? (size_t)(eq - environ[i]) : 0;
+		bool edited = false;
+
+		for (size_t j = 0; eq && j < e->n; j++)
+			if (strlen(e->vars[j].name) == len &&
+			    strncmp(environ[i], e->vars[j].name, len) == 0)
+				edited = true;
+		if (!edited)
+			envp[k++] = environ[i];
+	}
+	for (size_t j = 0; j < e->n; j++) {
+		size_t len;
+
+		if (!e->vars[j].value)
+			continue;
+		len = strlen(e->vars[j].name) + strlen(e->vars[j].value) + 2;
+		own[o] = malloc(len);
+		if (!own[o])
+			goto fail;
+		snprintf(own[o], len, "%s=%s", e->vars[j].name,
+			 e->vars[j].value);
+		envp[k++] = own[o++];
+	}
+	*owned = own;
+	*n_owned = o;
+	return envp;
+fail:
+	for (size_t i = 0; own && i < o; i++)
+		free(own[i]);
+	free(own);
+	free(envp);
+	return NULL;
+}
+
+static void forward_signal(int sig)
+{
+	int saved = errno;
+
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+	errno = saved;
+}
+
+struct saved_signals {
+	struct sigaction fwd[N_FORWARDED], ign[N_IGNORED];
+};
+
+static void take_signals(struct saved_signals *s)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = forward_signal;
+	for (size_t i = 0; i < N_FORWARDED; i++)
+		sigaction(forwarded[i], &sa, &s->fwd[i]);
+	sa.sa_handler = SIG_IGN;
+	for (size_t i = 0; i < N_IGNORED; i++)
+		sigaction(ignored[i], &sa, &s->ign[i]);
+}
+
+static void give_back_signals(const struct saved_signals *s)
+{
+	for (size_t i = 0; i < N_FORWARDED; i++)
+		sigaction(forwarded[i], &s->fwd[i], NULL);
+	for (size_t i = 0; i < N_IGNORED; i++)
+		sigaction(ignored[i], &s->ign[i], NULL);
+}
+
+/* The program starts with default dispositions and an empty mask, not
+ * with our handlers. The forwarded signals stay blocked here until its
+ * pid is known, so that none is lost in between. */
+static int spawn(struct record_cmd *c, char **envp, pid_t *pid)
+{
+	posix_spawnattr_t attr;
+	sigset_t defaults, empty, block, old;
+	int rc;
+
+	sigemptyset(&defaults);
+	sigemptyset(&block);
+	for (size_t i = 0; i < N_FORWARDED; i++) {
+		sigaddset(&defaults, forwarded[i]);
+		sigaddset(&block, forwarded[i]);
+	}
+	for (size_t i = 0; i < N_IGNORED; i++)
+		sigaddset(&defaults, ignored[i]);
+	sigemptyset(&empty);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigdefault(&attr, &defaults);
+	posix_spawnattr_setsigmask(&attr, &empty);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF |
+					 POSIX_SPAWN_SETSIGMASK);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	rc = posix_spawnp(pid, c->argv[0], NULL, &attr, c->argv, envp);
+	if (rc == 0)
+		child_pid = *pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	posix_spawnattr_destroy(&attr);
+	return rc;
+}
+
+/* ---- progress, and what the trace holds ---------------------------------- */
+
+struct trace_summary {
+	bool exists;
+	bool readable;
+	uint64_t events, gcs, dumps, bytes;
+	char why[512];
+};
+
+/* Reads what is there, a trailing chunk still being written included: the
+ * counts are those of the intact part. Unless FULL, it stops at the first
+ * event: then s->events is 0 or 1, and the rest is not counted. */
+static void summarize(const char *path, struct trace_summary *s, bool full)
+{
+	struct ht_replay_callbacks cb = {0};
+	struct ht_replay_summary sum = {0};
+	struct ht_error err;
+	struct ht_reader *r;
+	struct stat st;
+
+	memset(s, 0, sizeof(*s));
+	if (stat(path, &st) != 0) {
+		snprintf(s->why, sizeof(s->why), "%s", strerror(errno));
+		return;
+	}
+	s->exists = true;
+	s->bytes = (uint64_t)st.st_size;
+	r = ht_reader_open(path, &err);
+	if (!r) {
+		snprintf(s->why, sizeof(s->why), "%s", err.message);
+		return;
+	}
+	s->readable = true;
+	if (!full) {
+		struct ht_event ev;
+
+		s->events = ht_reader_next(r, &ev, &err) == 1;
+		ht_reader_close(r);
+		return;
+	}
+	ht_replay(r, &cb, NULL, &sum, &err);
+	s->events = sum.events;
+	s->gcs = sum.gcs;
+	s->dumps = sum.dumps;
+	ht_reader_close(r);
+}
+
+static double now_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void format_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= 10u << 20)
+		snprintf(buf, len, "%.1f MiB", (double)b / (1 << 20));
+	else if (b >= 10u << 10)
+		snprintf(buf, len, "%.1f KiB", (double)b / (1 << 10));
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)b);
+}
+
+struct progress_line {
+	bool on;
+	bool shown;
+	double next;      /* when to look again */
+	uint64_t last_bytes;
+};
+
+/* Re-reading the trace costs time in proportion to its size: the next
+ * look waits at least ten times as long as this one took. */
+static void progress_tick(struct progress_line *p, const char *path)
+{
+	struct trace_summary s;
+	double t0 = now_seconds(), took;
+	char bytes[32];
+	struct stat st;
+
+	if (!p->on || t0 < p->next)
+		return;
+	if (stat(path, &st) != 0 || (uint64_t)st.st_size == p->last_bytes) {
+		p->next = t0 + 0.25;
+		return;
+	}
+	p->last_bytes = (uint64_t)st.st_size;
+	summarize(path, &s, true);
+	took = now_seconds() - t0;
+	p->next = now_seconds() + (took * 10 > 0.25 ? took * 10 : 0.25);
+	format_bytes(s.bytes, bytes, sizeof(bytes));
+	fprintf(stderr, "\rheaptrace record: %llu GCs, %llu dumps, %s "
+		"written\033[K", (unsigned long long)s.gcs,
+		(unsigned long long)s.dumps, bytes);
+	p->shown = true;
+}
+
+static void progress_clear(struct progress_line *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+}
+
+static int wait_for(pid_t pid, const char *path, int *status)
+{
+	struct progress_line p = {.on = isatty(STDERR_FILENO) != 0};
+	struct timespec tick = {0, 50 * 1000 * 1000};
+
+	for (;;) {
+		pid_t w = waitpid(pid, status, p.on ? WNOHANG : 0);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			progress_clear(&p);
+			return -1;
+		}
+		if (w == 0) {
+			progress_tick(&p, path);
+			nanosleep(&tick, NULL);
+		}
+	}
+	progress_clear(&p);
+	return 0;
+}
+
+static int exit_status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_UNREADABLE;
+}
+
+/* How the program ended, for messages: "exited with status 1". */
+static void describe_end(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "was killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, len, "exited with status %d",
+			 WEXITSTATUS(status));
+}
+
+/* 0 when the trace holds something; the error otherwise. */
+static int check_trace(const struct record_cmd *c, const char *runtime,
+		       int status)
+{
+	struct trace_summary s;
+	char bytes[32], end[64];
+
+	summarize(c->output, &s, !c->quiet);
+	describe_end(status, end, sizeof(end));
+	if (!s.exists) {
+		error_msg("the %s recorder did not load: no trace at %s (the "
+			  "program %s)", runtime, c->output, end);
+		error_msg("the runtime goes on without a recorder it cannot "
+			  "load: see FILES in heaptrace(1)");
+		return -1;
+	}
+	if (!s.readable) {
+		error_msg("the %s recorder wrote no trace: %s", runtime, s.why);
+		return -1;
+	}
+	if (s.events == 0) {
+		error_msg("the %s recorder loaded but recorded nothing into %s "
+			  "before the program %s", runtime, c->output, end);
+		return -1;
+	}
+	if (!c->quiet) {
+		format_bytes(s.bytes, bytes, sizeof(bytes));
+		fprintf(stderr, "heaptrace record: wrote %s: %llu GCs, "
+			"%llu dumps, %llu events, %s\n", c->output,
+			(unsigned long long)s.gcs, (unsigned long long)s.dumps,
+			(unsigned long long)s.events, bytes);
+	}
+	return 0;
+}
+
+static int run(struct record_cmd *c, const struct runtime_recorder *rt)
+{
+	struct saved_signals saved;
+	size_t n_owned = 0;
+	char **owned = NULL, **envp = build_envp(&c->env, &owned, &n_owned);
+	int rc, status = 0, code;
+	pid_t pid;
+
+	if (!envp) {
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	/* a trace left from an earlier run must not pass for this one's */
+	if (unlink(c->output) != 0 && errno != ENOENT)
+		warning_msg("cannot remove the old %s: %s", c->output,
+			    strerror(errno));
+	take_signals(&saved);
+	rc = spawn(c, envp, &pid);
+	if (rc != 0) {
+		give_back_signals(&saved);
+		error_msg("cannot run '%s': %s", c->argv[0], strerror(rc));
+		code = rc == ENOENT ? 127 : 126;
+		goto out;
+	}
+	rc = wait_for(pid, c->output, &status);
+	child_pid = 0;
+	give_back_signals(&saved);
+	if (rc < 0) {
+		error_msg("waiting for '%s': %s", c->argv[0], strerror(errno));
+		code = EXIT_UNREADABLE;
+		goto out;
+	}
+	code = exit_status_of(status);
+	if (check_trace(c, rt->name, status) < 0)
+		code = EXIT_UNREADABLE;
+out:
+	for (size_t i = 0; i < n_owned; i++)
+		free(owned[i]);
+	free(owned);
+	free(envp);
+	return code;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_cmd c = {.opt = {.dump_on = DUMP_ON_MAJOR, .every = 1}};
+	const struct runtime_recorder *rt;
+	struct ht_error err;
+	int rc;
+
+	rc = parse_options(&c, argc, argv);
+	if (rc < 0)
+		return EXIT_DONE; /* --help */
+	if (rc > 0)
+		return rc;
+	if ((rc = absolute_output(&c)) != 0)
+		return rc;
+	rt = find_runtime(argv + optind);
+	if (!rt)
+		return usage_error("record", "'%s' is not a command heaptrace "
+				   "can record: it knows mono (mono PROG.exe, "
+				   "or PROG.exe) and java", argv[optind]);
+	c.argv = copy_argv(argv + optind);
+	if (!c.argv) {
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	if (rt->prepare(&c.opt, &c.argv, &c.env, &err) < 0) {
+		error_msg("cannot record %s: %s", rt->name, err.message);
+		rc = EXIT_UNREADABLE;
+	} else {
+		rc = run(&c, rt);
+	}
+	free_argv(c.argv);
+	env_free(&c.env);
+	return rc;
+}

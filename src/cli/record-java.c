@@ -1,0 +1,61 @@
+/*
+ * record-java.c - `heaptrace record` for Java: loads the JVMTI agent
+ * libheaptrace-jvmti.so into `java ARGS...`.
+ *
+ * The agent goes in as -agentpath:FILE=OPTIONS right after the command
+ * name, where the launcher reads VM options, rather than through
+ * JAVA_TOOL_OPTIONS: that variable is split at spaces (so no path with a
+ * space could be given) and would reach every JVM the program starts, each
+ * of which would then write the same trace. The trace's path goes last in
+ * the options, where the agent takes the rest of the string, commas
+ * included.
+ */
+#include "record.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JAVA_RECORDER "libheaptrace-jvmti.so"
+
+static bool java_recognizes(char **argv)
+{
+	const char *slash = strrchr(argv[0], '/');
+
+	return strcmp(slash ? slash + 1 : argv[0], "java") == 0;
+}
+
+static int java_prepare(const struct record_options *o, char ***argv,
+			struct env_edit *env, struct ht_error *err)
+{
+	char path[PATH_MAX], *option;
+	size_t len;
+	int rc;
+
+	(void)env;
+	if (o->allocations)
+		return record_error(err, "--allocations is not available "
+				    "for Java: the agent records GCs and "
+				    "heap dumps");
+	if (find_recorder("jvm", JAVA_RECORDER, path, sizeof(path), err) < 0)
+		return -1;
+	len = strlen(path) + strlen(o->output) + 96;
+	option = malloc(len);
+	if (!option)
+		return record_error(err, "out of memory");
+	snprintf(option, len, "-agentpath:%s=dump-on=%s,every=%u,output=%s",
+		 path, dump_on_name(o->dump_on), o->every ? o->every : 1,
+		 o->output);
+	rc = argv_insert(argv, 1, option);
+	free(option);
+	if (rc < 0)
+		return record_error(err, "out of memory");
+	return 0;
+}
+
+const struct runtime_recorder java_recorder = {
+	.name = "java",
+	.recognizes = java_recognizes,
+	.prepare = java_prepare,
+};

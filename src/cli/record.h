@@ -1,0 +1,96 @@
+/*
+ * record.h - `heaptrace record` and the runtimes it can record: what the
+ * command (builtin-record.c) shares with each runtime's part (record-*.c).
+ *
+ * A runtime part recognizes its command line and arranges for its recorder
+ * to be loaded into the program: by editing the argument vector (an agent
+ * option), the environment (options the runtime reads from it), or both.
+ * The command then runs the program, waits for it, passes its exit status
+ * on, and checks that a trace was written.
+ */
+#ifndef HT_RECORD_H
+#define HT_RECORD_H
+
+#include <heaptrace/trace.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* When the recorder dumps the heap (heaptrace(1), record --dump-on). */
+enum dump_on {
+	DUMP_ON_MAJOR,     /* at major (full) collections */
+	DUMP_ON_EVERY_GC,  /* after every collection */
+	DUMP_ON_EXIT,      /* when the program exits */
+	DUMP_ON_SIGNAL,    /* when the program gets SIGUSR1 */
+};
+
+struct record_options {
+	const char *output;   /* absolute path of the trace to write */
+	enum dump_on dump_on;
+	unsigned every;       /* dump at every Nth collection that qualifies */
+	bool allocations;     /* record allocations too */
+};
+
+/* "major", "every-gc", "exit", "signal". */
+const char *dump_on_name(enum dump_on d);
+
+/*
+ * Changes to the program's environment: each variable set to a value, or
+ * unset (value NULL). A variable changed with env_override is also saved
+ * for the recorder to put back once it is loaded: HEAPTRACE_RESTORE lists
+ * such variables and HEAPTRACE_SAVED_<NAME> holds each one's old value
+ * (absent when it was unset), so that programs the recorded one starts
+ * are not recorded into the same trace.
+ */
+struct env_var {
+	char *name;
+	char *value;
+};
+
+struct env_edit {
+	size_t n, cap;
+	struct env_var *vars;
+};
+
+/* 0, or -1 when out of memory. */
+int env_set(struct env_edit *e, const char *name, const char *value);
+int env_override(struct env_edit *e, const char *name, const char *value);
+/* The value the program will see: as edited so far, else as inherited. */
+const char *env_value(const struct env_edit *e, const char *name);
+void env_free(struct env_edit *e);
+
+/* Inserts a copy of ARG at position AT of the NULL-terminated vector
+ * *argv (malloc'ed, owned by the command). 0, or -1 when out of memory. */
+int argv_insert(char ***argv, size_t at, const char *arg);
+
+/*
+ * Finds FILE, a recorder's shared object, into path[len]. Looks, in order:
+ * in $HEAPTRACE_RECORDER_DIR (and nowhere else when it is set); in the
+ * build tree, src/recorders/SUBDIR next to the src/cli holding this
+ * heaptrace; in the library directory of the installation this heaptrace
+ * belongs to (BINDIR/../LIBDIR); in the library directory it was
+ * configured for. 0 when found; -1 with a message naming every place
+ * looked at otherwise.
+ */
+int find_recorder(const char *subdir, const char *file, char *path,
+		  size_t len, struct ht_error *err);
+
+struct runtime_recorder {
+	const char *name;  /* "mono", "java": for messages */
+	/* Is argv (the program's command line) one of this runtime's? */
+	bool (*recognizes)(char **argv);
+	/* Arranges the loading of the recorder with the options: may replace
+	 * *argv (see argv_insert) and add to env. 0, or -1 with err filled
+	 * (the recorder cannot be found, an option it cannot honour, ...). */
+	int (*prepare)(const struct record_options *o, char ***argv,
+		       struct env_edit *env, struct ht_error *err);
+};
+
+extern const struct runtime_recorder mono_recorder;
+extern const struct runtime_recorder java_recorder;
+
+/* Fills err with code HT_E_INVALID and a formatted message; returns -1. */
+int record_error(struct ht_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,461 @@
+/*
+ * agent.c - libheaptrace-jvmti.so, a JVMTI agent that records a Java
+ * program's GCs and heap dumps through the recording shim (record.h):
+ *
+ *   java -agentpath:/path/libheaptrace-jvmti.so=dump-on=major,output=T.ht ...
+ *
+ * Every GC becomes gc_started ... gc_finished, recorded in JVMTI's GC
+ * events. A heap dump (dump.c) cannot be taken there (no JVMTI heap
+ * function may run inside a GC event), so the GC finish event wakes an
+ * agent thread, which takes it when the mode asks for one (dump-on=major:
+ * after major GCs; every-gc: after every GC; with every=N, after every Nth
+ * of those). With dump-on=signal, SIGUSR1 asks the agent thread for one.
+ * In every mode a dump is taken when the JVM is asked for a data dump
+ * (jcmd PID JVMTI.data_dump, or SIGQUIT), in the asking thread, so that
+ * jcmd returns once it is taken; and at VM death, where the recorder is
+ * closed.
+ */
+#include "agent.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* JVMTI calls the events without a context: there is one agent. */
+static struct agent the_agent;
+
+void agent_warn(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", AGENT_NAME, buf);
+}
+
+/* ---- dumps --------------------------------------------------------------- */
+
+static void take_dump(struct agent *ag, JNIEnv *jni, const char *why)
+{
+	jvmtiEnv *jv = ag->jvmti;
+
+	(*jv)->RawMonitorEnter(jv, ag->dump_lock);
+	if (!ag->dumps_over)
+		dump_heap(ag, jni, why);
+	(*jv)->RawMonitorExit(jv, ag->dump_lock);
+}
+
+/* ---- GC events: on the VM thread, inside the pause ----------------------- */
+
+/* Only raw monitor functions may be called here; the shim's ht_gc_* take
+ * no lock and allocate nothing. */
+static void JNICALL on_gc_start(jvmtiEnv *jv)
+{
+	struct agent *ag = &the_agent;
+
+	(*jv)->RawMonitorEnter(jv, ag->record_lock);
+	/* JVMTI does not say which generations a GC collects */
+	if (!ag->closed)
+		ht_gc_started(ag->rec, -1, 0, HT_GC_OTHER);
+	(*jv)->RawMonitorExit(jv, ag->record_lock);
+}
+
+static void JNICALL on_gc_finish(jvmtiEnv *jv)
+{
+	struct agent *ag = &the_agent;
+
+	(*jv)->RawMonitorEnter(jv, ag->record_lock);
+	if (!ag->closed)
+		ht_gc_finished(ag->rec);
+	(*jv)->RawMonitorExit(jv, ag->record_lock);
+	(*jv)->RawMonitorEnter(jv, ag->wake_lock);
+	ag->gcs_finished++;
+	(*jv)->RawMonitorNotify(jv, ag->wake_lock);
+	(*jv)->RawMonitorExit(jv, ag->wake_lock);
+}
+
+/* ---- the agent thread ---------------------------------------------------- */
+
+/* GCs since the last call that count for the mode: all of them, or the
+ * major ones. */
+static uint64_t counted_gcs(struct agent *ag, JNIEnv *jni, uint64_t gcs,
+			    long long *majors_seen)
+{
+	static bool warned;
+	long long majors;
+
+	if (ag->opt.dump_on == DUMP_ON_EVERY_GC)
+		return gcs;
+	majors = gcbeans_major_count(jni);
+	if (majors < 0) {
+		if (!warned)
+			agent_warn("cannot tell major GCs from minor ones "
+				   "(java.management unavailable): dumping "
+				   "after every GC");
+		warned = true;
+		return gcs;
+	}
+	gcs = majors > *majors_seen ? (uint64_t)(majors - *majors_seen) : 0;
+	*majors_seen = majors;
+	return gcs;
+}
+
+/* SIGUSR1 asks for a dump (--dump-on signal). A signal handler can call
+ * no JVMTI function: it counts, and the agent thread looks at the count
+ * every SIGNAL_POLL_MS. */
+#define SIGNAL_POLL_MS 100
+static atomic_ulong signal_requests;
+
+static void on_sigusr1(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&signal_requests, 1);
+}
+
+static int catch_sigusr1(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sa.sa_handler = on_sigusr1;
+	return sigaction(SIGUSR1, &sa, NULL);
+}
+
+static void JNICALL agent_main(jvmtiEnv *jv, JNIEnv *jni, void *arg)
+{
+	struct agent *ag = arg;
+	bool gc_dumps = ag->opt.dump_on == DUMP_ON_MAJOR ||
+			ag->opt.dump_on == DUMP_ON_EVERY_GC;
+	jlong poll = ag->opt.dump_on == DUMP_ON_SIGNAL ? SIGNAL_POLL_MS : 0;
+	uint64_t gcs_seen = 0, pending = 0;
+	unsigned long signals_seen = 0;
+	long long majors_seen = 0;
+
+	(*jv)->RawMonitorEnter(jv, ag->wake_lock);
+	for (;;) {
+		unsigned long signals;
+		uint64_t gcs;
+
+		while (!ag->stop && ag->gcs_finished == gcs_seen &&
+		       atomic_load(&signal_requests) == signals_seen)
+			(*jv)->RawMonitorWait(jv, ag->wake_lock, poll);
+		if (ag->stop)
+			break;
+		gcs = ag->gcs_finished - gcs_seen;
+		gcs_seen = ag->gcs_finished;
+		(*jv)->RawMonitorExit(jv, ag->wake_lock);
+		signals = atomic_load(&signal_requests);
+		if (signals != signals_seen) {
+			signals_seen = signals;
+			take_dump(ag, jni, "on SIGUSR1");
+		}
+		/* GCs that came while a dump was taken are counted together:
+		 * one dump covers them */
+		if (gc_dumps && gcs)
+			pending += counted_gcs(ag, jni, gcs, &majors_seen);
+		if (gc_dumps && pending >= ag->opt.every) {
+			pending %= ag->opt.every;
+			take_dump(ag, jni, "after a GC");
+		}
+		(*jv)->RawMonitorEnter(jv, ag->wake_lock);
+	}
+	ag->thread_running = false;
+	(*jv)->RawMonitorNotifyAll(jv, ag->wake_lock);
+	(*jv)->RawMonitorExit(jv, ag->wake_lock);
+}
+
+static jthread new_thread(JNIEnv *jni, const char *name)
+{
+	jclass k = (*jni)->FindClass(jni, "java/lang/Thread");
+	jmethodID init;
+	jstring s;
+
+	if (!k)
+		return NULL;
+	init = (*jni)->GetMethodID(jni, k, "<init>", "(Ljava/lang/String;)V");
+	s = (*jni)->NewStringUTF(jni, name);
+	if (!init || !s)
+		return NULL;
+	return (*jni)->NewObject(jni, k, init, s);
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *jv, JNIEnv *jni, jthread thread)
+{
+	struct agent *ag = &the_agent;
+	jthread t = new_thread(jni, "heaptrace");
+
+	(void)thread;
+	ag->thread_running = true;
+	if (!t || (*jv)->RunAgentThread(jv, t, agent_main, ag,
+					JVMTI_THREAD_NORM_PRIORITY) !=
+		  JVMTI_ERROR_NONE) {
+		ag->thread_running = false;
+		if ((*jni)->ExceptionCheck(jni))
+			(*jni)->ExceptionClear(jni);
+		agent_warn("cannot start the agent thread: no dumps after GCs");
+	}
+}
+
+/* ---- dump requests and VM death ------------------------------------------ */
+
+static void JNICALL on_data_dump(jvmtiEnv *jv)
+{
+	struct agent *ag = &the_agent;
+	JNIEnv *jni = NULL;
+
+	(void)jv;
+	/* the requesting thread (attach listener, signal dispatcher) is a
+	 * Java thread: it can walk the heap */
+	if ((*ag->vm)->GetEnv(ag->vm, (void **)&jni, JNI_VERSION_1_8) !=
+	    JNI_OK) {
+		agent_warn("dump request from a thread without JNI: ignored");
+		return;
+	}
+	take_dump(ag, jni, "requested");
+}
+
+static void stop_agent_thread(struct agent *ag)
+{
+	jvmtiEnv *jv = ag->jvmti;
+
+	(*jv)->RawMonitorEnter(jv, ag->wake_lock);
+	ag->stop = true;
+	(*jv)->RawMonitorNotifyAll(jv, ag->wake_lock);
+	while (ag->thread_running)
+		(*jv)->RawMonitorWait(jv, ag->wake_lock, 0);
+	(*jv)->RawMonitorExit(jv, ag->wake_lock);
+}
+
+static void close_recorder(struct agent *ag)
+{
+	jvmtiEnv *jv = ag->jvmti;
+	struct ht_recorder *rec;
+	struct ht_error err;
+
+	(*jv)->RawMonitorEnter(jv, ag->record_lock);
+	rec = ag->closed ? NULL : ag->rec;
+	ag->closed = true;
+	(*jv)->RawMonitorExit(jv, ag->record_lock);
+	if (rec && ht_recorder_close(rec, &err) != HT_OK)
+		agent_warn("%s", err.message);
+	else if (rec && ag->opt.verbose)
+		agent_warn("%llu dumps written to %s",
+			   (unsigned long long)ag->dumps_taken,
+			   ag->opt.output);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jv, JNIEnv *jni)
+{
+	struct agent *ag = &the_agent;
+
+	(*jv)->SetEventNotificationMode(jv, JVMTI_DISABLE,
+					JVMTI_EVENT_DATA_DUMP_REQUEST, NULL);
+	stop_agent_thread(ag);
+	(*jv)->RawMonitorEnter(jv, ag->dump_lock);
+	dump_heap(ag, jni, "at exit");
+	ag->dumps_over = true;
+	(*jv)->RawMonitorExit(jv, ag->dump_lock);
+	gcbeans_release(jni);
+	close_recorder(ag);
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+/* The process's command line, its arguments joined by spaces. */
+static char *read_command_line(void)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (len + 1 >= cap) {
+			char *nb = realloc(buf, cap ? 2 * cap : 4096);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap = cap ? 2 * cap : 4096;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!buf)
+		return NULL;
+	while (len > 0 && buf[len - 1] == '\0')
+		len--;
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[len] = '\0';
+	return buf;
+}
+
+static char *property(jvmtiEnv *jv, const char *name)
+{
+	char *value = NULL;
+
+	if ((*jv)->GetSystemProperty(jv, name, &value) != JVMTI_ERROR_NONE)
+		return NULL;
+	return value;
+}
+
+static int open_recorder(struct agent *ag)
+{
+	jvmtiEnv *jv = ag->jvmti;
+	char *version = property(jv, "java.vm.version");
+	char *vm_name = property(jv, "java.vm.name");
+	char *command = read_command_line();
+	struct ht_metadata meta[] = {
+		{"recorder", "libheaptrace-jvmti"},
+		{"object_ids", "jvmti-tags"},
+		{"dump_on", dump_on_name(ag->opt.dump_on)},
+		{"vm", vm_name ? vm_name : "?"},
+	};
+	struct ht_header h = {
+		.version = HT_FORMAT_VERSION,
+		.runtime = "jvm",
+		.runtime_version = version,
+		.pointer_size = (uint32_t)sizeof(void *),
+		.reports_survivors = false,
+		.command_line = command,
+		.has_start_time = true,
+		.start_time = (int64_t)time(NULL),
+		.n_metadata = sizeof(meta) / sizeof(meta[0]),
+		.metadata = meta,
+	};
+	struct ht_error err;
+
+	ag->rec = ht_recorder_open(ag->opt.output, &h, NULL, &err);
+	if (!ag->rec)
+		agent_warn("%s", err.message);
+	(*jv)->Deallocate(jv, (unsigned char *)version);
+	(*jv)->Deallocate(jv, (unsigned char *)vm_name);
+	free(command);
+	return ag->rec ? 0 : -1;
+}
+
+static int add_capabilities(jvmtiEnv *jv)
+{
+	jvmtiCapabilities caps;
+
+	memset(&caps, 0, sizeof(caps));
+	caps.can_tag_objects = 1;
+	caps.can_generate_garbage_collection_events = 1;
+	if ((*jv)->AddCapabilities(jv, &caps) != JVMTI_ERROR_NONE) {
+		agent_warn("the JVM cannot tag objects or report GCs to an "
+			   "agent");
+		return -1;
+	}
+	return 0;
+}
+
+static int set_events(jvmtiEnv *jv)
+{
+	static const jvmtiEvent events[] = {
+		JVMTI_EVENT_VM_INIT,
+		JVMTI_EVENT_VM_DEATH,
+		JVMTI_EVENT_GARBAGE_COLLECTION_START,
+		JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+		JVMTI_EVENT_DATA_DUMP_REQUEST,
+	};
+	jvmtiEventCallbacks cb;
+
+	memset(&cb, 0, sizeof(cb));
+	cb.VMInit = on_vm_init;
+	cb.VMDeath = on_vm_death;
+	cb.GarbageCollectionStart = on_gc_start;
+	cb.GarbageCollectionFinish = on_gc_finish;
+	cb.DataDumpRequest = on_data_dump;
+	if ((*jv)->SetEventCallbacks(jv, &cb, (jint)sizeof(cb)) !=
+	    JVMTI_ERROR_NONE)
+		return -1;
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if ((*jv)->SetEventNotificationMode(jv, JVMTI_ENABLE, events[i],
+						    NULL) != JVMTI_ERROR_NONE)
+			return -1;
+	return 0;
+}
+
+static int create_monitors(struct agent *ag)
+{
+	jvmtiEnv *jv = ag->jvmti;
+
+	return (*jv)->CreateRawMonitor(jv, "heaptrace record",
+				       &ag->record_lock) ||
+	       (*jv)->CreateRawMonitor(jv, "heaptrace wake", &ag->wake_lock) ||
+	       (*jv)->CreateRawMonitor(jv, "heaptrace dump", &ag->dump_lock) ?
+	       -1 : 0;
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+	struct agent *ag = &the_agent;
+	char err[512];
+
+	(void)reserved;
+	if (ag->jvmti) {
+		agent_warn("loaded twice: the second is ignored");
+		return JNI_OK;
+	}
+	if (options_parse(options, &ag->opt, err, sizeof(err)) < 0) {
+		agent_warn("%s", err);
+		return JNI_ERR;
+	}
+	ag->vm = vm;
+	ag->next_tag = 1;
+	classes_init(&ag->classes);
+	idmap_init(&ag->methods_named);
+	if ((*vm)->GetEnv(vm, (void **)&ag->jvmti, JVMTI_VERSION_1_2) !=
+	    JNI_OK) {
+		agent_warn("this JVM offers no JVMTI 1.2 environment");
+		return JNI_ERR;
+	}
+	if (add_capabilities(ag->jvmti) < 0 || create_monitors(ag) < 0 ||
+	    open_recorder(ag) < 0)
+		return JNI_ERR;
+	if (set_events(ag->jvmti) < 0) {
+		agent_warn("cannot enable the JVMTI events");
+		return JNI_ERR;
+	}
+	/* the JVM leaves SIGUSR1 alone */
+	if (ag->opt.dump_on == DUMP_ON_SIGNAL && catch_sigusr1() < 0) {
+		agent_warn("cannot catch SIGUSR1");
+		return JNI_ERR;
+	}
+	return JNI_OK;
+}
+
+/* After VM death, or instead of it when the VM never got going: the
+ * recorder is closed if VM death did not close it. */
+JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
+{
+	struct agent *ag = &the_agent;
+
+	(void)vm;
+	if (ag->rec && !ag->closed) {
+		ag->closed = true;
+		ht_recorder_close(ag->rec, NULL);
+	}
+	dump_free(ag->dump);
+	ag->dump = NULL;
+	classes_free(&ag->classes);
+	idmap_free(&ag->methods_named);
+	options_free(&ag->opt);
+}

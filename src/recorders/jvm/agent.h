@@ -1,0 +1,139 @@
+/*
+ * agent.h - the parts of the JVMTI agent (libheaptrace-jvmti.so) and the
+ * state they share.
+ *
+ * agent.c     loading, options, the JVMTI events, the agent thread that
+ *             takes the dumps, VM death;
+ * classes.c   the loaded classes: tags, Java names, and where the
+ *             references of their instances go (field slots);
+ * dump.c      one heap dump: the walk (FollowReferences) and the events
+ *             it becomes, in the Microsoft VM's container model;
+ * gcbeans.c   telling major GCs from minor ones;
+ * idmap.c     the id-to-index map the tables use;
+ * jnames.c    Java's names for types;
+ * options.c   the agent's option string.
+ *
+ * Object ids are JVMTI tags that the agent hands out: an object keeps its
+ * id for its whole life, across GCs and dumps. Class ids are the tags of
+ * the class objects, thread ids the tags of the Thread objects.
+ *
+ * Tags are handed out only while a dump is taken, and dumps are taken one
+ * at a time, under dump_lock (by the agent thread after GCs, by the thread
+ * that asks for one, at VM death), so the tag counter and the tables need
+ * no other lock.
+ */
+#ifndef JVM_AGENT_H
+#define JVM_AGENT_H
+
+#include "idmap.h"
+#include "jnames.h"
+#include "options.h"
+
+#include <heaptrace/record.h>
+
+#include <jni.h>
+#include <jvmti.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define AGENT_NAME "heaptrace-jvmti"
+
+enum class_kind {
+	CLASS_INSTANCE,        /* fields in slots, by the layout below */
+	CLASS_OBJECT_ARRAY,    /* one slot per element */
+	CLASS_PRIMITIVE_ARRAY, /* no references */
+};
+
+/*
+ * A class the agent has tagged. The heap walk names a field by its JVMTI
+ * field index (which counts every field: those of the implemented
+ * interfaces first, then of the superclasses from java.lang.Object down,
+ * static and primitive ones included); an object's references are
+ * recorded in slots, one per instance reference field in that order, null
+ * ones kept. slot_of maps a field index to its slot.
+ */
+struct class_info {
+	ht_id tag;
+	enum class_kind kind;
+	uint32_t first_index; /* field index of slot_of[0] */
+	uint32_t n_fields;    /* entries in slot_of */
+	int32_t *slot_of;     /* slot, or -1 for a static or primitive field */
+	uint32_t n_slots;     /* instance reference fields */
+};
+
+struct class_table {
+	struct class_info *v;
+	size_t n, cap;
+	struct idmap by_tag;  /* tag -> index in v */
+	ht_id class_class;    /* the tag of java.lang.Class, 0 until seen */
+};
+
+struct dump; /* dump.c's scratch, kept between dumps */
+
+struct agent {
+	JavaVM *vm;
+	jvmtiEnv *jvmti;
+	struct agent_options opt;
+	struct ht_recorder *rec;
+
+	/* Serializes the group events: a GC's gc_started and gc_finished
+	 * (recorded in the GC events, on the VM thread) against a dump's
+	 * C_BEGIN ... C_END (recorded by the agent thread), so that no GC
+	 * lands inside a dump. Whoever holds it calls nothing but the shim
+	 * and RawMonitorExit: a GC may be waiting for it inside a pause. */
+	jrawMonitorID record_lock;
+	bool closed;          /* under record_lock: rec is gone */
+
+	/* Wakes the agent thread; the fields below are under it. */
+	jrawMonitorID wake_lock;
+	uint64_t gcs_finished;
+	uint64_t dump_requests;
+	bool stop;            /* VM death: the agent thread must leave */
+	bool thread_running;  /* the agent thread has started, not left */
+
+	/* Held while a dump is taken; the fields below are under it. */
+	jrawMonitorID dump_lock;
+	bool dumps_over;      /* VM death has taken the last one */
+	jlong next_tag;
+	struct class_table classes;
+	struct idmap methods_named;
+	struct dump *dump;
+	uint64_t dumps_taken;
+};
+
+/* "heaptrace-jvmti: message" on standard error. */
+void agent_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A new object id. */
+static inline jlong agent_new_tag(struct agent *ag)
+{
+	return ag->next_tag++;
+}
+
+/* ---- classes.c ---- */
+
+void classes_init(struct class_table *t);
+void classes_free(struct class_table *t);
+/* Tags every loaded class not yet known, records its name (a class
+ * event) and works out its layout. 0, or -1 when out of memory. */
+int classes_sweep(struct agent *ag, JNIEnv *jni);
+/* Makes sure the class k is known; its tag, or 0 on failure. */
+jlong classes_learn(struct agent *ag, JNIEnv *jni, jclass k);
+const struct class_info *classes_find(const struct class_table *t, ht_id tag);
+
+/* ---- dump.c ---- */
+
+/* Takes one heap dump and records it. why is for messages. 0, or -1 when
+ * the dump could not be taken (a warning says why). */
+int dump_heap(struct agent *ag, JNIEnv *jni, const char *why);
+void dump_free(struct dump *d);
+
+/* ---- gcbeans.c ---- */
+
+/* The number of major GCs the JVM has run so far, from the
+ * GarbageCollectorMXBeans; -1 when it cannot tell. */
+long long gcbeans_major_count(JNIEnv *jni);
+void gcbeans_release(JNIEnv *jni);
+
+#endif

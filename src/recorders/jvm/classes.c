@@ -1,0 +1,313 @@
+/*
+ * classes.c - the classes the agent knows: each loaded class gets a tag
+ * (its class id), a class event with its Java name, and for an instance
+ * class the slot of each reference field, so that the references the heap
+ * walk reports by field index land in field order with nulls kept.
+ *
+ * All of it needs JVMTI and JNI calls, which a heap walk's callbacks may
+ * not make: it runs before each walk, over every loaded class.
+ */
+#include "agent.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ACC_STATIC 0x0008
+
+void classes_init(struct class_table *t)
+{
+	memset(t, 0, sizeof(*t));
+	idmap_init(&t->by_tag);
+}
+
+void classes_free(struct class_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i].slot_of);
+	free(t->v);
+	idmap_free(&t->by_tag);
+	classes_init(t);
+}
+
+const struct class_info *classes_find(const struct class_table *t, ht_id tag)
+{
+	uint32_t i;
+
+	return tag && idmap_get(&t->by_tag, tag, &i) ? &t->v[i] : NULL;
+}
+
+/* ---- layouts ------------------------------------------------------------- */
+
+/* A growable list of local class references. */
+struct class_list {
+	jclass *v;
+	size_t n, cap;
+};
+
+static int list_add(struct class_list *l, jclass k)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		jclass *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = k;
+	return 0;
+}
+
+static bool list_has(JNIEnv *jni, const struct class_list *l, jclass k)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if ((*jni)->IsSameObject(jni, l->v[i], k))
+			return true;
+	return false;
+}
+
+/* Adds k's interfaces and, transitively, theirs to l. */
+static int add_interfaces(jvmtiEnv *jv, JNIEnv *jni, jclass k,
+			  struct class_list *l)
+{
+	jint n = 0;
+	jclass *ifs = NULL;
+	int rc = 0;
+
+	if ((*jv)->GetImplementedInterfaces(jv, k, &n, &ifs) !=
+	    JVMTI_ERROR_NONE)
+		return -1;
+	for (jint i = 0; i < n && rc == 0; i++) {
+		if (list_has(jni, l, ifs[i]))
+			continue;
+		rc = list_add(l, ifs[i]);
+		if (rc == 0)
+			rc = add_interfaces(jv, jni, ifs[i], l);
+	}
+	(*jv)->Deallocate(jv, (unsigned char *)ifs);
+	return rc;
+}
+
+static jint field_count(jvmtiEnv *jv, jclass k)
+{
+	jint n = 0;
+	jfieldID *fields = NULL;
+
+	if ((*jv)->GetClassFields(jv, k, &n, &fields) != JVMTI_ERROR_NONE)
+		return -1;
+	(*jv)->Deallocate(jv, (unsigned char *)fields);
+	return n;
+}
+
+static bool is_reference_field(jvmtiEnv *jv, jclass k, jfieldID f)
+{
+	char *sig = NULL;
+	jint mods = 0;
+	bool ref;
+
+	if ((*jv)->GetFieldModifiers(jv, k, f, &mods) != JVMTI_ERROR_NONE ||
+	    (mods & ACC_STATIC))
+		return false;
+	if ((*jv)->GetFieldName(jv, k, f, NULL, &sig, NULL) != JVMTI_ERROR_NONE)
+		return false;
+	ref = sig[0] == 'L' || sig[0] == '[';
+	(*jv)->Deallocate(jv, (unsigned char *)sig);
+	return ref;
+}
+
+/* Appends the slots of k's own fields to ci (slot_of has room). */
+static int layout_fields(jvmtiEnv *jv, jclass k, struct class_info *ci,
+			 uint32_t room)
+{
+	jint n = 0;
+	jfieldID *fields = NULL;
+
+	if ((*jv)->GetClassFields(jv, k, &n, &fields) != JVMTI_ERROR_NONE)
+		return -1;
+	for (jint i = 0; i < n && ci->n_fields < room; i++)
+		ci->slot_of[ci->n_fields++] =
+			is_reference_field(jv, k, fields[i]) ?
+			(int32_t)ci->n_slots++ : -1;
+	(*jv)->Deallocate(jv, (unsigned char *)fields);
+	return 0;
+}
+
+/*
+ * The JVMTI field index of a field of class C: the fields of every
+ * interface C implements (its superclasses' included) come first, then the
+ * fields of java.lang.Object, of each superclass down to C, and of C, each
+ * class's in GetClassFields order (JVMTI specification, "Field Index").
+ */
+static int layout_instance(jvmtiEnv *jv, JNIEnv *jni, jclass k,
+			   struct class_info *ci)
+{
+	struct class_list chain = {0}, ifs = {0};
+	uint32_t before = 0, total = 0;
+	int rc = -1;
+
+	for (jclass c = k; c; c = (*jni)->GetSuperclass(jni, c))
+		if (list_add(&chain, c) < 0)
+			goto out;
+	for (size_t i = 0; i < chain.n; i++)
+		if (add_interfaces(jv, jni, chain.v[i], &ifs) < 0)
+			goto out;
+	for (size_t i = 0; i < ifs.n; i++) {
+		jint n = field_count(jv, ifs.v[i]);
+
+		if (n < 0)
+			goto out;
+		before += (uint32_t)n;
+	}
+	for (size_t i = 0; i < chain.n; i++) {
+		jint n = field_count(jv, chain.v[i]);
+
+		if (n < 0)
+			goto out;
+		total += (uint32_t)n;
+	}
+	ci->slot_of = malloc((total ? total : 1) * sizeof(*ci->slot_of));
+	if (!ci->slot_of)
+		goto out;
+	ci->first_index = before;
+	for (size_t i = chain.n; i-- > 0;)
+		if (layout_fields(jv, chain.v[i], ci, total) < 0)
+			goto out;
+	rc = 0;
+out:
+	free(chain.v);
+	free(ifs.v);
+	return rc;
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+static struct class_info *add_entry(struct class_table *t, jlong tag)
+{
+	struct class_info *ci;
+
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 1024;
+		struct class_info *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->v = v;
+		t->cap = cap;
+	}
+	if (idmap_put(&t->by_tag, (uint64_t)tag, (uint32_t)t->n) < 0)
+		return NULL;
+	ci = &t->v[t->n++];
+	memset(ci, 0, sizeof(*ci));
+	ci->tag = (ht_id)tag;
+	return ci;
+}
+
+/* Names the class in the trace and sets its kind; 0 or -1. */
+static int describe(struct agent *ag, jclass k, struct class_info *ci)
+{
+	jvmtiEnv *jv = ag->jvmti;
+	char *sig = NULL, *name;
+
+	if ((*jv)->GetClassSignature(jv, k, &sig, NULL) != JVMTI_ERROR_NONE)
+		return -1;
+	if (sig[0] == '[')
+		ci->kind = sig[1] == 'L' || sig[1] == '[' ?
+			CLASS_OBJECT_ARRAY : CLASS_PRIMITIVE_ARRAY;
+	else
+		ci->kind = CLASS_INSTANCE;
+	name = java_type_name(sig);
+	(*jv)->Deallocate(jv, (unsigned char *)sig);
+	if (!name)
+		return -1;
+	if (strcmp(name, "java.lang.Class") == 0)
+		ag->classes.class_class = ci->tag;
+	ht_class(ag->rec, ci->tag, name, false, 0);
+	free(name);
+	return 0;
+}
+
+static bool is_prepared(jvmtiEnv *jv, jclass k)
+{
+	jint status = 0;
+
+	return (*jv)->GetClassStatus(jv, k, &status) == JVMTI_ERROR_NONE &&
+	       (status & (JVMTI_CLASS_STATUS_PREPARED |
+			  JVMTI_CLASS_STATUS_ARRAY |
+			  JVMTI_CLASS_STATUS_PRIMITIVE));
+}
+
+/* A class whose fields are not laid out yet (it was not prepared when it
+ * was first seen) is looked at again: it has no instances before then. */
+static bool needs_layout(const struct class_info *ci)
+{
+	return ci->kind == CLASS_INSTANCE && !ci->slot_of;
+}
+
+jlong classes_learn(struct agent *ag, JNIEnv *jni, jclass k)
+{
+	jvmtiEnv *jv = ag->jvmti;
+	struct class_info *ci;
+	jlong tag = 0;
+	uint32_t i;
+
+	if ((*jv)->GetTag(jv, k, &tag) != JVMTI_ERROR_NONE)
+		return 0;
+	if (tag == 0) {
+		tag = agent_new_tag(ag);
+		if ((*jv)->SetTag(jv, k, tag) != JVMTI_ERROR_NONE)
+			return 0;
+	}
+	if (idmap_get(&ag->classes.by_tag, (uint64_t)tag, &i)) {
+		ci = &ag->classes.v[i];
+	} else {
+		ci = add_entry(&ag->classes, tag);
+		if (!ci || describe(ag, k, ci) < 0)
+			return ci ? tag : 0;
+	}
+	if (needs_layout(ci) && is_prepared(jv, k) &&
+	    (*jni)->PushLocalFrame(jni, 32) == 0) {
+		if (layout_instance(jv, jni, k, ci) < 0) {
+			free(ci->slot_of);
+			ci->slot_of = NULL;
+			ci->n_fields = ci->n_slots = 0;
+		}
+		(*jni)->PopLocalFrame(jni, NULL);
+	}
+	return tag;
+}
+
+int classes_sweep(struct agent *ag, JNIEnv *jni)
+{
+	jvmtiEnv *jv = ag->jvmti;
+	jint n = 0;
+	jclass *v = NULL;
+	int rc = 0;
+
+	/* GetLoadedClasses makes a local reference per class at once: room
+	 * for about as many as last time, and more */
+	if ((*jni)->PushLocalFrame(jni, (jint)(ag->classes.n + 4096)) != 0)
+		return -1;
+	if ((*jv)->GetLoadedClasses(jv, &n, &v) != JVMTI_ERROR_NONE) {
+		(*jni)->PopLocalFrame(jni, NULL);
+		return -1;
+	}
+	for (jint i = 0; i < n; i++) {
+		jlong tag = 0;
+		uint32_t at;
+
+		/* the common case, a class known and laid out: one lookup */
+		if ((*jv)->GetTag(jv, v[i], &tag) == JVMTI_ERROR_NONE && tag &&
+		    idmap_get(&ag->classes.by_tag, (uint64_t)tag, &at) &&
+		    !needs_layout(&ag->classes.v[at])) {
+			(*jni)->DeleteLocalRef(jni, v[i]);
+			continue;
+		}
+		if (classes_learn(ag, jni, v[i]) == 0)
+			rc = -1;
+		(*jni)->DeleteLocalRef(jni, v[i]);
+	}
+	(*jv)->Deallocate(jv, (unsigned char *)v);
+	(*jni)->PopLocalFrame(jni, NULL);
+	return rc;
+}

@@ -1,0 +1,780 @@
+/*
+ * dump.c - one heap dump: a walk of the heap from the roots
+ * (FollowReferences), then the events it becomes, in the container model
+ * of the Microsoft VM's heap dumps (heaptrace(5)):
+ *
+ *   C_BEGIN
+ *   C_RT_THREAD thread      the Thread object, JNI locals outside frames
+ *     C_RT_JIT frame method   a Java frame's locals (C_RT_NATIVE for a
+ *                             native method's JNI locals)
+ *   C_RT_STRONGPTR          JNI global references
+ *   C_RT_CLASS class        the class's own object, and the values of its
+ *                           static fields
+ *   C_RT_INTERNALVM         objects whose monitors are held
+ *   C_RT_ROOTTABLE          other roots of the VM
+ *   C_HEAP                  every object reached, with its references
+ *   C_END
+ *
+ * The walk runs at a safepoint and its callbacks may call no JVMTI or JNI
+ * function, so they only write down what they are told: every object with
+ * its class tag and size, every reference by field or element index, every
+ * root with its thread, frame and method. The events are made afterwards,
+ * while the program runs again: the dump is the heap as it was during the
+ * walk.
+ */
+#include "agent.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NO_CLASS UINT32_MAX
+
+/* One object of the dump. Its references are n_slots entries of
+ * d->slots from first (fields or elements in order, 0 for null), then
+ * n_extra entries of d->extras (references that are not fields: a class's
+ * loader, superclass, constant pool entries...). */
+struct object_rec {
+	ht_id id;
+	ht_id cls;
+	uint64_t size;
+	size_t first;
+	uint32_t n_slots;
+	uint32_t n_extra;
+	uint32_t class_index; /* in ag->classes.v, NO_CLASS if unknown */
+};
+
+struct extra_ref {
+	uint32_t object;
+	uint32_t seq;
+	ht_id target;
+};
+
+/* The containers roots go to, in the order they are recorded. */
+enum root_group {
+	G_THREAD,
+	G_STRONG,
+	G_CLASS,
+	G_MONITOR,
+	G_OTHER,
+};
+
+struct root_rec {
+	uint8_t group;
+	jint depth;        /* the frame; -1 for the thread itself */
+	ht_id owner;       /* the thread (G_THREAD) or class (G_CLASS) tag */
+	jmethodID method;  /* the frame's */
+	ht_id target;
+	uint32_t seq;      /* report order: ties keep it */
+};
+
+struct dump {
+	struct agent *ag;
+	struct object_rec *objs;
+	size_t n_objs, cap_objs;
+	ht_id *slots;
+	size_t n_slots, cap_slots;
+	struct extra_ref *extras;
+	size_t n_extras, cap_extras;
+	struct root_rec *roots;
+	size_t n_roots, cap_roots;
+	/* where each object is in objs: tags handed out during this walk
+	 * (from walk_base on, in order) in a plain array, older tags in a
+	 * map */
+	jlong walk_base;
+	uint32_t *fresh;
+	size_t n_fresh, cap_fresh;
+	struct idmap index;
+	struct idmap class_roots; /* class objects made roots, and the last */
+	jlong last_class_root;
+	jlong last_tag;         /* the referrer looked up last, and where */
+	uint32_t last_index;
+	bool no_memory;
+	bool class_missing;     /* an object whose class tag was 0 */
+	/* for making the events */
+	ht_id *refs;
+	size_t cap_refs;
+	uint32_t *zeros;
+	size_t cap_zeros;
+};
+
+/*
+ * Makes room for need elements in the array that the pointer at vp points
+ * to, of *cap elements of elem bytes: 0, or -1 when out of memory (the
+ * array is kept). The pointer is copied in and out with memcpy: vp points
+ * to a pointer of some other type than void *.
+ */
+static int reserve(void *vp, size_t *cap, size_t need, size_t elem)
+{
+	size_t c = *cap ? *cap : 1024;
+	void *v, *nv;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	memcpy(&v, vp, sizeof(v));
+	nv = realloc(v, c * elem);
+	if (!nv)
+		return -1;
+	memcpy(vp, &nv, sizeof(nv));
+	*cap = c;
+	return 0;
+}
+
+static void reset(struct dump *d)
+{
+	d->n_objs = d->n_slots = d->n_extras = d->n_roots = d->n_fresh = 0;
+	idmap_clear(&d->index);
+	idmap_clear(&d->class_roots);
+	d->last_class_root = 0;
+	d->last_tag = 0;
+	d->no_memory = false;
+	d->class_missing = false;
+}
+
+void dump_free(struct dump *d)
+{
+	if (!d)
+		return;
+	free(d->objs);
+	free(d->slots);
+	free(d->extras);
+	free(d->roots);
+	free(d->refs);
+	free(d->zeros);
+	free(d->fresh);
+	idmap_free(&d->index);
+	idmap_free(&d->class_roots);
+	free(d);
+}
+
+/* ---- the walk's callback ------------------------------------------------- */
+
+static uint32_t slots_for(const struct class_info *ci, jint length)
+{
+	if (!ci)
+		return 0;
+	switch (ci->kind) {
+	case CLASS_INSTANCE:
+		return ci->n_slots;
+	case CLASS_OBJECT_ARRAY:
+		return length > 0 ? (uint32_t)length : 0;
+	default:
+		return 0;
+	}
+}
+
+/* Appends the record of a new object to objs. */
+static int new_object(struct dump *d, jlong tag, jlong class_tag, jlong size,
+		      jint length)
+{
+	const struct class_table *t = &d->ag->classes;
+	const struct class_info *ci = classes_find(t, (ht_id)class_tag);
+	struct object_rec *o;
+	uint32_t n;
+
+	/* a class object's references are none of java.lang.Class's
+	 * fields: they are its loader, superclass, statics... */
+	if ((ht_id)class_tag == t->class_class)
+		ci = NULL;
+	n = slots_for(ci, length);
+	if (d->n_objs >= UINT32_MAX - 1 ||
+	    reserve(&d->objs, &d->cap_objs, d->n_objs + 1, sizeof(*d->objs)) ||
+	    reserve(&d->slots, &d->cap_slots, d->n_slots + n,
+		    sizeof(*d->slots)))
+		return -1;
+	o = &d->objs[d->n_objs++];
+	o->id = (ht_id)tag;
+	o->cls = (ht_id)class_tag;
+	o->size = (uint64_t)size;
+	o->first = d->n_slots;
+	o->n_slots = n;
+	o->n_extra = 0;
+	o->class_index = ci ? (uint32_t)(ci - t->v) : NO_CLASS;
+	memset(d->slots + d->n_slots, 0, n * sizeof(*d->slots));
+	d->n_slots += n;
+	if (class_tag == 0)
+		d->class_missing = true;
+	return 0;
+}
+
+/* Where the object tagged tag is in objs; false if it is not there. */
+static bool find_object(const struct dump *d, jlong tag, uint32_t *index)
+{
+	if (tag >= d->walk_base) {
+		if ((size_t)(tag - d->walk_base) >= d->n_fresh)
+			return false;
+		*index = d->fresh[tag - d->walk_base];
+		return true;
+	}
+	return idmap_get(&d->index, (uint64_t)tag, index);
+}
+
+/* The record of the object tagged tag, made on first sight; fresh when
+ * the walk has just tagged it. */
+static int object_for(struct dump *d, jlong tag, bool fresh, jlong class_tag,
+		      jlong size, jint length)
+{
+	uint32_t at = (uint32_t)d->n_objs;
+	int rc;
+
+	if (fresh) {
+		if (reserve(&d->fresh, &d->cap_fresh, d->n_fresh + 1,
+			    sizeof(*d->fresh)) < 0)
+			return -1;
+		d->fresh[d->n_fresh++] = at;
+		return new_object(d, tag, class_tag, size, length);
+	}
+	/* tagged earlier in this walk: recorded then */
+	if (tag >= d->walk_base)
+		return 0;
+	rc = idmap_get_or_add(&d->index, (uint64_t)tag, &at);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	return new_object(d, tag, class_tag, size, length);
+}
+
+/* The walk reports an object's references one after the other: the
+ * referrer is remembered between them. */
+static bool find_referrer(struct dump *d, jlong tag, uint32_t *index)
+{
+	if (tag == d->last_tag) {
+		*index = d->last_index;
+		return true;
+	}
+	if (!find_object(d, tag, index))
+		return false;
+	d->last_tag = tag;
+	d->last_index = *index;
+	return true;
+}
+
+static int add_root(struct dump *d, enum root_group group, ht_id owner,
+		    jint depth, jmethodID method, jlong target)
+{
+	struct root_rec *r;
+
+	if (reserve(&d->roots, &d->cap_roots, d->n_roots + 1,
+		    sizeof(*d->roots)) < 0)
+		return -1;
+	r = &d->roots[d->n_roots];
+	r->group = (uint8_t)group;
+	r->owner = owner;
+	r->depth = method ? depth : -1;
+	r->method = method;
+	r->target = (ht_id)target;
+	r->seq = (uint32_t)d->n_roots++;
+	return 0;
+}
+
+/*
+ * A class's object is a root of the class: the JVM holds it in the class's
+ * data as long as the class is loaded. JVMTI reports it as a root for the
+ * system classes only; for the others it reports the reference from each
+ * instance to its class, which is not a field: the first one makes the
+ * root, so that class objects that no field reaches (array and hidden
+ * classes) are not left unreachable.
+ */
+static int root_class_object(struct dump *d, jlong class_object)
+{
+	uint32_t unused = 0;
+	int rc;
+
+	if (class_object == d->last_class_root)
+		return 0;
+	d->last_class_root = class_object;
+	rc = idmap_get_or_add(&d->class_roots, (uint64_t)class_object, &unused);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	return add_root(d, G_CLASS, (ht_id)class_object, -1, NULL,
+			class_object);
+}
+
+static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
+			  const jvmtiHeapReferenceInfo *info, jlong target)
+{
+	switch (kind) {
+	case JVMTI_HEAP_REFERENCE_THREAD:
+		return add_root(d, G_THREAD, (ht_id)target, -1, NULL, target);
+	case JVMTI_HEAP_REFERENCE_STACK_LOCAL:
+		return add_root(d, G_THREAD,
+				(ht_id)info->stack_local.thread_tag,
+				info->stack_local.depth,
+				info->stack_local.method, target);
+	case JVMTI_HEAP_REFERENCE_JNI_LOCAL:
+		return add_root(d, G_THREAD, (ht_id)info->jni_local.thread_tag,
+				info->jni_local.depth, info->jni_local.method,
+				target);
+	case JVMTI_HEAP_REFERENCE_JNI_GLOBAL:
+		return add_root(d, G_STRONG, 0, -1, NULL, target);
+	case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
+		return root_class_object(d, target);
+	case JVMTI_HEAP_REFERENCE_MONITOR:
+		return add_root(d, G_MONITOR, 0, -1, NULL, target);
+	default:
+		return add_root(d, G_OTHER, 0, -1, NULL, target);
+	}
+}
+
+static int add_extra(struct dump *d, uint32_t object, jlong target)
+{
+	struct extra_ref *e;
+
+	if (d->n_extras >= UINT32_MAX ||
+	    reserve(&d->extras, &d->cap_extras, d->n_extras + 1,
+		    sizeof(*d->extras)) < 0)
+		return -1;
+	e = &d->extras[d->n_extras];
+	e->object = object;
+	e->seq = (uint32_t)d->n_extras++;
+	e->target = (ht_id)target;
+	d->objs[object].n_extra++;
+	return 0;
+}
+
+/* The slot of field index in o, or -1 when it has none. */
+static int64_t field_slot(const struct dump *d, const struct object_rec *o,
+			  jint index)
+{
+	const struct class_info *ci;
+	int64_t at;
+
+	if (o->class_index == NO_CLASS)
+		return -1;
+	ci = &d->ag->classes.v[o->class_index];
+	at = (int64_t)index - ci->first_index;
+	if (at < 0 || at >= ci->n_fields || ci->slot_of[at] < 0 ||
+	    (uint32_t)ci->slot_of[at] >= o->n_slots)
+		return -1;
+	return ci->slot_of[at];
+}
+
+static int object_reference(struct dump *d, jvmtiHeapReferenceKind kind,
+			    const jvmtiHeapReferenceInfo *info, jlong referrer,
+			    jlong target)
+{
+	struct object_rec *o;
+	uint32_t from;
+	int64_t slot = -1;
+
+	/* An object's class is its class id, not one of its fields; a
+	 * static field's value is a root of its class (C_RT_CLASS). */
+	if (kind == JVMTI_HEAP_REFERENCE_CLASS)
+		return root_class_object(d, target);
+	if (kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD)
+		return add_root(d, G_CLASS, (ht_id)referrer, -1, NULL, target);
+	/* the referrer was reported (and tagged) before its references */
+	if (!find_referrer(d, referrer, &from))
+		return 0;
+	o = &d->objs[from];
+	if (kind == JVMTI_HEAP_REFERENCE_FIELD)
+		slot = field_slot(d, o, info->field.index);
+	else if (kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT &&
+		 info->array.index >= 0 &&
+		 (uint32_t)info->array.index < o->n_slots)
+		slot = info->array.index;
+	if (slot < 0)
+		return add_extra(d, from, target);
+	d->slots[o->first + (size_t)slot] = (ht_id)target;
+	return 0;
+}
+
+static jint JNICALL on_reference(jvmtiHeapReferenceKind kind,
+				 const jvmtiHeapReferenceInfo *info,
+				 jlong class_tag, jlong referrer_class_tag,
+				 jlong size, jlong *tag_ptr,
+				 jlong *referrer_tag_ptr, jint length,
+				 void *user_data)
+{
+	struct dump *d = user_data;
+	bool fresh = *tag_ptr == 0;
+	int rc;
+
+	(void)referrer_class_tag;
+	if (fresh)
+		*tag_ptr = agent_new_tag(d->ag);
+	if (object_for(d, *tag_ptr, fresh, class_tag, size, length) < 0)
+		goto no_memory;
+	if (!referrer_tag_ptr)
+		rc = root_reference(d, kind, info, *tag_ptr);
+	else if (*referrer_tag_ptr == 0)
+		rc = 0; /* cannot be: a referrer is reported first */
+	else
+		rc = object_reference(d, kind, info, *referrer_tag_ptr,
+				      *tag_ptr);
+	if (rc < 0)
+		goto no_memory;
+	return JVMTI_VISIT_OBJECTS;
+no_memory:
+	d->no_memory = true;
+	return JVMTI_VISIT_ABORT;
+}
+
+/* ---- after the walk: what the events need that the walk could not ask ---- */
+
+/*
+ * Objects whose class was loaded after the sweep came with class tag 0;
+ * their class is looked up now. Their references went to extras (no
+ * layout was known), in the order the walk reported them.
+ */
+static void find_missing_classes(struct dump *d, JNIEnv *jni)
+{
+	jvmtiEnv *jv = d->ag->jvmti;
+	jlong *tags, *found_tags = NULL;
+	jobject *found = NULL;
+	jint n = 0, n_found = 0;
+
+	tags = malloc(d->n_objs * sizeof(*tags));
+	if (!tags)
+		return;
+	for (size_t i = 0; i < d->n_objs && n < INT32_MAX; i++)
+		if (!d->objs[i].cls)
+			tags[n++] = (jlong)d->objs[i].id;
+	if (n == 0 || (*jni)->PushLocalFrame(jni, n + 16) != 0) {
+		free(tags);
+		return;
+	}
+	if ((*jv)->GetObjectsWithTags(jv, n, tags, &n_found, &found,
+				      &found_tags) == JVMTI_ERROR_NONE) {
+		for (jint i = 0; i < n_found; i++) {
+			jclass k = (*jni)->GetObjectClass(jni, found[i]);
+			uint32_t at;
+
+			if (k && find_object(d, found_tags[i], &at))
+				d->objs[at].cls =
+					(ht_id)classes_learn(d->ag, jni, k);
+		}
+		(*jv)->Deallocate(jv, (unsigned char *)found);
+		(*jv)->Deallocate(jv, (unsigned char *)found_tags);
+	}
+	(*jni)->PopLocalFrame(jni, NULL);
+	free(tags);
+}
+
+/* Thread events for the threads alive now, under their current names. */
+static void name_threads(struct agent *ag, JNIEnv *jni)
+{
+	jvmtiEnv *jv = ag->jvmti;
+	jthread *threads = NULL;
+	jint n = 0;
+
+	if ((*jni)->PushLocalFrame(jni, 1024) != 0)
+		return;
+	if ((*jv)->GetAllThreads(jv, &n, &threads) != JVMTI_ERROR_NONE) {
+		(*jni)->PopLocalFrame(jni, NULL);
+		return;
+	}
+	for (jint i = 0; i < n; i++) {
+		jvmtiThreadInfo info;
+		jlong tag = 0;
+
+		if ((*jv)->GetTag(jv, threads[i], &tag) == JVMTI_ERROR_NONE &&
+		    tag &&
+		    (*jv)->GetThreadInfo(jv, threads[i], &info) ==
+			    JVMTI_ERROR_NONE) {
+			ht_thread(ag->rec, (ht_id)tag,
+				  info.name ? info.name : "");
+			(*jv)->Deallocate(jv, (unsigned char *)info.name);
+			(*jni)->DeleteLocalRef(jni, info.thread_group);
+			(*jni)->DeleteLocalRef(jni, info.context_class_loader);
+		}
+		(*jni)->DeleteLocalRef(jni, threads[i]);
+	}
+	(*jv)->Deallocate(jv, (unsigned char *)threads);
+	(*jni)->PopLocalFrame(jni, NULL);
+}
+
+#define METHOD_NAMED 1u
+#define METHOD_NATIVE 2u
+
+/* "KnownHeap.main"; malloc'ed, NULL if the method is gone. */
+static char *method_text(jvmtiEnv *jv, jmethodID m)
+{
+	char *name = NULL, *sig = NULL, *cls = NULL, *text = NULL;
+	jclass k = NULL;
+
+	if ((*jv)->GetMethodName(jv, m, &name, NULL, NULL) !=
+		    JVMTI_ERROR_NONE ||
+	    (*jv)->GetMethodDeclaringClass(jv, m, &k) != JVMTI_ERROR_NONE ||
+	    (*jv)->GetClassSignature(jv, k, &sig, NULL) != JVMTI_ERROR_NONE)
+		goto out;
+	cls = java_type_name(sig);
+	if (cls && (text = malloc(strlen(cls) + strlen(name) + 2)))
+		sprintf(text, "%s.%s", cls, name);
+out:
+	(*jv)->Deallocate(jv, (unsigned char *)name);
+	(*jv)->Deallocate(jv, (unsigned char *)sig);
+	free(cls);
+	return text;
+}
+
+/* Method events for the frames' methods not named before; notes which
+ * are native (their frames are C_RT_NATIVE). */
+static void name_methods(struct dump *d, JNIEnv *jni)
+{
+	struct agent *ag = d->ag;
+	jvmtiEnv *jv = ag->jvmti;
+
+	if ((*jni)->PushLocalFrame(jni, 64) != 0)
+		return;
+	for (size_t i = 0; i < d->n_roots; i++) {
+		jmethodID m = d->roots[i].method;
+		uint32_t flags = METHOD_NAMED;
+		jboolean native = JNI_FALSE;
+		char *text;
+
+		if (!m || idmap_get(&ag->methods_named, (uint64_t)(uintptr_t)m,
+				    &flags))
+			continue;
+		text = method_text(jv, m);
+		if (text)
+			ht_method(ag->rec, (ht_id)(uintptr_t)m, text);
+		free(text);
+		if ((*jv)->IsMethodNative(jv, m, &native) == JVMTI_ERROR_NONE &&
+		    native)
+			flags |= METHOD_NATIVE;
+		idmap_put(&ag->methods_named, (uint64_t)(uintptr_t)m, flags);
+	}
+	(*jni)->PopLocalFrame(jni, NULL);
+}
+
+/* ---- the events ---------------------------------------------------------- */
+
+static int compare_roots(const void *pa, const void *pb)
+{
+	const struct root_rec *a = pa, *b = pb;
+
+	if (a->group != b->group)
+		return a->group < b->group ? -1 : 1;
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	if (a->depth != b->depth)
+		return a->depth < b->depth ? -1 : 1;
+	if (a->method != b->method)
+		return (uintptr_t)a->method < (uintptr_t)b->method ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int compare_extras(const void *pa, const void *pb)
+{
+	const struct extra_ref *a = pa, *b = pb;
+
+	if (a->object != b->object)
+		return a->object < b->object ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static bool same_container(const struct root_rec *a, const struct root_rec *b)
+{
+	return a->group == b->group && a->owner == b->owner &&
+	       a->depth == b->depth && a->method == b->method;
+}
+
+/* A frame's id: its thread and its depth, which the JVM numbers from the
+ * top of the stack. */
+static ht_id frame_id(const struct root_rec *r)
+{
+	return r->owner << 24 | ((ht_id)r->depth & 0xffffff);
+}
+
+static void begin_container_of(struct dump *d, const struct root_rec *r,
+			       const struct root_rec *prev)
+{
+	struct ht_recorder *rec = d->ag->rec;
+	uint32_t flags = 0;
+
+	switch (r->group) {
+	case G_THREAD:
+		if (!prev || prev->group != G_THREAD || prev->owner != r->owner)
+			ht_begin_container(rec, HT_C_RT_THREAD, r->owner, 0);
+		if (r->depth < 0)
+			break;
+		idmap_get(&d->ag->methods_named, (uint64_t)(uintptr_t)r->method,
+			  &flags);
+		ht_begin_container(rec, flags & METHOD_NATIVE ?
+				   HT_C_RT_NATIVE : HT_C_RT_JIT, frame_id(r),
+				   (ht_id)(uintptr_t)r->method);
+		break;
+	case G_STRONG:
+		ht_begin_container(rec, HT_C_RT_STRONGPTR, 0, 0);
+		break;
+	case G_CLASS:
+		ht_begin_container(rec, HT_C_RT_CLASS, r->owner, 0);
+		break;
+	case G_MONITOR:
+		ht_begin_container(rec, HT_C_RT_INTERNALVM, 0, 0);
+		break;
+	default:
+		ht_begin_container(rec, HT_C_RT_ROOTTABLE, 0, 0);
+		break;
+	}
+}
+
+static void record_roots(struct dump *d)
+{
+	size_t i = 0;
+
+	while (i < d->n_roots) {
+		const struct root_rec *r = &d->roots[i];
+		size_t n = 0;
+
+		begin_container_of(d, r, i ? &d->roots[i - 1] : NULL);
+		while (i + n < d->n_roots &&
+		       same_container(r, &d->roots[i + n])) {
+			d->refs[n] = d->roots[i + n].target;
+			n++;
+		}
+		ht_root_references(d->ag->rec, n, d->refs, d->zeros, NULL, NULL,
+				   NULL, HT_RESULT_OK);
+		i += n;
+	}
+}
+
+static void record_objects(struct dump *d)
+{
+	size_t e = 0;
+
+	for (size_t i = 0; i < d->n_objs; i++) {
+		const struct object_rec *o = &d->objs[i];
+		const ht_id *refs = d->slots + o->first;
+		size_t n = o->n_slots;
+
+		if (o->n_extra) {
+			memcpy(d->refs, refs, n * sizeof(*refs));
+			for (uint32_t k = 0; k < o->n_extra; k++)
+				d->refs[n++] = d->extras[e++].target;
+			refs = d->refs;
+		}
+		ht_object_references(d->ag->rec, o->id, o->cls, o->size, 0, n,
+				     refs, NULL, -1, HT_RESULT_OK);
+	}
+}
+
+/* Scratch arrays as long as the longest root run or reference list. */
+static int prepare_scratch(struct dump *d)
+{
+	size_t longest = d->n_roots;
+
+	for (size_t i = 0; i < d->n_objs; i++) {
+		size_t n = (size_t)d->objs[i].n_slots + d->objs[i].n_extra;
+
+		if (d->objs[i].n_extra && n > longest)
+			longest = n;
+	}
+	if (reserve(&d->refs, &d->cap_refs, longest + 1, sizeof(*d->refs)) ||
+	    reserve(&d->zeros, &d->cap_zeros, d->n_roots + 1,
+		    sizeof(*d->zeros)))
+		return -1;
+	memset(d->zeros, 0, (d->n_roots + 1) * sizeof(*d->zeros));
+	return 0;
+}
+
+/* The events, under record_lock so that no GC comes between them. Only
+ * the shim is called while it is held. */
+static void record_dump(struct dump *d)
+{
+	struct agent *ag = d->ag;
+	jvmtiEnv *jv = ag->jvmti;
+
+	(*jv)->RawMonitorEnter(jv, ag->record_lock);
+	if (!ag->closed) {
+		ht_begin_container(ag->rec, HT_C_BEGIN, 0, 0);
+		record_roots(d);
+		ht_begin_container(ag->rec, HT_C_HEAP, 0, 0);
+		record_objects(d);
+		ht_begin_container(ag->rec, HT_C_END, 0, 0);
+	}
+	(*jv)->RawMonitorExit(jv, ag->record_lock);
+}
+
+/* ---- one dump ------------------------------------------------------------ */
+
+static struct dump *dump_scratch(struct agent *ag)
+{
+	if (!ag->dump) {
+		ag->dump = calloc(1, sizeof(*ag->dump));
+		if (!ag->dump)
+			return NULL;
+		ag->dump->ag = ag;
+		idmap_init(&ag->dump->index);
+		idmap_init(&ag->dump->class_roots);
+	}
+	reset(ag->dump);
+	return ag->dump;
+}
+
+static int walk(struct dump *d)
+{
+	jvmtiEnv *jv = d->ag->jvmti;
+	jvmtiHeapCallbacks cb;
+	jvmtiError err;
+
+	memset(&cb, 0, sizeof(cb));
+	cb.heap_reference_callback = on_reference;
+	/* only the walk hands out tags from here on */
+	d->walk_base = d->ag->next_tag;
+	err = (*jv)->FollowReferences(jv, 0, NULL, NULL, &cb, d);
+	if (d->no_memory) {
+		agent_warn("out of memory during the heap walk: dump skipped");
+		return -1;
+	}
+	if (err != JVMTI_ERROR_NONE) {
+		agent_warn("FollowReferences failed (JVMTI error %d): dump "
+			   "skipped", (int)err);
+		return -1;
+	}
+	return 0;
+}
+
+static double elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - since->tv_sec) * 1e3 +
+	       (double)(now.tv_nsec - since->tv_nsec) / 1e6;
+}
+
+int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
+{
+	struct timespec start;
+	struct dump *d = dump_scratch(ag);
+	double walked_ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	if (!d) {
+		agent_warn("out of memory: dump (%s) skipped", why);
+		return -1;
+	}
+	/* classes first: the walk gives each object its class's tag, 0 for
+	 * a class not tagged yet */
+	if (classes_sweep(ag, jni) < 0)
+		agent_warn("some classes could not be looked at; their "
+			   "objects' references are listed unordered");
+	if (walk(d) < 0)
+		return -1;
+	walked_ms = elapsed_ms(&start);
+	if (d->class_missing)
+		find_missing_classes(d, jni);
+	/* classes loaded since the sweep may have been reached: name them */
+	classes_sweep(ag, jni);
+	name_threads(ag, jni);
+	name_methods(d, jni);
+	qsort(d->roots, d->n_roots, sizeof(*d->roots), compare_roots);
+	qsort(d->extras, d->n_extras, sizeof(*d->extras), compare_extras);
+	if (prepare_scratch(d) < 0) {
+		agent_warn("out of memory: dump (%s) skipped", why);
+		return -1;
+	}
+	record_dump(d);
+	ag->dumps_taken++;
+	if (ag->opt.verbose)
+		agent_warn("dump %llu (%s): %zu objects, %zu roots, %.1f ms "
+			   "(walk %.1f ms)",
+			   (unsigned long long)ag->dumps_taken - 1, why,
+			   d->n_objs, d->n_roots, elapsed_ms(&start),
+			   walked_ms);
+	return 0;
+}

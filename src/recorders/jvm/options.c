@@ -1,0 +1,141 @@
+/*
+ * options.c - parsing the agent's option string (options.h).
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const mode_names[] = {
+	[DUMP_ON_MAJOR] = "major",
+	[DUMP_ON_EVERY_GC] = "every-gc",
+	[DUMP_ON_EXIT] = "exit",
+	[DUMP_ON_SIGNAL] = "signal",
+};
+
+#define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
+
+const char *dump_on_name(enum dump_on mode)
+{
+	return (unsigned)mode < N_MODES ? mode_names[mode] : "?";
+}
+
+static int parse_mode(const char *v, size_t len, enum dump_on *mode)
+{
+	for (size_t i = 0; i < N_MODES; i++) {
+		if (strlen(mode_names[i]) == len &&
+		    memcmp(mode_names[i], v, len) == 0) {
+			*mode = (enum dump_on)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int parse_count(const char *v, size_t len, unsigned long *n)
+{
+	char buf[32], *end;
+
+	if (len == 0 || len >= sizeof(buf) || v[0] == '-' || v[0] == '+')
+		return -1;
+	memcpy(buf, v, len);
+	buf[len] = '\0';
+	errno = 0;
+	*n = strtoul(buf, &end, 10);
+	return errno || *end || *n == 0 ? -1 : 0;
+}
+
+static bool key_is(const char *key, size_t len, const char *name)
+{
+	return strlen(name) == len && memcmp(key, name, len) == 0;
+}
+
+/* One KEY=VALUE of length len at p (output= is handled by the caller). */
+static int parse_one(const char *p, size_t len, struct agent_options *o,
+		     char *err, size_t errlen)
+{
+	const char *eq = memchr(p, '=', len);
+	size_t klen = eq ? (size_t)(eq - p) : len;
+	const char *v = eq ? eq + 1 : p + len;
+	size_t vlen = eq ? len - klen - 1 : 0;
+
+	if (key_is(p, klen, "dump-on")) {
+		if (parse_mode(v, vlen, &o->dump_on) == 0)
+			return 0;
+		snprintf(err, errlen, "dump-on must be major, every-gc, exit "
+			 "or signal, not '%.*s'", (int)vlen, v);
+		return -1;
+	}
+	if (key_is(p, klen, "every")) {
+		if (parse_count(v, vlen, &o->every) == 0)
+			return 0;
+		snprintf(err, errlen, "every must be a count of 1 or more, "
+			 "not '%.*s'", (int)vlen, v);
+		return -1;
+	}
+	if (key_is(p, klen, "verbose") && !eq) {
+		o->verbose = true;
+		return 0;
+	}
+	snprintf(err, errlen, "unknown option '%.*s' (options: dump-on=MODE, "
+		 "every=N, verbose, output=FILE last)", (int)len, p);
+	return -1;
+}
+
+static int set_output(struct agent_options *o, const char *path, char *err,
+		      size_t errlen)
+{
+	char *copy;
+
+	if (!*path) {
+		snprintf(err, errlen, "output= needs a file name");
+		return -1;
+	}
+	copy = strdup(path);
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	free(o->output);
+	o->output = copy;
+	return 0;
+}
+
+int options_parse(const char *text, struct agent_options *o, char *err,
+		  size_t errlen)
+{
+	const char *p = text ? text : "";
+
+	memset(o, 0, sizeof(*o));
+	o->dump_on = DUMP_ON_MAJOR;
+	o->every = 1;
+	while (*p) {
+		const char *comma;
+		size_t len;
+
+		if (strncmp(p, "output=", 7) == 0) {
+			if (set_output(o, p + 7, err, errlen) < 0)
+				goto fail;
+			break;
+		}
+		comma = strchr(p, ',');
+		len = comma ? (size_t)(comma - p) : strlen(p);
+		if (len > 0 && parse_one(p, len, o, err, errlen) < 0)
+			goto fail;
+		p += len + (comma != NULL);
+	}
+	if (!o->output && set_output(o, DEFAULT_OUTPUT, err, errlen) < 0)
+		goto fail;
+	return 0;
+fail:
+	options_free(o);
+	return -1;
+}
+
+void options_free(struct agent_options *o)
+{
+	free(o->output);
+	o->output = NULL;
+}

@@ -1,0 +1,42 @@
+/*
+ * options.h - the option string of the JVMTI agent:
+ *
+ *   -agentpath:libheaptrace-jvmti.so=dump-on=MODE,every=N,output=FILE
+ *
+ * Options are KEY=VALUE separated by commas. output takes everything after
+ * "output=" to the end of the string, commas included, so that any path
+ * can be given: put it last.
+ */
+#ifndef JVM_OPTIONS_H
+#define JVM_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* When to dump, besides at exit and when asked through the JVM (jcmd PID
+ * JVMTI.data_dump, SIGQUIT), which every mode does. */
+enum dump_on {
+	DUMP_ON_MAJOR,    /* after every Nth major GC */
+	DUMP_ON_EVERY_GC, /* after every Nth GC */
+	DUMP_ON_EXIT,     /* at exit only */
+	DUMP_ON_SIGNAL,   /* on SIGUSR1 */
+};
+
+struct agent_options {
+	char *output;           /* malloc'ed */
+	enum dump_on dump_on;
+	unsigned long every;    /* >= 1 */
+	bool verbose;           /* a line on stderr per dump */
+};
+
+#define DEFAULT_OUTPUT "heaptrace.ht"
+
+/* Parses text (NULL or "" for the defaults) into o. 0, or -1 with a
+ * message in err. */
+int options_parse(const char *text, struct agent_options *o, char *err,
+		  size_t errlen);
+void options_free(struct agent_options *o);
+
+const char *dump_on_name(enum dump_on mode);
+
+#endif

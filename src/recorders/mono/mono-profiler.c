@@ -1,0 +1,1016 @@
+/*
+ * mono-profiler.c - libmono-profiler-heaptrace: a Mono profiler module that
+ * records the runtime's GCs and heap walks through the heaptrace shim.
+ *
+ *   mono --profile=heaptrace:dump=major,every=1,alloc,output=FILE prog.exe
+ *
+ * What Mono tells, and what it becomes in the trace:
+ *   - GC start and end with the generation: gc_started / gc_finished. One
+ *     recorded GC runs from a START event (or, for the end of a concurrent
+ *     major begun in an earlier pause, its END) to the next START or the end
+ *     of the stop-the-world pause, whichever comes first, so that GCs never
+ *     nest and never stay open while the program runs.
+ *   - object moves (old/new pairs): moved_references blocks of length 1.
+ *   - root slots, with the source Mono registered their range with:
+ *     root_references with kinds (stack, finalizer, handle, other) and ids
+ *     (the thread of a stack, the class of a static field).
+ *   - the heap walk: CLR-style object_references inside the GC, with class,
+ *     size and the object's non-null references; Mono hands an object with
+ *     many references over in several calls, which become one event each,
+ *     all but the last flagged MORE_REFERENCES.
+ *   - class names (at class load), thread names, optionally allocations.
+ *
+ * Mono walks the heap only from the PRE_START_WORLD event, and only a walk
+ * after a serial major collection sees live objects alone (after a minor
+ * one, the old generation still holds the dead). So a dump is taken at a
+ * serial major collection; when one is wanted at another moment (after a
+ * minor or concurrent collection, on a signal) it is requested: the
+ * finalizer thread is woken and forces a serial major collection. At
+ * shutdown the recorder forces one itself.
+ *
+ * Everything between stop-world and start-world runs with the program's
+ * threads suspended, possibly inside malloc or stdio: that path uses only
+ * the shim's ht_* calls, Mono's plain getters, atomics and data allocated
+ * beforehand (rootmap.h, idset.h).
+ */
+#include "idset.h"
+#include "options.h"
+#include "rootmap.h"
+
+#include <heaptrace/record.h>
+
+#include <mono/jit/jit.h>
+#include <mono/metadata/class.h>
+#include <mono/metadata/mono-gc.h>
+#include <mono/metadata/object.h>
+#include <mono/metadata/profiler.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ht_config.h"
+
+#define DEFAULT_OUTPUT "heaptrace.ht"
+#define DUMP_SIGNAL SIGUSR1
+/* Mono hands at most 128 references per call of the walk callback; a
+ * longer piece is passed on in parts of this size. */
+#define PIECE_REFS 256
+/* Roots and moves are passed to the shim in batches from the stack. */
+#define BATCH 128
+#define CLASS_NAME_MAX 1024
+
+void mono_profiler_init_heaptrace(const char *desc);
+
+struct _MonoProfiler {
+	int unused;
+};
+
+/* The object of the walk whose references may continue in the next call:
+ * it is recorded once the next call tells whether it does. */
+struct piece {
+	bool valid;
+	ht_id id, class_id;
+	uint64_t size;
+	int generation;
+	size_t n;
+	ht_id refs[PIECE_REFS];
+};
+
+static struct {
+	struct _MonoProfiler prof;
+	MonoProfilerHandle handle;
+	struct mrec_options opt;
+	char *output;
+	struct ht_recorder *rec;
+	struct rootmap roots;
+	struct idset classes;
+
+	/* guard for closing while a callback may still record */
+	_Atomic int inflight;
+	_Atomic bool closed;
+
+	_Atomic bool runtime_ready;  /* runtime initialized: names, requests */
+	_Atomic bool requested;      /* a walk is due at the next major */
+	_Atomic bool stopping;       /* the exit dump is taken: no more walks */
+	_Atomic bool in_pause;       /* the world is stopped */
+
+	/* Pause state. Pauses are serialized by Mono's GC lock, and each one
+	 * runs on the single thread that collects, so plain fields do. */
+	int max_gen;
+	bool walk_pause;      /* this pause ends with a heap walk */
+	bool induced_pause;   /* forced by us (request, exit) */
+	bool roots_on;        /* the roots callback is installed */
+	bool gc_open;         /* gc_started recorded, gc_finished not yet */
+	bool gc_major;        /* the open GC collects the old generation */
+	bool major_running;   /* a concurrent major began in an earlier pause */
+	bool gc_started_here; /* the open GC began with a START in this pause */
+	bool notify_after;    /* wake the finalizer thread after the pause */
+	int64_t gc_number;
+	uint64_t qualifying;  /* collections that count for --every */
+	struct piece piece;
+	char class_name[CLASS_NAME_MAX];
+
+	/* classes named before the runtime could name generics fully */
+	MonoClass **early;
+	size_t n_early, cap_early;
+	pthread_mutex_t early_lock;
+
+	/* --dump-on signal: the handler posts, a helper thread requests */
+	sem_t signal_sem;
+	pthread_t signal_thread;
+	bool signal_thread_started;
+	_Atomic bool signal_quit;
+} state;
+
+/* ---- flags, and the recording guard -------------------------------------- */
+
+static bool flag(_Atomic bool *f)
+{
+	return atomic_load_explicit(f, memory_order_acquire);
+}
+
+static void set_flag(_Atomic bool *f, bool value)
+{
+	atomic_store_explicit(f, value, memory_order_release);
+}
+
+/* enter() and close_recorder() each write one variable and then read the
+ * other: sequentially consistent, so that they cannot both miss. */
+static int inflight(void)
+{
+	return atomic_load(&state.inflight);
+}
+
+static void leave(void)
+{
+	atomic_fetch_sub_explicit(&state.inflight, 1, memory_order_release);
+}
+
+static bool enter(void)
+{
+	atomic_fetch_add(&state.inflight, 1);
+	if (atomic_load(&state.closed)) {
+		leave();
+		return false;
+	}
+	return true;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "heaptrace: mono recorder: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- class names --------------------------------------------------------- */
+
+static void append(char *buf, size_t len, size_t *at, const char *s)
+{
+	while (*s && *at + 1 < len)
+		buf[(*at)++] = *s++;
+	buf[*at] = '\0';
+}
+
+/* Namespace.Outer.Inner, Element[] or Element[,], from Mono's getters
+ * only: they read the class and allocate nothing, so this may run inside
+ * a pause, and before the runtime can format type names itself. Generic
+ * arguments are left out (List`1). */
+static void append_class_name(MonoClass *k, char *buf, size_t len, size_t *at,
+			      int depth)
+{
+	int rank = mono_class_get_rank(k);
+	MonoClass *outer;
+	const char *ns;
+
+	if (rank > 0 && depth < 16) {
+		append_class_name(mono_class_get_element_class(k), buf, len, at,
+				  depth + 1);
+		append(buf, len, at, "[");
+		for (int i = 1; i < rank; i++)
+			append(buf, len, at, ",");
+		append(buf, len, at, "]");
+		return;
+	}
+	outer = mono_class_get_nesting_type(k);
+	if (outer && depth < 16) {
+		append_class_name(outer, buf, len, at, depth + 1);
+		append(buf, len, at, ".");
+	} else if ((ns = mono_class_get_namespace(k)) && *ns) {
+		append(buf, len, at, ns);
+		append(buf, len, at, ".");
+	}
+	append(buf, len, at, mono_class_get_name(k));
+}
+
+static const char *plain_class_name(MonoClass *k, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	append_class_name(k, buf, len, &at, 0);
+	return buf;
+}
+
+static void remember_early(MonoClass *k)
+{
+	pthread_mutex_lock(&state.early_lock);
+	if (state.n_early == state.cap_early) {
+		size_t cap = state.cap_early ? 2 * state.cap_early : 256;
+		MonoClass **p = realloc(state.early, cap * sizeof(*p));
+
+		if (!p)
+			goto out;
+		state.early = p;
+		state.cap_early = cap;
+	}
+	state.early[state.n_early++] = k;
+out:
+	pthread_mutex_unlock(&state.early_lock);
+}
+
+/* In a pause, for a class whose load went unseen. */
+static void name_class_in_pause(MonoClass *k)
+{
+	ht_id id = (ht_id)(uintptr_t)k;
+
+	if (idset_contains(&state.classes, id))
+		return;
+	plain_class_name(k, state.class_name, sizeof(state.class_name));
+	ht_class(state.rec, id, state.class_name, false, 0);
+	idset_add(&state.classes, id, true);
+}
+
+/* Outside pauses: the runtime's own name once it can give one (it cannot
+ * for every class while the core library is still loading). */
+static void on_class_loaded(MonoProfiler *prof, MonoClass *k)
+{
+	char buf[CLASS_NAME_MAX];
+
+	(void)prof;
+	if (!enter())
+		return;
+	if (flag(&state.in_pause)) {
+		/* not seen to happen; if it does, nothing that allocates */
+		name_class_in_pause(k);
+	} else if (flag(&state.runtime_ready)) {
+		char *name = mono_type_get_name(mono_class_get_type(k));
+
+		ht_class(state.rec, (ht_id)(uintptr_t)k,
+			 name ? name : plain_class_name(k, buf, sizeof(buf)),
+			 false, 0);
+		mono_free(name);
+	} else {
+		plain_class_name(k, buf, sizeof(buf));
+		ht_class(state.rec, (ht_id)(uintptr_t)k, buf, false, 0);
+		if (strchr(buf, '`'))
+			remember_early(k);
+	}
+	if (!flag(&state.in_pause))
+		idset_add(&state.classes, (ht_id)(uintptr_t)k, false);
+	leave();
+}
+
+/* Generic classes loaded early get their arguments now. */
+static void rename_early_classes(void)
+{
+	pthread_mutex_lock(&state.early_lock);
+	for (size_t i = 0; i < state.n_early; i++) {
+		MonoClass *k = state.early[i];
+		char *name = mono_type_get_name(mono_class_get_type(k));
+
+		if (name)
+			ht_class(state.rec, (ht_id)(uintptr_t)k, name, false,
+				 0);
+		mono_free(name);
+	}
+	free(state.early);
+	state.early = NULL;
+	state.n_early = state.cap_early = 0;
+	pthread_mutex_unlock(&state.early_lock);
+}
+
+static void on_thread_name(MonoProfiler *prof, uintptr_t tid, const char *name)
+{
+	(void)prof;
+	if (!name || !enter())
+		return;
+	ht_thread(state.rec, (ht_id)tid, name);
+	leave();
+}
+
+static void on_runtime_initialized(MonoProfiler *prof)
+{
+	(void)prof;
+	set_flag(&state.runtime_ready, true);
+	if (!enter())
+		return;
+	rename_early_classes();
+	leave();
+}
+
+/* ---- allocations, moves -------------------------------------------------- */
+
+static void gc_open(int gen);
+
+static size_t batch(uint64_t left)
+{
+	return left < BATCH ? (size_t)left : BATCH;
+}
+
+static uint64_t heap_size(uint64_t size)
+{
+	return (size + 7) & ~(uint64_t)7; /* objects are 8-byte aligned */
+}
+
+static void on_allocation(MonoProfiler *prof, MonoObject *obj)
+{
+	(void)prof;
+	if (!enter())
+		return;
+	ht_object_allocated(state.rec, (ht_id)(uintptr_t)obj,
+			    (ht_id)(uintptr_t)mono_object_get_class(obj),
+			    heap_size(mono_object_get_size(obj)));
+	leave();
+}
+
+/* objects: old, new, old, new, ...; count counts both. */
+static void on_moves(MonoProfiler *prof, MonoObject *const *objects,
+		     uint64_t count)
+{
+	ht_id old_ids[BATCH], new_ids[BATCH];
+	uint64_t lengths[BATCH];
+	uint64_t pairs = count / 2;
+
+	(void)prof;
+	if (!enter())
+		return;
+	/* the finishing pause of a concurrent major moves objects before
+	 * its END event */
+	if (!state.gc_open && flag(&state.in_pause))
+		gc_open(state.major_running ? state.max_gen : 0);
+	for (size_t i = 0; i < BATCH; i++)
+		lengths[i] = 1;
+	for (uint64_t done = 0; done < pairs;) {
+		size_t n = batch(pairs - done);
+
+		for (size_t i = 0; i < n; i++) {
+			MonoObject *const *pair = objects + 2 * (done + i);
+
+			old_ids[i] = (ht_id)(uintptr_t)pair[0];
+			new_ids[i] = (ht_id)(uintptr_t)pair[1];
+		}
+		ht_moved_references(state.rec, n, old_ids, new_ids, lengths);
+		done += n;
+	}
+	leave();
+}
+
+/* ---- roots --------------------------------------------------------------- */
+
+static void on_root_register(MonoProfiler *prof, const mono_byte *start,
+			     uintptr_t size, MonoGCRootSource source,
+			     const void *key, const char *name)
+{
+	uint64_t id = (uint64_t)(uintptr_t)key;
+
+	(void)prof;
+	(void)name;
+	/* a static field's key is its vtable: the class is what tells */
+	if (source == MONO_ROOT_SOURCE_STATIC && key)
+		id = (uint64_t)(uintptr_t)mono_vtable_class((MonoVTable *)key);
+	rootmap_add(&state.roots, (uintptr_t)start, size, (uint8_t)source, id,
+		    flag(&state.in_pause));
+}
+
+static void on_root_unregister(MonoProfiler *prof, const mono_byte *start)
+{
+	(void)prof;
+	rootmap_remove(&state.roots, (uintptr_t)start, flag(&state.in_pause));
+}
+
+/* Mono reports the finalizer queues, ephemerons and toggle-refs at these
+ * made-up addresses rather than at registered ranges. */
+#define SPECIAL_FIN_QUEUE 1
+#define SPECIAL_CRIT_FIN_QUEUE 2
+
+static void classify_root(uintptr_t addr, uint8_t *kind, uint8_t *flags,
+			  ht_id *id)
+{
+	const struct root_range *r;
+
+	*kind = HT_ROOT_OTHER;
+	*flags = 0;
+	*id = 0;
+	if (addr == SPECIAL_FIN_QUEUE || addr == SPECIAL_CRIT_FIN_QUEUE) {
+		*kind = HT_ROOT_FINALIZER;
+		return;
+	}
+	r = rootmap_find(&state.roots, addr);
+	if (!r)
+		return;
+	*id = r->id;
+	switch (r->source) {
+	case MONO_ROOT_SOURCE_STACK:
+		/* scanned conservatively: what it holds is pinned */
+		*kind = HT_ROOT_STACK;
+		*flags = HT_ROOT_PINNING;
+		break;
+	case MONO_ROOT_SOURCE_HANDLE:
+		*kind = HT_ROOT_STACK; /* the runtime's handles on a thread */
+		break;
+	case MONO_ROOT_SOURCE_FINALIZER_QUEUE:
+		*kind = HT_ROOT_FINALIZER;
+		break;
+	case MONO_ROOT_SOURCE_GC_HANDLE:
+		*kind = HT_ROOT_HANDLE;
+		break;
+	default:
+		break; /* statics, runtime tables, ...: other, with their id */
+	}
+}
+
+static void on_gc_roots(MonoProfiler *prof, uint64_t count,
+			const mono_byte *const *addresses,
+			MonoObject *const *objects)
+{
+	ht_id refs[BATCH], ids[BATCH];
+	uint32_t flags[BATCH];
+	uint8_t kinds[BATCH], root_flags[BATCH];
+
+	(void)prof;
+	/* Only a major collection begun in a walked pause: the roots of a
+	 * minor one before it, or of the end of a concurrent major that the
+	 * forced collection finishes first, would make a dump of their own. */
+	if (!state.walk_pause || !state.gc_open || !state.gc_major ||
+	    !state.gc_started_here || !enter())
+		return;
+	for (uint64_t done = 0; done < count;) {
+		size_t n = batch(count - done);
+
+		for (size_t i = 0; i < n; i++) {
+			refs[i] = (ht_id)(uintptr_t)objects[done + i];
+			flags[i] = 0;
+			classify_root((uintptr_t)addresses[done + i], &kinds[i],
+				      &root_flags[i], &ids[i]);
+		}
+		ht_root_references(state.rec, n, refs, flags, kinds,
+				   root_flags, ids, HT_RESULT_OK);
+		done += n;
+	}
+	leave();
+}
+
+/* ---- the heap walk ------------------------------------------------------- */
+
+static void piece_record(struct piece *p, bool more)
+{
+	ht_object_references(state.rec, p->id, p->class_id, p->size,
+			     more ? HT_OBJ_MORE_REFERENCES : 0, p->n, p->refs,
+			     NULL, p->generation, HT_RESULT_OK);
+	p->n = 0;
+}
+
+static void piece_flush(void)
+{
+	if (state.piece.valid)
+		piece_record(&state.piece, false);
+	state.piece.valid = false;
+}
+
+/* The size is given with the first call for an object and is 0 in the
+ * calls that continue it. */
+static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
+			  uintptr_t num, MonoObject **refs, uintptr_t *offsets,
+			  void *data)
+{
+	struct piece *p = &state.piece;
+	ht_id id = (ht_id)(uintptr_t)obj;
+
+	(void)offsets;
+	(void)data;
+	if (p->valid && p->id == id && size == 0) {
+		piece_record(p, true);
+	} else {
+		piece_flush();
+		name_class_in_pause(klass);
+		p->valid = true;
+		p->id = id;
+		p->class_id = (ht_id)(uintptr_t)klass;
+		p->size = heap_size(size);
+		p->generation = mono_gc_get_generation(obj);
+		p->n = 0;
+	}
+	for (uintptr_t i = 0; i < num; i++) {
+		if (p->n == PIECE_REFS)
+			piece_record(p, true);
+		p->refs[p->n++] = (ht_id)(uintptr_t)refs[i];
+	}
+	return 0;
+}
+
+static void walk_heap(void)
+{
+	state.piece.valid = false;
+	mono_gc_walk_heap(0, on_walk_object, NULL);
+	piece_flush();
+}
+
+/* ---- GC pauses ----------------------------------------------------------- */
+
+static uint32_t collected_generations(int gen)
+{
+	if (gen >= state.max_gen)
+		gen = state.max_gen;
+	return gen >= 31 ? UINT32_MAX : (1u << (gen + 1)) - 1;
+}
+
+/* Would the next qualifying collection be one to dump at? */
+static bool due(uint64_t ordinal)
+{
+	return ordinal % state.opt.every == 0;
+}
+
+static bool qualifies(int gen)
+{
+	switch (state.opt.dump_on) {
+	case MREC_DUMP_MAJOR:
+		return gen >= state.max_gen;
+	case MREC_DUMP_EVERY_GC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void pause_begin(uint32_t gen, bool serial)
+{
+	bool walkable = (int)gen >= state.max_gen && serial;
+	bool stopping = flag(&state.stopping);
+	bool requested = flag(&state.requested);
+
+	set_flag(&state.in_pause, true);
+	state.gc_open = false;
+	state.notify_after = false;
+	state.induced_pause = walkable && requested && !stopping;
+	state.walk_pause = walkable && !stopping &&
+			   (requested || (qualifies((int)gen) &&
+					  due(state.qualifying + 1)));
+	if (state.walk_pause) {
+		mono_profiler_set_gc_roots_callback(state.handle, on_gc_roots);
+		state.roots_on = true;
+	}
+}
+
+/* Every thread is suspended now: no range can change until the world
+ * starts again. */
+static void world_stopped(void)
+{
+	if (state.walk_pause)
+		rootmap_freeze(&state.roots);
+}
+
+static void gc_close(void)
+{
+	if (state.gc_open)
+		ht_gc_finished(state.rec);
+	state.gc_open = false;
+}
+
+static void gc_open(int gen)
+{
+	gc_close();
+	ht_gc_started(state.rec, state.gc_number++, collected_generations(gen),
+		      state.induced_pause ? HT_GC_INDUCED : HT_GC_OTHER);
+	state.gc_open = true;
+	state.gc_major = gen >= state.max_gen;
+	state.gc_started_here = false;
+}
+
+/* A collection starts: it counts for --every unless we forced it, and
+ * one that is due but cannot be walked here asks for a forced one. */
+static void gc_start(int gen)
+{
+	gc_open(gen);
+	state.gc_started_here = true;
+	if (gen >= state.max_gen)
+		state.major_running = true;
+	if (state.induced_pause || !qualifies(gen))
+		return;
+	state.qualifying++;
+	if (due(state.qualifying) && !state.walk_pause &&
+	    !flag(&state.stopping)) {
+		set_flag(&state.requested, true);
+		state.notify_after = true;
+	}
+}
+
+/* The end of a collection begun in an earlier pause (a concurrent major)
+ * is a GC of its own here. */
+static void gc_end(int gen)
+{
+	if (!state.gc_open)
+		gc_open(gen);
+	if (gen >= state.max_gen)
+		state.major_running = false;
+}
+
+static void pause_end(void)
+{
+	if (state.roots_on) {
+		mono_profiler_set_gc_roots_callback(state.handle, NULL);
+		state.roots_on = false;
+	}
+	if (state.walk_pause) {
+		if (!state.gc_open)
+			gc_open(state.max_gen);
+		walk_heap();
+		set_flag(&state.requested, false);
+	}
+	gc_close();
+	state.walk_pause = false;
+	set_flag(&state.in_pause, false);
+}
+
+/* The finalizer thread serves requests (on_finalized): waking it is all
+ * that may be done from here, and only once the world runs again. */
+static void after_pause(void)
+{
+	if (state.notify_after && flag(&state.runtime_ready))
+		mono_gc_finalize_notify();
+	state.notify_after = false;
+}
+
+static void on_gc_event(MonoProfiler *prof, MonoProfilerGCEvent ev,
+			uint32_t gen, mono_bool serial)
+{
+	(void)prof;
+	if (!enter())
+		return;
+	switch (ev) {
+	case MONO_GC_EVENT_PRE_STOP_WORLD_LOCKED:
+		pause_begin(gen, serial);
+		break;
+	case MONO_GC_EVENT_POST_STOP_WORLD:
+		world_stopped();
+		break;
+	case MONO_GC_EVENT_START:
+		gc_start((int)gen);
+		break;
+	case MONO_GC_EVENT_END:
+		gc_end((int)gen);
+		break;
+	case MONO_GC_EVENT_PRE_START_WORLD:
+		pause_end();
+		break;
+	case MONO_GC_EVENT_POST_START_WORLD_UNLOCKED:
+		after_pause();
+		break;
+	default:
+		break;
+	}
+	leave();
+}
+
+/* Runs on the finalizer thread each time it wakes: a thread the runtime
+ * knows, outside any pause, where a collection may be forced. */
+static void on_finalized(MonoProfiler *prof)
+{
+	(void)prof;
+	if (flag(&state.requested) &&
+	    !flag(&state.stopping) &&
+	    !flag(&state.closed))
+		mono_gc_collect(mono_gc_max_generation());
+}
+
+/* ---- --dump-on signal ---------------------------------------------------- */
+
+static void on_dump_signal(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	sem_post(&state.signal_sem); /* async-signal-safe */
+	errno = saved;
+}
+
+static void *signal_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		while (sem_wait(&state.signal_sem) != 0 && errno == EINTR)
+			;
+		if (flag(&state.signal_quit))
+			return NULL;
+		set_flag(&state.requested, true);
+		if (flag(&state.runtime_ready))
+			mono_gc_finalize_notify();
+	}
+}
+
+static int start_signal_helper(void)
+{
+	struct sigaction sa;
+	sigset_t all, old;
+	int rc;
+
+	if (sem_init(&state.signal_sem, 0, 0) != 0)
+		return -1;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&state.signal_thread, NULL, signal_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	state.signal_thread_started = true;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_dump_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	return sigaction(DUMP_SIGNAL, &sa, NULL);
+}
+
+static void stop_signal_helper(void)
+{
+	if (!state.signal_thread_started)
+		return;
+	signal(DUMP_SIGNAL, SIG_IGN);
+	set_flag(&state.signal_quit, true);
+	sem_post(&state.signal_sem);
+	pthread_join(state.signal_thread, NULL);
+	state.signal_thread_started = false;
+}
+
+/* ---- shutdown ------------------------------------------------------------ */
+
+/* The exit dump: a collection forced here, on a thread of the runtime,
+ * before it tears anything down. */
+static void on_shutdown_begin(MonoProfiler *prof)
+{
+	(void)prof;
+	if (flag(&state.closed))
+		return;
+	set_flag(&state.requested, true);
+	mono_gc_collect(mono_gc_max_generation());
+	set_flag(&state.stopping, true);
+}
+
+/* HEAPTRACE_VERBOSE: what the shim saw, waits for free buffers included
+ * (a recording slower than its writer waits inside GC pauses). */
+static void report_stats(void)
+{
+	struct ht_record_stats st;
+
+	if (!getenv("HEAPTRACE_VERBOSE"))
+		return;
+	ht_recorder_stats(state.rec, &st);
+	fprintf(stderr, "heaptrace: mono recorder: %s: %llu events, %llu GCs, "
+		"%llu bytes (%llu before compression), %llu waits for a "
+		"buffer, %llu events dropped, %llu root updates dropped\n",
+		state.output, (unsigned long long)st.events,
+		(unsigned long long)st.gcs,
+		(unsigned long long)st.bytes_written,
+		(unsigned long long)st.bytes_uncompressed,
+		(unsigned long long)st.waits,
+		(unsigned long long)st.dropped_events,
+		(unsigned long long)atomic_load(&state.roots.dropped));
+}
+
+/* Closes the trace once no callback is recording (waiting a little for
+ * one that is); a callback that comes later records nothing. */
+static void close_recorder(void)
+{
+	struct ht_error err;
+	struct timespec tick = {0, 1000 * 1000};
+
+	if (atomic_exchange(&state.closed, true))
+		return;
+	stop_signal_helper();
+	for (int i = 0; i < 2000 && inflight() > 0; i++)
+		nanosleep(&tick, NULL);
+	if (inflight() > 0) {
+		/* a thread stuck in a callback still uses the recorder: what
+		 * was written stays readable without the index */
+		say("%s: a thread is still recording; the trace is left "
+		    "without its index", state.output);
+		return;
+	}
+	report_stats();
+	if (ht_recorder_close(state.rec, &err) != HT_OK)
+		say("%s", err.message);
+}
+
+static void on_shutdown_end(MonoProfiler *prof)
+{
+	(void)prof;
+	close_recorder();
+}
+
+/* For an exit that skips the runtime's shutdown (exit() from native code). */
+static void at_exit(void)
+{
+	if (state.rec)
+		close_recorder();
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+/* `heaptrace record` changes some variables for mono and saves their old
+ * values: put them back, so that processes the program starts are not
+ * recorded into the same file. */
+static void restore_environment(void)
+{
+	const char *list = getenv("HEAPTRACE_RESTORE");
+	char *copy, *save = NULL;
+
+	if (!list)
+		return;
+	copy = strdup(list);
+	if (!copy)
+		return;
+	for (char *name = strtok_r(copy, " ", &save); name;
+	     name = strtok_r(NULL, " ", &save)) {
+		char saved_name[256];
+		const char *old;
+
+		snprintf(saved_name, sizeof(saved_name), "HEAPTRACE_SAVED_%s",
+			 name);
+		old = getenv(saved_name);
+		if (old)
+			setenv(name, old, 1);
+		else
+			unsetenv(name);
+		unsetenv(saved_name);
+	}
+	free(copy);
+	unsetenv("HEAPTRACE_RESTORE");
+}
+
+/* Mono looks for a profiler in its own installation directory before the
+ * library path: say so when that is not the module `heaptrace record`
+ * meant to load. */
+static void check_module(const char *expected)
+{
+	char want[PATH_MAX], have[PATH_MAX];
+	Dl_info info;
+
+	if (!expected || !dladdr((void *)mono_profiler_init_heaptrace, &info) ||
+	    !info.dli_fname || !realpath(expected, want) ||
+	    !realpath(info.dli_fname, have) || strcmp(want, have) == 0)
+		return;
+	say("loaded %s rather than %s", have, want);
+}
+
+/* The process's command line, arguments joined by spaces. */
+static char *command_line(void)
+{
+	char buf[8192];
+	ssize_t n = 0, r;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	while (n < (ssize_t)sizeof(buf) - 1 &&
+	       (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+/* The shim's buffers are resident from the start: 8 MiB rather than its
+ * default 32 keeps a small program small. A handful of threads record at
+ * once here (the collecting one, and the allocating ones with alloc). */
+static const struct ht_record_options record_options = {
+	.buffer_size = 512 << 10,
+	.buffers = 16,
+	.compression_level = -1, /* 0 would be none */
+};
+
+static bool open_trace(void)
+{
+	char every[24], pid[24], *cmd = command_line();
+	char *version = mono_get_runtime_build_info();
+	struct ht_metadata meta[] = {
+		{"recorder", "libmono-profiler-heaptrace " HT_VERSION},
+		{"dump_on", mrec_dump_on_name(state.opt.dump_on)},
+		{"every", every},
+		{"allocations", state.opt.allocations ? "yes" : "no"},
+		{"pid", pid},
+	};
+	struct ht_header h = {
+		.version = HT_FORMAT_VERSION,
+		.runtime = "mono",
+		.runtime_version = version,
+		.pointer_size = (uint32_t)sizeof(void *),
+		/* a major collection reports no survivors, moves only */
+		.reports_survivors = false,
+		.command_line = cmd,
+		.has_start_time = true,
+		.start_time = (int64_t)time(NULL),
+		.n_metadata = sizeof(meta) / sizeof(meta[0]),
+		.metadata = meta,
+	};
+	struct ht_error err;
+
+	snprintf(every, sizeof(every), "%u", state.opt.every);
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	state.rec = ht_recorder_open(state.output, &h, &record_options, &err);
+	free(cmd);
+	mono_free(version);
+	if (!state.rec)
+		say("cannot record: %s", err.message);
+	return state.rec != NULL;
+}
+
+static void install_callbacks(void)
+{
+	MonoProfilerHandle h = state.handle;
+
+	mono_profiler_set_runtime_initialized_callback(h,
+						       on_runtime_initialized);
+	mono_profiler_set_runtime_shutdown_begin_callback(h, on_shutdown_begin);
+	mono_profiler_set_runtime_shutdown_end_callback(h, on_shutdown_end);
+	mono_profiler_set_class_loaded_callback(h, on_class_loaded);
+	mono_profiler_set_thread_name_callback(h, on_thread_name);
+	mono_profiler_set_gc_event_callback(h, on_gc_event);
+	mono_profiler_set_gc_moves_callback(h, on_moves);
+	mono_profiler_set_gc_root_register_callback(h, on_root_register);
+	mono_profiler_set_gc_root_unregister_callback(h, on_root_unregister);
+	mono_profiler_set_gc_finalized_callback(h, on_finalized);
+	if (state.opt.allocations && mono_profiler_enable_allocations())
+		mono_profiler_set_gc_allocation_callback(h, on_allocation);
+}
+
+static const char *args_of(const char *desc)
+{
+	const char *colon = desc ? strchr(desc, ':') : NULL;
+
+	return colon ? colon + 1 : "";
+}
+
+/* The trace's path: output= in the arguments, else HEAPTRACE_OUTPUT
+ * (which `heaptrace record` sets), else the default. */
+static char *output_path(const char *env_output)
+{
+	if (state.opt.output)
+		return strdup(state.opt.output);
+	return strdup(env_output ? env_output : DEFAULT_OUTPUT);
+}
+
+void mono_profiler_init_heaptrace(const char *desc)
+{
+	char err[256], *env_output = getenv("HEAPTRACE_OUTPUT");
+
+	/* read before the environment is put back, which unsets them */
+	check_module(getenv("HEAPTRACE_MODULE"));
+	env_output = env_output ? strdup(env_output) : NULL;
+	restore_environment();
+	if (mrec_parse_options(args_of(desc), &state.opt, err,
+			       sizeof(err)) < 0) {
+		say("%s; not recording", err);
+		free(env_output);
+		return;
+	}
+	state.output = output_path(env_output);
+	free(env_output);
+	if (!state.output || rootmap_init(&state.roots, 512) < 0 ||
+	    idset_init(&state.classes, 8192) < 0 ||
+	    pthread_mutex_init(&state.early_lock, NULL) != 0) {
+		say("out of memory; not recording");
+		return;
+	}
+	state.max_gen = mono_gc_max_generation();
+	if (state.max_gen < 0)
+		state.max_gen = 1;
+	if (!open_trace())
+		return;
+	if (state.opt.dump_on == MREC_DUMP_SIGNAL && start_signal_helper() < 0)
+		say("cannot set up --dump-on signal; dumping at exit only");
+	state.handle = mono_profiler_create(&state.prof);
+	install_callbacks();
+	atexit(at_exit);
+}

@@ -1,0 +1,136 @@
+/*
+ * options.c - parses the Mono recorder's --profile arguments. Runs once,
+ * at load, before the runtime starts: it may allocate.
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N_DUMP_NAMES 4
+
+static const char *const dump_names[N_DUMP_NAMES] = {
+	[MREC_DUMP_MAJOR] = "major",
+	[MREC_DUMP_EVERY_GC] = "every-gc",
+	[MREC_DUMP_EXIT] = "exit",
+	[MREC_DUMP_SIGNAL] = "signal",
+};
+
+const char *mrec_dump_on_name(enum mrec_dump_on d)
+{
+	return (unsigned)d < N_DUMP_NAMES ? dump_names[d] : "?";
+}
+
+/* Does the item [s, s + n) spell "key=" and if so where is its value? */
+static const char *value_of(const char *s, size_t n, const char *key)
+{
+	size_t k = strlen(key);
+
+	if (n > k && strncmp(s, key, k) == 0 && s[k] == '=')
+		return s + k + 1;
+	return NULL;
+}
+
+static int parse_dump_on(const char *v, size_t n, struct mrec_options *o)
+{
+	for (size_t i = 0; i < N_DUMP_NAMES; i++) {
+		if (strlen(dump_names[i]) == n &&
+		    strncmp(v, dump_names[i], n) == 0) {
+			o->dump_on = (enum mrec_dump_on)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int parse_every(const char *v, size_t n, struct mrec_options *o)
+{
+	char buf[16], *end;
+	unsigned long x;
+
+	if (n == 0 || n >= sizeof(buf) || v[0] < '0' || v[0] > '9')
+		return -1;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	errno = 0;
+	x = strtoul(buf, &end, 10);
+	if (errno || *end || x == 0 || x > 1000000000ul)
+		return -1;
+	o->every = (unsigned)x;
+	return 0;
+}
+
+/* One item of the list, [s, s + n), other than output=. */
+static int parse_item(const char *s, size_t n, struct mrec_options *o,
+		      char *err, size_t errlen)
+{
+	const char *v;
+
+	if ((v = value_of(s, n, "dump"))) {
+		if (parse_dump_on(v, n - (size_t)(v - s), o) == 0)
+			return 0;
+		snprintf(err, errlen, "dump= takes major, every-gc, exit or "
+			 "signal, not '%.*s'", (int)(n - (size_t)(v - s)), v);
+		return -1;
+	}
+	if ((v = value_of(s, n, "every"))) {
+		if (parse_every(v, n - (size_t)(v - s), o) == 0)
+			return 0;
+		snprintf(err, errlen, "every= takes a number from 1, "
+			 "not '%.*s'", (int)(n - (size_t)(v - s)), v);
+		return -1;
+	}
+	if ((n == 5 && strncmp(s, "alloc", 5) == 0) ||
+	    (n == 11 && strncmp(s, "allocations", 11) == 0)) {
+		o->allocations = true;
+		return 0;
+	}
+	snprintf(err, errlen, "unknown argument '%.*s' (known: dump=, every=, "
+		 "alloc, output=)", (int)n, s);
+	return -1;
+}
+
+int mrec_parse_options(const char *args, struct mrec_options *o, char *err,
+		       size_t errlen)
+{
+	const char *p = args ? args : "";
+
+	memset(o, 0, sizeof(*o));
+	o->dump_on = MREC_DUMP_MAJOR;
+	o->every = 1;
+	while (*p) {
+		const char *comma;
+		size_t n;
+
+		if (strncmp(p, "output=", 7) == 0) {
+			if (!p[7]) {
+				snprintf(err, errlen,
+					 "output= needs a file name");
+				goto fail;
+			}
+			o->output = strdup(p + 7);
+			if (!o->output) {
+				snprintf(err, errlen, "out of memory");
+				goto fail;
+			}
+			return 0;
+		}
+		comma = strchr(p, ',');
+		n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n && parse_item(p, n, o, err, errlen) < 0)
+			goto fail;
+		p += n + (comma != NULL);
+	}
+	return 0;
+fail:
+	mrec_free_options(o);
+	return -1;
+}
+
+void mrec_free_options(struct mrec_options *o)
+{
+	free(o->output);
+	o->output = NULL;
+}

@@ -1,0 +1,476 @@
+/*
+ * fuzz_analyses.c - what the replay and the analyses must get right on any
+ * input a reader accepts (fuzz_replay_and_analyse in fuzz.h): the protocol
+ * state machine as `check` drives it, then the heap graph of every dump
+ * with its dominators and root paths, as the analyses build them.
+ *
+ * Not crashing is not enough: an analysis that answers wrongly on odd
+ * input is the failure a memory tool must not have. So each answer is
+ * checked: the graph's own invariants on every dump, and on small dumps
+ * the dominator tree, the retained sizes and the shortest paths against
+ * the definitions, computed the slow way.
+ */
+#include "fuzz.h"
+
+#include "heap.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Dumps of at most this many objects, and roots, are checked against the
+ * definitions (one 64-bit set per object, a search per root). */
+#define NAIVE_MAX 64
+#define NAIVE_MAX_ROOTS 1024
+#define PATHS_MAX 4
+
+/* ---- the replay ---------------------------------------------------------- */
+
+struct replay_seen {
+	uint64_t events, violations;
+	uint64_t dumps_begun, dumps_ended;
+	bool dump_open;
+	int64_t last_dump;
+};
+
+static int on_event(void *ctx, const struct ht_event *ev,
+		    const struct ht_replay_state *st)
+{
+	struct replay_seen *s = ctx;
+
+	fuzz_digest_event(0, ev);
+	FUZZ_CHECK(st->event_index == s->events,
+		   "replay state says event %llu, it is event %llu",
+		   (unsigned long long)st->event_index,
+		   (unsigned long long)s->events);
+	FUZZ_CHECK(!st->in_dump || st->dump >= 0, "in a dump numbered %lld",
+		   (long long)st->dump);
+	FUZZ_CHECK(!st->in_gc || st->gc >= 0, "in a GC numbered %lld",
+		   (long long)st->gc);
+	s->events++;
+	return 0;
+}
+
+static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
+{
+	struct replay_seen *s = ctx;
+
+	FUZZ_CHECK(!s->dump_open, "a dump begins inside another");
+	FUZZ_CHECK(st->dump == s->last_dump + 1, "dump %lld follows dump %lld",
+		   (long long)st->dump, (long long)s->last_dump);
+	s->dump_open = true;
+	s->last_dump = st->dump;
+	s->dumps_begun++;
+	return 0;
+}
+
+static int on_dump_end(void *ctx, const struct ht_replay_state *st)
+{
+	struct replay_seen *s = ctx;
+
+	FUZZ_CHECK(s->dump_open && st->dump == s->last_dump,
+		   "dump %lld ends without having begun", (long long)st->dump);
+	s->dump_open = false;
+	s->dumps_ended++;
+	return 0;
+}
+
+static void on_violation(void *ctx, const struct ht_violation *v)
+{
+	struct replay_seen *s = ctx;
+
+	FUZZ_CHECK(v->code > HT_V_NONE && v->code < HT_V_COUNT_,
+		   "violation code %d", v->code);
+	FUZZ_CHECK(ht_violation_name(v->code) && ht_violation_text(v->code),
+		   "violation %d without a name", v->code);
+	FUZZ_CHECK(memchr(v->detail, 0, sizeof(v->detail)),
+		   "violation detail not terminated");
+	s->violations++;
+}
+
+static void replay(const uint8_t *data, size_t size, enum fuzz_form form)
+{
+	struct ht_replay_callbacks cb = {
+		.on_dump_begin = on_dump_begin,
+		.on_dump_end = on_dump_end,
+		.on_violation = on_violation,
+	};
+	struct replay_seen seen = { .last_dump = -1 };
+	struct ht_replay_summary sum;
+	struct ht_error err;
+	struct ht_reader *r;
+	int rc;
+
+	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
+		cb.on_event[t] = on_event;
+	r = fuzz_reader(data, size, form, FUZZ_SEEKABLE, &err);
+	if (!r)
+		return;
+	rc = ht_replay(r, &cb, &seen, &sum, &err);
+	FUZZ_CHECK(rc == 0 || rc == -1, "ht_replay returned %d", rc);
+	if (rc < 0)
+		fuzz_check_error(&err, "ht_replay");
+	FUZZ_CHECK(sum.events == seen.events, "summary: %llu events, seen %llu",
+		   (unsigned long long)sum.events,
+		   (unsigned long long)seen.events);
+	FUZZ_CHECK(sum.violations == seen.violations,
+		   "summary: %llu violations, reported %llu",
+		   (unsigned long long)sum.violations,
+		   (unsigned long long)seen.violations);
+	FUZZ_CHECK(seen.dumps_begun == seen.dumps_ended && !seen.dump_open,
+		   "%llu dumps begun, %llu ended",
+		   (unsigned long long)seen.dumps_begun,
+		   (unsigned long long)seen.dumps_ended);
+	FUZZ_CHECK(sum.dumps == seen.dumps_begun,
+		   "summary: %llu dumps, %llu begun",
+		   (unsigned long long)sum.dumps,
+		   (unsigned long long)seen.dumps_begun);
+	ht_reader_close(r);
+}
+
+/* ---- the graph ----------------------------------------------------------- */
+
+static bool is_object(const struct heap *h, uint32_t i)
+{
+	return i < h->n;
+}
+
+static bool small(const struct heap *h)
+{
+	return h->n <= NAIVE_MAX && h->n_roots <= NAIVE_MAX_ROOTS;
+}
+
+static void check_graph(const struct heap *h)
+{
+	uint64_t refs = h->n ? h->ref_start[h->n] : 0, bytes = 0, nonnull = 0;
+	char buf[64];
+
+	FUZZ_CHECK(h->n <= HEAP_MAX_OBJECTS, "%u objects", h->n);
+	FUZZ_CHECK(h->n == 0 || h->ref_start[0] == 0, "refs do not start at 0");
+	for (uint32_t i = 0; i < h->n; i++) {
+		FUZZ_CHECK(i == 0 || h->id[i - 1] < h->id[i],
+			   "ids not strictly ascending at %u", i);
+		FUZZ_CHECK(heap_find(h, h->id[i]) == i, "heap_find(%u)", i);
+		FUZZ_CHECK(h->ref_start[i] <= h->ref_start[i + 1],
+			   "ref ranges overlap at %u", i);
+		FUZZ_CHECK(h->cls[i] == HEAP_NO_CLASS ||
+			   h->cls[i] < h->n_classes, "class index of %u", i);
+		FUZZ_CHECK(heap_class_name(h, i, buf), "class name of %u", i);
+		FUZZ_CHECK(!__builtin_add_overflow(bytes, h->size[i], &bytes),
+			   "the dump's bytes overflow 64 bits");
+		heap_generation(h, i);
+	}
+	for (uint64_t e = 0; e < refs; e++) {
+		uint32_t to = h->ref[e];
+
+		FUZZ_CHECK(is_object(h, to) || to == HEAP_NULL_REF ||
+			   to == HEAP_DANGLING_REF, "ref %llu points at %u",
+			   (unsigned long long)e, to);
+		nonnull += to != HEAP_NULL_REF;
+	}
+	FUZZ_CHECK(bytes == h->total_bytes, "total bytes %llu, objects sum "
+		   "to %llu", (unsigned long long)h->total_bytes,
+		   (unsigned long long)bytes);
+	FUZZ_CHECK(nonnull == h->n_references, "%llu references counted, "
+		   "%llu there", (unsigned long long)h->n_references,
+		   (unsigned long long)nonnull);
+	for (size_t r = 0; r < h->n_roots; r++) {
+		uint32_t o = h->roots[r].object;
+
+		FUZZ_CHECK(o == HEAP_NONE || is_object(h, o), "root %zu", r);
+		FUZZ_CHECK(o == HEAP_NONE || h->id[o] == h->roots[r].ref,
+			   "root %zu on the wrong object", r);
+	}
+}
+
+/* ---- the slow way, for small dumps --------------------------------------- */
+
+typedef uint64_t set; /* of object indexes, n <= NAIVE_MAX */
+
+static bool in(set s, uint32_t i)
+{
+	return s >> i & 1;
+}
+
+/* What the roots reach without passing through `without` (NAIVE_MAX for
+ * none). Weak roots count as starting points only when `weak` is set. */
+static set reach(const struct heap *h, uint32_t without, bool weak)
+{
+	uint32_t queue[NAIVE_MAX];
+	size_t head = 0, tail = 0;
+	set seen = 0;
+
+	for (size_t r = 0; r < h->n_roots; r++) {
+		uint32_t o = h->roots[r].object;
+
+		if (!is_object(h, o) || o == without || in(seen, o) ||
+		    (heap_root_is_weak(&h->roots[r]) && !weak))
+			continue;
+		seen |= (set)1 << o;
+		queue[tail++] = o;
+	}
+	while (head < tail) {
+		uint32_t u = queue[head++];
+
+		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1];
+		     e++) {
+			uint32_t v = h->ref[e];
+
+			if (!is_object(h, v) || v == without || in(seen, v))
+				continue;
+			seen |= (set)1 << v;
+			queue[tail++] = v;
+		}
+	}
+	return seen;
+}
+
+static int popcount(set s)
+{
+	return __builtin_popcountll(s);
+}
+
+/* dominated[x]: the objects that every root path to passes through x (x
+ * itself included when reachable). */
+static void naive_dominated(const struct heap *h, set reachable,
+			    set *dominated)
+{
+	for (uint32_t x = 0; x < h->n; x++)
+		dominated[x] = in(reachable, x) ?
+			reachable & ~reach(h, x, false) : 0;
+}
+
+static uint32_t naive_idom(const struct heap *h, const set *dominated,
+			   uint32_t y)
+{
+	uint32_t best = HEAP_VIRTUAL_ROOT;
+	int best_depth = -1;
+
+	/* the strict dominators form a chain: the nearest has the most of
+	 * them above it */
+	for (uint32_t x = 0; x < h->n; x++) {
+		int depth = 0;
+
+		if (x == y || !in(dominated[x], y))
+			continue;
+		for (uint32_t z = 0; z < h->n; z++)
+			depth += z != x && in(dominated[z], x);
+		if (depth > best_depth) {
+			best_depth = depth;
+			best = x;
+		}
+	}
+	return best;
+}
+
+static void check_dominators_naively(const struct heap *h,
+				     const struct heap_dominators *d)
+{
+	set dominated[NAIVE_MAX], reachable = reach(h, NAIVE_MAX, false);
+	set weakly = reach(h, NAIVE_MAX, true) & ~reachable;
+	uint64_t lost_bytes = 0;
+
+	naive_dominated(h, reachable, dominated);
+	FUZZ_CHECK(d->reachable == (uint64_t)popcount(reachable),
+		   "%llu reachable, %d by definition",
+		   (unsigned long long)d->reachable, popcount(reachable));
+	FUZZ_CHECK(d->weakly_reachable == (uint64_t)popcount(weakly),
+		   "%llu weakly reachable, %d by definition",
+		   (unsigned long long)d->weakly_reachable, popcount(weakly));
+	for (uint32_t y = 0; y < h->n; y++) {
+		uint64_t retained = 0;
+
+		if (!in(reachable, y)) {
+			FUZZ_CHECK(d->idom[y] == HEAP_NONE,
+				   "unreachable %u has a dominator", y);
+			lost_bytes += h->size[y];
+			continue;
+		}
+		FUZZ_CHECK(d->idom[y] == naive_idom(h, dominated, y),
+			   "idom of %u is %u, by definition %u", y, d->idom[y],
+			   naive_idom(h, dominated, y));
+		for (uint32_t z = 0; z < h->n; z++)
+			if (in(dominated[y], z))
+				retained += h->size[z];
+		FUZZ_CHECK(d->retained[y] == retained,
+			   "retained of %u is %llu, by definition %llu", y,
+			   (unsigned long long)d->retained[y],
+			   (unsigned long long)retained);
+	}
+	FUZZ_CHECK(d->unreachable_bytes == lost_bytes,
+		   "unreachable bytes %llu, by definition %llu",
+		   (unsigned long long)d->unreachable_bytes,
+		   (unsigned long long)lost_bytes);
+}
+
+static void check_dominators(const struct heap *h)
+{
+	struct heap_dominators d;
+	struct ht_error err;
+	uint64_t reachable = 0;
+
+	if (heap_dominators(h, &d, &err) < 0) {
+		fuzz_check_error(&err, "heap_dominators");
+		return;
+	}
+	for (uint32_t y = 0; y < h->n; y++) {
+		uint32_t p = d.idom[y];
+
+		if (p == HEAP_NONE) {
+			FUZZ_CHECK(d.retained[y] == 0, "unreachable %u retains", y);
+			continue;
+		}
+		reachable++;
+		FUZZ_CHECK(p == HEAP_VIRTUAL_ROOT ||
+			   (is_object(h, p) && p != y &&
+			    d.idom[p] != HEAP_NONE), "idom of %u is %u", y, p);
+		FUZZ_CHECK(d.retained[y] >= h->size[y],
+			   "%u retains %llu, less than its own %llu bytes", y,
+			   (unsigned long long)d.retained[y],
+			   (unsigned long long)h->size[y]);
+	}
+	FUZZ_CHECK(reachable == d.reachable && d.reachable + d.unreachable ==
+		   h->n, "%llu reachable + %llu unreachable of %u objects",
+		   (unsigned long long)d.reachable,
+		   (unsigned long long)d.unreachable, h->n);
+	if (small(h))
+		check_dominators_naively(h, &d);
+	heap_dominators_free(&d);
+}
+
+/* ---- paths --------------------------------------------------------------- */
+
+/* References on a shortest chain from `from` to `to`, UINT32_MAX when
+ * there is none: a forward search (small dumps). */
+static uint32_t distance(const struct heap *h, uint32_t from, uint32_t to)
+{
+	uint32_t *dist = malloc((size_t)h->n * sizeof(*dist));
+	uint32_t *queue = malloc((size_t)h->n * sizeof(*queue));
+	size_t head = 0, tail = 0;
+	uint32_t found = UINT32_MAX;
+
+	FUZZ_CHECK(dist && queue, "out of memory");
+	memset(dist, 0xff, (size_t)h->n * sizeof(*dist));
+	dist[from] = 0;
+	queue[tail++] = from;
+	while (head < tail) {
+		uint32_t u = queue[head++];
+
+		if (u == to) {
+			found = dist[u];
+			break;
+		}
+		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1];
+		     e++) {
+			uint32_t v = h->ref[e];
+
+			if (is_object(h, v) && dist[v] == UINT32_MAX) {
+				dist[v] = dist[u] + 1;
+				queue[tail++] = v;
+			}
+		}
+	}
+	free(dist);
+	free(queue);
+	return found;
+}
+
+static bool root_counts(const struct heap *h, size_t r, bool exclude_weak)
+{
+	return is_object(h, h->roots[r].object) &&
+	       !(exclude_weak && heap_root_is_weak(&h->roots[r]));
+}
+
+static void check_path(const struct heap *h, uint32_t target,
+		       const struct heap_path *p, bool exclude_weak)
+{
+	FUZZ_CHECK(p->root < h->n_roots && root_counts(h, p->root,
+						       exclude_weak),
+		   "path from root %zu", p->root);
+	FUZZ_CHECK(p->length >= 1 && p->objects[0] == h->roots[p->root].object
+		   && p->objects[p->length - 1] == target,
+		   "path does not run from its root to the target");
+	for (size_t i = 0; i + 1 < p->length; i++) {
+		uint32_t u = p->objects[i], v = p->objects[i + 1];
+		uint64_t first = h->ref_start[u];
+
+		FUZZ_CHECK(is_object(h, u) && p->fields[i] <
+			   h->ref_start[u + 1] - first &&
+			   h->ref[first + p->fields[i]] == v,
+			   "step %zu of a path is no reference", i);
+		for (uint32_t f = 0; f < p->fields[i]; f++)
+			FUZZ_CHECK(h->ref[first + f] != v,
+				   "step %zu names a later field", i);
+	}
+}
+
+static void check_paths_to(const struct heap *h, uint32_t target,
+			   bool exclude_weak)
+{
+	struct heap_path *paths;
+	struct ht_error err;
+	size_t expected = 0;
+	long n = heap_paths(h, target, PATHS_MAX, exclude_weak, &paths, &err);
+
+	if (n < 0) {
+		fuzz_check_error(&err, "heap_paths");
+		return;
+	}
+	for (size_t r = 0; r < h->n_roots && small(h); r++)
+		expected += root_counts(h, r, exclude_weak) &&
+			    distance(h, h->roots[r].object, target) !=
+				    UINT32_MAX;
+	if (small(h))
+		FUZZ_CHECK((size_t)n == (expected < PATHS_MAX ? expected :
+							       PATHS_MAX),
+			   "%ld paths to %u, %zu roots reach it", n, target,
+			   expected);
+	for (long i = 0; i < n; i++) {
+		check_path(h, target, &paths[i], exclude_weak);
+		FUZZ_CHECK(i == 0 || paths[i - 1].length <= paths[i].length,
+			   "paths not shortest first");
+		if (small(h))
+			FUZZ_CHECK(paths[i].length - 1 ==
+				   distance(h, paths[i].objects[0], target),
+				   "path %ld is not a shortest one", i);
+	}
+	heap_paths_free(paths, (size_t)n);
+}
+
+static int on_heap(void *ctx, struct heap *h, bool *keep)
+{
+	(void)ctx;
+	(void)keep;
+	check_graph(h);
+	check_dominators(h);
+	if (h->n == 0)
+		return 0;
+	check_paths_to(h, 0, false);
+	check_paths_to(h, h->n - 1, true);
+	check_paths_to(h, h->n / 2, false);
+	return 0;
+}
+
+static void analyse(const uint8_t *data, size_t size, enum fuzz_form form)
+{
+	struct heap_scan_report report;
+	struct ht_error err;
+	struct ht_reader *r;
+	int rc;
+
+	r = fuzz_reader(data, size, form, FUZZ_SEEKABLE, &err);
+	if (!r)
+		return;
+	rc = heap_scan(r, HEAP_ALL_DUMPS, on_heap, NULL, &report, &err);
+	FUZZ_CHECK(rc == 0 || rc == -1, "heap_scan returned %d", rc);
+	if (rc < 0)
+		fuzz_check_error(&err, "heap_scan");
+	ht_reader_close(r);
+}
+
+void fuzz_replay_and_analyse(const uint8_t *data, size_t size,
+			     enum fuzz_form form)
+{
+	replay(data, size, form);
+	analyse(data, size, form);
+}

@@ -1,0 +1,117 @@
+#!/bin/sh
+# hprof-test.sh - heaptrace on real Java heap dumps (HPROF).
+#
+# Runs KnownHeap (see KnownHeap.java) on the machine's JDK and, at the
+# point where it waits, takes jcmd GC.class_histogram and jcmd
+# GC.heap_dump; check-hprof.py then checks what heaptrace reads from the
+# dump against what the program built and against the histogram. The same
+# checks run on the dump converted to .ht, whose size is reported next to
+# the dump's, and `heaptrace check` must find the dump clean. Then once
+# more with 8-byte references (-XX:-UseCompressedOops), which heaptrace
+# must tell from the addresses alone.
+#
+# usage: hprof-test.sh HEAPTRACE SOURCE_DIR WORK_DIR
+# Exits 77 (skipped) without java, javac, jcmd or python3.
+set -u
+
+if [ $# -ne 3 ]; then
+	echo "usage: $0 HEAPTRACE SOURCE_DIR WORK_DIR" >&2
+	exit 2
+fi
+heaptrace=$1 src=$2 work=$3
+n=100000 depth=10 leaves=16 garbage=200000
+status=0
+
+for tool in java javac jcmd python3; do
+	command -v "$tool" >/dev/null 2>&1 || {
+		echo "SKIP: no $tool"
+		exit 77
+	}
+done
+
+fail() {
+	echo "FAIL: $*" >&2
+	status=1
+}
+
+rm -rf "$work"
+mkdir -p "$work/classes" || exit 1
+javac -d "$work/classes" "$src/KnownHeap.java" || {
+	echo "FAIL: javac KnownHeap.java" >&2
+	exit 1
+}
+
+# Waits up to 60 s for "ready" in file $1.
+wait_ready() {
+	i=0
+	while ! grep -q '^ready' "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le 600 ] || return 1
+		sleep 0.1
+	done
+}
+
+# dump NAME JAVA_OPTIONS...: runs KnownHeap, and at its paused point
+# writes NAME.histogram and NAME.hprof.
+dump() {
+	name=$work/$1
+	shift
+	rm -f "$work/stdin"
+	mkfifo "$work/stdin" || exit 1
+	java "$@" -cp "$work/classes" KnownHeap $n $depth $leaves $garbage \
+		<"$work/stdin" >"$name.out" 2>"$name.err" &
+	pid=$!
+	exec 3>"$work/stdin"
+	if wait_ready "$name.out"; then
+		jcmd $pid GC.class_histogram >"$name.histogram" 2>&1 ||
+			fail "jcmd GC.class_histogram: $(cat "$name.histogram")"
+		jcmd $pid GC.heap_dump "$name.hprof" >"$name.jcmd" 2>&1 ||
+			fail "jcmd GC.heap_dump: $(cat "$name.jcmd")"
+	else
+		fail "KnownHeap did not get ready: $(cat "$name.err")"
+	fi
+	echo go >&3
+	exec 3>&-
+	wait $pid || fail "KnownHeap exited $?: $(cat "$name.err")"
+	[ -s "$name.hprof" ] || { fail "no heap dump"; return 1; }
+}
+
+# checks NAME: the dump, clean, and as .ht.
+checks() {
+	name=$work/$1
+	"$heaptrace" check "$name.hprof" >"$name.check" 2>&1 ||
+		fail "heaptrace check $1.hprof: $(cat "$name.check")"
+	python3 "$src/check-hprof.py" "$heaptrace" "$name.hprof" \
+		"$name.histogram" $n $depth $leaves || fail "$1.hprof"
+	"$heaptrace" convert "$name.hprof" -o "$name.ht" ||
+		fail "heaptrace convert $1.hprof"
+	python3 "$src/check-hprof.py" "$heaptrace" "$name.ht" \
+		"$name.histogram" $n $depth $leaves || fail "$1.ht"
+	"$heaptrace" stats --format json "$name.hprof" >"$name.stats-hprof" &&
+		"$heaptrace" stats --format json "$name.ht" >"$name.stats-ht" &&
+		python3 - "$name.stats-hprof" "$name.stats-ht" <<'EOF' || fail "$1: the .ht's stats differ from the .hprof's"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+sys.exit(0 if a["dumps"] == b["dumps"] else 1)
+EOF
+	hprof_size=$(wc -c <"$name.hprof")
+	ht_size=$(wc -c <"$name.ht")
+	echo "$1: .hprof $hprof_size bytes, .ht $ht_size bytes" \
+		"($(awk "BEGIN { printf \"%.1f\", $hprof_size / $ht_size }")x smaller)"
+}
+
+# layout NAME: the object layout heaptrace read NAME.hprof with.
+layout() {
+	"$heaptrace" cat "$work/$1.hprof" 2>/dev/null | sed -n 's/^  object_layout: //p;/^events:/q'
+}
+
+dump known && checks known
+[ "$(layout known)" = compressed-oops ] ||
+	fail "known.hprof: read as $(layout known), not compressed-oops"
+
+dump wide -XX:-UseCompressedOops && checks wide
+[ "$(layout wide)" = wide-oops ] ||
+	fail "wide.hprof: read as $(layout wide), not wide-oops"
+
+[ $status -eq 0 ] && echo "ok: KnownHeap's heap dumps read and checked, $n nodes"
+exit $status

@@ -1,0 +1,191 @@
+/*
+ * test_jvm_agent.c - the parts of the JVMTI agent that need no JVM: its
+ * option string (a path with commas, bad values refused), Java's names for
+ * JNI type signatures (as jcmd GC.class_histogram prints them for
+ * classes), and the id map the heap walk looks every reference up in.
+ */
+#include <criterion/criterion.h>
+
+#include "idmap.h"
+#include "jnames.h"
+#include "options.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- options ------------------------------------------------------------- */
+
+static struct agent_options parsed(const char *text)
+{
+	struct agent_options o;
+	char err[256] = "";
+
+	cr_assert_eq(options_parse(text, &o, err, sizeof(err)), 0,
+		     "'%s': %s", text, err);
+	return o;
+}
+
+static void refused(const char *text, const char *why)
+{
+	struct agent_options o;
+	char err[256] = "";
+
+	cr_assert_eq(options_parse(text, &o, err, sizeof(err)), -1, "'%s'",
+		     text);
+	cr_assert(strstr(err, why), "'%s': message '%s' lacks '%s'", text,
+		  err, why);
+}
+
+Test(jvm_options, defaults)
+{
+	struct agent_options o = parsed(NULL);
+
+	cr_assert_str_eq(o.output, DEFAULT_OUTPUT);
+	cr_assert_eq(o.dump_on, DUMP_ON_MAJOR);
+	cr_assert_eq(o.every, 1);
+	cr_assert(!o.verbose);
+	options_free(&o);
+	o = parsed("");
+	cr_assert_str_eq(o.output, DEFAULT_OUTPUT);
+	options_free(&o);
+}
+
+Test(jvm_options, every_option)
+{
+	struct agent_options o =
+		parsed("dump-on=every-gc,every=3,verbose,output=/tmp/t.ht");
+
+	cr_assert_eq(o.dump_on, DUMP_ON_EVERY_GC);
+	cr_assert_eq(o.every, 3);
+	cr_assert(o.verbose);
+	cr_assert_str_eq(o.output, "/tmp/t.ht");
+	cr_assert_str_eq(dump_on_name(o.dump_on), "every-gc");
+	options_free(&o);
+}
+
+Test(jvm_options, output_takes_the_rest_commas_and_all)
+{
+	struct agent_options o =
+		parsed("dump-on=signal,output=/tmp/a,b=c,dump-on=exit.ht");
+
+	cr_assert_eq(o.dump_on, DUMP_ON_SIGNAL);
+	cr_assert_str_eq(o.output, "/tmp/a,b=c,dump-on=exit.ht");
+	options_free(&o);
+}
+
+Test(jvm_options, empty_items_are_skipped)
+{
+	struct agent_options o = parsed(",,dump-on=exit,,");
+
+	cr_assert_eq(o.dump_on, DUMP_ON_EXIT);
+	options_free(&o);
+}
+
+Test(jvm_options, bad_values_are_refused_with_a_reason)
+{
+	refused("dump-on=sometimes", "dump-on must be");
+	refused("dump-on=", "dump-on must be");
+	refused("every=0", "every must be");
+	refused("every=-1", "every must be");
+	refused("every=2x", "every must be");
+	refused("every=99999999999999999999999", "every must be");
+	refused("output=", "needs a file name");
+	refused("verbose=yes", "unknown option");
+	refused("colour=blue", "unknown option");
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+static void names(const char *signature, const char *name)
+{
+	char *got = java_type_name(signature);
+
+	cr_assert_not_null(got);
+	cr_assert_str_eq(got, name, "%s", signature);
+	free(got);
+}
+
+Test(jvm_names, classes_as_java_names_them)
+{
+	names("Ljava/lang/String;", "java.lang.String");
+	names("LKnownHeap$Node;", "KnownHeap$Node");
+	names("LNoPackage;", "NoPackage");
+}
+
+Test(jvm_names, arrays_and_primitives)
+{
+	names("[I", "int[]");
+	names("[[J", "long[][]");
+	names("[Z", "boolean[]");
+	names("[Ljava/lang/Object;", "java.lang.Object[]");
+	names("[[LKnownHeap$Leaf;", "KnownHeap$Leaf[][]");
+	names("I", "int");
+	names("V", "void");
+}
+
+Test(jvm_names, hidden_classes_keep_their_suffix_apart)
+{
+	names("Lcom/x/Foo$$Lambda$14.0x0000000800c01234;",
+	      "com.x.Foo$$Lambda$14/0x0000000800c01234");
+}
+
+Test(jvm_names, odd_signatures_do_not_break)
+{
+	names("", "");
+	names("L", "L");
+	names("L;", "");
+	names("IJ", "IJ");
+	names("[", "[]");
+}
+
+/* ---- idmap --------------------------------------------------------------- */
+
+Test(jvm_idmap, dense_and_scattered_keys)
+{
+	struct idmap m;
+	uint32_t v;
+
+	idmap_init(&m);
+	cr_assert(!idmap_get(&m, 1, &v));
+	for (uint64_t k = 1; k <= 100000; k++)
+		cr_assert_eq(idmap_put(&m, k, (uint32_t)(k * 3)), 0);
+	/* pointers, and keys far apart that share their low bits */
+	for (uint64_t k = 1; k <= 1000; k++) {
+		cr_assert_eq(idmap_put(&m, 0x7f0000000000ull + k * 8,
+				       (uint32_t)k), 0);
+		cr_assert_eq(idmap_put(&m, k << 40, (uint32_t)k + 7), 0);
+	}
+	cr_assert_eq(m.count, 102000);
+	for (uint64_t k = 1; k <= 100000; k++) {
+		cr_assert(idmap_get(&m, k, &v));
+		cr_assert_eq(v, k * 3);
+	}
+	for (uint64_t k = 1; k <= 1000; k++) {
+		cr_assert(idmap_get(&m, 0x7f0000000000ull + k * 8, &v));
+		cr_assert_eq(v, k);
+		cr_assert(idmap_get(&m, k << 40, &v));
+		cr_assert_eq(v, k + 7);
+	}
+	cr_assert(!idmap_get(&m, 100001, &v));
+	idmap_free(&m);
+}
+
+Test(jvm_idmap, get_or_add_keeps_the_first_value)
+{
+	struct idmap m;
+	uint32_t v = 5;
+
+	idmap_init(&m);
+	cr_assert_eq(idmap_get_or_add(&m, 42, &v), 0);
+	v = 9;
+	cr_assert_eq(idmap_get_or_add(&m, 42, &v), 1);
+	cr_assert_eq(v, 5);
+	cr_assert_eq(idmap_put(&m, 42, 11), 0);
+	cr_assert(idmap_get(&m, 42, &v));
+	cr_assert_eq(v, 11);
+	cr_assert_eq(m.count, 1);
+	idmap_clear(&m);
+	cr_assert(!idmap_get(&m, 42, &v));
+	cr_assert_eq(m.count, 0);
+	idmap_free(&m);
+}

@@ -1,0 +1,122 @@
+/*
+ * KnownHeap - a C# program whose heap the tests know exactly, for the
+ * Mono recorder's tests (the twin of tests/runtimes/java/KnownHeap.java).
+ *
+ *   mono KnownHeap.exe N DEPTH LEAVES GARBAGE [EXIT [PAUSE]]
+ *
+ * builds, and keeps alive until the process exits:
+ *   - a list of exactly N KnownHeap.Node objects held by the static field
+ *     KnownHeap.head (node i has value i; the tail's next is null);
+ *   - a complete binary tree of 2^DEPTH - 1 KnownHeap.TreeNode objects
+ *     held only by a local variable of Main; each of the 2^(DEPTH-1)
+ *     bottom nodes points to KnownHeap.Leaf number (i % LEAVES);
+ *   - exactly LEAVES KnownHeap.Leaf objects, all held by the static array
+ *     KnownHeap.sharedLeaves (so the tree shares them: it does not retain
+ *     them);
+ *   - GARBAGE KnownHeap.Garbage objects allocated and dropped. They are
+ *     made on a thread of their own that has ended before any dump: Mono
+ *     scans stacks conservatively, and a stale pointer left on the main
+ *     thread's stack would keep one alive. They fill the nursery, so the
+ *     list and the leaves are promoted (moved) by minor collections.
+ * Then it runs GC.Collect(), prints "ready", sleeps PAUSE milliseconds
+ * (default 0: a test may ask for a dump meanwhile), and exits with status
+ * EXIT (default 0) through Environment.Exit while the tree is still held,
+ * so that a dump taken at exit sees the same heap as at GC.Collect().
+ */
+using System;
+using System.Threading;
+
+public class KnownHeap {
+	sealed class Node {
+		public Node next;
+		public long value;
+	}
+
+	sealed class TreeNode {
+		public TreeNode left;
+		public TreeNode right;
+		public Leaf leaf;
+	}
+
+	sealed class Leaf {
+		public int id;
+	}
+
+	sealed class Garbage {
+		public long a;
+		public long b;
+	}
+
+	static Node head;
+	static Leaf[] sharedLeaves;
+	static int bottomIndex;
+	static long garbageSum;
+
+	static Node BuildList(int n) {
+		Node first = null, last = null;
+		for (int i = 0; i < n; i++) {
+			Node x = new Node();
+			x.value = i;
+			if (last == null)
+				first = x;
+			else
+				last.next = x;
+			last = x;
+		}
+		return first;
+	}
+
+	static TreeNode BuildTree(int depth) {
+		TreeNode t = new TreeNode();
+		if (depth == 1) {
+			t.leaf = sharedLeaves[bottomIndex++ % sharedLeaves.Length];
+			return t;
+		}
+		t.left = BuildTree(depth - 1);
+		t.right = BuildTree(depth - 1);
+		return t;
+	}
+
+	static void MakeGarbage(int n) {
+		long sum = 0;
+		for (int i = 0; i < n; i++) {
+			Garbage g = new Garbage();
+			g.a = i;
+			g.b = sum;
+			sum += g.a;
+		}
+		garbageSum = sum;
+	}
+
+	/* Keeps the tree on this frame while the runtime shuts down. */
+	static void Finish(TreeNode root, int code, int pause) {
+		if (pause > 0)
+			Thread.Sleep(pause);
+		Environment.Exit(code);
+		GC.KeepAlive(root);
+	}
+
+	public static void Main(string[] args) {
+		int n = int.Parse(args[0]);
+		int depth = int.Parse(args[1]);
+		int leaves = int.Parse(args[2]);
+		int garbage = int.Parse(args[3]);
+		int code = args.Length > 4 ? int.Parse(args[4]) : 0;
+		int pause = args.Length > 5 ? int.Parse(args[5]) : 0;
+
+		sharedLeaves = new Leaf[leaves];
+		for (int i = 0; i < leaves; i++) {
+			sharedLeaves[i] = new Leaf();
+			sharedLeaves[i].id = i;
+		}
+		head = BuildList(n);
+		TreeNode root = BuildTree(depth);
+		Thread t = new Thread(() => MakeGarbage(garbage));
+		t.Start();
+		t.Join();
+		GC.Collect();
+		Console.WriteLine("ready " + head.value + " " + garbageSum);
+		Console.Out.Flush();
+		Finish(root, code, pause);
+	}
+}

@@ -1,0 +1,224 @@
+#!/bin/sh
+# mono-test.sh HEAPTRACE KNOWNHEAP_EXE MODULE [SANITIZER_RUNTIME] -
+# `heaptrace record` on a real Mono: records KnownHeap.exe (a heap the test
+# knows exactly) in each dump mode and checks what the analyses say about
+# it; cross-checks the per-class counts with Mono's own log profiler;
+# checks the exit status and the failures `record` must report.
+# Exits 77 (skipped) where Mono, the module or jq is missing.
+#
+# In a sanitizer build the module is instrumented, and mono, which is not,
+# does not start the sanitizer's runtime: SANITIZER_RUNTIME (the ASan
+# shared library) is then preloaded into every mono the test starts,
+# through a `mono` wrapper first on PATH, and the module runs checked. The
+# test skips itself when that runtime cannot be found.
+set -u
+heaptrace=$1 exe=$2 module=$3 sanitizer=${4:-}
+command -v mono >/dev/null || { echo "SKIP: mono is not installed"; exit 77; }
+command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+[ -f "$exe" ] || { echo "SKIP: $exe was not built (no mcs)"; exit 77; }
+[ -f "$module" ] || { echo "SKIP: the Mono recorder was not built"; exit 77; }
+
+# The program's heap: N list nodes, a tree of 2^DEPTH - 1 nodes, LEAVES
+# shared leaves, GARBAGE dropped objects (enough for minor collections).
+N=1000 DEPTH=10 LEAVES=100 GARBAGE=300000
+TREE=$(( (1 << DEPTH) - 1 ))
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+unset HEAPTRACE_RECORDER_DIR
+
+if [ -n "$sanitizer" ]; then
+	[ -f "$sanitizer" ] ||
+		{ echo "SKIP: sanitizer build, no runtime '$sanitizer' to preload into mono"; exit 77; }
+	mkdir "$work/bin"
+	cat >"$work/bin/mono" <<EOF2
+#!/bin/sh
+# mono runs the instrumented module with the sanitizer's runtime; it leaks
+# by design, so leaks are not reported
+LD_PRELOAD=$sanitizer\${LD_PRELOAD:+:\$LD_PRELOAD} \\
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1\${ASAN_OPTIONS:+:\$ASAN_OPTIONS} \\
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
+exec $(command -v mono) "\$@"
+EOF2
+	chmod +x "$work/bin/mono"
+	PATH=$work/bin:$PATH
+	echo "note: mono runs with $sanitizer preloaded"
+fi
+failures=0
+
+fail() {
+	echo "FAIL: $*"
+	failures=$((failures + 1))
+}
+
+ok() {
+	echo "ok: $*"
+}
+
+# record TRACE EXPECTED_STATUS RECORD_OPTIONS... : records KnownHeap.
+record() {
+	trace=$1 expect=$2
+	shift 2
+	"$heaptrace" record -q -o "$trace" "$@" -- mono "$exe" \
+		$N $DEPTH $LEAVES $GARBAGE "$expect" >"$work/out" 2>"$work/err"
+	st=$?
+	[ "$st" = "$expect" ] ||
+		{ fail "record $*: exit status $st, not $expect"; cat "$work/err"; }
+	"$heaptrace" check "$trace" >"$work/check" ||
+		{ fail "record $*: the trace is not clean"; tail -5 "$work/check"; }
+}
+
+# count TRACE DUMP CLASS: instances of CLASS in dump DUMP (-1: the last).
+count() {
+	"$heaptrace" stats --format json "$1" |
+		jq --argjson d "$2" --arg c "$3" \
+		'.dumps[$d] | [.classes[] | select(.name == $c) | .count] | add // 0'
+}
+
+# exact TRACE DUMP WHAT: the dump holds exactly the program's objects.
+exact() {
+	for pair in Node:$N TreeNode:$TREE Leaf:$LEAVES Garbage:0; do
+		cls=KnownHeap.${pair%%:*} want=${pair#*:}
+		got=$(count "$1" "$2" "$cls")
+		[ "$got" = "$want" ] ||
+			fail "$3: dump $2 has $got $cls, not $want"
+	done
+}
+
+# ---- --dump-on major: a dump at GC.Collect() and one at exit ----------------
+t=$work/major.ht
+record "$t" 7 --dump-on major
+dumps=$("$heaptrace" stats --format json "$t" | jq '.dumps | length')
+[ "$dumps" -ge 2 ] || fail "major: $dumps dumps, not at least 2"
+exact "$t" -1 "major, exit dump"
+exact "$t" -2 "major, dump at GC.Collect()"
+ok "major: exact counts in the last two of $dumps dumps, exit status 7"
+
+# The list: its head retains N nodes, its tail is reached from the static
+# field of KnownHeap through the whole list.
+"$heaptrace" top -n 100000 --format json "$t" >"$work/top.json"
+head=$(jq -r '[.objects[] | select(.class == "KnownHeap.Node")][0].id' "$work/top.json")
+tail=$(jq -r '[.objects[] | select(.class == "KnownHeap.Node" and .retained == .size)][0].id' "$work/top.json")
+node_size=$(jq -r '[.objects[] | select(.class == "KnownHeap.Node")][0].size' "$work/top.json")
+retained=$(jq -r --arg h "$head" '.objects[] | select(.id == $h) | .retained' "$work/top.json")
+[ "$retained" = $((N * node_size)) ] ||
+	fail "retained size of the head $head is $retained, not $N x $node_size"
+ok "retained size of the list head: $retained = $N x $node_size"
+
+class_id=$("$heaptrace" cat "$t" | sed -n 's/.*class: {id: \(0x[0-9a-f]*\), name: KnownHeap}.*/\1/p' | head -1)
+"$heaptrace" paths --to "$tail" -n 1 --format json "$t" >"$work/paths.json" ||
+	fail "paths --to $tail"
+kind=$(jq -r '.paths[0].root.kind' "$work/paths.json")
+root_id=$(jq -r '.paths[0].root.root_id' "$work/paths.json")
+first=$(jq -r '.paths[0].objects[0].id' "$work/paths.json")
+length=$(jq -r '.paths[0].objects | length' "$work/paths.json")
+[ "$kind" = other ] && [ "$root_id" = "$class_id" ] ||
+	fail "the tail's path starts at a $kind root $root_id, not at the statics of KnownHeap ($class_id)"
+[ "$first" = "$head" ] && [ "$length" = $N ] ||
+	fail "the tail's path has $length objects from $first, not $N from $head"
+ok "paths --to the tail: $length nodes from the static root of KnownHeap"
+
+# ---- --dump-on exit, every-gc ----------------------------------------------
+t=$work/exit.ht
+record "$t" 0 --dump-on exit
+exact "$t" -1 "exit"
+ok "exit: exact counts"
+
+t=$work/every.ht
+record "$t" 0 --dump-on every-gc
+dumps=$("$heaptrace" stats --format json "$t" | jq '.dumps | length')
+gcs=$("$heaptrace" stats --format json "$t" | jq '.gcs | length')
+# A minor collection asks for a dump that the finalizer thread forces
+# later; the program's GC.Collect() may come first and serve it.
+[ "$dumps" -ge 2 ] || fail "every-gc: only $dumps dumps for $gcs GCs"
+exact "$t" -1 "every-gc"
+ok "every-gc: $dumps dumps for $gcs GCs, exact counts at the end"
+
+# ---- --dump-on signal: SIGUSR1 to heaptrace, passed on, makes a dump ------------
+t=$work/signal.ht
+"$heaptrace" record -q -o "$t" --dump-on signal -- mono "$exe" \
+	$N $DEPTH $LEAVES $GARBAGE 0 3000 >"$work/out" 2>"$work/err" &
+pid=$!
+i=0
+while ! grep -q ready "$work/out" 2>/dev/null && [ $i -lt 200 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -USR1 $pid
+wait $pid
+st=$?
+[ $st = 0 ] || { fail "record --dump-on signal: exit status $st"; cat "$work/err"; }
+dumps=$("$heaptrace" stats --format json "$t" | jq '.dumps | length')
+[ "$dumps" = 2 ] || fail "signal: $dumps dumps, not 2 (the signal's, the exit's)"
+exact "$t" 0 "signal, the signal's dump"
+ok "signal: a dump on SIGUSR1 and one at exit, exact counts"
+
+# ---- allocations: an object promoted by a minor GC shows its move -----------
+t=$work/alloc.ht
+record "$t" 0 --allocations
+if "$heaptrace" history --help >/dev/null 2>&1; then
+	"$heaptrace" top -n 100000 --format json "$t" >"$work/top.json"
+	head=$(jq -r '[.objects[] | select(.class == "KnownHeap.Node")][0].id' "$work/top.json")
+	"$heaptrace" history --format json "$t" "$head" >"$work/history.json" ||
+		fail "history $head"
+	moved=$(jq '[.timeline[] | select(.event == "moved")] | length' "$work/history.json")
+	allocated=$(jq '[.timeline[] | select(.event == "allocated")] | length' "$work/history.json")
+	[ "$allocated" -ge 1 ] && [ "$moved" -ge 1 ] ||
+		{ fail "history of the list head: $allocated allocations, $moved moves"; cat "$work/history.json"; }
+	# the move that promoted it is a minor GC's: generation 0 only
+	gc=$(jq '[.timeline[] | select(.event == "moved")][0].gc' "$work/history.json")
+	gens=$("$heaptrace" stats --format json "$t" |
+		jq -c --argjson g "$gc" '[.gcs[] | select(.index == $g)][0].generations')
+	[ "$gens" = "[0]" ] ||
+		fail "the list head moved in GC $gc, which collected $gens, not [0]"
+	ok "history of the list head: allocated, then moved by GC $gc, a minor one"
+else
+	echo "SKIP: this heaptrace has no history command"
+fi
+
+# ---- Mono's log profiler sees the same classes ------------------------------
+# It may hang at shutdown: a run gets 30 s, and up to three runs.
+mlpd=$work/log.mlpd
+tries=0
+while [ $tries -lt 3 ]; do
+	tries=$((tries + 1))
+	rm -f "$mlpd"
+	timeout 30 mono --profile=log:heapshot,output="$mlpd" "$exe" \
+		$N $DEPTH $LEAVES $GARBAGE >/dev/null 2>&1 && break
+	echo "note: Mono's log profiler failed or hung (run $tries)"
+done
+if [ -s "$mlpd" ] && mprof-report --reports=heapshot "$mlpd" >"$work/report" 2>&1; then
+	# the last heap shot's table: BYTES COUNT AVERAGE CLASS
+	awk '/Heap shot [0-9]+ at/ { delete n } $4 ~ /^KnownHeap\./ { n[$4] = $2 }
+	     END { for (c in n) print c, n[c] }' "$work/report" | sort >"$work/log-counts"
+	"$heaptrace" stats --format json "$work/exit.ht" |
+		jq -r '.dumps[-1].classes[] | select(.name | test("^KnownHeap\\.(Node|TreeNode|Leaf|Garbage)$")) | "\(.name) \(.count)"' |
+		sort >"$work/our-counts"
+	grep -E '^KnownHeap\.(Node|TreeNode|Leaf|Garbage) ' "$work/log-counts" >"$work/log-ours" || true
+	if diff -u "$work/log-ours" "$work/our-counts"; then
+		ok "the log profiler's last heap shot agrees: $(tr '\n' ' ' <"$work/our-counts")"
+	else
+		fail "per-class counts differ from Mono's log profiler (above)"
+	fi
+else
+	echo "note: no heap shot from Mono's log profiler in $tries runs; cross-check not made"
+fi
+
+# ---- what record must refuse or report --------------------------------------
+"$heaptrace" record -q -o "$work/x.ht" -- ls >/dev/null 2>&1
+[ $? = 2 ] || fail "record -- ls: not a usage error"
+mkdir "$work/broken"
+echo "not a shared object" >"$work/broken/libmono-profiler-heaptrace.so"
+HEAPTRACE_RECORDER_DIR=$work/broken "$heaptrace" record -q -o "$work/x.ht" \
+	-- mono "$exe" 10 2 2 10 >/dev/null 2>"$work/err"
+st=$?
+[ $st = 3 ] && grep -q "did not load" "$work/err" ||
+	{ fail "a recorder that cannot load: exit status $st"; cat "$work/err"; }
+HEAPTRACE_RECORDER_DIR=$work/none "$heaptrace" record -q -o "$work/x.ht" \
+	-- mono "$exe" 10 2 2 10 >/dev/null 2>"$work/err"
+st=$?
+[ $st = 3 ] && grep -q "HEAPTRACE_RECORDER_DIR" "$work/err" ||
+	{ fail "no recorder in HEAPTRACE_RECORDER_DIR: exit status $st"; cat "$work/err"; }
+ok "record reports a recorder that does not load, and a command it does not know"
+
+[ $failures = 0 ] || { echo "$failures failures"; exit 1; }
+echo "all Mono recorder checks passed"

@@ -1,0 +1,1487 @@
+/*
+ * test_hprof.c - Java heap dumps (HPROF) through ht_reader, on dumps
+ * built byte by byte here: every record and root kind and where each one
+ * lands in the event model, 4- and 8-byte ids, dumps of one record and of
+ * segments, roots after objects and classes after their instances as
+ * HotSpot may write them, thread names chased through the heap, the
+ * object layout (against sizes jcmd GC.class_histogram reported on JDK
+ * 17) and how the reader picks it, and damage: a cut at every byte, bad
+ * tags, lengths that do not add up, hostile lengths.
+ */
+#include <criterion/criterion.h>
+
+#include "hprof_layout.h"
+#include "source.h"
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- Building dumps ---------------------------------------------------- */
+
+struct hp {
+	uint8_t *buf;
+	size_t len, cap;
+	unsigned id;        /* id size */
+	size_t rec_at;      /* header of the record being written */
+	size_t bounds[256]; /* where records start, and where the last ends */
+	size_t n_bounds;
+};
+
+static void put(struct hp *h, const void *p, size_t n)
+{
+	if (!n)
+		return;
+	if (h->len + n > h->cap) {
+		h->cap = (h->len + n) * 2;
+		h->buf = realloc(h->buf, h->cap);
+		cr_assert_not_null(h->buf);
+	}
+	memcpy(h->buf + h->len, p, n);
+	h->len += n;
+}
+
+static void u1(struct hp *h, uint32_t v)
+{
+	uint8_t b = (uint8_t)v;
+
+	put(h, &b, 1);
+}
+
+static void u2(struct hp *h, uint32_t v)
+{
+	u1(h, v >> 8);
+	u1(h, v);
+}
+
+static void u4(struct hp *h, uint32_t v)
+{
+	u2(h, v >> 16);
+	u2(h, v);
+}
+
+static void u8(struct hp *h, uint64_t v)
+{
+	u4(h, (uint32_t)(v >> 32));
+	u4(h, (uint32_t)v);
+}
+
+static void id(struct hp *h, uint64_t v)
+{
+	if (h->id == 8)
+		u8(h, v);
+	else
+		u4(h, (uint32_t)v);
+}
+
+static void start(struct hp *h, const char *version, unsigned id_size)
+{
+	memset(h, 0, sizeof(*h));
+	h->id = id_size;
+	put(h, "JAVA PROFILE ", 13);
+	put(h, version, strlen(version) + 1);
+	u4(h, id_size);
+	u8(h, 1700000000123ull); /* 2023-11-14T22:13:20.123Z */
+}
+
+static void begin(struct hp *h, unsigned tag)
+{
+	h->rec_at = h->len;
+	h->bounds[h->n_bounds++] = h->len;
+	u1(h, tag);
+	u4(h, 0);
+	u4(h, 0); /* patched by end() */
+}
+
+static void end(struct hp *h)
+{
+	uint32_t n = (uint32_t)(h->len - h->rec_at - 9);
+
+	h->buf[h->rec_at + 5] = (uint8_t)(n >> 24);
+	h->buf[h->rec_at + 6] = (uint8_t)(n >> 16);
+	h->buf[h->rec_at + 7] = (uint8_t)(n >> 8);
+	h->buf[h->rec_at + 8] = (uint8_t)n;
+	h->bounds[h->n_bounds] = h->len;
+}
+
+static void utf8(struct hp *h, uint64_t sid, const char *s)
+{
+	begin(h, 0x01);
+	id(h, sid);
+	put(h, s, strlen(s));
+	end(h);
+}
+
+static void load_class(struct hp *h, uint32_t serial, uint64_t cls,
+		       uint64_t name)
+{
+	begin(h, 0x02);
+	u4(h, serial);
+	id(h, cls);
+	u4(h, 0);
+	id(h, name);
+	end(h);
+}
+
+static void frame(struct hp *h, uint64_t fid, uint64_t method, uint64_t sig,
+		  uint32_t class_serial, int32_t line)
+{
+	begin(h, 0x04);
+	id(h, fid);
+	id(h, method);
+	id(h, sig);
+	id(h, 0);
+	u4(h, class_serial);
+	u4(h, (uint32_t)line);
+	end(h);
+}
+
+static void trace(struct hp *h, uint32_t serial, uint32_t thread,
+		  uint32_t n, const uint64_t *frames)
+{
+	begin(h, 0x05);
+	u4(h, serial);
+	u4(h, thread);
+	u4(h, n);
+	for (uint32_t i = 0; i < n; i++)
+		id(h, frames[i]);
+	end(h);
+}
+
+static void start_thread(struct hp *h, uint32_t serial, uint64_t obj,
+			 uint32_t trace_serial, uint64_t name)
+{
+	begin(h, 0x0a);
+	u4(h, serial);
+	id(h, obj);
+	u4(h, trace_serial);
+	id(h, name);
+	id(h, 0);
+	id(h, 0);
+	end(h);
+}
+
+/* Sub-records, inside a HEAP_DUMP or HEAP_DUMP_SEGMENT. */
+
+static void root(struct hp *h, unsigned tag, uint64_t obj, uint32_t a,
+		 uint32_t b)
+{
+	u1(h, tag);
+	id(h, obj);
+	switch (tag) {
+	case 0x01:
+		id(h, a);
+		break;
+	case 0x02:
+	case 0x03:
+	case 0x08:
+		u4(h, a);
+		u4(h, b);
+		break;
+	case 0x04:
+	case 0x06:
+		u4(h, a);
+		break;
+	default:
+		break;
+	}
+}
+
+struct field {
+	uint64_t name;
+	uint8_t type;
+	uint64_t value; /* statics */
+};
+
+static unsigned width(const struct hp *h, uint8_t type)
+{
+	return hprof_type_width(type, h->id);
+}
+
+static void value(struct hp *h, uint8_t type, uint64_t v)
+{
+	switch (width(h, type)) {
+	case 1: u1(h, (uint32_t)v); break;
+	case 2: u2(h, (uint32_t)v); break;
+	case 4: u4(h, (uint32_t)v); break;
+	default: u8(h, v); break;
+	}
+}
+
+static void class_dump(struct hp *h, uint64_t cls, uint64_t super,
+		       uint64_t loader, size_t n_statics,
+		       const struct field *statics, size_t n_fields,
+		       const struct field *fields)
+{
+	u1(h, 0x20);
+	id(h, cls);
+	u4(h, 0);
+	id(h, super);
+	id(h, loader);
+	id(h, 0);
+	id(h, 0);
+	id(h, 0);
+	id(h, 0);
+	u4(h, 0);
+	u2(h, 1); /* one constant pool entry, skipped */
+	u2(h, 7);
+	u1(h, 10);
+	u4(h, 42);
+	u2(h, (uint32_t)n_statics);
+	for (size_t i = 0; i < n_statics; i++) {
+		id(h, statics[i].name);
+		u1(h, statics[i].type);
+		value(h, statics[i].type, statics[i].value);
+	}
+	u2(h, (uint32_t)n_fields);
+	for (size_t i = 0; i < n_fields; i++) {
+		id(h, fields[i].name);
+		u1(h, fields[i].type);
+	}
+}
+
+/* An instance whose field values (bytes in the dump's order) follow. */
+static void instance(struct hp *h, uint64_t obj, uint64_t cls, uint32_t n)
+{
+	u1(h, 0x21);
+	id(h, obj);
+	u4(h, 0);
+	id(h, cls);
+	u4(h, n);
+}
+
+static void obj_array(struct hp *h, uint64_t obj, uint64_t cls, uint32_t n,
+		      const uint64_t *refs)
+{
+	u1(h, 0x22);
+	id(h, obj);
+	u4(h, 0);
+	u4(h, n);
+	id(h, cls);
+	for (uint32_t i = 0; i < n; i++)
+		id(h, refs[i]);
+}
+
+static void prim_array(struct hp *h, uint64_t obj, uint8_t type, uint32_t n,
+		       const void *data)
+{
+	u1(h, 0x23);
+	id(h, obj);
+	u4(h, 0);
+	u4(h, n);
+	u1(h, type);
+	put(h, data, (size_t)n * width(h, type));
+}
+
+/* ---- Reading ----------------------------------------------------------- */
+
+/* An event, copied out of the reader's buffers. */
+struct ev {
+	enum ht_event_type type;
+	uint64_t a, b, c;   /* class: id, size, has_size; container: type,
+			       id1, id2; object: id, class, size */
+	uint32_t flags;
+	char name[128];
+	size_t n;
+	uint64_t refs[16];
+	uint64_t offset;
+};
+
+struct run {
+	struct ht_reader *r;
+	struct ev *ev;
+	size_t n;
+	int rc;
+	struct ht_error err;
+	struct ht_header header;
+	char meta[8][2][128];
+};
+
+static void copy_event(struct ev *e, const struct ht_event *ev,
+		       struct ht_position pos)
+{
+	memset(e, 0, sizeof(*e));
+	e->type = ev->type;
+	e->offset = pos.offset;
+	switch (ev->type) {
+	case HT_EV_CLASS:
+		e->a = ev->u.class_.id;
+		e->b = ev->u.class_.size;
+		e->c = ev->u.class_.has_size;
+		snprintf(e->name, sizeof(e->name), "%s", ev->u.class_.name);
+		break;
+	case HT_EV_THREAD:
+	case HT_EV_METHOD:
+		e->a = ev->u.thread.id;
+		snprintf(e->name, sizeof(e->name), "%s", ev->u.thread.name);
+		break;
+	case HT_EV_BEGIN_CONTAINER:
+		e->a = ev->u.begin_container.type;
+		e->b = ev->u.begin_container.id1;
+		e->c = ev->u.begin_container.id2;
+		break;
+	case HT_EV_ROOT_REFERENCES:
+		e->n = ev->u.root_references.count;
+		for (size_t i = 0; i < e->n && i < 16; i++) {
+			e->refs[i] = ev->u.root_references.refs[i];
+			cr_assert_eq(ev->u.root_references.flags[i], 0);
+		}
+		break;
+	case HT_EV_OBJECT_REFERENCES:
+		e->a = ev->u.object_references.id;
+		e->b = ev->u.object_references.class_id;
+		e->c = ev->u.object_references.size;
+		e->flags = ev->u.object_references.flags;
+		e->n = ev->u.object_references.count;
+		for (size_t i = 0; i < e->n && i < 16; i++)
+			e->refs[i] = ev->u.object_references.refs[i];
+		break;
+	default:
+		cr_assert_fail("unexpected event type %d", ev->type);
+	}
+}
+
+/* Reads every event of the file at path; r->rc is the last result. */
+static struct run read_path(const char *path)
+{
+	struct run run = {0};
+	struct ht_event ev;
+	size_t cap = 0;
+
+	run.r = ht_reader_open(path, &run.err);
+	if (!run.r) {
+		run.rc = -2;
+		return run;
+	}
+	cr_assert_str_eq(ht_reader_format(run.r), "hprof");
+	run.header = *ht_reader_header(run.r);
+	for (size_t i = 0; i < run.header.n_metadata && i < 8; i++) {
+		snprintf(run.meta[i][0], 128, "%s", run.header.metadata[i].key);
+		snprintf(run.meta[i][1], 128, "%s",
+			 run.header.metadata[i].value);
+	}
+	while ((run.rc = ht_reader_next(run.r, &ev, &run.err)) == 1) {
+		if (run.n == cap) {
+			cap = cap ? cap * 2 : 64;
+			run.ev = realloc(run.ev, cap * sizeof(*run.ev));
+			cr_assert_not_null(run.ev);
+		}
+		copy_event(&run.ev[run.n++], &ev, ht_reader_position(run.r));
+	}
+	return run;
+}
+
+static struct run read_hp(const struct hp *h, const char *name)
+{
+	return read_path(tmp_file_with(name, h->buf, h->len));
+}
+
+static void done(struct run *run)
+{
+	if (run->r)
+		ht_reader_close(run->r);
+	free(run->ev);
+}
+
+static const char *meta(const struct run *run, const char *key)
+{
+	for (size_t i = 0; i < run->header.n_metadata && i < 8; i++)
+		if (strcmp(run->meta[i][0], key) == 0)
+			return run->meta[i][1];
+	return NULL;
+}
+
+/* The index of the first event at or after `from` of type t (and for
+ * containers, of container type ct); -1 if none. */
+static long find(const struct run *run, size_t from, enum ht_event_type t,
+		 uint64_t key)
+{
+	for (size_t i = from; i < run->n; i++)
+		if (run->ev[i].type == t &&
+		    (t == HT_EV_ROOT_REFERENCES || run->ev[i].a == key))
+			return (long)i;
+	return -1;
+}
+
+static const struct ev *object(const struct run *run, uint64_t obj)
+{
+	long i = find(run, 0, HT_EV_OBJECT_REFERENCES, obj);
+
+	cr_assert_geq(i, 0, "no object 0x%llx", (unsigned long long)obj);
+	return &run->ev[i];
+}
+
+static const struct ev *class_ev(const struct run *run, uint64_t cls)
+{
+	long i = find(run, 0, HT_EV_CLASS, cls);
+
+	cr_assert_geq(i, 0, "no class 0x%llx", (unsigned long long)cls);
+	return &run->ev[i];
+}
+
+static void assert_refs(const struct ev *e, size_t n, const uint64_t *want)
+{
+	cr_assert_eq(e->n, n, "0x%llx: %zu refs, not %zu",
+		     (unsigned long long)e->a, e->n, n);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(e->refs[i], want[i], "0x%llx ref %zu: 0x%llx",
+			     (unsigned long long)e->a, i,
+			     (unsigned long long)e->refs[i]);
+}
+
+/* The container event at i, and the roots that follow it. */
+static void assert_container(const struct run *run, size_t i, unsigned type,
+			     uint64_t id1, uint64_t id2, size_t n_roots,
+			     const uint64_t *roots)
+{
+	cr_assert_lt(i + (n_roots ? 1 : 0), run->n);
+	cr_assert_eq(run->ev[i].type, HT_EV_BEGIN_CONTAINER, "event %zu", i);
+	cr_assert_eq(run->ev[i].a, type, "event %zu: container %llu, not %u",
+		     i, (unsigned long long)run->ev[i].a, type);
+	cr_assert_eq(run->ev[i].b, id1, "event %zu: id1 0x%llx", i,
+		     (unsigned long long)run->ev[i].b);
+	cr_assert_eq(run->ev[i].c, id2, "event %zu: id2 0x%llx", i,
+		     (unsigned long long)run->ev[i].c);
+	if (!n_roots)
+		return;
+	cr_assert_eq(run->ev[i + 1].type, HT_EV_ROOT_REFERENCES);
+	assert_refs(&run->ev[i + 1], n_roots, roots);
+}
+
+/* ---- The standard dump ------------------------------------------------- */
+
+enum {
+	S_OBJECT = 1, S_CLASS, S_FOO, S_INTS, S_FOOS, S_A, S_B, S_C, S_S,
+	S_X, S_MAIN, S_SIG, S_WORKER, S_SLEEP, S_RESOLVED,
+};
+
+#define OBJECT 0x100
+#define CLASS 0x200
+#define FOO 0x300
+#define INTS 0x400
+#define FOOS 0x500
+#define LOADER 0x900
+
+static void names(struct hp *h)
+{
+	utf8(h, S_OBJECT, "java/lang/Object");
+	utf8(h, S_CLASS, "java/lang/Class");
+	utf8(h, S_FOO, "pkg/Foo$Bar");
+	utf8(h, S_INTS, "[I");
+	utf8(h, S_FOOS, "[Lpkg/Foo$Bar;");
+	utf8(h, S_A, "a");
+	utf8(h, S_B, "b");
+	utf8(h, S_C, "c");
+	utf8(h, S_S, "s");
+	utf8(h, S_X, "x");
+	utf8(h, S_MAIN, "main");
+	utf8(h, S_SIG, "([Ljava/lang/String;)V");
+	utf8(h, S_WORKER, "worker");
+	utf8(h, S_SLEEP, "sleep");
+	utf8(h, S_RESOLVED, "<resolved_references>");
+	load_class(h, 1, OBJECT, S_OBJECT);
+	load_class(h, 2, CLASS, S_CLASS);
+	load_class(h, 3, FOO, S_FOO);
+	load_class(h, 4, INTS, S_INTS);
+	load_class(h, 5, FOOS, S_FOOS);
+}
+
+static void stacks(struct hp *h)
+{
+	static const uint64_t frames[] = {0x52, 0x50};
+
+	frame(h, 0x50, S_MAIN, S_SIG, 3, 7);
+	frame(h, 0x51, S_MAIN, S_SIG, 3, 9);   /* the same method */
+	frame(h, 0x52, S_SLEEP, S_SIG, 3, -3); /* native */
+	trace(h, 10, 1, 2, frames);
+	start_thread(h, 1, 0x1000, 10, S_WORKER);
+}
+
+static void classes(struct hp *h)
+{
+	static const struct field foo_statics[] = {
+		{S_S, 2, 0x2000},
+		{S_X, 10, 5},
+		{S_RESOLVED, 2, 0x2200}, /* HotSpot's: no room in the mirror */
+	};
+	/* in the dump's order, which HotSpot writes reversed */
+	static const struct field foo_fields[] = {
+		{S_A, 10, 0},
+		{S_B, 2, 0},
+		{S_C, 11, 0},
+	};
+
+	class_dump(h, OBJECT, 0, 0, 0, NULL, 0, NULL);
+	class_dump(h, CLASS, OBJECT, 0, 0, NULL, 0, NULL);
+	class_dump(h, FOO, OBJECT, LOADER, 3, foo_statics, 3, foo_fields);
+	class_dump(h, INTS, OBJECT, 0, 0, NULL, 0, NULL);
+	class_dump(h, FOOS, OBJECT, 0, 0, NULL, 0, NULL);
+}
+
+static void foo(struct hp *h, uint64_t obj, uint32_t a, uint64_t b,
+		uint64_t c)
+{
+	instance(h, obj, FOO, 4 + h->id + 8);
+	u4(h, a);
+	id(h, b);
+	u8(h, c);
+}
+
+static void objects(struct hp *h)
+{
+	static const uint64_t refs[] = {0x2000, 0, 0x2100};
+	static const uint8_t ints[12] = {0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3};
+
+	foo(h, 0x2000, 1, 0x2100, 3);
+	foo(h, 0x2100, 2, 0, 4);
+	obj_array(h, 0x2200, FOOS, 3, refs);
+	prim_array(h, 0x2300, 10, 3, ints);
+	instance(h, 0x1000, OBJECT, 0);
+}
+
+/* Every root kind, after the objects as HotSpot writes them. */
+static void roots(struct hp *h)
+{
+	root(h, 0x08, 0x1000, 1, 10);     /* THREAD_OBJECT */
+	root(h, 0x03, 0x2000, 1, 1);      /* JAVA_FRAME, depth 1 */
+	root(h, 0x02, 0x2100, 1, 0);      /* JNI_LOCAL, depth 0 */
+	root(h, 0x04, 0x2200, 1, 0);      /* NATIVE_STACK */
+	root(h, 0x06, 0x2300, 1, 0);      /* THREAD_BLOCK */
+	root(h, 0x01, 0x2200, 0x77, 0);   /* JNI_GLOBAL */
+	root(h, 0x05, FOO, 0, 0);         /* STICKY_CLASS */
+	root(h, 0x07, 0x2100, 0, 0);      /* MONITOR_USED */
+	root(h, 0xff, 0x2000, 0, 0);      /* UNKNOWN */
+}
+
+/* One dump in two segments, classes first, roots last, as HotSpot does. */
+static void standard(struct hp *h, unsigned id_size)
+{
+	start(h, "1.0.2", id_size);
+	names(h);
+	stacks(h);
+	begin(h, 0x1c);
+	classes(h);
+	end(h);
+	begin(h, 0x1c);
+	objects(h);
+	roots(h);
+	end(h);
+	begin(h, 0x2c);
+	end(h);
+}
+
+/* Sizes the standard dump's objects have, by hand from HotSpot's rules:
+ * index 0 for 8-byte ids (compressed oops), 1 for 4-byte ids (32-bit). */
+struct sizes {
+	uint64_t object, foo, mirror, foo_mirror, ints3, foos3;
+};
+
+static const struct sizes sizes[] = {
+	/* Foo: int a at 12, long c at 16, ref b at 24, end 28; Class: its
+	 * injected fields end at 48; Foo's mirror adds a ref and an int */
+	{16, 32, 48, 56, 32, 32},
+	/* 8-byte header, 4-byte words; arrays from 12 */
+	{8, 24, 40, 48, 24, 24},
+};
+
+static void check_standard(const struct run *run, const struct sizes *z)
+{
+	static const uint64_t thread_roots[] = {0x1000, 0x2200, 0x2300};
+	static const uint64_t native_roots[] = {0x2100};
+	static const uint64_t frame_roots[] = {0x2000};
+	static const uint64_t class_roots[] = {FOO};
+	static const uint64_t global_roots[] = {0x2200};
+	static const uint64_t monitor_roots[] = {0x2100};
+	static const uint64_t unknown_roots[] = {0x2000};
+	static const uint64_t foo_class_refs[] = {0x2000, 0x2200, OBJECT,
+						  LOADER, 0, 0};
+	static const uint64_t object_class_refs[] = {0, 0, 0, 0};
+	static const uint64_t foo_refs[] = {0x2100};
+	static const uint64_t null_ref[] = {0};
+	static const uint64_t array_refs[] = {0x2000, 0, 0x2100};
+	long i;
+
+	cr_assert_eq(run->rc, 0, "%s", run->err.message);
+	cr_assert_str_eq(run->header.runtime, "jvm");
+	cr_assert_eq(run->header.reports_survivors, false);
+	cr_assert_str_eq(meta(run, "hprof_time"), "2023-11-14T22:13:20.123Z");
+
+	cr_assert_str_eq(class_ev(run, OBJECT)->name, "java.lang.Object");
+	cr_assert_eq(class_ev(run, OBJECT)->b, z->object);
+	cr_assert_str_eq(class_ev(run, FOO)->name, "pkg.Foo$Bar");
+	cr_assert_eq(class_ev(run, FOO)->b, z->foo);
+	cr_assert_str_eq(class_ev(run, INTS)->name, "int[]");
+	cr_assert_eq(class_ev(run, INTS)->c, false, "arrays have no one size");
+	cr_assert_str_eq(class_ev(run, FOOS)->name, "pkg.Foo$Bar[]");
+	cr_assert_eq(class_ev(run, CLASS)->c, false, "nor have mirrors");
+
+	i = find(run, 0, HT_EV_THREAD, 0x1000);
+	cr_assert_geq(i, 0);
+	cr_assert_str_eq(run->ev[i].name, "worker");
+	i = find(run, 0, HT_EV_METHOD, 0x50);
+	cr_assert_geq(i, 0);
+	cr_assert_str_eq(run->ev[i].name, "pkg.Foo$Bar.main");
+	cr_assert_lt(find(run, 0, HT_EV_METHOD, 0x51), 0,
+		     "frame 0x51 is of method 0x50");
+	i = find(run, 0, HT_EV_METHOD, 0x52);
+	cr_assert_str_eq(run->ev[i].name, "pkg.Foo$Bar.sleep");
+
+	/* the roots, before the heap, each in its container */
+	i = find(run, 0, HT_EV_BEGIN_CONTAINER, HT_C_BEGIN);
+	cr_assert_geq(i, 0);
+	assert_container(run, (size_t)i + 1, HT_C_RT_THREAD, 0x1000, 0, 3,
+			 thread_roots);
+	assert_container(run, (size_t)i + 3, HT_C_RT_NATIVE, 0x52, 0x52, 1,
+			 native_roots);
+	assert_container(run, (size_t)i + 5, HT_C_RT_INTERPRETED, 0x50, 0x50,
+			 1, frame_roots);
+	assert_container(run, (size_t)i + 7, HT_C_RT_CLASS, FOO, 0, 1,
+			 class_roots);
+	assert_container(run, (size_t)i + 9, HT_C_RT_STRONGPTR, 0, 0, 1,
+			 global_roots);
+	assert_container(run, (size_t)i + 11, HT_C_RT_INTERNALVM, 0, 0, 1,
+			 monitor_roots);
+	assert_container(run, (size_t)i + 13, HT_C_RT_ROOTTABLE, 0, 0, 1,
+			 unknown_roots);
+	assert_container(run, (size_t)i + 15, HT_C_HEAP, 0, 0, 0, NULL);
+
+	/* class objects: statics, then super, loader, signers, domain */
+	cr_assert_eq(object(run, OBJECT)->b, CLASS);
+	cr_assert_eq(object(run, OBJECT)->c, z->mirror);
+	assert_refs(object(run, OBJECT), 4, object_class_refs);
+	cr_assert_eq(object(run, FOO)->c, z->foo_mirror);
+	assert_refs(object(run, FOO), 6, foo_class_refs);
+	/* instances: references in field order, nulls kept */
+	cr_assert_eq(object(run, 0x2000)->b, FOO);
+	cr_assert_eq(object(run, 0x2000)->c, z->foo);
+	assert_refs(object(run, 0x2000), 1, foo_refs);
+	assert_refs(object(run, 0x2100), 1, null_ref);
+	cr_assert_eq(object(run, 0x2200)->b, FOOS);
+	cr_assert_eq(object(run, 0x2200)->c, z->foos3);
+	assert_refs(object(run, 0x2200), 3, array_refs);
+	cr_assert_eq(object(run, 0x2300)->b, INTS);
+	cr_assert_eq(object(run, 0x2300)->c, z->ints3);
+	cr_assert_eq(object(run, 0x2300)->n, 0);
+	cr_assert_eq(object(run, 0x1000)->c, z->object);
+	cr_assert_eq(run->ev[run->n - 1].type, HT_EV_BEGIN_CONTAINER);
+	cr_assert_eq(run->ev[run->n - 1].a, HT_C_END);
+}
+
+Test(hprof, standard_8_byte_ids)
+{
+	struct hp h;
+	struct run run;
+
+	standard(&h, 8);
+	run = read_hp(&h, "std8.hprof");
+	check_standard(&run, &sizes[0]);
+	cr_assert_eq(run.header.pointer_size, 8);
+	cr_assert_str_eq(meta(&run, "hprof_version"), "1.0.2");
+	cr_assert_str_eq(meta(&run, "hprof_id_size"), "8");
+	done(&run);
+	free(h.buf);
+}
+
+Test(hprof, standard_4_byte_ids)
+{
+	struct hp h;
+	struct run run;
+
+	standard(&h, 4);
+	run = read_hp(&h, "std4.hprof");
+	check_standard(&run, &sizes[1]);
+	cr_assert_eq(run.header.pointer_size, 4);
+	cr_assert_str_eq(meta(&run, "object_layout"), "32-bit");
+	done(&run);
+	free(h.buf);
+}
+
+/* HPROF 1.0.1: whole HEAP_DUMP records, each a dump of its own. */
+Test(hprof, heap_dump_records_are_dumps)
+{
+	struct hp h;
+	struct run run;
+	size_t begins = 0, ends = 0;
+
+	start(&h, "1.0.1", 8);
+	names(&h);
+	stacks(&h);
+	for (int d = 0; d < 2; d++) {
+		begin(&h, 0x0c);
+		classes(&h);
+		objects(&h);
+		roots(&h);
+		end(&h);
+	}
+	run = read_hp(&h, "two.hprof");
+	check_standard(&run, &sizes[0]);
+	for (size_t i = 0; i < run.n; i++) {
+		if (run.ev[i].type != HT_EV_BEGIN_CONTAINER)
+			continue;
+		begins += run.ev[i].a == HT_C_BEGIN;
+		ends += run.ev[i].a == HT_C_END;
+	}
+	cr_assert_eq(begins, 2);
+	cr_assert_eq(ends, 2);
+	cr_assert_str_eq(meta(&run, "hprof_version"), "1.0.1");
+	done(&run);
+	free(h.buf);
+}
+
+/* Records of no use to heaptrace are skipped, by their lengths. */
+Test(hprof, other_records_are_skipped)
+{
+	struct hp h;
+	struct run run;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	stacks(&h);
+	begin(&h, 0x03); /* UNLOAD_CLASS */
+	u4(&h, 9);
+	end(&h);
+	begin(&h, 0x0b); /* END_THREAD */
+	u4(&h, 2);
+	end(&h);
+	begin(&h, 0x06); /* ALLOC_SITES, no sites */
+	u2(&h, 0);
+	u4(&h, 0);
+	u4(&h, 0);
+	u4(&h, 0);
+	u8(&h, 0);
+	u8(&h, 0);
+	u4(&h, 0);
+	end(&h);
+	begin(&h, 0x07); /* HEAP_SUMMARY */
+	u4(&h, 1);
+	u4(&h, 2);
+	u8(&h, 3);
+	u8(&h, 4);
+	end(&h);
+	begin(&h, 0x0d); /* CPU_SAMPLES */
+	u4(&h, 1);
+	u4(&h, 1);
+	u4(&h, 1);
+	u4(&h, 10);
+	end(&h);
+	begin(&h, 0x0e); /* CONTROL_SETTINGS */
+	u4(&h, 0);
+	u2(&h, 4);
+	end(&h);
+	begin(&h, 0x1c);
+	classes(&h);
+	objects(&h);
+	roots(&h);
+	end(&h);
+	begin(&h, 0x2c);
+	end(&h);
+	run = read_hp(&h, "other.hprof");
+	check_standard(&run, &sizes[0]);
+	done(&run);
+	free(h.buf);
+}
+
+/* Classes described after their instances, roots first, one segment. */
+Test(hprof, any_order_of_sub_records)
+{
+	struct hp h;
+	struct run run;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	stacks(&h);
+	begin(&h, 0x1c);
+	roots(&h);
+	objects(&h);
+	classes(&h);
+	end(&h);
+	begin(&h, 0x2c);
+	end(&h);
+	run = read_hp(&h, "order.hprof");
+	check_standard(&run, &sizes[0]);
+	done(&run);
+	free(h.buf);
+}
+
+/* A pipe is copied aside and read like a file. */
+Test(hprof, standard_input_pipe)
+{
+	struct hp h;
+	struct run run;
+	int fds[2];
+	pid_t pid;
+
+	standard(&h, 8);
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		if (write(fds[1], h.buf, h.len) != (ssize_t)h.len)
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	cr_assert_geq(dup2(fds[0], STDIN_FILENO), 0);
+	close(fds[0]);
+	run = read_path("-");
+	waitpid(pid, NULL, 0);
+	check_standard(&run, &sizes[0]);
+	done(&run);
+	free(h.buf);
+}
+
+/* An object array of more references than one event carries goes out
+ * in parts joined by HT_OBJ_MORE_REFERENCES. */
+Test(hprof, big_object_array_in_parts)
+{
+	uint32_t n = 65536 * 2 + 5;
+	uint64_t *refs = calloc(n, sizeof(*refs));
+	struct hp h;
+	struct run run;
+	long i;
+
+	refs[n - 1] = 0x2000;
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	classes(&h);
+	obj_array(&h, 0x3000, FOOS, n, refs);
+	end(&h);
+	begin(&h, 0x2c);
+	end(&h);
+	run = read_hp(&h, "big.hprof");
+	cr_assert_eq(run.rc, 0, "%s", run.err.message);
+	i = find(&run, 0, HT_EV_OBJECT_REFERENCES, 0x3000);
+	cr_assert_eq(run.ev[i].flags, HT_OBJ_MORE_REFERENCES);
+	cr_assert_eq(run.ev[i].n, 65536);
+	cr_assert_eq(run.ev[i + 1].a, 0x3000);
+	cr_assert_eq(run.ev[i + 1].flags, HT_OBJ_MORE_REFERENCES);
+	cr_assert_eq(run.ev[i + 2].a, 0x3000);
+	cr_assert_eq(run.ev[i + 2].flags, 0);
+	cr_assert_eq(run.ev[i + 2].n, 5);
+	cr_assert_eq(run.ev[i + 2].refs[4], 0x2000);
+	cr_assert_eq(run.ev[i].c, (16 + 4ull * n + 7) / 8 * 8);
+	done(&run);
+	free(h.buf);
+	free(refs);
+}
+
+/* ---- Names of threads -------------------------------------------------- */
+
+enum {
+	S_THREAD = 100, S_STRING, S_BYTES, S_CHARS, S_NAME, S_VALUE, S_CODER,
+};
+
+#define THREAD 0x600
+#define STRING 0x700
+#define BYTES 0x800
+#define CHARS 0x880
+
+/* java.lang.Thread with a name, whose String and array lie in `order`:
+ * 'a' array, 's' string, 't' thread; the roots come last. */
+static void thread_dump(struct hp *h, const char *order, uint8_t coder,
+			const void *text, uint32_t n, uint8_t type)
+{
+	static const struct field thread_fields[] = {{S_NAME, 2, 0}};
+	static const struct field string_fields[] = {{S_VALUE, 2, 0},
+						     {S_CODER, 8, 0}};
+
+	start(h, "1.0.2", 8);
+	utf8(h, S_OBJECT, "java/lang/Object");
+	utf8(h, S_THREAD, "java/lang/Thread");
+	utf8(h, S_STRING, "java/lang/String");
+	utf8(h, S_BYTES, "[B");
+	utf8(h, S_CHARS, "[C");
+	utf8(h, S_NAME, "name");
+	utf8(h, S_VALUE, "value");
+	utf8(h, S_CODER, "coder");
+	load_class(h, 1, OBJECT, S_OBJECT);
+	load_class(h, 2, THREAD, S_THREAD);
+	load_class(h, 3, STRING, S_STRING);
+	load_class(h, 4, BYTES, S_BYTES);
+	load_class(h, 5, CHARS, S_CHARS);
+	begin(h, 0x1c);
+	class_dump(h, OBJECT, 0, 0, 0, NULL, 0, NULL);
+	class_dump(h, THREAD, OBJECT, 0, 0, NULL, 1, thread_fields);
+	class_dump(h, STRING, OBJECT, 0, 0, NULL, 2, string_fields);
+	for (const char *c = order; *c; c++) {
+		if (*c == 'a') {
+			prim_array(h, 0x5000, type, n, text);
+		} else if (*c == 's') {
+			instance(h, 0x4000, STRING, 9);
+			id(h, 0x5000);
+			u1(h, coder);
+		} else {
+			instance(h, 0x3000, THREAD, 8);
+			id(h, 0x4000);
+		}
+	}
+	root(h, 0x08, 0x3000, 7, 0);
+	end(h);
+	begin(h, 0x2c);
+	end(h);
+}
+
+static void check_thread_name(const char *order, uint8_t coder,
+			      const void *text, uint32_t n, uint8_t type,
+			      const char *want)
+{
+	struct hp h;
+	struct run run;
+	long i;
+
+	thread_dump(&h, order, coder, text, n, type);
+	run = read_hp(&h, "thread.hprof");
+	cr_assert_eq(run.rc, 0, "%s", run.err.message);
+	i = find(&run, 0, HT_EV_THREAD, 0x3000);
+	cr_assert_geq(i, 0, "order %s: the thread is not named", order);
+	cr_assert_str_eq(run.ev[i].name, want, "order %s", order);
+	i = find(&run, 0, HT_EV_BEGIN_CONTAINER, HT_C_RT_THREAD);
+	cr_assert_eq(run.ev[i].b, 0x3000);
+	done(&run);
+	free(h.buf);
+}
+
+Test(hprof, thread_names_in_any_order)
+{
+	static const char *orders[] = {"tsa", "tas", "sta", "sat", "ats",
+				       "ast"};
+
+	for (size_t i = 0; i < sizeof(orders) / sizeof(orders[0]); i++)
+		check_thread_name(orders[i], 0, "main", 4, 8, "main");
+}
+
+Test(hprof, thread_names_utf16)
+{
+	/* "é€" as UTF-16LE in a byte[] (coder 1), and as a char[] */
+	static const uint8_t le[] = {0xe9, 0x00, 0xac, 0x20};
+	static const uint8_t be[] = {0x00, 0xe9, 0x20, 0xac};
+
+	check_thread_name("ast", 1, le, 4, 8, "\xc3\xa9\xe2\x82\xac");
+	check_thread_name("ast", 0, be, 2, 5, "\xc3\xa9\xe2\x82\xac");
+}
+
+/* ---- The object layout ------------------------------------------------- */
+
+static uint64_t size_of(enum jvm_model m, const char *name, uint32_t n,
+			const uint8_t *types, const char *const *names)
+{
+	struct class_fields object = {.name = "java/lang/Object"};
+	struct class_fields c = {.name = name, .n = n, .types = types,
+				 .names = names};
+	struct field_layout lo, l;
+	uint64_t size;
+
+	cr_assert_eq(layout_class(&jvm_layouts[m], &object, NULL, &lo), 0);
+	cr_assert_eq(layout_class(&jvm_layouts[m], &c, &lo, &l), 0);
+	size = layout_instance_size(&jvm_layouts[m], &l);
+	layout_free(&l);
+	layout_free(&lo);
+	return size;
+}
+
+#define COUNTER_CELL "java/util/concurrent/ConcurrentHashMap$CounterCell"
+#define EXCHANGER_NODE "java/util/concurrent/Exchanger$Node"
+
+/* Sizes jcmd GC.class_histogram reported on JDK 17 with compressed oops,
+ * without (-XX:-UseCompressedOops), and without compressed class pointers
+ * either. */
+Test(hprof, layout_matches_hotspot)
+{
+	static const uint8_t node[] = {HPROF_LONG, HPROF_OBJECT};
+	static const uint8_t tree[] = {HPROF_OBJECT, HPROF_OBJECT,
+				       HPROF_OBJECT};
+	static const uint8_t leaf[] = {HPROF_INT};
+	static const uint8_t cell[] = {HPROF_LONG};
+	static const uint8_t exchanger[] = {
+		HPROF_OBJECT, HPROF_OBJECT, HPROF_OBJECT, HPROF_INT,
+		HPROF_INT, HPROF_INT, HPROF_INT,
+	};
+	static const uint64_t want[][5] = {
+		/* node, tree, leaf, CounterCell, Exchanger$Node */
+		{24, 24, 16, 280, 296},
+		{32, 40, 16, 280, 312},
+		{32, 40, 24, 280, 312},
+	};
+
+	for (int m = 0; m < 3; m++) {
+		cr_assert_eq(size_of(m, "KnownHeap$Node", 2, node, NULL),
+			     want[m][0], "model %d", m);
+		cr_assert_eq(size_of(m, "KnownHeap$TreeNode", 3, tree, NULL),
+			     want[m][1], "model %d", m);
+		cr_assert_eq(size_of(m, "KnownHeap$Leaf", 1, leaf, NULL),
+			     want[m][2], "model %d", m);
+		cr_assert_eq(size_of(m, COUNTER_CELL, 1, cell, NULL),
+			     want[m][3], "model %d", m);
+		cr_assert_eq(size_of(m, EXCHANGER_NODE, 7, exchanger, NULL),
+			     want[m][4], "model %d", m);
+	}
+	/* KnownHeap$Leaf[16] */
+	cr_assert_eq(layout_array_size(&jvm_layouts[JVM_COMPRESSED],
+				       HPROF_OBJECT, 16), 80);
+	cr_assert_eq(layout_array_size(&jvm_layouts[JVM_WIDE_OOPS],
+				       HPROF_OBJECT, 16), 144);
+	cr_assert_eq(layout_array_size(&jvm_layouts[JVM_WIDE],
+				       HPROF_OBJECT, 16), 152);
+	cr_assert_eq(layout_array_size(&jvm_layouts[JVM_COMPRESSED],
+				       HPROF_BYTE, 0), 16);
+	cr_assert_eq(layout_array_size(&jvm_layouts[JVM_32BIT],
+				       HPROF_LONG, 1), 24);
+}
+
+/* A Thread's @Contended("tlr") fields, padded by 128 bytes each side:
+ * JDK 17's Thread is 368 bytes, its subclass with a boolean 376. */
+Test(hprof, layout_contended_groups)
+{
+	struct class_fields object = {.name = "java/lang/Object"};
+	/* 96 bytes of other fields: 21 references */
+	uint8_t types[24];
+	const char *field_names[24] = {0};
+	struct class_fields thread = {.name = "java/lang/Thread", .n = 24,
+				      .types = types, .names = field_names};
+	static const uint8_t flag[] = {HPROF_BOOLEAN};
+	struct class_fields sub = {.name = "Sub", .n = 1, .types = flag};
+	const struct jvm_layout *m = &jvm_layouts[JVM_COMPRESSED];
+	struct field_layout lo, lt, ls;
+
+	for (int i = 0; i < 21; i++)
+		types[i] = HPROF_OBJECT;
+	types[21] = HPROF_LONG;
+	field_names[21] = "threadLocalRandomSeed";
+	types[22] = HPROF_INT;
+	field_names[22] = "threadLocalRandomProbe";
+	types[23] = HPROF_INT;
+	field_names[23] = "threadLocalRandomSecondarySeed";
+	cr_assert_eq(layout_class(m, &object, NULL, &lo), 0);
+	cr_assert_eq(layout_class(m, &thread, &lo, &lt), 0);
+	cr_assert_eq(layout_instance_size(m, &lt), 368);
+	cr_assert_eq(layout_class(m, &sub, &lt, &ls), 0);
+	cr_assert_eq(layout_instance_size(m, &ls), 376);
+	layout_free(&lo);
+	layout_free(&lt);
+	layout_free(&ls);
+}
+
+/* A mirror: java.lang.Class (112 bytes on JDK 17), then the statics,
+ * references first. */
+Test(hprof, layout_mirror)
+{
+	struct static_counts none = {0}, s = {.refs = 1};
+	const struct jvm_layout *m = &jvm_layouts[JVM_COMPRESSED];
+
+	cr_assert_eq(layout_mirror_size(m, 112, &none), 112);
+	cr_assert_eq(layout_mirror_size(m, 112, &s), 120);
+	s.by_width[8] = 1; /* the long waits for 8-byte alignment */
+	cr_assert_eq(layout_mirror_size(m, 112, &s), 128);
+	s.by_width[4] = 1; /* statics only append: no gap is filled */
+	cr_assert_eq(layout_mirror_size(m, 112, &s), 136);
+}
+
+/* Objects two references wide (24 bytes compressed, 32 otherwise) and one
+ * int wide (16 bytes unless the class pointer is wide) placed where only
+ * 8-byte references with a compressed class pointer fit them. */
+static void spaced(struct hp *h)
+{
+	static const struct field pair[] = {{S_A, 2, 0}, {S_B, 2, 0}};
+	static const struct field single[] = {{S_C, 10, 0}};
+	uint64_t at = 0x10000;
+
+	start(h, "1.0.2", 8);
+	names(h);
+	begin(h, 0x1c);
+	class_dump(h, OBJECT, 0, 0, 0, NULL, 0, NULL);
+	class_dump(h, FOO, OBJECT, 0, 0, NULL, 2, pair);
+	class_dump(h, INTS, OBJECT, 0, 0, NULL, 1, single);
+	for (int i = 0; i < 50; i++) {
+		instance(h, at, FOO, 16);
+		id(h, 0);
+		id(h, 0);
+		at += 32;
+		instance(h, at, INTS, 4);
+		u4(h, 0);
+		at += 16;
+	}
+	end(h);
+	begin(h, 0x2c);
+	end(h);
+}
+
+Test(hprof, layout_from_addresses)
+{
+	struct hp h;
+	struct run run;
+
+	spaced(&h);
+	run = read_hp(&h, "spaced.hprof");
+	cr_assert_eq(run.rc, 0, "%s", run.err.message);
+	cr_assert_str_eq(meta(&run, "object_layout"), "wide-oops");
+	cr_assert_eq(object(&run, 0x10000)->c, 32);
+	done(&run);
+	free(h.buf);
+	standard(&h, 8);
+	run = read_hp(&h, "std.hprof");
+	cr_assert_str_eq(meta(&run, "object_layout"), "compressed-oops");
+	done(&run);
+	free(h.buf);
+}
+
+Test(hprof, layout_from_the_option)
+{
+	struct hp h;
+	struct run run;
+
+	spaced(&h);
+	setenv("HEAPTRACE_HPROF_COMPRESSED_OOPS", "yes", 1);
+	run = read_hp(&h, "yes.hprof");
+	cr_assert_str_eq(meta(&run, "object_layout"), "compressed-oops");
+	cr_assert_eq(object(&run, 0x10000)->c, 24);
+	done(&run);
+	setenv("HEAPTRACE_HPROF_COMPRESSED_OOPS", "no", 1);
+	run = read_hp(&h, "no.hprof");
+	cr_assert_str_eq(meta(&run, "object_layout"), "wide-oops");
+	done(&run);
+	setenv("HEAPTRACE_HPROF_COMPRESSED_OOPS", "maybe", 1);
+	run = read_hp(&h, "maybe.hprof");
+	cr_assert_eq(run.rc, -2);
+	cr_assert(strstr(run.err.message, "expected yes, no or auto"), "%s",
+		  run.err.message);
+	unsetenv("HEAPTRACE_HPROF_COMPRESSED_OOPS");
+	free(h.buf);
+}
+
+/* ---- Damage ------------------------------------------------------------ */
+
+static bool is_bound(const struct hp *h, size_t at)
+{
+	for (size_t i = 0; i <= h->n_bounds; i++)
+		if (h->bounds[i] == at)
+			return true;
+	return false;
+}
+
+/* Whether a is b, or for roots the first of b's: a cut may leave a
+ * container only the roots before it, a class without the CLASS_DUMP
+ * that gives its size, and a mirror without java.lang.Class's. */
+static bool same_or_prefix(const struct ev *a, const struct ev *b)
+{
+	if (a->type == HT_EV_CLASS && b->type == a->type && !a->c)
+		return a->a == b->a && strcmp(a->name, b->name) == 0;
+	/* a mirror's size needs java.lang.Class's CLASS_DUMP */
+	if (a->type == HT_EV_OBJECT_REFERENCES && b->type == a->type &&
+	    a->b == CLASS)
+		return a->a == b->a && a->b == b->b && a->n == b->n &&
+		       memcmp(a->refs, b->refs, sizeof(a->refs)) == 0;
+	if (a->type == HT_EV_ROOT_REFERENCES && b->type == a->type)
+		return a->n <= b->n &&
+		       memcmp(a->refs, b->refs, a->n * sizeof(a->refs[0])) == 0;
+	return memcmp(a, b, offsetof(struct ev, offset)) == 0;
+}
+
+/* Every cut of the standard dump: no crash, no event that is not the
+ * whole file's, and an error saying where, unless the cut falls between
+ * two records outside the dump (HPROF cannot tell that from a whole
+ * file). */
+static void cut_everywhere(unsigned id_size)
+{
+	struct hp h;
+	struct run whole;
+	const char *path = tmp_path("cut.hprof");
+	size_t first_dump;
+
+	standard(&h, id_size);
+	/* the two segments and HEAP_DUMP_END are the last three records */
+	first_dump = h.bounds[h.n_bounds - 3];
+	whole = read_hp(&h, "whole.hprof");
+	cr_assert_eq(whole.rc, 0);
+	for (size_t len = 0; len < h.len; len++) {
+		FILE *f = fopen(path, "wb");
+		struct run run;
+
+		cr_assert(f && fwrite(h.buf, 1, len, f) == len &&
+			  fclose(f) == 0);
+		run = read_path(path);
+		if (run.rc == -2) {
+			cr_assert(len < 31, "cut at %zu: %s", len,
+				  run.err.message);
+			done(&run);
+			continue;
+		}
+		if (run.rc == 0) {
+			cr_assert(is_bound(&h, len) && len <= first_dump,
+				  "cut at %zu read cleanly", len);
+		} else {
+			char want[64];
+
+			cr_assert_eq(run.rc, -1);
+			snprintf(want, sizeof(want), "%s: byte ", path);
+			cr_assert(strncmp(run.err.message, want,
+					  strlen(want)) == 0,
+				  "cut at %zu: %s", len, run.err.message);
+			cr_assert(run.err.offset <= len, "cut at %zu: %s", len,
+				  run.err.message);
+			cr_assert(ht_reader_loss(run.r)->lost);
+		}
+		/* the events are a subset of the whole file's, in its order
+		 * within the heap; names and roots all come first */
+		for (size_t i = 0; i < run.n; i++) {
+			bool seen = false;
+
+			for (size_t j = 0; j < whole.n && !seen; j++)
+				seen = same_or_prefix(&run.ev[i], &whole.ev[j]);
+			cr_assert(seen, "cut at %zu: event %zu (type %d, "
+				  "0x%llx 0x%llx 0x%llx, %zu refs) is not the "
+				  "whole file's", len, i, run.ev[i].type,
+				  (unsigned long long)run.ev[i].a,
+				  (unsigned long long)run.ev[i].b,
+				  (unsigned long long)run.ev[i].c,
+				  run.ev[i].n);
+		}
+		done(&run);
+	}
+	done(&whole);
+	free(h.buf);
+}
+
+Test(hprof, cut_at_every_byte_8)
+{
+	cut_everywhere(8);
+}
+
+Test(hprof, cut_at_every_byte_4)
+{
+	cut_everywhere(4);
+}
+
+static void expect_damage(const struct hp *h, const char *name,
+			  size_t offset, const char *cause)
+{
+	struct run run = read_hp(h, name);
+	char want[64];
+
+	cr_assert_eq(run.rc, -1, "%s: read cleanly", name);
+	snprintf(want, sizeof(want), ": byte %zu: ", offset);
+	cr_assert(strstr(run.err.message, want), "%s: %s", name,
+		  run.err.message);
+	cr_assert(strstr(run.err.message, cause), "%s: %s", name,
+		  run.err.message);
+	done(&run);
+}
+
+Test(hprof, bad_record_tag)
+{
+	struct hp h;
+	size_t at;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	at = h.len;
+	begin(&h, 0x42);
+	end(&h);
+	expect_damage(&h, "tag.hprof", at, "unknown record tag 0x42");
+	free(h.buf);
+}
+
+Test(hprof, bad_sub_record_tag)
+{
+	struct hp h;
+	size_t at;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	classes(&h);
+	at = h.len;
+	u1(&h, 0x99);
+	end(&h);
+	expect_damage(&h, "subtag.hprof", at,
+		      "unknown heap dump sub-record tag 0x99");
+	free(h.buf);
+}
+
+Test(hprof, record_lengths_that_do_not_add_up)
+{
+	struct hp h;
+	size_t at;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	at = h.len;
+	begin(&h, 0x02);
+	u4(&h, 9);
+	end(&h);
+	expect_damage(&h, "loadclass.hprof", at,
+		      "LOAD_CLASS record of 4 bytes");
+	free(h.buf);
+
+	start(&h, "1.0.2", 8);
+	at = h.len;
+	begin(&h, 0x05);
+	u4(&h, 1);
+	u4(&h, 1);
+	u4(&h, 1000); /* frames, but no room for them */
+	end(&h);
+	expect_damage(&h, "trace.hprof", at, "holds 1000 frames");
+	free(h.buf);
+
+	/* a sub-record running past the end of its segment */
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	classes(&h);
+	at = h.len;
+	instance(&h, 0x2000, FOO, 1000);
+	end(&h);
+	expect_damage(&h, "overrun.hprof", at, "runs past the end of its "
+		      "HEAP_DUMP_SEGMENT");
+	free(h.buf);
+}
+
+Test(hprof, instance_that_does_not_fit_its_class)
+{
+	struct hp h;
+	size_t at;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	classes(&h);
+	at = h.len;
+	instance(&h, 0x2000, FOO, 4);
+	u4(&h, 0);
+	instance(&h, 0x2100, 0x999, 0);
+	end(&h);
+	begin(&h, 0x2c);
+	end(&h);
+	expect_damage(&h, "fit.hprof", at, "holds 4 bytes of fields; those "
+		      "of its class 0x300 take 20");
+	free(h.buf);
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	classes(&h);
+	at = h.len;
+	instance(&h, 0x2100, 0x999, 0);
+	end(&h);
+	begin(&h, 0x2c);
+	end(&h);
+	expect_damage(&h, "noclass.hprof", at, "its class 0x999 has no "
+		      "CLASS_DUMP");
+	free(h.buf);
+}
+
+Test(hprof, bad_types)
+{
+	struct hp h;
+	size_t at;
+	static const struct field bad[] = {{S_A, 3, 0}};
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	at = h.len;
+	class_dump(&h, FOO, 0, 0, 0, NULL, 1, bad);
+	end(&h);
+	expect_damage(&h, "ftype.hprof", at, "has type 3, not an HPROF type");
+	free(h.buf);
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	at = h.len;
+	prim_array(&h, 0x2300, 2, 0, NULL);
+	end(&h);
+	expect_damage(&h, "atype.hprof", at, "element type 2");
+	free(h.buf);
+}
+
+/* Lengths that claim far more than the file holds are refused before
+ * anything is allocated for them. */
+Test(hprof, hostile_lengths)
+{
+	struct hp h;
+	size_t at;
+
+	start(&h, "1.0.2", 8);
+	at = h.len;
+	u1(&h, 0x01);
+	u4(&h, 0);
+	u4(&h, 0xffffffff);
+	id(&h, 1);
+	expect_damage(&h, "utf8.hprof", at, "file ends inside a UTF8 record");
+	free(h.buf);
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	classes(&h);
+	at = h.len;
+	u1(&h, 0x22);
+	id(&h, 0x2200);
+	u4(&h, 0);
+	u4(&h, 0xfffffff0); /* elements */
+	id(&h, FOOS);
+	end(&h);
+	expect_damage(&h, "array.hprof", at, "OBJ_ARRAY_DUMP sub-record of");
+	free(h.buf);
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	at = h.len;
+	u1(&h, 0x1c);
+	u4(&h, 0);
+	u4(&h, 0xfffffff0); /* a segment of 4 GiB, cut short */
+	classes(&h);
+	expect_damage(&h, "segment.hprof", h.len, "file ends inside the "
+		      "HEAP_DUMP_SEGMENT record");
+	(void)at;
+	free(h.buf);
+}
+
+static void expect_refused(const void *data, size_t len, const char *cause)
+{
+	const char *path = tmp_file_with("refused.hprof", data, len);
+	struct ht_error err;
+	struct ht_reader *r = ht_reader_open(path, &err);
+
+	cr_assert_null(r, "%s: opened", cause);
+	cr_assert(strstr(err.message, cause), "%s", err.message);
+}
+
+Test(hprof, not_hprof)
+{
+	struct hp h;
+
+	start(&h, "1.0.3", 8);
+	expect_refused(h.buf, h.len,
+		       "HPROF version \"1.0.3\" is not supported");
+	free(h.buf);
+	expect_refused("Junk: 1\n", 8, "not a trace");
+	expect_refused("JAVA PROF", 9, "file ends inside the HPROF header");
+	start(&h, "1.0.2", 5);
+	expect_refused(h.buf, h.len, "identifier size 5");
+	free(h.buf);
+}
+
+/* A dump whose segments never end: what was read is delivered, and the
+ * missing HEAP_DUMP_END is the damage. */
+Test(hprof, no_heap_dump_end)
+{
+	struct hp h;
+	struct run run;
+
+	standard(&h, 8);
+	h.len -= 9;
+	run = read_hp(&h, "noend.hprof");
+	cr_assert_eq(run.rc, -1);
+	cr_assert(strstr(run.err.message, "no HEAP_DUMP_END"), "%s",
+		  run.err.message);
+	cr_assert_geq(find(&run, 0, HT_EV_OBJECT_REFERENCES, 0x1000), 0);
+	cr_assert_lt(find(&run, 0, HT_EV_BEGIN_CONTAINER, HT_C_END), 0);
+	done(&run);
+	free(h.buf);
+}

@@ -1,0 +1,1798 @@
+/*
+ * test_relocation.c - the relocation tracker (src/analysis/relocation.c):
+ * the seed's worked example with its formula's lengths and with the
+ * lengths its table prints; blocks split over events and out of order,
+ * adjacent and overlapping; generations not collected; promotions by
+ * finishing bounds and by a GC's own references; deaths by (a), (b) and
+ * (c) and never otherwise; reused ids; objects lost to a block, an
+ * allocation or a dump; ages; watching by id; and thousands of small
+ * random GCs against a naive O(N * R) reference fed by the same replay.
+ */
+#include <criterion/criterion.h>
+
+#include "relocation.h"
+#include "replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- A trace in memory -------------------------------------------------- */
+
+#define MAX_EVENTS 4096
+#define MAX_ITEMS 16384
+
+static struct ht_event events[MAX_EVENTS];
+static size_t n_events;
+static struct ht_moved_block moved_pool[MAX_ITEMS];
+static struct ht_surviving_block surviving_pool[MAX_ITEMS];
+static struct ht_generation_range range_pool[MAX_ITEMS];
+static size_t n_moved, n_surviving, n_ranges;
+
+static void reset_trace(void)
+{
+	n_events = n_moved = n_surviving = n_ranges = 0;
+}
+
+static struct ht_event *add_event(enum ht_event_type type)
+{
+	cr_assert_lt(n_events, MAX_EVENTS);
+	memset(&events[n_events], 0, sizeof(events[n_events]));
+	events[n_events].type = type;
+	return &events[n_events++];
+}
+
+static void alloc(ht_id id, ht_id cls, uint64_t size)
+{
+	struct ht_event *ev = add_event(HT_EV_OBJECT_ALLOCATED);
+
+	ev->u.object_allocated.id = id;
+	ev->u.object_allocated.class_id = cls;
+	ev->u.object_allocated.size = size;
+}
+
+static void gc_start(uint32_t generations)
+{
+	add_event(HT_EV_GC_STARTED)->u.gc_started.generations = generations;
+}
+
+static void gc_end(void)
+{
+	add_event(HT_EV_GC_FINISHED);
+}
+
+#define GENS(...) gens_of((const unsigned[]){__VA_ARGS__},              \
+			  sizeof((const unsigned[]){__VA_ARGS__}) /     \
+				  sizeof(unsigned))
+
+static uint32_t gens_of(const unsigned *g, size_t n)
+{
+	uint32_t bits = 0;
+
+	for (size_t i = 0; i < n; i++)
+		bits |= 1u << g[i];
+	return bits;
+}
+
+static void bounds_of(const struct ht_generation_range *r, size_t n)
+{
+	struct ht_event *ev = add_event(HT_EV_GENERATION_BOUNDS);
+
+	cr_assert_leq(n_ranges + n, MAX_ITEMS);
+	memcpy(range_pool + n_ranges, r, n * sizeof(*r));
+	ev->u.generation_bounds.count = n;
+	ev->u.generation_bounds.ranges = range_pool + n_ranges;
+	n_ranges += n;
+}
+
+static void moved_of(const struct ht_moved_block *b, size_t n)
+{
+	struct ht_event *ev = add_event(HT_EV_MOVED_REFERENCES);
+
+	cr_assert_leq(n_moved + n, MAX_ITEMS);
+	memcpy(moved_pool + n_moved, b, n * sizeof(*b));
+	ev->u.moved_references.count = n;
+	ev->u.moved_references.blocks = moved_pool + n_moved;
+	n_moved += n;
+}
+
+static void surviving_of(const struct ht_surviving_block *b, size_t n)
+{
+	struct ht_event *ev = add_event(HT_EV_SURVIVING_REFERENCES);
+
+	cr_assert_leq(n_surviving + n, MAX_ITEMS);
+	memcpy(surviving_pool + n_surviving, b, n * sizeof(*b));
+	ev->u.surviving_references.count = n;
+	ev->u.surviving_references.blocks = surviving_pool + n_surviving;
+	n_surviving += n;
+}
+
+#define ARRAY(type, ...) ((const type[]){__VA_ARGS__}),                 \
+	(sizeof((const type[]){__VA_ARGS__}) / sizeof(type))
+#define BOUNDS(...) bounds_of(ARRAY(struct ht_generation_range, __VA_ARGS__))
+#define MOVED(...) moved_of(ARRAY(struct ht_moved_block, __VA_ARGS__))
+#define SURVIVING(...)                                                  \
+	surviving_of(ARRAY(struct ht_surviving_block, __VA_ARGS__))
+
+static void container(enum ht_container_type type)
+{
+	add_event(HT_EV_BEGIN_CONTAINER)->u.begin_container.type = type;
+}
+
+static void dump_begin(void)
+{
+	container(HT_C_BEGIN);
+	container(HT_C_HEAP);
+}
+
+static void dump_end(void)
+{
+	container(HT_C_END);
+}
+
+static struct ht_ev_object_references *object(ht_id id, ht_id cls,
+					      uint64_t size)
+{
+	struct ht_ev_object_references *e =
+		&add_event(HT_EV_OBJECT_REFERENCES)->u.object_references;
+
+	e->id = id;
+	e->class_id = cls;
+	e->size = size;
+	return e;
+}
+
+static void object_gen(ht_id id, ht_id cls, uint64_t size, unsigned gen)
+{
+	struct ht_ev_object_references *e = object(id, cls, size);
+
+	e->has_generation = true;
+	e->generation = gen;
+}
+
+static void abort_dump(void)
+{
+	object(0x9999, 1, 1)->result = HT_RESULT_ABORT;
+}
+
+/* ---- What the tracker says ----------------------------------------------- */
+
+#define MAX_OBJECTS 4096
+#define MAX_GCS 512
+#define MAX_DUMPS 256
+#define MAX_AGES 64
+
+struct fate {
+	bool known;
+	enum reloc_step_kind end;  /* RELOC_END, RELOC_DIED or RELOC_LOST */
+	enum reloc_cause cause;
+	ht_id id;                  /* at the end, or where it died */
+	unsigned generation;
+	uint32_t other;
+	int64_t alive_gc;
+};
+
+struct dump_seen {
+	bool seen;
+	struct reloc_dump_summary sum;
+	struct reloc_age ages[MAX_AGES];
+};
+
+struct outcome {
+	struct fate fate[MAX_OBJECTS];
+	struct reloc_gc_summary gc[MAX_GCS];
+	bool gc_seen[MAX_GCS];
+	unsigned gc_reports[MAX_GCS];
+	struct dump_seen dump[MAX_DUMPS];
+	struct reloc_totals totals;
+	uint64_t violations;
+	struct reloc_step steps[1024];
+	size_t n_steps;
+};
+
+static struct outcome got;
+
+static void on_step(void *ctx, const struct reloc_step *s)
+{
+	struct outcome *o = ctx;
+	struct fate *f;
+
+	if (o->n_steps < sizeof(o->steps) / sizeof(o->steps[0]))
+		o->steps[o->n_steps++] = *s;
+	cr_assert_lt(s->object, MAX_OBJECTS);
+	f = &o->fate[s->object];
+	if (s->kind != RELOC_END && s->kind != RELOC_DIED &&
+	    s->kind != RELOC_LOST)
+		return;
+	cr_assert_not(f->known, "object %u ended twice", s->object);
+	f->known = true;
+	f->end = s->kind;
+	f->cause = s->cause;
+	f->id = s->kind == RELOC_END ? s->to : s->from;
+	f->generation = s->generation;
+	f->other = s->other;
+	f->alive_gc = s->alive_gc;
+}
+
+static void on_gc(void *ctx, const struct reloc_gc_summary *g)
+{
+	struct outcome *o = ctx;
+
+	cr_assert(g->gc >= 0 && g->gc < MAX_GCS);
+	o->gc[g->gc] = *g;
+	o->gc_seen[g->gc] = true;
+	o->gc_reports[g->gc]++;
+}
+
+static void on_dump(void *ctx, const struct reloc_dump_summary *d)
+{
+	struct outcome *o = ctx;
+	struct dump_seen *s;
+
+	cr_assert(d->dump >= 0 && d->dump < MAX_DUMPS);
+	cr_assert_leq(d->n_ages, MAX_AGES);
+	s = &o->dump[d->dump];
+	cr_assert_not(s->seen, "dump %lld reported twice", (long long)d->dump);
+	s->seen = true;
+	s->sum = *d;
+	if (d->n_ages)
+		memcpy(s->ages, d->ages, d->n_ages * sizeof(*d->ages));
+	s->sum.ages = s->ages;
+}
+
+/* The replay's ctx must be both the tracker and the outcome: a pair. */
+struct pair {
+	struct reloc *t;
+	struct outcome *o;
+	void *naive;
+};
+
+static int pair_event(void *ctx, const struct ht_event *ev,
+		      const struct ht_replay_state *st);
+static int pair_begin(void *ctx, const struct ht_replay_state *st);
+static int pair_end(void *ctx, const struct ht_replay_state *st);
+static void pair_violation(void *ctx, const struct ht_violation *v);
+
+static struct ht_replay_callbacks pair_callbacks(void)
+{
+	struct ht_replay_callbacks cb = {
+		.on_dump_begin = pair_begin,
+		.on_dump_end = pair_end,
+		.on_violation = pair_violation,
+	};
+
+	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
+		cb.on_event[t] = pair_event;
+	return cb;
+}
+
+/* The naive reference, when a test runs it alongside (defined below). */
+static int naive_event(void *n, const struct ht_event *ev,
+		       const struct ht_replay_state *st);
+static void naive_dump_begin(void *n, const struct ht_replay_state *st);
+static void naive_dump_end(void *n, const struct ht_replay_state *st);
+
+static int pair_event(void *ctx, const struct ht_event *ev,
+		      const struct ht_replay_state *st)
+{
+	struct pair *p = ctx;
+
+	if (p->naive)
+		naive_event(p->naive, ev, st);
+	return reloc_on_event(p->t, ev, st);
+}
+
+static int pair_begin(void *ctx, const struct ht_replay_state *st)
+{
+	struct pair *p = ctx;
+
+	if (p->naive)
+		naive_dump_begin(p->naive, st);
+	return reloc_on_dump_begin(p->t, st);
+}
+
+static int pair_end(void *ctx, const struct ht_replay_state *st)
+{
+	struct pair *p = ctx;
+
+	if (p->naive)
+		naive_dump_end(p->naive, st);
+	return reloc_on_dump_end(p->t, st);
+}
+
+static void pair_violation(void *ctx, const struct ht_violation *v)
+{
+	(void)v;
+	((struct pair *)ctx)->o->violations++;
+}
+
+static void naive_finish(void *n);
+
+/* Replays the events of the trace in memory through a tracker that
+ * watches every object (and the naive reference, if given). */
+static void run_with(bool reports_survivors, struct outcome *o, void *naive)
+{
+	struct reloc_hooks hooks = {o, on_gc, on_dump, on_step};
+	struct ht_replay_callbacks cb = pair_callbacks();
+	struct pair p = {.o = o, .naive = naive};
+	struct replayer *r;
+
+	memset(o, 0, sizeof(*o));
+	p.t = reloc_new(reports_survivors, &hooks);
+	cr_assert_not_null(p.t);
+	for (uint32_t i = 0; i < MAX_OBJECTS; i++)
+		cr_assert_eq(reloc_watch_object(p.t, i), 0);
+	r = replayer_new(&cb, &p);
+	cr_assert_not_null(r);
+	for (size_t i = 0; i < n_events; i++)
+		cr_assert_eq(replayer_feed(r, &events[i], NULL), 0,
+			     "event %zu: %s", i, reloc_error(p.t));
+	cr_assert_eq(replayer_finish(r, NULL), 0, "%s", reloc_error(p.t));
+	cr_assert_eq(reloc_finish(p.t), 0, "%s", reloc_error(p.t));
+	if (naive)
+		naive_finish(naive);
+	reloc_get_totals(p.t, &o->totals);
+	replayer_free(r);
+	reloc_free(p.t);
+}
+
+static void run(bool reports_survivors)
+{
+	run_with(reports_survivors, &got, NULL);
+}
+
+static void run_clean(bool reports_survivors)
+{
+	run(reports_survivors);
+	cr_assert_eq(got.violations, 0, "the test's trace breaks the protocol");
+}
+
+/* ---- Assertions ---------------------------------------------------------- */
+
+static void assert_alive(uint32_t object, ht_id id)
+{
+	const struct fate *f = &got.fate[object];
+
+	cr_assert(f->known, "object %u has no end", object);
+	cr_assert_eq(f->end, RELOC_END, "object %u ended by %d (cause %d)",
+		     object, f->end, f->cause);
+	cr_assert_eq(f->id, id, "object %u is at 0x%llx, not 0x%llx", object,
+		     (unsigned long long)f->id, (unsigned long long)id);
+}
+
+static void assert_alive_gen(uint32_t object, ht_id id, unsigned gen)
+{
+	assert_alive(object, id);
+	cr_assert_eq(got.fate[object].generation, gen,
+		     "object %u is of generation %u, not %u", object,
+		     got.fate[object].generation, gen);
+}
+
+static void assert_died(uint32_t object, enum reloc_cause cause)
+{
+	const struct fate *f = &got.fate[object];
+
+	cr_assert(f->known, "object %u has no end", object);
+	cr_assert_eq(f->end, RELOC_DIED, "object %u did not die (%d)",
+		     object, f->end);
+	cr_assert_eq(f->cause, cause, "object %u died of %d, not %d", object,
+		     f->cause, cause);
+}
+
+static void assert_lost(uint32_t object, enum reloc_cause cause,
+			uint32_t other)
+{
+	const struct fate *f = &got.fate[object];
+
+	cr_assert(f->known, "object %u has no end", object);
+	cr_assert_eq(f->end, RELOC_LOST, "object %u was not lost (%d)",
+		     object, f->end);
+	cr_assert_eq(f->cause, cause);
+	cr_assert_eq(f->other, other);
+}
+
+/* The steps of one object, by kind, in order. */
+static size_t steps_of(uint32_t object, enum reloc_step_kind *kinds,
+		       size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < got.n_steps && n < max; i++)
+		if (got.steps[i].object == object)
+			kinds[n++] = got.steps[i].kind;
+	return n;
+}
+
+/* ---- The seed's worked example ------------------------------------------- */
+
+enum { A, GAP, B, C, DEAD13, D, E, F, G, DEAD19 };
+
+/* The ten objects of the seed's figure, each ending where the next
+ * begins; generation 0's bounds cover them. */
+static void seed_objects(bool with_bounds)
+{
+	if (with_bounds)
+		BOUNDS({0, 0x08, 0x12, 0x1000});
+	alloc(0x08, 1, 1);
+	alloc(0x09, 3, 7);
+	alloc(0x10, 2, 2);
+	alloc(0x12, 1, 1);
+	alloc(0x13, 2, 2);
+	alloc(0x15, 1, 1);
+	alloc(0x16, 1, 1);
+	alloc(0x17, 1, 1);
+	alloc(0x18, 1, 1);
+	alloc(0x19, 1, 1);
+}
+
+static void seed_gc(uint64_t length_at_10, bool with_bounds)
+{
+	seed_objects(with_bounds);
+	gc_start(GENS(0));
+	if (with_bounds)
+		BOUNDS({0, 0x08, 0x12, 0x1000});
+	MOVED({0x08, 0x07, 1}, {0x10, 0x08, length_at_10}, {0x15, 0x11, 4});
+	if (with_bounds)
+		BOUNDS({0, 0x15, 0, 0x1000}, {1, 0x07, 0x0e, 0x1000});
+	gc_end();
+}
+
+Test(seed, formula_lengths)
+{
+	seed_gc(3, true);
+	run_clean(true);
+	assert_alive_gen(A, 0x07, 1);
+	assert_alive_gen(B, 0x08, 1);
+	assert_alive_gen(C, 0x0a, 1);
+	assert_alive_gen(D, 0x11, 1);
+	assert_alive_gen(E, 0x12, 1);
+	assert_alive_gen(F, 0x13, 1);
+	assert_alive_gen(G, 0x14, 1);
+	assert_died(GAP, RELOC_DIED_BOUNDS);
+	assert_died(DEAD13, RELOC_DIED_BOUNDS);
+	assert_died(DEAD19, RELOC_DIED_BOUNDS);
+	cr_assert_eq(got.gc[0].moved_objects, 7);
+	cr_assert_eq(got.gc[0].moved_bytes, 8);
+	cr_assert_eq(got.gc[0].died_objects, 3);
+	cr_assert_eq(got.gc[0].died_bytes, 10);
+	cr_assert_eq(got.gc[0].promoted_objects, 7);
+	cr_assert_eq(got.gc[0].survived_objects, 0);
+	cr_assert_eq(got.gc[0].kept_objects, 0);
+	cr_assert_eq(got.gc[0].lost_objects, 0);
+	cr_assert_eq(got.gc[0].bounds, RELOC_BOUNDS_START);
+	cr_assert_eq(got.totals.objects, 10);
+	cr_assert_eq(got.totals.alive, 7);
+	cr_assert_eq(got.totals.died, 3);
+}
+
+/* The table's lengths: the block at 0x10 leaves 0x12 out, and the bounds
+ * then prove it dead, though the runtime moved it. */
+Test(seed, table_lengths_kill_0x12)
+{
+	seed_gc(2, true);
+	run_clean(true);
+	assert_alive(B, 0x08);
+	assert_died(C, RELOC_DIED_BOUNDS);
+	assert_alive(E, 0x12);
+	cr_assert_eq(got.gc[0].moved_objects, 6);
+	cr_assert_eq(got.gc[0].died_objects, 4);
+	cr_assert_eq(got.gc[0].died_bytes, 11);
+}
+
+/* Without bounds nothing proves 0x12 dead: it keeps its id, until the
+ * object moving from 0x16 lands there and takes it. */
+Test(seed, table_lengths_without_bounds)
+{
+	enum reloc_step_kind k[8];
+
+	seed_gc(2, false);
+	run_clean(true);
+	cr_assert_eq(steps_of(C, k, 8), 3);
+	cr_assert_eq(k[0], RELOC_ALLOCATED);
+	cr_assert_eq(k[1], RELOC_KEPT);
+	cr_assert_eq(k[2], RELOC_LOST);
+	assert_lost(C, RELOC_LOST_BLOCK, E);
+	assert_lost(DEAD13, RELOC_LOST_BLOCK, F);
+	assert_alive(GAP, 0x09);
+	assert_alive(DEAD19, 0x19);
+	cr_assert_eq(got.gc[0].kept_objects, 4);
+	cr_assert_eq(got.gc[0].lost_objects, 2);
+	cr_assert_eq(got.gc[0].died_objects, 0);
+	cr_assert_eq(got.gc[0].bounds, RELOC_BOUNDS_NONE);
+}
+
+/* An id reused: 0x08 is A before the GC and B after it. */
+Test(seed, reused_id)
+{
+	seed_gc(3, true);
+	run_clean(true);
+	cr_assert_eq(got.fate[A].id, 0x07);
+	cr_assert_eq(got.fate[B].id, 0x08);
+	cr_assert_eq(got.gc[0].lost_objects, 0);
+}
+
+/* ---- Blocks -------------------------------------------------------------- */
+
+/* The seed's blocks split over three events, in reverse order, with the
+ * dead objects' neighbours as surviving blocks of length 0. */
+Test(blocks, split_and_unordered)
+{
+	seed_objects(true);
+	gc_start(GENS(0));
+	BOUNDS({0, 0x08, 0x12, 0x1000});
+	MOVED({0x15, 0x11, 4});
+	SURVIVING({0x09, 0});
+	MOVED({0x10, 0x08, 3});
+	MOVED({0x08, 0x07, 1});
+	gc_end();
+	run_clean(true);
+	assert_alive(A, 0x07);
+	assert_alive(B, 0x08);
+	assert_alive(C, 0x0a);
+	assert_alive(G, 0x14);
+	assert_died(GAP, RELOC_DIED_BOUNDS);
+	cr_assert_eq(got.gc[0].moved_objects, 7);
+}
+
+/* Blocks that touch: the id at the seam belongs to the second. */
+Test(blocks, adjacent)
+{
+	alloc(0x100, 1, 8);
+	alloc(0x108, 1, 8);
+	alloc(0x110, 1, 8);
+	gc_start(GENS(0));
+	MOVED({0x100, 0x500, 0x10}, {0x110, 0x400, 0x8});
+	gc_end();
+	run_clean(true);
+	assert_alive(0, 0x500);
+	assert_alive(1, 0x508);
+	assert_alive(2, 0x400);
+}
+
+/* Overlapping blocks: the one that starts first keeps what they share;
+ * at the same start, the one reported first. */
+Test(blocks, overlapping)
+{
+	alloc(0x100, 1, 8);
+	alloc(0x110, 1, 8);
+	alloc(0x120, 1, 8);
+	alloc(0x200, 1, 8);
+	gc_start(GENS(0));
+	MOVED({0x110, 0x900, 0x20}, {0x100, 0x500, 0x18});
+	MOVED({0x200, 0x700, 8});
+	SURVIVING({0x200, 8});
+	gc_end();
+	run_clean(true);
+	assert_alive(0, 0x500);
+	assert_alive(1, 0x510);       /* both cover 0x110: 0x100's wins */
+	assert_alive(2, 0x910);       /* only 0x110's covers 0x120 */
+	assert_alive(3, 0x700);       /* same start: the first reported */
+}
+
+/* A runtime that reports single objects moving: blocks of length 1. */
+Test(blocks, single_objects)
+{
+	alloc(0x100, 1, 24);
+	alloc(0x118, 1, 24);
+	alloc(0x130, 1, 24);
+	gc_start(GENS(0, 1, 2));
+	MOVED({0x130, 0x100, 1}, {0x100, 0x118, 1}, {0x118, 0x130, 1});
+	gc_end();
+	run_clean(true);
+	assert_alive(0, 0x118);
+	assert_alive(1, 0x130);
+	assert_alive(2, 0x100);
+	cr_assert_eq(got.gc[0].lost_objects, 0);
+	cr_assert_eq(got.gc[0].moved_objects, 3);
+}
+
+/* A moved block that does not move, as MovedReferences reports objects
+ * that stayed: survived in place. */
+Test(blocks, moved_in_place_survives)
+{
+	alloc(0x100, 1, 8);
+	gc_start(GENS(0));
+	MOVED({0x100, 0x100, 8});
+	gc_end();
+	run_clean(true);
+	assert_alive(0, 0x100);
+	cr_assert_eq(got.gc[0].survived_objects, 1);
+	cr_assert_eq(got.gc[0].moved_objects, 0);
+}
+
+/* A block that reaches past the end of the id space is clipped there. */
+Test(blocks, overflowing_length)
+{
+	alloc(UINT64_MAX - 15, 1, 8);
+	gc_start(GENS(0));
+	MOVED({UINT64_MAX - 31, 0x1000, UINT64_MAX});
+	gc_end();
+	run_clean(true);
+	assert_alive(0, 0x1010);
+}
+
+/* ---- Generations --------------------------------------------------------- */
+
+/* Generation 2, by the bounds: a gen-0 GC leaves it alone even under a
+ * block, and its bounds prove nothing. */
+Test(generations, not_collected_untouched)
+{
+	BOUNDS({0, 0x1000, 0x1000, 0}, {2, 0x8000, 0x1000, 0});
+	alloc(0x1000, 1, 8);
+	alloc(0x8000, 1, 8);
+	alloc(0x8010, 1, 8);
+	gc_start(GENS(0));
+	MOVED({0x1000, 0x2000, 8}, {0x8000, 0x9000, 8});
+	gc_end();
+	run_clean(true);
+	assert_alive(0, 0x2000);
+	assert_alive_gen(1, 0x8000, 2);
+	assert_alive_gen(2, 0x8010, 2);
+	cr_assert_eq(got.gc[0].untouched_objects, 2);
+	cr_assert_eq(got.gc[0].moved_objects, 1);
+	cr_assert_eq(got.gc[0].died_objects, 0);
+	cr_assert_eq(got.gc[0].bounds, RELOC_BOUNDS_BEFORE);
+}
+
+/* Generation known only from a dump: still left alone. */
+Test(generations, from_dump_not_collected)
+{
+	dump_begin();
+	object_gen(0x500, 1, 8, 2);
+	object_gen(0x600, 1, 8, 0);
+	dump_end();
+	gc_start(GENS(0));
+	MOVED({0x500, 0x700, 8}, {0x600, 0x800, 8});
+	gc_end();
+	run_clean(true);
+	assert_alive_gen(0, 0x500, 2);
+	assert_alive(1, 0x800);
+}
+
+/* Promotion: the bounds at the finish put survivors in generation 1;
+ * the large object heap is not a promotion. */
+Test(generations, promoted_by_finish_bounds)
+{
+	BOUNDS({0, 0x1000, 0x1000, 0}, {3, 0x9000, 0x1000, 0});
+	alloc(0x1000, 1, 8);
+	alloc(0x1008, 1, 8);
+	alloc(0x9000, 1, 100000);
+	gc_start(GENS(0, 1, 2, 3));
+	BOUNDS({0, 0x1000, 0x1000, 0}, {3, 0x9000, 0x1000, 0});
+	MOVED({0x1000, 0x3000, 0x10});
+	SURVIVING({0x9000, 0x1000});
+	BOUNDS({1, 0x3000, 0x10, 0}, {0, 0x1000, 0, 0},
+	       {3, 0x9000, 0x1000, 0});
+	gc_end();
+	run_clean(true);
+	assert_alive_gen(0, 0x3000, 1);
+	assert_alive_gen(1, 0x3008, 1);
+	assert_alive_gen(2, 0x9000, 3);
+	cr_assert_eq(got.gc[0].promoted_objects, 2);
+	cr_assert_eq(got.gc[0].promoted_bytes, 16);
+	cr_assert_eq(got.gc[0].survived_objects, 1);
+}
+
+/* The GC's own references tell a generation too, and a promotion that
+ * both they and the finishing bounds tell counts once. */
+Test(generations, promoted_by_gc_references)
+{
+	BOUNDS({0, 0x1000, 0x1000, 0});
+	alloc(0x1000, 1, 8);
+	alloc(0x1008, 1, 8);
+	gc_start(GENS(0));
+	MOVED({0x1000, 0x3000, 0x10});
+	object_gen(0x3000, 1, 8, 1);
+	object_gen(0x3008, 1, 8, 1);
+	BOUNDS({1, 0x3008, 0x8, 0});
+	gc_end();
+	run_clean(true);
+	assert_alive_gen(0, 0x3000, 1);
+	assert_alive_gen(1, 0x3008, 1);
+	cr_assert_eq(got.gc[0].promoted_objects, 2);
+	cr_assert_eq(got.gc[0].promoted_bytes, 16);
+	cr_assert_eq(got.gc_reports[0], 1);
+}
+
+/* ---- Deaths -------------------------------------------------------------- */
+
+/* (a): bounds at the start win over those before; an object outside
+ * every range keeps its id. */
+Test(deaths, by_bounds_at_start)
+{
+	BOUNDS({0, 0x1000, 0x10, 0});
+	alloc(0x1000, 1, 8);
+	alloc(0x1100, 1, 8);
+	alloc(0x5000, 1, 8);
+	gc_start(GENS(0));
+	BOUNDS({0, 0x1000, 0x200, 0});
+	gc_end();
+	run_clean(true);
+	assert_died(0, RELOC_DIED_BOUNDS);
+	assert_died(1, RELOC_DIED_BOUNDS);
+	assert_alive(2, 0x5000);
+	cr_assert_eq(got.gc[0].kept_objects, 1);
+	cr_assert_eq(got.gc[0].bounds, RELOC_BOUNDS_START);
+}
+
+/* (a) with the last bounds before the GC when none come at its start. */
+Test(deaths, by_bounds_before)
+{
+	BOUNDS({0, 0x1000, 0x10, 0});
+	alloc(0x1000, 1, 8);
+	alloc(0x1100, 1, 8);
+	gc_start(GENS(0));
+	MOVED({0x2000, 0x3000, 8});
+	BOUNDS({0, 0x1000, 0x200, 0});
+	gc_end();
+	run_clean(true);
+	assert_died(0, RELOC_DIED_BOUNDS);
+	assert_alive(1, 0x1100);
+	cr_assert_eq(got.gc[0].bounds, RELOC_BOUNDS_BEFORE);
+}
+
+/* (a) and (b) need a runtime that reports every survivor. */
+Test(deaths, none_without_reported_survivors)
+{
+	BOUNDS({0, 0x1000, 0x100, 0});
+	alloc(0x1000, 1, 8);
+	gc_start(GENS(0, 1, 2));
+	gc_end();
+	gc_start(GENS(0, 1, 2));
+	gc_end();
+	run_clean(false);
+	assert_alive(0, 0x1000);
+	cr_assert_eq(got.gc[0].kept_objects, 1);
+	cr_assert_eq(got.gc[1].kept_objects, 1);
+}
+
+/* (b): no bounds, a GC of every generation the trace has shown. */
+Test(deaths, by_full_gc)
+{
+	alloc(0x1000, 1, 8);
+	alloc(0x2000, 1, 8);
+	gc_start(GENS(0, 1));
+	gc_end();
+	gc_start(GENS(0, 1, 2));
+	MOVED({0x2000, 0x3000, 8});
+	gc_end();
+	run_clean(true);
+	cr_assert_eq(got.gc[0].kept_objects, 2);
+	assert_died(0, RELOC_DIED_FULL_GC);
+	assert_alive(1, 0x3000);
+}
+
+/* (b) is not full when the trace has shown a generation the GC spares. */
+Test(deaths, not_full_when_loh_shown)
+{
+	dump_begin();
+	object_gen(0x9000, 1, 100000, 3);
+	dump_end();
+	alloc(0x1000, 1, 8);
+	gc_start(GENS(0, 1, 2));
+	gc_end();
+	run_clean(true);
+	assert_alive(1, 0x1000);
+	assert_alive(0, 0x9000);
+	cr_assert_eq(got.gc[0].untouched_objects, 1);
+}
+
+/* (c): a complete dump that lacks an object. */
+Test(deaths, absent_from_complete_dump)
+{
+	alloc(0x1000, 1, 8);
+	alloc(0x2000, 1, 8);
+	gc_start(GENS(0));
+	MOVED({0x1000, 0x1100, 8});
+	gc_end();
+	gc_start(GENS(0));
+	gc_end();
+	dump_begin();
+	object(0x1100, 1, 8);
+	dump_end();
+	run_clean(true);
+	assert_alive(0, 0x1100);
+	assert_died(1, RELOC_DIED_ABSENT);
+	cr_assert_eq(got.fate[1].alive_gc, -1);
+	cr_assert_eq(got.dump[0].sum.died_objects, 1);
+	cr_assert_eq(got.dump[0].sum.died_bytes, 8);
+	cr_assert(got.dump[0].sum.complete);
+}
+
+/* (c) says after which GC the object was last known alive. */
+Test(deaths, absent_after_last_sighting)
+{
+	alloc(0x1000, 1, 8);
+	gc_start(GENS(0));
+	SURVIVING({0x1000, 8});
+	gc_end();
+	gc_start(GENS(0));
+	gc_end();
+	dump_begin();
+	dump_end();
+	run_clean(true);
+	assert_died(0, RELOC_DIED_ABSENT);
+	cr_assert_eq(got.fate[0].alive_gc, 0);
+}
+
+/* An aborted dump, and one the trace ends inside, prove nothing. */
+Test(deaths, not_by_incomplete_dumps)
+{
+	alloc(0x1000, 1, 8);
+	dump_begin();
+	abort_dump();
+	dump_end();
+	dump_begin();
+	run(true);
+	assert_alive(0, 0x1000);
+	cr_assert_not(got.dump[0].sum.complete);
+	cr_assert_not(got.dump[1].sum.complete);
+	cr_assert_eq(got.dump[0].sum.died_objects, 0);
+}
+
+/* A GC's references are a complete dump. */
+Test(deaths, absent_from_gc_references)
+{
+	alloc(0x1000, 1, 8);
+	alloc(0x2000, 1, 8);
+	gc_start(GENS(0));
+	MOVED({0x1000, 0x1100, 8});
+	object(0x1100, 1, 8);
+	gc_end();
+	run_clean(true);
+	assert_alive(0, 0x1100);
+	assert_died(1, RELOC_DIED_ABSENT);
+	cr_assert(got.dump[0].sum.gc_dump);
+	cr_assert(got.dump[0].sum.complete);
+}
+
+/* A GC that never finishes may lack blocks: no death, even in bounds. */
+Test(deaths, never_in_unfinished_gc)
+{
+	BOUNDS({0, 0x1000, 0x100, 0});
+	alloc(0x1000, 1, 8);
+	alloc(0x1010, 1, 8);
+	gc_start(GENS(0));
+	MOVED({0x1010, 0x1008, 8});
+	gc_start(GENS(0, 1, 2));
+	run(true);
+	assert_alive(0, 0x1000);
+	assert_alive(1, 0x1008);
+	cr_assert_not(got.gc[0].finished);
+	cr_assert_not(got.gc[1].finished);
+	cr_assert_eq(got.gc[0].kept_objects, 1);
+	cr_assert_eq(got.totals.died, 0);
+}
+
+/* Outside bounds and without a full GC, objects keep their ids GC after
+ * GC, and only a dump proves them gone. */
+Test(deaths, never_otherwise)
+{
+	BOUNDS({0, 0x1000, 0x100, 0});
+	alloc(0x5000, 1, 8);
+	for (int i = 0; i < 5; i++) {
+		gc_start(GENS(0, 1));
+		MOVED({0x1000, 0x2000, 8});
+		gc_end();
+	}
+	run_clean(true);
+	assert_alive(0, 0x5000);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(got.gc[i].kept_objects, 1);
+}
+
+/* ---- Lost objects -------------------------------------------------------- */
+
+/* A kept object and a moved one at one id: the kept one is lost. */
+Test(lost, to_a_block)
+{
+	alloc(0x1000, 1, 8);
+	alloc(0x2000, 1, 8);
+	gc_start(GENS(0));
+	MOVED({0x2000, 0x1000, 8});
+	gc_end();
+	run_clean(true);
+	assert_lost(0, RELOC_LOST_BLOCK, 1);
+	assert_alive(1, 0x1000);
+	cr_assert_eq(got.gc[0].lost_objects, 1);
+	cr_assert_eq(got.totals.died, 0);
+}
+
+/* Two moved onto one id (no sound runtime does it): the older is lost. */
+Test(lost, between_blocks)
+{
+	alloc(0x1000, 1, 8);
+	alloc(0x2000, 1, 8);
+	gc_start(GENS(0));
+	MOVED({0x1000, 0x3000, 8}, {0x2000, 0x3000, 8});
+	gc_end();
+	run_clean(true);
+	assert_lost(0, RELOC_LOST_BLOCK, 1);
+	assert_alive(1, 0x3000);
+}
+
+/* An allocation at a tracked id: the old object is lost, not dead. */
+Test(lost, to_an_allocation)
+{
+	alloc(0x1000, 1, 8);
+	gc_start(GENS(0));
+	gc_end();
+	alloc(0x1000, 2, 16);
+	gc_start(GENS(0));
+	gc_end();
+	run_clean(true);
+	assert_lost(0, RELOC_LOST_ALLOCATION, 1);
+	assert_alive(1, 0x1000);
+	cr_assert_eq(got.totals.lost, 1);
+}
+
+/* A dump shows another class at a tracked id. */
+Test(lost, to_a_dump)
+{
+	alloc(0x1000, 1, 8);
+	alloc(0x2000, 1, 8);
+	dump_begin();
+	object(0x1000, 2, 8);
+	object(0x2000, 0, 0);
+	dump_end();
+	run_clean(true);
+	assert_lost(0, RELOC_LOST_DUMP, 2);
+	assert_alive(1, 0x2000);
+	assert_alive(2, 0x1000);
+	cr_assert_eq(got.dump[0].sum.lost_objects, 1);
+	cr_assert_eq(got.dump[0].sum.new_objects, 1);
+}
+
+/* ---- Dumps and ages ------------------------------------------------------ */
+
+/* Objects first seen in dumps are tracked from there; ages count the
+ * GCs survived while tracked, a GC's references counting their GC. */
+Test(dumps, ages)
+{
+	alloc(0x1000, 1, 8);
+	gc_start(GENS(0));
+	SURVIVING({0x1000, 8});
+	gc_end();
+	dump_begin();
+	object(0x1000, 1, 8);
+	object(0x4000, 1, 16);
+	dump_end();
+	gc_start(GENS(0));
+	SURVIVING({0x1000, 8}, {0x4000, 16});
+	object(0x1000, 1, 8);
+	object(0x4000, 1, 16);
+	object(0x5000, 1, 32);
+	gc_end();
+	run_clean(true);
+	cr_assert_eq(got.dump[0].sum.n_ages, 2);
+	cr_assert_eq(got.dump[0].ages[0].gcs, 0);
+	cr_assert_eq(got.dump[0].ages[0].bytes, 16);
+	cr_assert_eq(got.dump[0].ages[1].gcs, 1);
+	cr_assert_eq(got.dump[1].sum.n_ages, 2);
+	cr_assert_eq(got.dump[1].ages[0].gcs, 1);
+	cr_assert_eq(got.dump[1].ages[0].count, 2);
+	cr_assert_eq(got.dump[1].ages[0].bytes, 48);
+	cr_assert_eq(got.dump[1].ages[1].gcs, 2);
+	cr_assert_eq(got.dump[1].sum.new_objects, 1);
+	cr_assert_eq(got.dump[1].sum.objects, 3);
+}
+
+/* Parts of one object and objects reported twice count once. */
+Test(dumps, continuations_and_duplicates)
+{
+	dump_begin();
+	object(0x1000, 1, 8)->flags = HT_OBJ_MORE_REFERENCES;
+	object(0x1000, 1, 8);
+	object(0x2000, 1, 8);
+	object(0x2000, 1, 8);
+	dump_end();
+	run_clean(true);
+	cr_assert_eq(got.dump[0].sum.objects, 2);
+	cr_assert_eq(got.totals.objects, 2);
+}
+
+/* ---- Watching by id ------------------------------------------------------ */
+
+static ht_id watched_ids[64];
+static uint32_t watched_objects[64];
+static size_t n_watched;
+
+static void note_watched(void *ctx, const struct reloc_step *s)
+{
+	(void)ctx;
+	if (n_watched < 64) {
+		watched_objects[n_watched] = s->object;
+		watched_ids[n_watched++] = s->to;
+	}
+}
+
+Test(watch, by_id)
+{
+	struct reloc_hooks hooks = {.step = note_watched};
+	struct ht_replay_callbacks cb = {0};
+	struct reloc *t = reloc_new(true, &hooks);
+	struct replayer *r;
+
+	seed_gc(3, true);
+	reloc_watch_id(t, 0x08);
+	reloc_callbacks(&cb);
+	r = replayer_new(&cb, t);
+	for (size_t i = 0; i < n_events; i++)
+		cr_assert_eq(replayer_feed(r, &events[i], NULL), 0);
+	replayer_finish(r, NULL);
+	cr_assert_eq(reloc_finish(t), 0);
+	replayer_free(r);
+	reloc_free(t);
+	/* A from its allocation at 0x08, B from its move to 0x08; then
+	 * their promotions, and their ends in id order */
+	cr_assert_eq(n_watched, 7);
+	cr_assert_eq(watched_objects[0], A);
+	cr_assert_eq(watched_ids[0], 0x08);
+	cr_assert_eq(watched_objects[1], A);
+	cr_assert_eq(watched_ids[1], 0x07);
+	cr_assert_eq(watched_objects[2], B);
+	cr_assert_eq(watched_ids[2], 0x08);
+	for (size_t i = 3; i < 7; i++)
+		cr_assert(watched_objects[i] == A || watched_objects[i] == B);
+}
+
+/* ---- The naive reference ------------------------------------------------- */
+
+/*
+ * The rules of relocation.h written the obvious way: objects in no order,
+ * every object checked against every block and range (O(N * R)), state
+ * kept per object. It shares nothing with the tracker but the replay.
+ */
+struct nobj {
+	uint32_t serial;
+	ht_id id, cls;
+	uint64_t size;
+	unsigned gen;
+	uint64_t born;
+	int64_t alive_gc;
+	bool promoted_now;
+	bool proven;        /* during a GC: in a block */
+	int state;          /* 0 tracked, 1 died, 2 lost */
+	enum reloc_cause cause;
+	ht_id end_id;
+	unsigned end_gen;
+};
+
+struct nrange {
+	ht_id start, end;
+	unsigned gen;
+};
+
+struct nblock {
+	ht_id start, end, dest;
+};
+
+struct naive {
+	bool reports;
+	struct nobj obj[MAX_OBJECTS];
+	size_t n;
+	uint64_t gcs_applied;
+	int64_t last_gc;
+	uint32_t shown;
+	struct nrange bounds[64];
+	size_t n_bounds;
+	bool gc_open;
+	int64_t gc_number;
+	uint32_t gens;
+	bool in_body, start_from_event, has_finish;
+	struct nrange start[64], finish[64];
+	size_t n_start, n_finish;
+	struct nblock blocks[2048];
+	size_t n_blocks;
+	bool dump_open, dump_gc;
+	int64_t dump_number, dump_gc_number;
+	uint64_t closer_at;
+	struct ht_ev_object_references sight[2048];
+	size_t n_sight;
+	struct reloc_gc_summary gc[MAX_GCS];
+	bool gc_seen[MAX_GCS];
+	struct dump_seen dump[MAX_DUMPS];
+	uint64_t died, lost;
+};
+
+static ht_id nend(ht_id start, uint64_t length)
+{
+	return length > UINT64_MAX - start ? UINT64_MAX : start + length;
+}
+
+static unsigned ngen(uint64_t g)
+{
+	return g <= HT_GEN_MAX ? (unsigned)g : RELOC_NO_GENERATION;
+}
+
+/* The range a list gives id: the first by start, then by order. */
+static const struct nrange *nrange_of(const struct nrange *r, size_t n,
+				      ht_id id)
+{
+	const struct nrange *best = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].start <= id && id < r[i].end &&
+		    (!best || r[i].start < best->start))
+			best = &r[i];
+	return best;
+}
+
+static const struct nblock *nblock_of(const struct naive *v, ht_id id)
+{
+	const struct nblock *best = NULL;
+
+	for (size_t i = 0; i < v->n_blocks; i++) {
+		const struct nblock *b = &v->blocks[i];
+
+		if (b->start <= id && id < b->end &&
+		    (!best || b->start < best->start))
+			best = b;
+	}
+	return best;
+}
+
+static void ncopy_bounds(struct nrange *to, size_t *n,
+			 const struct ht_ev_generation_bounds *e)
+{
+	*n = 0;
+	for (size_t i = 0; i < e->count && i < 64; i++) {
+		const struct ht_generation_range *r = &e->ranges[i];
+
+		if (!r->length)
+			continue;
+		to[(*n)++] = (struct nrange){
+			r->start, nend(r->start, r->length),
+			ngen(r->generation)};
+	}
+}
+
+static void nsettle(struct naive *v)
+{
+	for (size_t i = 0; i < v->n; i++) {
+		struct nobj *a = &v->obj[i];
+
+		if (a->state)
+			continue;
+		for (size_t j = i + 1; j < v->n; j++) {
+			struct nobj *b = &v->obj[j];
+
+			if (!b->state && b->id == a->id) {
+				a->state = 2;
+				a->cause = RELOC_LOST_ALLOCATION;
+				v->lost++;
+				break;
+			}
+		}
+	}
+}
+
+static bool npromotion(unsigned a, unsigned b)
+{
+	return a != RELOC_NO_GENERATION && b != RELOC_NO_GENERATION &&
+	       a < b && b <= 2;
+}
+
+static void ncount(uint64_t *n, uint64_t *bytes, uint64_t size)
+{
+	(*n)++;
+	*bytes += size;
+}
+
+static void napply(struct naive *v, bool finished)
+{
+	struct reloc_gc_summary *g = &v->gc[v->gc_number];
+	bool has_bounds = v->n_start > 0;
+	uint32_t all = v->shown | 7u;
+	bool full = (v->gens & all) == all;
+
+	v->gc_open = false;
+	nsettle(v);
+	memset(g, 0, sizeof(*g));
+	g->gc = v->gc_number;
+	g->generations = v->gens;
+	g->finished = finished;
+	g->bounds = !has_bounds ? RELOC_BOUNDS_NONE
+		    : v->start_from_event ? RELOC_BOUNDS_START
+					  : RELOC_BOUNDS_BEFORE;
+	for (size_t i = 0; i < v->n; i++) {
+		struct nobj *o = &v->obj[i];
+		const struct nrange *r;
+		const struct nblock *b;
+
+		if (o->state)
+			continue;
+		o->promoted_now = false;
+		o->proven = false;
+		r = nrange_of(v->start, v->n_start, o->id);
+		if (r)
+			o->gen = r->gen;
+		if (o->gen != RELOC_NO_GENERATION && !(v->gens >> o->gen & 1)) {
+			ncount(&g->untouched_objects, &g->untouched_bytes,
+			       o->size);
+			continue;
+		}
+		b = nblock_of(v, o->id);
+		if (b && b->dest != b->start) {
+			o->id = b->dest + (o->id - b->start);
+			o->proven = true;
+			o->alive_gc = v->gc_number;
+			ncount(&g->moved_objects, &g->moved_bytes, o->size);
+		} else if (b) {
+			o->proven = true;
+			o->alive_gc = v->gc_number;
+			ncount(&g->survived_objects, &g->survived_bytes,
+			       o->size);
+		} else if (finished && v->reports &&
+			   (has_bounds ? r && r->gen != RELOC_NO_GENERATION
+				       : full)) {
+			o->state = 1;
+			o->cause = has_bounds ? RELOC_DIED_BOUNDS
+					      : RELOC_DIED_FULL_GC;
+			v->died++;
+			ncount(&g->died_objects, &g->died_bytes, o->size);
+		} else {
+			ncount(&g->kept_objects, &g->kept_bytes, o->size);
+		}
+	}
+	/* one id, one object: the proven one, else the newest */
+	for (size_t i = 0; i < v->n; i++) {
+		struct nobj *a = &v->obj[i];
+		struct nobj *best = a;
+
+		if (a->state)
+			continue;
+		for (size_t j = 0; j < v->n; j++) {
+			struct nobj *b = &v->obj[j];
+
+			if (b->state || b->id != a->id)
+				continue;
+			if (b->proven > best->proven ||
+			    (b->proven == best->proven &&
+			     b->serial > best->serial))
+				best = b;
+		}
+		if (best != a) {
+			a->state = 2;
+			a->cause = RELOC_LOST_BLOCK;
+			v->lost++;
+			ncount(&g->lost_objects, &g->lost_bytes, a->size);
+		}
+	}
+	for (size_t i = 0; v->has_finish && i < v->n; i++) {
+		struct nobj *o = &v->obj[i];
+		const struct nrange *r;
+
+		if (o->state)
+			continue;
+		r = nrange_of(v->finish, v->n_finish, o->id);
+		if (!r || r->gen == o->gen)
+			continue;
+		if (npromotion(o->gen, r->gen)) {
+			ncount(&g->promoted_objects, &g->promoted_bytes,
+			       o->size);
+			o->promoted_now = true;
+		}
+		o->gen = r->gen;
+	}
+	v->gcs_applied++;
+	v->gc_seen[v->gc_number] = true;
+}
+
+static struct nobj *nadd(struct naive *v, ht_id id, ht_id cls, uint64_t size,
+			 unsigned gen, uint64_t born)
+{
+	struct nobj *o;
+
+	cr_assert_lt(v->n, MAX_OBJECTS);
+	o = &v->obj[v->n];
+	*o = (struct nobj){
+		.serial = (uint32_t)v->n, .id = id, .cls = cls, .size = size,
+		.gen = gen, .born = born, .alive_gc = v->last_gc,
+	};
+	v->n++;
+	return o;
+}
+
+/* The same object, unless class or size (both known) differ. */
+static bool nsame(const struct nobj *o,
+		  const struct ht_ev_object_references *e)
+{
+	return (!o->cls || !e->class_id || o->cls == e->class_id) &&
+	       (!o->size || !e->size || o->size == e->size);
+}
+
+static int compare_sightings(const void *a, const void *b)
+{
+	const struct ht_ev_object_references *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static void nage(struct dump_seen *d, uint64_t age, uint64_t size)
+{
+	size_t k = 0;
+
+	while (k < d->sum.n_ages && d->ages[k].gcs < age)
+		k++;
+	if (k == d->sum.n_ages || d->ages[k].gcs != age) {
+		cr_assert_lt(d->sum.n_ages, MAX_AGES);
+		memmove(d->ages + k + 1, d->ages + k,
+			(d->sum.n_ages - k) * sizeof(*d->ages));
+		d->ages[k] = (struct reloc_age){age, 0, 0};
+		d->sum.n_ages++;
+	}
+	d->ages[k].count++;
+	d->ages[k].bytes += size;
+}
+
+static void ndump(struct naive *v, bool complete)
+{
+	struct dump_seen *d = &v->dump[v->dump_number];
+	static struct ht_ev_object_references s[2048];
+	size_t ns = 0;
+	struct reloc_gc_summary *g = v->dump_gc ? &v->gc[v->dump_gc_number]
+						: NULL;
+
+	nsettle(v);
+	memset(d, 0, sizeof(*d));
+	d->seen = true;
+	d->sum.dump = v->dump_number;
+	d->sum.gc_dump = v->dump_gc;
+	d->sum.gc = v->dump_gc_number;
+	d->sum.complete = complete;
+	/* stable: the first report of an id wins */
+	for (size_t i = 0; i < v->n_sight; i++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < ns && !dup; j++)
+			dup = s[j].id == v->sight[i].id;
+		if (!dup)
+			s[ns++] = v->sight[i];
+	}
+	qsort(s, ns, sizeof(*s), compare_sightings);
+	for (size_t i = 0; i < v->n; i++) {
+		struct nobj *o = &v->obj[i];
+		bool present = false;
+
+		if (o->state)
+			continue;
+		for (size_t k = 0; k < ns; k++)
+			present |= s[k].id == o->id;
+		if (!present && complete) {
+			o->state = 1;
+			o->cause = RELOC_DIED_ABSENT;
+			v->died++;
+			ncount(&d->sum.died_objects, &d->sum.died_bytes,
+			       o->size);
+		}
+	}
+	for (size_t k = 0; k < ns; k++) {
+		struct nobj *o = NULL;
+		unsigned sg = s[k].has_generation ? ngen(s[k].generation)
+						  : RELOC_NO_GENERATION;
+
+		for (size_t i = 0; i < v->n; i++)
+			if (!v->obj[i].state && v->obj[i].id == s[k].id)
+				o = &v->obj[i];
+		d->sum.objects++;
+		if (o && nsame(o, &s[k])) {
+			if (!o->cls)
+				o->cls = s[k].class_id;
+			if (!o->size)
+				o->size = s[k].size;
+			o->alive_gc = v->last_gc;
+			if (sg != RELOC_NO_GENERATION && v->dump_gc &&
+			    !o->promoted_now && npromotion(o->gen, sg)) {
+				ncount(&g->promoted_objects, &g->promoted_bytes,
+				       o->size);
+				o->promoted_now = true;
+			}
+			if (sg != RELOC_NO_GENERATION)
+				o->gen = sg;
+			nage(d, v->gcs_applied - o->born, o->size);
+			continue;
+		}
+		if (o) {
+			o->state = 2;
+			o->cause = RELOC_LOST_DUMP;
+			v->lost++;
+			d->sum.lost_objects++;
+		}
+		{
+			const struct nrange *r =
+				nrange_of(v->bounds, v->n_bounds, s[k].id);
+			uint64_t born = v->gcs_applied;
+
+			if (v->dump_gc && born)
+				born--;
+			nadd(v, s[k].id, s[k].class_id, s[k].size,
+			     sg != RELOC_NO_GENERATION ? sg
+			     : r ? r->gen : RELOC_NO_GENERATION, born);
+			d->sum.new_objects++;
+			nage(d, v->gcs_applied - born, s[k].size);
+		}
+	}
+}
+
+static int naive_event(void *nv, const struct ht_event *ev,
+		       const struct ht_replay_state *st)
+{
+	struct naive *v = nv;
+
+	switch (ev->type) {
+	case HT_EV_OBJECT_ALLOCATED: {
+		const struct ht_ev_object_allocated *e =
+			&ev->u.object_allocated;
+		const struct nrange *r =
+			nrange_of(v->bounds, v->n_bounds, e->id);
+
+		nadd(v, e->id, e->class_id, e->size,
+		     r ? r->gen : RELOC_NO_GENERATION, v->gcs_applied);
+		break;
+	}
+	case HT_EV_GC_STARTED:
+		if (v->gc_open)
+			napply(v, false);
+		v->gc_open = true;
+		v->gc_number = st->gc;
+		v->gens = ev->u.gc_started.generations;
+		v->in_body = v->start_from_event = v->has_finish = false;
+		v->n_blocks = 0;
+		memcpy(v->start, v->bounds, sizeof(v->bounds));
+		v->n_start = v->n_bounds;
+		v->shown |= v->gens;
+		v->last_gc = st->gc;
+		break;
+	case HT_EV_GENERATION_BOUNDS: {
+		const struct ht_ev_generation_bounds *e =
+			&ev->u.generation_bounds;
+
+		ncopy_bounds(v->bounds, &v->n_bounds, e);
+		for (size_t i = 0; i < e->count; i++)
+			if (e->ranges[i].generation <= HT_GEN_MAX)
+				v->shown |= 1u << e->ranges[i].generation;
+		if (!v->gc_open)
+			break;
+		if (!v->in_body && !v->start_from_event) {
+			if (v->n_bounds) {
+				memcpy(v->start, v->bounds, sizeof(v->bounds));
+				v->n_start = v->n_bounds;
+				v->start_from_event = true;
+			}
+		} else {
+			memcpy(v->finish, v->bounds, sizeof(v->bounds));
+			v->n_finish = v->n_bounds;
+			v->has_finish = true;
+		}
+		break;
+	}
+	case HT_EV_MOVED_REFERENCES:
+		if (!v->gc_open)
+			break;
+		v->in_body = true;
+		for (size_t i = 0; i < ev->u.moved_references.count; i++) {
+			const struct ht_moved_block *b =
+				&ev->u.moved_references.blocks[i];
+
+			cr_assert_lt(v->n_blocks, 2048);
+			v->blocks[v->n_blocks++] = (struct nblock){
+				b->old_id, nend(b->old_id, b->length),
+				b->new_id};
+		}
+		break;
+	case HT_EV_SURVIVING_REFERENCES:
+		if (!v->gc_open)
+			break;
+		v->in_body = true;
+		for (size_t i = 0; i < ev->u.surviving_references.count; i++) {
+			const struct ht_surviving_block *b =
+				&ev->u.surviving_references.blocks[i];
+
+			cr_assert_lt(v->n_blocks, 2048);
+			v->blocks[v->n_blocks++] = (struct nblock){
+				b->start, nend(b->start, b->length), b->start};
+		}
+		break;
+	case HT_EV_GC_FINISHED:
+		v->closer_at = st->event_index + 1;
+		if (v->gc_open)
+			napply(v, true);
+		break;
+	case HT_EV_BEGIN_CONTAINER:
+		if (ev->u.begin_container.type == HT_C_END)
+			v->closer_at = st->event_index + 1;
+		break;
+	case HT_EV_ROOT_REFERENCES:
+		if (v->gc_open)
+			v->in_body = true;
+		break;
+	case HT_EV_OBJECT_REFERENCES: {
+		const struct ht_ev_object_references *e =
+			&ev->u.object_references;
+
+		if (v->gc_open)
+			v->in_body = true;
+		if (!v->dump_open || st->continuation)
+			break;
+		cr_assert_lt(v->n_sight, 2048);
+		v->sight[v->n_sight++] = *e;
+		if (e->has_generation && e->generation <= HT_GEN_MAX)
+			v->shown |= 1u << e->generation;
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void naive_dump_begin(void *nv, const struct ht_replay_state *st)
+{
+	struct naive *v = nv;
+
+	v->dump_open = true;
+	v->dump_number = st->dump;
+	v->dump_gc = st->gc_dump;
+	v->dump_gc_number = st->gc;
+	v->n_sight = 0;
+}
+
+static void naive_dump_end(void *nv, const struct ht_replay_state *st)
+{
+	struct naive *v = nv;
+	bool complete = v->closer_at == st->event_index + 1 &&
+			!st->dump_aborted;
+
+	if (!v->dump_open)
+		return;
+	if (v->dump_gc && v->gc_open && v->gc_number == v->dump_gc_number) {
+		napply(v, false);
+		complete = false;
+	}
+	v->dump_open = false;
+	ndump(v, complete);
+}
+
+static void naive_finish(void *nv)
+{
+	struct naive *v = nv;
+
+	if (v->gc_open)
+		napply(v, false);
+	nsettle(v);
+}
+
+/* ---- Random traces against the reference --------------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(uint64_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return n ? rng_state % n : 0;
+}
+
+#define SPACE 160 /* ids 8 .. 8 + SPACE */
+
+static ht_id rid(void)
+{
+	return 8 + rnd(SPACE);
+}
+
+static void random_bounds(void)
+{
+	struct ht_generation_range r[4];
+	size_t n = rnd(4);
+
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct ht_generation_range){
+			(uint32_t)rnd(5), rid(), rnd(64), 0};
+	bounds_of(r, n);
+}
+
+static void random_blocks(void)
+{
+	size_t events_n = 1 + rnd(3);
+
+	for (size_t e = 0; e < events_n; e++) {
+		struct ht_moved_block m[6];
+		struct ht_surviving_block s[3];
+		size_t nm = rnd(6), ns = rnd(3);
+
+		for (size_t i = 0; i < nm; i++)
+			m[i] = (struct ht_moved_block){
+				rid(), rnd(4) ? rid() : 0, rnd(20)};
+		for (size_t i = 0; i < ns; i++)
+			s[i] = (struct ht_surviving_block){rid(), rnd(20)};
+		if (rnd(2)) {
+			moved_of(m, nm);
+			surviving_of(s, ns);
+		} else {
+			surviving_of(s, ns);
+			moved_of(m, nm);
+		}
+	}
+}
+
+static void random_sightings(size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct ht_ev_object_references *e =
+			object(rid(), rnd(2) ? 0 : 1 + rnd(3),
+			       rnd(2) ? 0 : 1 + rnd(4));
+
+		if (rnd(3) == 0) {
+			e->has_generation = true;
+			e->generation = (uint32_t)rnd(5);
+		}
+	}
+}
+
+static void random_gc(void)
+{
+	gc_start((uint32_t)(rnd(4) ? (1u << (1 + rnd(3))) - 1 : rnd(32)));
+	if (rnd(2))
+		random_bounds();
+	random_blocks();
+	if (rnd(3) == 0)
+		random_sightings(rnd(12));
+	if (rnd(2))
+		random_bounds();
+	if (rnd(12))
+		gc_end();
+}
+
+static void random_trace(void)
+{
+	size_t steps = 4 + rnd(10);
+
+	reset_trace();
+	if (rnd(2))
+		random_bounds();
+	for (size_t i = 0; i < steps; i++) {
+		switch (rnd(5)) {
+		case 0:
+		case 1:
+			for (size_t k = rnd(8); k > 0; k--)
+				alloc(rid(), 1 + rnd(3), 1 + rnd(4));
+			break;
+		case 2:
+		case 3:
+			random_gc();
+			break;
+		default:
+			dump_begin();
+			random_sightings(rnd(24));
+			if (rnd(8) == 0)
+				abort_dump();
+			if (rnd(10))
+				dump_end();
+			break;
+		}
+	}
+}
+
+static void compare_gc(const struct reloc_gc_summary *a,
+		       const struct reloc_gc_summary *b, uint64_t seed)
+{
+#define SAME(f) cr_assert_eq(a->f, b->f, "seed %llu gc %lld: " #f " %llu, "   \
+			     "naive %llu", (unsigned long long)seed,        \
+			     (long long)a->gc, (unsigned long long)a->f,      \
+			     (unsigned long long)b->f)
+	SAME(generations);
+	SAME(finished);
+	SAME(bounds);
+	SAME(moved_objects);
+	SAME(moved_bytes);
+	SAME(survived_objects);
+	SAME(survived_bytes);
+	SAME(kept_objects);
+	SAME(kept_bytes);
+	SAME(untouched_objects);
+	SAME(untouched_bytes);
+	SAME(died_objects);
+	SAME(died_bytes);
+	SAME(promoted_objects);
+	SAME(promoted_bytes);
+	SAME(lost_objects);
+	SAME(lost_bytes);
+#undef SAME
+}
+
+static void compare_dump(const struct dump_seen *a, const struct dump_seen *b,
+			 uint64_t seed)
+{
+#define SAME(f) cr_assert_eq(a->sum.f, b->sum.f, "seed %llu dump %lld: " #f \
+			     " %llu, naive %llu", (unsigned long long)seed,  \
+			     (long long)a->sum.dump,                          \
+			     (unsigned long long)a->sum.f,                    \
+			     (unsigned long long)b->sum.f)
+	SAME(complete);
+	SAME(objects);
+	SAME(new_objects);
+	SAME(died_objects);
+	SAME(died_bytes);
+	SAME(lost_objects);
+	SAME(n_ages);
+#undef SAME
+	for (size_t k = 0; k < a->sum.n_ages; k++) {
+		cr_assert_eq(a->ages[k].gcs, b->ages[k].gcs, "seed %llu",
+			     (unsigned long long)seed);
+		cr_assert_eq(a->ages[k].count, b->ages[k].count);
+		cr_assert_eq(a->ages[k].bytes, b->ages[k].bytes);
+	}
+}
+
+static void compare_with_naive(const struct naive *v, uint64_t seed)
+{
+	cr_assert_eq(got.totals.objects, v->n, "seed %llu",
+		     (unsigned long long)seed);
+	for (size_t i = 0; i < v->n; i++) {
+		const struct nobj *o = &v->obj[i];
+		const struct fate *f = &got.fate[i];
+
+		cr_assert(f->known, "seed %llu: object %zu",
+			  (unsigned long long)seed, i);
+		if (o->state == 0) {
+			cr_assert_eq(f->end, RELOC_END, "seed %llu: object %zu "
+				     "ended %d/%d, naive: tracked",
+				     (unsigned long long)seed, i, f->end,
+				     f->cause);
+			cr_assert_eq(f->id, o->id, "seed %llu: object %zu at "
+				     "0x%llx, naive 0x%llx",
+				     (unsigned long long)seed, i,
+				     (unsigned long long)f->id,
+				     (unsigned long long)o->id);
+			cr_assert_eq(f->generation, o->gen,
+				     "seed %llu: object %zu",
+				     (unsigned long long)seed, i);
+		} else {
+			cr_assert_eq(f->end, o->state == 1 ? RELOC_DIED
+							   : RELOC_LOST,
+				     "seed %llu: object %zu ended %d/%d, naive "
+				     "%d/%d", (unsigned long long)seed, i,
+				     f->end, f->cause, o->state, o->cause);
+			cr_assert_eq(f->cause, o->cause,
+				     "seed %llu: object %zu",
+				     (unsigned long long)seed, i);
+		}
+	}
+	cr_assert_eq(got.totals.died, v->died);
+	cr_assert_eq(got.totals.lost, v->lost);
+	for (size_t g = 0; g < MAX_GCS; g++) {
+		cr_assert_eq(got.gc_seen[g], v->gc_seen[g], "seed %llu gc %zu",
+			     (unsigned long long)seed, g);
+		if (got.gc_seen[g]) {
+			cr_assert_eq(got.gc_reports[g], 1);
+			compare_gc(&got.gc[g], &v->gc[g], seed);
+		}
+	}
+	for (size_t d = 0; d < MAX_DUMPS; d++) {
+		cr_assert_eq(got.dump[d].seen, v->dump[d].seen, "seed %llu "
+			     "dump %zu", (unsigned long long)seed, d);
+		if (got.dump[d].seen)
+			compare_dump(&got.dump[d], &v->dump[d], seed);
+	}
+}
+
+Test(random, against_naive_reference, .timeout = 300)
+{
+	static struct naive v;
+	uint64_t gcs = 0;
+
+	for (uint64_t seed = 1; seed <= 3000; seed++) {
+		rng_state = seed * 0x9e3779b97f4a7c15ULL;
+		random_trace();
+		memset(&v, 0, sizeof(v));
+		v.last_gc = -1;
+		v.reports = rnd(4) != 0;
+		run_with(v.reports, &got, &v);
+		compare_with_naive(&v, seed);
+		gcs += got.totals.gcs;
+	}
+	cr_assert_gt(gcs, 5000, "only %llu random GCs",
+		     (unsigned long long)gcs);
+}
