@@ -70,19 +70,6 @@ static volatile sig_atomic_t child_pid;
 
 /* ---- what record.h offers the runtime parts ------------------------------ */
 
-static const char *const dump_on_names[] = {
-	[DUMP_ON_MAJOR] = "major",
-	[DUMP_ON_EVERY_GC] = "every-gc",
-	[DUMP_ON_EXIT] = "exit",
-	[DUMP_ON_SIGNAL] = "signal",
-};
-
-const char *dump_on_name(enum dump_on d)
-{
-	return (unsigned)d < sizeof(dump_on_names) / sizeof(dump_on_names[0]) ?
-		dump_on_names[d] : "?";
-}
-
 int record_error(struct ht_error *err, const char *fmt, ...)
 {
 	va_list ap;
@@ -286,18 +273,6 @@ struct record_cmd {
 	struct env_edit env;
 };
 
-static int parse_dump_on(const char *arg, enum dump_on *out)
-{
-	for (size_t i = 0; i < sizeof(dump_on_names) / sizeof(dump_on_names[0]);
-	     i++) {
-		if (strcmp(arg, dump_on_names[i]) == 0) {
-			*out = (enum dump_on)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static int parse_options(struct record_cmd *c, int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -321,7 +296,7 @@ static int parse_options(struct record_cmd *c, int argc, char **argv)
 			c->output_arg = optarg;
 			break;
 		case 'd':
-			if (parse_dump_on(optarg, &c->opt.dump_on) < 0)
+			if (dump_on_parse(optarg, strlen(optarg), &c->opt.dump_on) < 0)
 				return usage_error("record", "--dump-on takes "
 						   "major, every-gc, exit or "
 						   "signal, not '%s'", optarg);

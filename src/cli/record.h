@@ -13,16 +13,10 @@
 
 #include <heaptrace/trace.h>
 
+#include "dump_on.h"
+
 #include <stdbool.h>
 #include <stddef.h>
-
-/* When the recorder dumps the heap (heaptrace(1), record --dump-on). */
-enum dump_on {
-	DUMP_ON_MAJOR,     /* at major (full) collections */
-	DUMP_ON_EVERY_GC,  /* after every collection */
-	DUMP_ON_EXIT,      /* when the program exits */
-	DUMP_ON_SIGNAL,    /* when the program gets SIGUSR1 */
-};
 
 struct record_options {
 	const char *output;   /* absolute path of the trace to write */
@@ -31,8 +25,6 @@ struct record_options {
 	bool allocations;     /* record allocations too */
 };
 
-/* "major", "every-gc", "exit", "signal". */
-const char *dump_on_name(enum dump_on d);
 
 /*
  * Changes to the program's environment: each variable set to a value, or

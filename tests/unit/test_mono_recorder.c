@@ -19,7 +19,7 @@ Test(options, defaults)
 	char err[256];
 
 	cr_assert_eq(mrec_parse_options("", &o, err, sizeof(err)), 0);
-	cr_assert_eq(o.dump_on, MREC_DUMP_MAJOR);
+	cr_assert_eq(o.dump_on, DUMP_ON_MAJOR);
 	cr_assert_eq(o.every, 1);
 	cr_assert(!o.allocations);
 	cr_assert_null(o.output);
@@ -34,7 +34,7 @@ Test(options, all_of_them)
 	cr_assert_eq(mrec_parse_options("dump=every-gc,every=3,alloc,"
 					"output=/tmp/a,b c.ht", &o, err,
 					sizeof(err)), 0, "%s", err);
-	cr_assert_eq(o.dump_on, MREC_DUMP_EVERY_GC);
+	cr_assert_eq(o.dump_on, DUMP_ON_EVERY_GC);
 	cr_assert_eq(o.every, 3);
 	cr_assert(o.allocations);
 	/* output= takes the rest, commas and spaces included */
@@ -42,9 +42,9 @@ Test(options, all_of_them)
 	mrec_free_options(&o);
 	cr_assert_eq(mrec_parse_options("dump=signal,,allocations", &o, err,
 					sizeof(err)), 0, "%s", err);
-	cr_assert_eq(o.dump_on, MREC_DUMP_SIGNAL);
+	cr_assert_eq(o.dump_on, DUMP_ON_SIGNAL);
 	cr_assert(o.allocations);
-	cr_assert_str_eq(mrec_dump_on_name(MREC_DUMP_EXIT), "exit");
+	cr_assert_str_eq(dump_on_name(DUMP_ON_EXIT), "exit");
 }
 
 Test(options, refusals)

@@ -8,32 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const mode_names[] = {
-	[DUMP_ON_MAJOR] = "major",
-	[DUMP_ON_EVERY_GC] = "every-gc",
-	[DUMP_ON_EXIT] = "exit",
-	[DUMP_ON_SIGNAL] = "signal",
-};
-
-#define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
-
-const char *dump_on_name(enum dump_on mode)
-{
-	return (unsigned)mode < N_MODES ? mode_names[mode] : "?";
-}
-
-static int parse_mode(const char *v, size_t len, enum dump_on *mode)
-{
-	for (size_t i = 0; i < N_MODES; i++) {
-		if (strlen(mode_names[i]) == len &&
-		    memcmp(mode_names[i], v, len) == 0) {
-			*mode = (enum dump_on)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
 static int parse_count(const char *v, size_t len, unsigned long *n)
 {
 	char buf[32], *end;
@@ -62,7 +36,7 @@ static int parse_one(const char *p, size_t len, struct agent_options *o,
 	size_t vlen = eq ? len - klen - 1 : 0;
 
 	if (key_is(p, klen, "dump-on")) {
-		if (parse_mode(v, vlen, &o->dump_on) == 0)
+		if (dump_on_parse(v, vlen, &o->dump_on) == 0)
 			return 0;
 		snprintf(err, errlen, "dump-on must be major, every-gc, exit "
 			 "or signal, not '%.*s'", (int)vlen, v);

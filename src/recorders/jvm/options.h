@@ -10,18 +10,13 @@
 #ifndef JVM_OPTIONS_H
 #define JVM_OPTIONS_H
 
+#include "dump_on.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
 /* When to dump, besides at exit and when asked through the JVM (jcmd PID
  * JVMTI.data_dump, SIGQUIT), which every mode does. */
-enum dump_on {
-	DUMP_ON_MAJOR,    /* after every Nth major GC */
-	DUMP_ON_EVERY_GC, /* after every Nth GC */
-	DUMP_ON_EXIT,     /* at exit only */
-	DUMP_ON_SIGNAL,   /* on SIGUSR1 */
-};
-
 struct agent_options {
 	char *output;           /* malloc'ed */
 	enum dump_on dump_on;
@@ -37,6 +32,5 @@ int options_parse(const char *text, struct agent_options *o, char *err,
 		  size_t errlen);
 void options_free(struct agent_options *o);
 
-const char *dump_on_name(enum dump_on mode);
 
 #endif

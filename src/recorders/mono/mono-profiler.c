@@ -552,9 +552,9 @@ static bool due(uint64_t ordinal)
 static bool qualifies(int gen)
 {
 	switch (state.opt.dump_on) {
-	case MREC_DUMP_MAJOR:
+	case DUMP_ON_MAJOR:
 		return gen >= state.max_gen;
-	case MREC_DUMP_EVERY_GC:
+	case DUMP_ON_EVERY_GC:
 		return true;
 	default:
 		return false;
@@ -916,7 +916,7 @@ static bool open_trace(void)
 	char *version = mono_get_runtime_build_info();
 	struct ht_metadata meta[] = {
 		{"recorder", "libmono-profiler-heaptrace " HT_VERSION},
-		{"dump_on", mrec_dump_on_name(state.opt.dump_on)},
+		{"dump_on", dump_on_name(state.opt.dump_on)},
 		{"every", every},
 		{"allocations", state.opt.allocations ? "yes" : "no"},
 		{"pid", pid},
@@ -1008,7 +1008,7 @@ void mono_profiler_init_heaptrace(const char *desc)
 		state.max_gen = 1;
 	if (!open_trace())
 		return;
-	if (state.opt.dump_on == MREC_DUMP_SIGNAL && start_signal_helper() < 0)
+	if (state.opt.dump_on == DUMP_ON_SIGNAL && start_signal_helper() < 0)
 		say("cannot set up --dump-on signal; dumping at exit only");
 	state.handle = mono_profiler_create(&state.prof);
 	install_callbacks();

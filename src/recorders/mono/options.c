@@ -9,20 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_DUMP_NAMES 4
-
-static const char *const dump_names[N_DUMP_NAMES] = {
-	[MREC_DUMP_MAJOR] = "major",
-	[MREC_DUMP_EVERY_GC] = "every-gc",
-	[MREC_DUMP_EXIT] = "exit",
-	[MREC_DUMP_SIGNAL] = "signal",
-};
-
-const char *mrec_dump_on_name(enum mrec_dump_on d)
-{
-	return (unsigned)d < N_DUMP_NAMES ? dump_names[d] : "?";
-}
-
 /* Does the item [s, s + n) spell "key=" and if so where is its value? */
 static const char *value_of(const char *s, size_t n, const char *key)
 {
@@ -31,18 +17,6 @@ static const char *value_of(const char *s, size_t n, const char *key)
 	if (n > k && strncmp(s, key, k) == 0 && s[k] == '=')
 		return s + k + 1;
 	return NULL;
-}
-
-static int parse_dump_on(const char *v, size_t n, struct mrec_options *o)
-{
-	for (size_t i = 0; i < N_DUMP_NAMES; i++) {
-		if (strlen(dump_names[i]) == n &&
-		    strncmp(v, dump_names[i], n) == 0) {
-			o->dump_on = (enum mrec_dump_on)i;
-			return 0;
-		}
-	}
-	return -1;
 }
 
 static int parse_every(const char *v, size_t n, struct mrec_options *o)
@@ -69,7 +43,7 @@ static int parse_item(const char *s, size_t n, struct mrec_options *o,
 	const char *v;
 
 	if ((v = value_of(s, n, "dump"))) {
-		if (parse_dump_on(v, n - (size_t)(v - s), o) == 0)
+		if (dump_on_parse(v, n - (size_t)(v - s), &o->dump_on) == 0)
 			return 0;
 		snprintf(err, errlen, "dump= takes major, every-gc, exit or "
 			 "signal, not '%.*s'", (int)(n - (size_t)(v - s)), v);
@@ -98,7 +72,7 @@ int mrec_parse_options(const char *args, struct mrec_options *o, char *err,
 	const char *p = args ? args : "";
 
 	memset(o, 0, sizeof(*o));
-	o->dump_on = MREC_DUMP_MAJOR;
+	o->dump_on = DUMP_ON_MAJOR;
 	o->every = 1;
 	while (*p) {
 		const char *comma;

@@ -6,19 +6,13 @@
 #ifndef MREC_OPTIONS_H
 #define MREC_OPTIONS_H
 
+#include "dump_on.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
-/* When the heap is walked (heaptrace(1), record). */
-enum mrec_dump_on {
-	MREC_DUMP_MAJOR,    /* at serial major collections, and at exit */
-	MREC_DUMP_EVERY_GC, /* after every collection, and at exit */
-	MREC_DUMP_EXIT,     /* at exit only */
-	MREC_DUMP_SIGNAL,   /* on SIGUSR1, and at exit */
-};
-
 struct mrec_options {
-	enum mrec_dump_on dump_on;
+	enum dump_on dump_on;
 	unsigned every;       /* walk at every Nth qualifying collection */
 	bool allocations;     /* record object_allocated */
 	char *output;         /* malloc'ed; NULL: the caller picks a default */
@@ -30,8 +24,5 @@ struct mrec_options {
 int mrec_parse_options(const char *args, struct mrec_options *o, char *err,
 		       size_t errlen);
 void mrec_free_options(struct mrec_options *o);
-
-/* "major", "every-gc", "exit", "signal". */
-const char *mrec_dump_on_name(enum mrec_dump_on d);
 
 #endif
