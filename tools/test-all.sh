@@ -1,6 +1,7 @@
 #!/bin/sh
 # test-all.sh - builds heaptrace and runs the whole test suite twice: once
-# as built for use (gcc, -Werror), once under AddressSanitizer and
+# as built for use (gcc, -Werror; with it every command with memory running
+# out at each allocation, tests/oom), once under AddressSanitizer and
 # UndefinedBehaviorSanitizer (clang). Then the hardening runs: part of it
 # under valgrind memcheck, the recording shim's thread stress test under
 # ThreadSanitizer, and each fuzz target for a short while. Ends with one

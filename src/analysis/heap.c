@@ -1522,6 +1522,10 @@ int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
 	rc = ht_replay(r, &cb, s, &sum, err);
 	rc = finish_scan(s, rc, err);
 	fill_report(report, &sum);
+	/* the error returned is the scan's own (out of memory), not the
+	 * damage that the replay stopped at */
+	if (report && s->failed)
+		report->read_error = false;
 	scan_free(s);
 	return rc;
 }

@@ -22,6 +22,7 @@
  * compacted in place.
  */
 #include "relocation.h"
+#include "saturating.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -847,7 +848,7 @@ static enum fate decide(struct gc_walk *w, struct objects *o, size_t i,
 static void count(uint64_t *objects, uint64_t *bytes, uint64_t size)
 {
 	(*objects)++;
-	*bytes += size;
+	add_saturating(bytes, size);
 }
 
 static enum reloc_step_kind step_kind_of(enum fate f)
@@ -1283,7 +1284,7 @@ static int count_age(struct reloc *t, uint64_t age, uint64_t size)
 	if (t->cap_age > old)
 		memset(t->age + old, 0, (t->cap_age - old) * sizeof(*t->age));
 	t->age[age].count++;
-	t->age[age].bytes += size;
+	add_saturating(&t->age[age].bytes, size);
 	return 0;
 }
 

@@ -41,6 +41,7 @@ struct check {
 	struct progress *progress;
 	struct ht_reader *reader;
 	uint64_t events;
+	bool out_of_memory;
 };
 
 static void on_violation(void *ctx, const struct ht_violation *v)
@@ -56,8 +57,12 @@ static void on_violation(void *ctx, const struct ht_violation *v)
 		size_t cap = c->cap_found ? 2 * c->cap_found : 64;
 		struct found *p = realloc(c->found, cap * sizeof(*p));
 
-		if (!p)
-			return; /* counted all the same */
+		if (!p) {
+			/* a list that lacks some would be a report that
+			 * lies: the check fails instead */
+			c->out_of_memory = true;
+			return;
+		}
 		c->found = p;
 		c->cap_found = cap;
 	}
@@ -280,6 +285,14 @@ int cmd_check(int argc, char **argv)
 	c.progress = progress_start("check", c.path);
 	rc = ht_replay(c.reader, &cb, &c, &summary, &err);
 	progress_end(c.progress);
+	if (c.out_of_memory || (rc != 0 && !summary.read_error)) {
+		/* not the trace's fault: no report rather than a wrong one */
+		error_msg("%s", c.out_of_memory ? "out of memory"
+						 : err.message);
+		free(c.found);
+		ht_reader_close(c.reader);
+		return EXIT_UNREADABLE;
+	}
 	ix = ht_reader_index(c.reader);
 	compare_index(ix, &summary, &mismatch);
 	clean = rc == 0 && c.total == 0 && !mismatch.any &&

@@ -61,8 +61,9 @@ static int copy_events(struct ht_reader *r, struct ht_recorder *rec,
 	progress_end(progress);
 	if (rc < 0) {
 		error_msg("%s", err.message);
-		error_msg("%s: the %llu events before the damage were written",
-			  out, (unsigned long long)n);
+		error_msg("%s: the %llu events before the %s were written", out,
+			  (unsigned long long)n,
+			  err.code == HT_E_NOMEM ? "error" : "damage");
 		status = EXIT_UNREADABLE;
 	}
 	return status;

@@ -371,7 +371,8 @@ static int describe_object(struct object_report *r, const struct heap *h,
 	if (r->target == HEAP_NONE) {
 		error_msg("%s: dump %llu has no object %s", r->path,
 			  (unsigned long long)h->dump, hex_id(r->target_id, id));
-		return EXIT_FINDING;
+		/* in a damaged trace the damage is the news, as with history */
+		return damaged ? EXIT_UNREADABLE : EXIT_FINDING;
 	}
 	if (heap_dominators(h, &d, &err) < 0) {
 		error_msg("%s", err.message);

@@ -174,7 +174,8 @@ static int find_paths(struct paths_report *r, const struct heap *h,
 	if (r->target == HEAP_NONE) {
 		error_msg("%s: dump %llu has no object %s", r->path,
 			  (unsigned long long)h->dump, hex_id(r->target_id, id));
-		return EXIT_FINDING;
+		/* in a damaged trace the damage is the news, as with history */
+		return damaged ? EXIT_UNREADABLE : EXIT_FINDING;
 	}
 	n = heap_paths(h, r->target, (size_t)r->max_paths, r->exclude_weak,
 		       &r->paths, &err);

@@ -20,6 +20,7 @@
 #include "output.h"
 
 #include "relocation.h"
+#include "saturating.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -364,13 +365,14 @@ static int on_gc_event(void *ctx, const struct ht_event *ev,
 	case HT_EV_MOVED_REFERENCES:
 		g->moved_blocks += ev->u.moved_references.count;
 		for (size_t i = 0; i < ev->u.moved_references.count; i++)
-			g->moved_bytes += ev->u.moved_references.blocks[i].length;
+			add_saturating(&g->moved_bytes,
+				       ev->u.moved_references.blocks[i].length);
 		break;
 	case HT_EV_SURVIVING_REFERENCES:
 		g->surviving_blocks += ev->u.surviving_references.count;
 		for (size_t i = 0; i < ev->u.surviving_references.count; i++)
-			g->surviving_bytes +=
-				ev->u.surviving_references.blocks[i].length;
+			add_saturating(&g->surviving_bytes,
+				       ev->u.surviving_references.blocks[i].length);
 		break;
 	case HT_EV_GC_FINISHED:
 		g->finished = true;

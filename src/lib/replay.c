@@ -710,7 +710,9 @@ static int feed_reader(struct replayer *r, struct ht_reader *reader,
 			return rc;
 	}
 	if (n < 0) {
-		*read_error = true;
+		/* running out of memory is not damage: nothing before it is
+		 * an answer to give */
+		*read_error = err->code != HT_E_NOMEM;
 		return -1;
 	}
 	return 0;
@@ -749,6 +751,7 @@ int ht_replay(struct ht_reader *reader, const struct ht_replay_callbacks *cb,
 		err_plain(err, HT_E_NOMEM, NULL,
 			  "out of memory joining continued objects");
 		rc = -1;
+		read_error = false; /* the error now is not the damage */
 	}
 	if (summary) {
 		replayer_summary(r, summary);

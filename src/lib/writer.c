@@ -1530,7 +1530,7 @@ static bool header_write(struct ht_recorder *rec, const struct ht_header *h,
 
 /* The writer runs with every signal blocked: the host's handlers are not
  * for it, and SIGXFSZ then leaves its writes failing with EFBIG. */
-static bool writer_start(struct ht_recorder *rec)
+static int writer_start(struct ht_recorder *rec)
 {
 	sigset_t all, old;
 	int rc;
@@ -1540,10 +1540,10 @@ static bool writer_start(struct ht_recorder *rec)
 	rc = pthread_create(&rec->thread, NULL, writer_main, rec);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0)
-		return false;
+		return rc;
 	rec->thread_started = true;
 	pthread_setname_np(rec->thread, "heaptrace-wr");
-	return true;
+	return 0;
 }
 
 static struct ht_recorder *recorder_create(int fd, const char *name,
@@ -1554,6 +1554,7 @@ static struct ht_recorder *recorder_create(int fd, const char *name,
 	struct ht_recorder *rec;
 	struct proto_state st;
 	uint64_t word;
+	int rc;
 	void *p;
 
 	/* aligned: its hot atomics sit on cache lines of their own */
@@ -1583,8 +1584,12 @@ static struct ht_recorder *recorder_create(int fd, const char *name,
 	if (!header_write(rec, h, err))
 		goto fail;
 	rec->serial = atomic_fetch_add(&last_serial, 1) + 1;
-	if (!writer_start(rec)) {
-		err_plain(err, HT_E_NOMEM, name, "cannot start the writer thread");
+	if ((rc = writer_start(rec)) == EAGAIN) {
+		err_plain(err, HT_E_NOMEM, name, "cannot start the writer "
+			  "thread: not enough memory or threads left");
+		goto fail;
+	} else if (rc != 0) {
+		err_sys(err, rc, name, "cannot start the writer thread");
 		goto fail;
 	}
 	return rec;

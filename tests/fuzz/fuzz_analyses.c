@@ -4,15 +4,23 @@
  * state machine as `check` drives it, then the heap graph of every dump
  * with its dominators and root paths, as the analyses build them.
  *
+ * Then the relocation tracker over the whole trace, as `stats` and
+ * `history` drive it.
+ *
  * Not crashing is not enough: an analysis that answers wrongly on odd
  * input is the failure a memory tool must not have. So each answer is
  * checked: the graph's own invariants on every dump, and on small dumps
  * the dominator tree, the retained sizes and the shortest paths against
- * the definitions, computed the slow way.
+ * the definitions, computed the slow way; the tracker's every fate and
+ * summary against the naive reference of tests/unit/reloc_reference.c,
+ * and what it says of one id (history's first pass) against what it says
+ * watching every object.
  */
 #include "fuzz.h"
 
 #include "heap.h"
+#include "reloc_reference.h"
+#include "relocation.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -468,9 +476,224 @@ static void analyse(const uint8_t *data, size_t size, enum fuzz_form form)
 	ht_reader_close(r);
 }
 
+/* ---- relocation and history --------------------------------------------- */
+
+/* The replay's ctx: a tracker, and the naive reference when it runs too. */
+struct reloc_pair {
+	struct reloc *t;
+	struct rref_naive *naive;
+};
+
+static int pair_event(void *ctx, const struct ht_event *ev,
+		      const struct ht_replay_state *st)
+{
+	struct reloc_pair *p = ctx;
+
+	if (p->naive)
+		rref_naive_event(p->naive, ev, st);
+	return reloc_on_event(p->t, ev, st);
+}
+
+static int pair_begin(void *ctx, const struct ht_replay_state *st)
+{
+	struct reloc_pair *p = ctx;
+
+	if (p->naive)
+		rref_naive_dump_begin(p->naive, st);
+	return reloc_on_dump_begin(p->t, st);
+}
+
+static int pair_end(void *ctx, const struct ht_replay_state *st)
+{
+	struct reloc_pair *p = ctx;
+
+	if (p->naive)
+		rref_naive_dump_end(p->naive, st);
+	return reloc_on_dump_end(p->t, st);
+}
+
+/* Replays the input through t (and v); false when the tracker stopped,
+ * which it may do only for a reason it gives. */
+static bool track(const uint8_t *data, size_t size, enum fuzz_form form,
+		  struct reloc *t, struct rref_naive *v)
+{
+	struct ht_replay_callbacks cb = {
+		.on_dump_begin = pair_begin,
+		.on_dump_end = pair_end,
+	};
+	struct reloc_pair p = {t, v};
+	struct ht_error err;
+	struct ht_reader *r;
+	int rc;
+
+	for (int k = HT_EV_FIRST; k <= HT_EV_LAST; k++)
+		cb.on_event[k] = pair_event;
+	r = fuzz_reader(data, size, form, FUZZ_SEEKABLE, &err);
+	FUZZ_CHECK(r, "the input opened once, not twice");
+	rc = ht_replay(r, &cb, &p, NULL, &err);
+	ht_reader_close(r);
+	if (reloc_error(t)[0])
+		return false;
+	FUZZ_CHECK(rc == 0 || rc == -1, "ht_replay returned %d", rc);
+	if (v)
+		rref_naive_finish(v);
+	if (reloc_finish(t) != 0) {
+		FUZZ_CHECK(reloc_error(t)[0], "the tracker stopped silently");
+		return false;
+	}
+	return true;
+}
+
+static bool same_step(const struct reloc_step *a, const struct reloc_step *b)
+{
+	return a->kind == b->kind && a->cause == b->cause &&
+	       a->object == b->object && a->event_index == b->event_index &&
+	       a->gc == b->gc && a->dump == b->dump && a->from == b->from &&
+	       a->to == b->to && a->generation == b->generation &&
+	       a->old_generation == b->old_generation &&
+	       a->class_id == b->class_id && a->size == b->size &&
+	       a->first == b->first && a->alive_gc == b->alive_gc &&
+	       a->other == b->other && a->other_class == b->other_class &&
+	       a->other_size == b->other_size;
+}
+
+/* A step that brings an object to an id: from then on, watching that id
+ * must show the object. */
+static bool arrives_at(const struct reloc_step *s, ht_id id)
+{
+	return s->to == id &&
+	       (s->kind == RELOC_ALLOCATED || s->kind == RELOC_MOVED ||
+		(s->kind == RELOC_SEEN && s->first));
+}
+
+struct id_steps {
+	struct reloc_step step[RREF_MAX_STEPS];
+	size_t n;
+	bool too_many;
+};
+
+static void note_step(void *ctx, const struct reloc_step *s)
+{
+	struct id_steps *w = ctx;
+
+	if (w->n == RREF_MAX_STEPS)
+		w->too_many = true;
+	else
+		w->step[w->n++] = *s;
+}
+
+/* History's first pass watches an id; each step it reports must be one
+ * that watching every object reports too, in the same order, and none
+ * that brings an object to the id may be missing. */
+static void check_watching_id(const uint8_t *data, size_t size,
+			      enum fuzz_form form, bool reports,
+			      const struct rref_outcome *all, ht_id id)
+{
+	static struct id_steps w;
+	struct reloc_hooks hooks = {&w, NULL, NULL, note_step};
+	struct reloc *t = reloc_new(reports, &hooks);
+	size_t k = 0;
+
+	FUZZ_CHECK(t, "out of memory");
+	w.n = 0;
+	w.too_many = false;
+	reloc_watch_id(t, id);
+	if (!track(data, size, form, t, NULL) || w.too_many) {
+		reloc_free(t);
+		return;
+	}
+	for (size_t i = 0; i < w.n; i++) {
+		while (k < all->n_steps && !same_step(&all->steps[k],
+						      &w.step[i]))
+			k++;
+		FUZZ_CHECK(k < all->n_steps, "watching 0x%llx: step %zu (kind "
+			   "%d of object %u) is not among the steps of every "
+			   "object", (unsigned long long)id, i, w.step[i].kind,
+			   w.step[i].object);
+		k++;
+	}
+	for (size_t j = 0; j < all->n_steps; j++) {
+		bool found = false;
+
+		if (!arrives_at(&all->steps[j], id))
+			continue;
+		for (size_t i = 0; i < w.n && !found; i++)
+			found = same_step(&all->steps[j], &w.step[i]);
+		FUZZ_CHECK(found, "watching 0x%llx: object %u arrives there "
+			   "(step kind %d) unseen", (unsigned long long)id,
+			   all->steps[j].object, all->steps[j].kind);
+	}
+	reloc_free(t);
+}
+
+static bool reports_survivors(const uint8_t *data, size_t size,
+			      enum fuzz_form form, bool *reports)
+{
+	struct ht_error err;
+	struct ht_reader *r = fuzz_reader(data, size, form, FUZZ_SEEKABLE,
+					  &err);
+
+	if (!r)
+		return false;
+	*reports = ht_reader_header(r)->reports_survivors;
+	ht_reader_close(r);
+	return true;
+}
+
+static void check_relocation(const uint8_t *data, size_t size,
+			     enum fuzz_form form)
+{
+	static struct rref_outcome all;
+	struct reloc_hooks hooks = rref_outcome_hooks(&all);
+	struct reloc_totals totals;
+	struct rref_naive *v;
+	struct reloc *t;
+	char why[256];
+	const char *diff;
+	bool reports;
+
+	if (!reports_survivors(data, size, form, &reports))
+		return;
+	memset(&all, 0, sizeof(all));
+	v = rref_naive_new(reports);
+	t = reloc_new(reports, &hooks);
+	FUZZ_CHECK(v && t, "out of memory");
+	for (uint32_t i = 0; i < RREF_MAX_OBJECTS; i++)
+		FUZZ_CHECK(reloc_watch_object(t, i) == 0, "out of memory");
+	if (!track(data, size, form, t, v))
+		goto out;
+	reloc_get_totals(t, &totals);
+	FUZZ_CHECK(totals.objects == totals.alive + totals.died + totals.lost,
+		   "%llu objects tracked: %llu alive, %llu died, %llu lost",
+		   (unsigned long long)totals.objects,
+		   (unsigned long long)totals.alive,
+		   (unsigned long long)totals.died,
+		   (unsigned long long)totals.lost);
+	all.totals = totals;
+	if (!rref_too_big(&all, v)) {
+		diff = rref_compare(&all, v, why, sizeof(why));
+		FUZZ_CHECK(!diff, "relocation, against the naive reference: %s",
+			   diff);
+	}
+	if (all.n_steps && all.n_steps < RREF_MAX_STEPS) {
+		check_watching_id(data, size, form, reports, &all,
+				  all.steps[0].to);
+		for (size_t j = 0; j < all.n_steps; j++)
+			if (all.steps[j].kind == RELOC_MOVED) {
+				check_watching_id(data, size, form, reports,
+						  &all, all.steps[j].from);
+				break;
+			}
+	}
+out:
+	reloc_free(t);
+	rref_naive_free(v);
+}
+
 void fuzz_replay_and_analyse(const uint8_t *data, size_t size,
 			     enum fuzz_form form)
 {
 	replay(data, size, form);
 	analyse(data, size, form);
+	check_relocation(data, size, form);
 }

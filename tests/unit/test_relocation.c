@@ -10,6 +10,7 @@
  */
 #include <criterion/criterion.h>
 
+#include "reloc_reference.h"
 #include "relocation.h"
 #include "replay.h"
 
@@ -155,103 +156,52 @@ static void abort_dump(void)
 	object(0x9999, 1, 1)->result = HT_RESULT_ABORT;
 }
 
-/* ---- What the tracker says ----------------------------------------------- */
+/* ---- Replaying it ------------------------------------------------------- */
 
-#define MAX_OBJECTS 4096
-#define MAX_GCS 512
-#define MAX_DUMPS 256
-#define MAX_AGES 64
+/* What the tracker said on the last run (reloc_reference.h). */
+static struct rref_outcome got;
 
-struct fate {
-	bool known;
-	enum reloc_step_kind end;  /* RELOC_END, RELOC_DIED or RELOC_LOST */
-	enum reloc_cause cause;
-	ht_id id;                  /* at the end, or where it died */
-	unsigned generation;
-	uint32_t other;
-	int64_t alive_gc;
-};
-
-struct dump_seen {
-	bool seen;
-	struct reloc_dump_summary sum;
-	struct reloc_age ages[MAX_AGES];
-};
-
-struct outcome {
-	struct fate fate[MAX_OBJECTS];
-	struct reloc_gc_summary gc[MAX_GCS];
-	bool gc_seen[MAX_GCS];
-	unsigned gc_reports[MAX_GCS];
-	struct dump_seen dump[MAX_DUMPS];
-	struct reloc_totals totals;
-	uint64_t violations;
-	struct reloc_step steps[1024];
-	size_t n_steps;
-};
-
-static struct outcome got;
-
-static void on_step(void *ctx, const struct reloc_step *s)
-{
-	struct outcome *o = ctx;
-	struct fate *f;
-
-	if (o->n_steps < sizeof(o->steps) / sizeof(o->steps[0]))
-		o->steps[o->n_steps++] = *s;
-	cr_assert_lt(s->object, MAX_OBJECTS);
-	f = &o->fate[s->object];
-	if (s->kind != RELOC_END && s->kind != RELOC_DIED &&
-	    s->kind != RELOC_LOST)
-		return;
-	cr_assert_not(f->known, "object %u ended twice", s->object);
-	f->known = true;
-	f->end = s->kind;
-	f->cause = s->cause;
-	f->id = s->kind == RELOC_END ? s->to : s->from;
-	f->generation = s->generation;
-	f->other = s->other;
-	f->alive_gc = s->alive_gc;
-}
-
-static void on_gc(void *ctx, const struct reloc_gc_summary *g)
-{
-	struct outcome *o = ctx;
-
-	cr_assert(g->gc >= 0 && g->gc < MAX_GCS);
-	o->gc[g->gc] = *g;
-	o->gc_seen[g->gc] = true;
-	o->gc_reports[g->gc]++;
-}
-
-static void on_dump(void *ctx, const struct reloc_dump_summary *d)
-{
-	struct outcome *o = ctx;
-	struct dump_seen *s;
-
-	cr_assert(d->dump >= 0 && d->dump < MAX_DUMPS);
-	cr_assert_leq(d->n_ages, MAX_AGES);
-	s = &o->dump[d->dump];
-	cr_assert_not(s->seen, "dump %lld reported twice", (long long)d->dump);
-	s->seen = true;
-	s->sum = *d;
-	if (d->n_ages)
-		memcpy(s->ages, d->ages, d->n_ages * sizeof(*d->ages));
-	s->sum.ages = s->ages;
-}
-
-/* The replay's ctx must be both the tracker and the outcome: a pair. */
+/* The replay's ctx must be the tracker, the outcome and, when a test runs
+ * it alongside, the naive reference: a pair. */
 struct pair {
 	struct reloc *t;
-	struct outcome *o;
-	void *naive;
+	struct rref_outcome *o;
+	struct rref_naive *naive;
 };
 
 static int pair_event(void *ctx, const struct ht_event *ev,
-		      const struct ht_replay_state *st);
-static int pair_begin(void *ctx, const struct ht_replay_state *st);
-static int pair_end(void *ctx, const struct ht_replay_state *st);
-static void pair_violation(void *ctx, const struct ht_violation *v);
+		      const struct ht_replay_state *st)
+{
+	struct pair *p = ctx;
+
+	if (p->naive)
+		rref_naive_event(p->naive, ev, st);
+	return reloc_on_event(p->t, ev, st);
+}
+
+static int pair_begin(void *ctx, const struct ht_replay_state *st)
+{
+	struct pair *p = ctx;
+
+	if (p->naive)
+		rref_naive_dump_begin(p->naive, st);
+	return reloc_on_dump_begin(p->t, st);
+}
+
+static int pair_end(void *ctx, const struct ht_replay_state *st)
+{
+	struct pair *p = ctx;
+
+	if (p->naive)
+		rref_naive_dump_end(p->naive, st);
+	return reloc_on_dump_end(p->t, st);
+}
+
+static void pair_violation(void *ctx, const struct ht_violation *v)
+{
+	(void)v;
+	((struct pair *)ctx)->o->violations++;
+}
 
 static struct ht_replay_callbacks pair_callbacks(void)
 {
@@ -266,53 +216,12 @@ static struct ht_replay_callbacks pair_callbacks(void)
 	return cb;
 }
 
-/* The naive reference, when a test runs it alongside (defined below). */
-static int naive_event(void *n, const struct ht_event *ev,
-		       const struct ht_replay_state *st);
-static void naive_dump_begin(void *n, const struct ht_replay_state *st);
-static void naive_dump_end(void *n, const struct ht_replay_state *st);
-
-static int pair_event(void *ctx, const struct ht_event *ev,
-		      const struct ht_replay_state *st)
-{
-	struct pair *p = ctx;
-
-	if (p->naive)
-		naive_event(p->naive, ev, st);
-	return reloc_on_event(p->t, ev, st);
-}
-
-static int pair_begin(void *ctx, const struct ht_replay_state *st)
-{
-	struct pair *p = ctx;
-
-	if (p->naive)
-		naive_dump_begin(p->naive, st);
-	return reloc_on_dump_begin(p->t, st);
-}
-
-static int pair_end(void *ctx, const struct ht_replay_state *st)
-{
-	struct pair *p = ctx;
-
-	if (p->naive)
-		naive_dump_end(p->naive, st);
-	return reloc_on_dump_end(p->t, st);
-}
-
-static void pair_violation(void *ctx, const struct ht_violation *v)
-{
-	(void)v;
-	((struct pair *)ctx)->o->violations++;
-}
-
-static void naive_finish(void *n);
-
 /* Replays the events of the trace in memory through a tracker that
  * watches every object (and the naive reference, if given). */
-static void run_with(bool reports_survivors, struct outcome *o, void *naive)
+static void run_with(bool reports_survivors, struct rref_outcome *o,
+		     struct rref_naive *naive)
 {
-	struct reloc_hooks hooks = {o, on_gc, on_dump, on_step};
+	struct reloc_hooks hooks = rref_outcome_hooks(o);
 	struct ht_replay_callbacks cb = pair_callbacks();
 	struct pair p = {.o = o, .naive = naive};
 	struct replayer *r;
@@ -320,7 +229,7 @@ static void run_with(bool reports_survivors, struct outcome *o, void *naive)
 	memset(o, 0, sizeof(*o));
 	p.t = reloc_new(reports_survivors, &hooks);
 	cr_assert_not_null(p.t);
-	for (uint32_t i = 0; i < MAX_OBJECTS; i++)
+	for (uint32_t i = 0; i < RREF_MAX_OBJECTS; i++)
 		cr_assert_eq(reloc_watch_object(p.t, i), 0);
 	r = replayer_new(&cb, &p);
 	cr_assert_not_null(r);
@@ -330,10 +239,13 @@ static void run_with(bool reports_survivors, struct outcome *o, void *naive)
 	cr_assert_eq(replayer_finish(r, NULL), 0, "%s", reloc_error(p.t));
 	cr_assert_eq(reloc_finish(p.t), 0, "%s", reloc_error(p.t));
 	if (naive)
-		naive_finish(naive);
+		rref_naive_finish(naive);
 	reloc_get_totals(p.t, &o->totals);
 	replayer_free(r);
 	reloc_free(p.t);
+	cr_assert_str_empty(o->problem, "%s", o->problem);
+	cr_assert_not(o->too_big, "the test's trace is past the bounds of "
+		      "reloc_reference.h");
 }
 
 static void run(bool reports_survivors)
@@ -351,7 +263,7 @@ static void run_clean(bool reports_survivors)
 
 static void assert_alive(uint32_t object, ht_id id)
 {
-	const struct fate *f = &got.fate[object];
+	const struct rref_fate *f = &got.fate[object];
 
 	cr_assert(f->known, "object %u has no end", object);
 	cr_assert_eq(f->end, RELOC_END, "object %u ended by %d (cause %d)",
@@ -370,7 +282,7 @@ static void assert_alive_gen(uint32_t object, ht_id id, unsigned gen)
 
 static void assert_died(uint32_t object, enum reloc_cause cause)
 {
-	const struct fate *f = &got.fate[object];
+	const struct rref_fate *f = &got.fate[object];
 
 	cr_assert(f->known, "object %u has no end", object);
 	cr_assert_eq(f->end, RELOC_DIED, "object %u did not die (%d)",
@@ -382,7 +294,7 @@ static void assert_died(uint32_t object, enum reloc_cause cause)
 static void assert_lost(uint32_t object, enum reloc_cause cause,
 			uint32_t other)
 {
-	const struct fate *f = &got.fate[object];
+	const struct rref_fate *f = &got.fate[object];
 
 	cr_assert(f->known, "object %u has no end", object);
 	cr_assert_eq(f->end, RELOC_LOST, "object %u was not lost (%d)",
@@ -1036,533 +948,6 @@ Test(watch, by_id)
 		cr_assert(watched_objects[i] == A || watched_objects[i] == B);
 }
 
-/* ---- The naive reference ------------------------------------------------- */
-
-/*
- * The rules of relocation.h written the obvious way: objects in no order,
- * every object checked against every block and range (O(N * R)), state
- * kept per object. It shares nothing with the tracker but the replay.
- */
-struct nobj {
-	uint32_t serial;
-	ht_id id, cls;
-	uint64_t size;
-	unsigned gen;
-	uint64_t born;
-	int64_t alive_gc;
-	bool promoted_now;
-	bool proven;        /* during a GC: in a block */
-	int state;          /* 0 tracked, 1 died, 2 lost */
-	enum reloc_cause cause;
-	ht_id end_id;
-	unsigned end_gen;
-};
-
-struct nrange {
-	ht_id start, end;
-	unsigned gen;
-};
-
-struct nblock {
-	ht_id start, end, dest;
-};
-
-struct naive {
-	bool reports;
-	struct nobj obj[MAX_OBJECTS];
-	size_t n;
-	uint64_t gcs_applied;
-	int64_t last_gc;
-	uint32_t shown;
-	struct nrange bounds[64];
-	size_t n_bounds;
-	bool gc_open;
-	int64_t gc_number;
-	uint32_t gens;
-	bool in_body, start_from_event, has_finish;
-	struct nrange start[64], finish[64];
-	size_t n_start, n_finish;
-	struct nblock blocks[2048];
-	size_t n_blocks;
-	bool dump_open, dump_gc;
-	int64_t dump_number, dump_gc_number;
-	uint64_t closer_at;
-	struct ht_ev_object_references sight[2048];
-	size_t n_sight;
-	struct reloc_gc_summary gc[MAX_GCS];
-	bool gc_seen[MAX_GCS];
-	struct dump_seen dump[MAX_DUMPS];
-	uint64_t died, lost;
-};
-
-static ht_id nend(ht_id start, uint64_t length)
-{
-	return length > UINT64_MAX - start ? UINT64_MAX : start + length;
-}
-
-static unsigned ngen(uint64_t g)
-{
-	return g <= HT_GEN_MAX ? (unsigned)g : RELOC_NO_GENERATION;
-}
-
-/* The range a list gives id: the first by start, then by order. */
-static const struct nrange *nrange_of(const struct nrange *r, size_t n,
-				      ht_id id)
-{
-	const struct nrange *best = NULL;
-
-	for (size_t i = 0; i < n; i++)
-		if (r[i].start <= id && id < r[i].end &&
-		    (!best || r[i].start < best->start))
-			best = &r[i];
-	return best;
-}
-
-static const struct nblock *nblock_of(const struct naive *v, ht_id id)
-{
-	const struct nblock *best = NULL;
-
-	for (size_t i = 0; i < v->n_blocks; i++) {
-		const struct nblock *b = &v->blocks[i];
-
-		if (b->start <= id && id < b->end &&
-		    (!best || b->start < best->start))
-			best = b;
-	}
-	return best;
-}
-
-static void ncopy_bounds(struct nrange *to, size_t *n,
-			 const struct ht_ev_generation_bounds *e)
-{
-	*n = 0;
-	for (size_t i = 0; i < e->count && i < 64; i++) {
-		const struct ht_generation_range *r = &e->ranges[i];
-
-		if (!r->length)
-			continue;
-		to[(*n)++] = (struct nrange){
-			r->start, nend(r->start, r->length),
-			ngen(r->generation)};
-	}
-}
-
-static void nsettle(struct naive *v)
-{
-	for (size_t i = 0; i < v->n; i++) {
-		struct nobj *a = &v->obj[i];
-
-		if (a->state)
-			continue;
-		for (size_t j = i + 1; j < v->n; j++) {
-			struct nobj *b = &v->obj[j];
-
-			if (!b->state && b->id == a->id) {
-				a->state = 2;
-				a->cause = RELOC_LOST_ALLOCATION;
-				v->lost++;
-				break;
-			}
-		}
-	}
-}
-
-static bool npromotion(unsigned a, unsigned b)
-{
-	return a != RELOC_NO_GENERATION && b != RELOC_NO_GENERATION &&
-	       a < b && b <= 2;
-}
-
-static void ncount(uint64_t *n, uint64_t *bytes, uint64_t size)
-{
-	(*n)++;
-	*bytes += size;
-}
-
-static void napply(struct naive *v, bool finished)
-{
-	struct reloc_gc_summary *g = &v->gc[v->gc_number];
-	bool has_bounds = v->n_start > 0;
-	uint32_t all = v->shown | 7u;
-	bool full = (v->gens & all) == all;
-
-	v->gc_open = false;
-	nsettle(v);
-	memset(g, 0, sizeof(*g));
-	g->gc = v->gc_number;
-	g->generations = v->gens;
-	g->finished = finished;
-	g->bounds = !has_bounds ? RELOC_BOUNDS_NONE
-		    : v->start_from_event ? RELOC_BOUNDS_START
-					  : RELOC_BOUNDS_BEFORE;
-	for (size_t i = 0; i < v->n; i++) {
-		struct nobj *o = &v->obj[i];
-		const struct nrange *r;
-		const struct nblock *b;
-
-		if (o->state)
-			continue;
-		o->promoted_now = false;
-		o->proven = false;
-		r = nrange_of(v->start, v->n_start, o->id);
-		if (r)
-			o->gen = r->gen;
-		if (o->gen != RELOC_NO_GENERATION && !(v->gens >> o->gen & 1)) {
-			ncount(&g->untouched_objects, &g->untouched_bytes,
-			       o->size);
-			continue;
-		}
-		b = nblock_of(v, o->id);
-		if (b && b->dest != b->start) {
-			o->id = b->dest + (o->id - b->start);
-			o->proven = true;
-			o->alive_gc = v->gc_number;
-			ncount(&g->moved_objects, &g->moved_bytes, o->size);
-		} else if (b) {
-			o->proven = true;
-			o->alive_gc = v->gc_number;
-			ncount(&g->survived_objects, &g->survived_bytes,
-			       o->size);
-		} else if (finished && v->reports &&
-			   (has_bounds ? r && r->gen != RELOC_NO_GENERATION
-				       : full)) {
-			o->state = 1;
-			o->cause = has_bounds ? RELOC_DIED_BOUNDS
-					      : RELOC_DIED_FULL_GC;
-			v->died++;
-			ncount(&g->died_objects, &g->died_bytes, o->size);
-		} else {
-			ncount(&g->kept_objects, &g->kept_bytes, o->size);
-		}
-	}
-	/* one id, one object: the proven one, else the newest */
-	for (size_t i = 0; i < v->n; i++) {
-		struct nobj *a = &v->obj[i];
-		struct nobj *best = a;
-
-		if (a->state)
-			continue;
-		for (size_t j = 0; j < v->n; j++) {
-			struct nobj *b = &v->obj[j];
-
-			if (b->state || b->id != a->id)
-				continue;
-			if (b->proven > best->proven ||
-			    (b->proven == best->proven &&
-			     b->serial > best->serial))
-				best = b;
-		}
-		if (best != a) {
-			a->state = 2;
-			a->cause = RELOC_LOST_BLOCK;
-			v->lost++;
-			ncount(&g->lost_objects, &g->lost_bytes, a->size);
-		}
-	}
-	for (size_t i = 0; v->has_finish && i < v->n; i++) {
-		struct nobj *o = &v->obj[i];
-		const struct nrange *r;
-
-		if (o->state)
-			continue;
-		r = nrange_of(v->finish, v->n_finish, o->id);
-		if (!r || r->gen == o->gen)
-			continue;
-		if (npromotion(o->gen, r->gen)) {
-			ncount(&g->promoted_objects, &g->promoted_bytes,
-			       o->size);
-			o->promoted_now = true;
-		}
-		o->gen = r->gen;
-	}
-	v->gcs_applied++;
-	v->gc_seen[v->gc_number] = true;
-}
-
-static struct nobj *nadd(struct naive *v, ht_id id, ht_id cls, uint64_t size,
-			 unsigned gen, uint64_t born)
-{
-	struct nobj *o;
-
-	cr_assert_lt(v->n, MAX_OBJECTS);
-	o = &v->obj[v->n];
-	*o = (struct nobj){
-		.serial = (uint32_t)v->n, .id = id, .cls = cls, .size = size,
-		.gen = gen, .born = born, .alive_gc = v->last_gc,
-	};
-	v->n++;
-	return o;
-}
-
-/* The same object, unless class or size (both known) differ. */
-static bool nsame(const struct nobj *o,
-		  const struct ht_ev_object_references *e)
-{
-	return (!o->cls || !e->class_id || o->cls == e->class_id) &&
-	       (!o->size || !e->size || o->size == e->size);
-}
-
-static int compare_sightings(const void *a, const void *b)
-{
-	const struct ht_ev_object_references *x = a, *y = b;
-
-	return (x->id > y->id) - (x->id < y->id);
-}
-
-static void nage(struct dump_seen *d, uint64_t age, uint64_t size)
-{
-	size_t k = 0;
-
-	while (k < d->sum.n_ages && d->ages[k].gcs < age)
-		k++;
-	if (k == d->sum.n_ages || d->ages[k].gcs != age) {
-		cr_assert_lt(d->sum.n_ages, MAX_AGES);
-		memmove(d->ages + k + 1, d->ages + k,
-			(d->sum.n_ages - k) * sizeof(*d->ages));
-		d->ages[k] = (struct reloc_age){age, 0, 0};
-		d->sum.n_ages++;
-	}
-	d->ages[k].count++;
-	d->ages[k].bytes += size;
-}
-
-static void ndump(struct naive *v, bool complete)
-{
-	struct dump_seen *d = &v->dump[v->dump_number];
-	static struct ht_ev_object_references s[2048];
-	size_t ns = 0;
-	struct reloc_gc_summary *g = v->dump_gc ? &v->gc[v->dump_gc_number]
-						: NULL;
-
-	nsettle(v);
-	memset(d, 0, sizeof(*d));
-	d->seen = true;
-	d->sum.dump = v->dump_number;
-	d->sum.gc_dump = v->dump_gc;
-	d->sum.gc = v->dump_gc_number;
-	d->sum.complete = complete;
-	/* stable: the first report of an id wins */
-	for (size_t i = 0; i < v->n_sight; i++) {
-		bool dup = false;
-
-		for (size_t j = 0; j < ns && !dup; j++)
-			dup = s[j].id == v->sight[i].id;
-		if (!dup)
-			s[ns++] = v->sight[i];
-	}
-	qsort(s, ns, sizeof(*s), compare_sightings);
-	for (size_t i = 0; i < v->n; i++) {
-		struct nobj *o = &v->obj[i];
-		bool present = false;
-
-		if (o->state)
-			continue;
-		for (size_t k = 0; k < ns; k++)
-			present |= s[k].id == o->id;
-		if (!present && complete) {
-			o->state = 1;
-			o->cause = RELOC_DIED_ABSENT;
-			v->died++;
-			ncount(&d->sum.died_objects, &d->sum.died_bytes,
-			       o->size);
-		}
-	}
-	for (size_t k = 0; k < ns; k++) {
-		struct nobj *o = NULL;
-		unsigned sg = s[k].has_generation ? ngen(s[k].generation)
-						  : RELOC_NO_GENERATION;
-
-		for (size_t i = 0; i < v->n; i++)
-			if (!v->obj[i].state && v->obj[i].id == s[k].id)
-				o = &v->obj[i];
-		d->sum.objects++;
-		if (o && nsame(o, &s[k])) {
-			if (!o->cls)
-				o->cls = s[k].class_id;
-			if (!o->size)
-				o->size = s[k].size;
-			o->alive_gc = v->last_gc;
-			if (sg != RELOC_NO_GENERATION && v->dump_gc &&
-			    !o->promoted_now && npromotion(o->gen, sg)) {
-				ncount(&g->promoted_objects, &g->promoted_bytes,
-				       o->size);
-				o->promoted_now = true;
-			}
-			if (sg != RELOC_NO_GENERATION)
-				o->gen = sg;
-			nage(d, v->gcs_applied - o->born, o->size);
-			continue;
-		}
-		if (o) {
-			o->state = 2;
-			o->cause = RELOC_LOST_DUMP;
-			v->lost++;
-			d->sum.lost_objects++;
-		}
-		{
-			const struct nrange *r =
-				nrange_of(v->bounds, v->n_bounds, s[k].id);
-			uint64_t born = v->gcs_applied;
-
-			if (v->dump_gc && born)
-				born--;
-			nadd(v, s[k].id, s[k].class_id, s[k].size,
-			     sg != RELOC_NO_GENERATION ? sg
-			     : r ? r->gen : RELOC_NO_GENERATION, born);
-			d->sum.new_objects++;
-			nage(d, v->gcs_applied - born, s[k].size);
-		}
-	}
-}
-
-static int naive_event(void *nv, const struct ht_event *ev,
-		       const struct ht_replay_state *st)
-{
-	struct naive *v = nv;
-
-	switch (ev->type) {
-	case HT_EV_OBJECT_ALLOCATED: {
-		const struct ht_ev_object_allocated *e =
-			&ev->u.object_allocated;
-		const struct nrange *r =
-			nrange_of(v->bounds, v->n_bounds, e->id);
-
-		nadd(v, e->id, e->class_id, e->size,
-		     r ? r->gen : RELOC_NO_GENERATION, v->gcs_applied);
-		break;
-	}
-	case HT_EV_GC_STARTED:
-		if (v->gc_open)
-			napply(v, false);
-		v->gc_open = true;
-		v->gc_number = st->gc;
-		v->gens = ev->u.gc_started.generations;
-		v->in_body = v->start_from_event = v->has_finish = false;
-		v->n_blocks = 0;
-		memcpy(v->start, v->bounds, sizeof(v->bounds));
-		v->n_start = v->n_bounds;
-		v->shown |= v->gens;
-		v->last_gc = st->gc;
-		break;
-	case HT_EV_GENERATION_BOUNDS: {
-		const struct ht_ev_generation_bounds *e =
-			&ev->u.generation_bounds;
-
-		ncopy_bounds(v->bounds, &v->n_bounds, e);
-		for (size_t i = 0; i < e->count; i++)
-			if (e->ranges[i].generation <= HT_GEN_MAX)
-				v->shown |= 1u << e->ranges[i].generation;
-		if (!v->gc_open)
-			break;
-		if (!v->in_body && !v->start_from_event) {
-			if (v->n_bounds) {
-				memcpy(v->start, v->bounds, sizeof(v->bounds));
-				v->n_start = v->n_bounds;
-				v->start_from_event = true;
-			}
-		} else {
-			memcpy(v->finish, v->bounds, sizeof(v->bounds));
-			v->n_finish = v->n_bounds;
-			v->has_finish = true;
-		}
-		break;
-	}
-	case HT_EV_MOVED_REFERENCES:
-		if (!v->gc_open)
-			break;
-		v->in_body = true;
-		for (size_t i = 0; i < ev->u.moved_references.count; i++) {
-			const struct ht_moved_block *b =
-				&ev->u.moved_references.blocks[i];
-
-			cr_assert_lt(v->n_blocks, 2048);
-			v->blocks[v->n_blocks++] = (struct nblock){
-				b->old_id, nend(b->old_id, b->length),
-				b->new_id};
-		}
-		break;
-	case HT_EV_SURVIVING_REFERENCES:
-		if (!v->gc_open)
-			break;
-		v->in_body = true;
-		for (size_t i = 0; i < ev->u.surviving_references.count; i++) {
-			const struct ht_surviving_block *b =
-				&ev->u.surviving_references.blocks[i];
-
-			cr_assert_lt(v->n_blocks, 2048);
-			v->blocks[v->n_blocks++] = (struct nblock){
-				b->start, nend(b->start, b->length), b->start};
-		}
-		break;
-	case HT_EV_GC_FINISHED:
-		v->closer_at = st->event_index + 1;
-		if (v->gc_open)
-			napply(v, true);
-		break;
-	case HT_EV_BEGIN_CONTAINER:
-		if (ev->u.begin_container.type == HT_C_END)
-			v->closer_at = st->event_index + 1;
-		break;
-	case HT_EV_ROOT_REFERENCES:
-		if (v->gc_open)
-			v->in_body = true;
-		break;
-	case HT_EV_OBJECT_REFERENCES: {
-		const struct ht_ev_object_references *e =
-			&ev->u.object_references;
-
-		if (v->gc_open)
-			v->in_body = true;
-		if (!v->dump_open || st->continuation)
-			break;
-		cr_assert_lt(v->n_sight, 2048);
-		v->sight[v->n_sight++] = *e;
-		if (e->has_generation && e->generation <= HT_GEN_MAX)
-			v->shown |= 1u << e->generation;
-		break;
-	}
-	default:
-		break;
-	}
-	return 0;
-}
-
-static void naive_dump_begin(void *nv, const struct ht_replay_state *st)
-{
-	struct naive *v = nv;
-
-	v->dump_open = true;
-	v->dump_number = st->dump;
-	v->dump_gc = st->gc_dump;
-	v->dump_gc_number = st->gc;
-	v->n_sight = 0;
-}
-
-static void naive_dump_end(void *nv, const struct ht_replay_state *st)
-{
-	struct naive *v = nv;
-	bool complete = v->closer_at == st->event_index + 1 &&
-			!st->dump_aborted;
-
-	if (!v->dump_open)
-		return;
-	if (v->dump_gc && v->gc_open && v->gc_number == v->dump_gc_number) {
-		napply(v, false);
-		complete = false;
-	}
-	v->dump_open = false;
-	ndump(v, complete);
-}
-
-static void naive_finish(void *nv)
-{
-	struct naive *v = nv;
-
-	if (v->gc_open)
-		napply(v, false);
-	nsettle(v);
-}
-
 /* ---- Random traces against the reference --------------------------------- */
 
 static uint64_t rng_state;
@@ -1675,123 +1060,29 @@ static void random_trace(void)
 	}
 }
 
-static void compare_gc(const struct reloc_gc_summary *a,
-		       const struct reloc_gc_summary *b, uint64_t seed)
-{
-#define SAME(f) cr_assert_eq(a->f, b->f, "seed %llu gc %lld: " #f " %llu, "   \
-			     "naive %llu", (unsigned long long)seed,        \
-			     (long long)a->gc, (unsigned long long)a->f,      \
-			     (unsigned long long)b->f)
-	SAME(generations);
-	SAME(finished);
-	SAME(bounds);
-	SAME(moved_objects);
-	SAME(moved_bytes);
-	SAME(survived_objects);
-	SAME(survived_bytes);
-	SAME(kept_objects);
-	SAME(kept_bytes);
-	SAME(untouched_objects);
-	SAME(untouched_bytes);
-	SAME(died_objects);
-	SAME(died_bytes);
-	SAME(promoted_objects);
-	SAME(promoted_bytes);
-	SAME(lost_objects);
-	SAME(lost_bytes);
-#undef SAME
-}
-
-static void compare_dump(const struct dump_seen *a, const struct dump_seen *b,
-			 uint64_t seed)
-{
-#define SAME(f) cr_assert_eq(a->sum.f, b->sum.f, "seed %llu dump %lld: " #f \
-			     " %llu, naive %llu", (unsigned long long)seed,  \
-			     (long long)a->sum.dump,                          \
-			     (unsigned long long)a->sum.f,                    \
-			     (unsigned long long)b->sum.f)
-	SAME(complete);
-	SAME(objects);
-	SAME(new_objects);
-	SAME(died_objects);
-	SAME(died_bytes);
-	SAME(lost_objects);
-	SAME(n_ages);
-#undef SAME
-	for (size_t k = 0; k < a->sum.n_ages; k++) {
-		cr_assert_eq(a->ages[k].gcs, b->ages[k].gcs, "seed %llu",
-			     (unsigned long long)seed);
-		cr_assert_eq(a->ages[k].count, b->ages[k].count);
-		cr_assert_eq(a->ages[k].bytes, b->ages[k].bytes);
-	}
-}
-
-static void compare_with_naive(const struct naive *v, uint64_t seed)
-{
-	cr_assert_eq(got.totals.objects, v->n, "seed %llu",
-		     (unsigned long long)seed);
-	for (size_t i = 0; i < v->n; i++) {
-		const struct nobj *o = &v->obj[i];
-		const struct fate *f = &got.fate[i];
-
-		cr_assert(f->known, "seed %llu: object %zu",
-			  (unsigned long long)seed, i);
-		if (o->state == 0) {
-			cr_assert_eq(f->end, RELOC_END, "seed %llu: object %zu "
-				     "ended %d/%d, naive: tracked",
-				     (unsigned long long)seed, i, f->end,
-				     f->cause);
-			cr_assert_eq(f->id, o->id, "seed %llu: object %zu at "
-				     "0x%llx, naive 0x%llx",
-				     (unsigned long long)seed, i,
-				     (unsigned long long)f->id,
-				     (unsigned long long)o->id);
-			cr_assert_eq(f->generation, o->gen,
-				     "seed %llu: object %zu",
-				     (unsigned long long)seed, i);
-		} else {
-			cr_assert_eq(f->end, o->state == 1 ? RELOC_DIED
-							   : RELOC_LOST,
-				     "seed %llu: object %zu ended %d/%d, naive "
-				     "%d/%d", (unsigned long long)seed, i,
-				     f->end, f->cause, o->state, o->cause);
-			cr_assert_eq(f->cause, o->cause,
-				     "seed %llu: object %zu",
-				     (unsigned long long)seed, i);
-		}
-	}
-	cr_assert_eq(got.totals.died, v->died);
-	cr_assert_eq(got.totals.lost, v->lost);
-	for (size_t g = 0; g < MAX_GCS; g++) {
-		cr_assert_eq(got.gc_seen[g], v->gc_seen[g], "seed %llu gc %zu",
-			     (unsigned long long)seed, g);
-		if (got.gc_seen[g]) {
-			cr_assert_eq(got.gc_reports[g], 1);
-			compare_gc(&got.gc[g], &v->gc[g], seed);
-		}
-	}
-	for (size_t d = 0; d < MAX_DUMPS; d++) {
-		cr_assert_eq(got.dump[d].seen, v->dump[d].seen, "seed %llu "
-			     "dump %zu", (unsigned long long)seed, d);
-		if (got.dump[d].seen)
-			compare_dump(&got.dump[d], &v->dump[d], seed);
-	}
-}
-
 Test(random, against_naive_reference, .timeout = 300)
 {
-	static struct naive v;
 	uint64_t gcs = 0;
+	char why[256];
 
 	for (uint64_t seed = 1; seed <= 3000; seed++) {
+		struct rref_naive *v;
+		const char *diff;
+		bool reports;
+
 		rng_state = seed * 0x9e3779b97f4a7c15ULL;
 		random_trace();
-		memset(&v, 0, sizeof(v));
-		v.last_gc = -1;
-		v.reports = rnd(4) != 0;
-		run_with(v.reports, &got, &v);
-		compare_with_naive(&v, seed);
+		reports = rnd(4) != 0;
+		v = rref_naive_new(reports);
+		cr_assert_not_null(v);
+		run_with(reports, &got, v);
+		cr_assert_not(rref_too_big(&got, v), "seed %llu: too big",
+			      (unsigned long long)seed);
+		diff = rref_compare(&got, v, why, sizeof(why));
+		cr_assert_null(diff, "seed %llu: %s", (unsigned long long)seed,
+			       diff);
 		gcs += got.totals.gcs;
+		rref_naive_free(v);
 	}
 	cr_assert_gt(gcs, 5000, "only %llu random GCs",
 		     (unsigned long long)gcs);
