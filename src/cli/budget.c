@@ -177,14 +177,16 @@ static int parse_subject(const char *left, size_t n, struct budget *b,
 		name_len = n - 9;
 	} else if (has_prefix(left, n, "object:")) {
 		b->subject = BUDGET_OBJECT;
+		if (n == 7)
+			return fail(why, len, "'object:' needs an object id");
 		if (parse_id(left + 7, n - 7, &b->id) < 0)
 			return fail(why, len, "'%.*s' is not an object id "
 				    "(decimal or 0x hex)", (int)(n - 7),
 				    left + 7);
 		return 0;
 	} else if (n == 0) {
-		return fail(why, len, "nothing to compare before the "
-			    "comparison");
+		return fail(why, len, "no subject before the comparison: "
+			    "total, class:NAME, retained:NAME or object:ID");
 	} else {
 		return fail(why, len, "'%.*s' is not a subject: total, "
 			    "class:NAME, retained:NAME or object:ID, then "
@@ -195,8 +197,10 @@ static int parse_subject(const char *left, size_t n, struct budget *b,
 		return fail(why, len, "'%.*s' needs a class name", (int)n,
 			    left);
 	b->name = strndup(name, name_len);
-	if (!b->name)
-		return fail(why, len, "out of memory");
+	if (!b->name) {
+		fail(why, len, "out of memory");
+		return BUDGET_NO_MEMORY;
+	}
 	return 0;
 }
 
@@ -299,6 +303,7 @@ int budget_parse(const char *text, struct budget *b, char *why, size_t len)
 	size_t start = 0, end = 0, n;
 	bool explicit_metric;
 	enum diff_metric m = DIFF_COUNT;
+	int rc;
 
 	memset(b, 0, sizeof(*b));
 	b->text = text;
@@ -309,21 +314,23 @@ int budget_parse(const char *text, struct budget *b, char *why, size_t len)
 			    (int)(end - start), text + start);
 	n = start;
 	explicit_metric = take_metric(text, &n, &m);
-	if (parse_subject(text, n, b, why, len) < 0)
+	rc = parse_subject(text, n, b, why, len);
+	if (rc < 0)
 		goto fail;
 	b->metric = explicit_metric ? m : default_metric(b->subject);
 	if (b->subject == BUDGET_RETAINED && b->metric != DIFF_RETAINED) {
-		fail(why, len, "retained:%s measures retained bytes only: "
-		     "class:%s.%s is its %s", b->name, b->name,
-		     metric_names[b->metric], metric_names[b->metric]);
+		rc = fail(why, len, "retained:%s measures retained bytes only: "
+			  "class:%s.%s is its %s", b->name, b->name,
+			  metric_names[b->metric], metric_names[b->metric]);
 		goto fail;
 	}
-	if (parse_value(text + end, b, why, len) < 0)
+	rc = parse_value(text + end, b, why, len);
+	if (rc < 0)
 		goto fail;
 	return 0;
 fail:
 	budget_free(b);
-	return -1;
+	return rc;
 }
 
 void budget_free(struct budget *b)
@@ -408,8 +415,8 @@ static const char *grouped(uint64_t v, char *buf)
 	return buf;
 }
 
-const char *budget_describe(const struct budget *b, struct diff_value v,
-			    char *buf, size_t len)
+const char *budget_figures_text(const struct budget *b, struct diff_value v,
+				char buf[BUDGET_FIGURES_TEXT])
 {
 	const char *unit = in_bytes(b->metric) ? " B" : "";
 	char before[32], after[32], change[32], pct[32] = "";
@@ -423,8 +430,18 @@ const char *budget_describe(const struct budget *b, struct diff_value v,
 			 (double)c * 100.0 / (double)v.before);
 	else if (v.before)
 		snprintf(pct, sizeof(pct), ", 0.0%%");
-	snprintf(buf, len, "%s: %s%s \xe2\x86\x92 %s%s (%s%s%s%s)", b->text,
+	snprintf(buf, BUDGET_FIGURES_TEXT, "%s%s \xe2\x86\x92 %s%s (%s%s%s%s)",
 		 before, unit, after, unit, c > 0 ? "+" : c < 0 ? "-" : "",
 		 change, unit, pct);
+	return buf;
+}
+
+const char *budget_describe(const struct budget *b, struct diff_value v,
+			    char *buf, size_t len)
+{
+	char figures[BUDGET_FIGURES_TEXT];
+
+	snprintf(buf, len, "%s: %s", b->text,
+		 budget_figures_text(b, v, figures));
 	return buf;
 }

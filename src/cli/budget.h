@@ -63,9 +63,11 @@ struct budget {
 };
 
 /*
- * Parses text into b. 0, or -1 with why (at least 256 bytes) saying what
- * is wrong and quoting the offending part. Free with budget_free.
+ * Parses text into b. 0; -1 with why (at least 256 bytes) saying what is
+ * wrong and quoting the offending part; or BUDGET_NO_MEMORY, which is no
+ * fault of the text. Free with budget_free.
  */
+#define BUDGET_NO_MEMORY (-2)
 int budget_parse(const char *text, struct budget *b, char *why, size_t len);
 void budget_free(struct budget *b);
 
@@ -77,8 +79,14 @@ bool budget_broken(const struct budget *b, struct diff_value v);
 bool budget_figures(const struct budget *b, const struct diff *d,
 		    struct diff_value *v);
 
-/* "class:Foo.count>+10%: 1,200 → 1,400 (+200, +16.7%)"; buf at least 160
- * bytes plus the expression's length. */
+/* "1,200 → 1,400 (+200, +16.7%)": the figures of a budget, in a buffer of
+ * fixed size, so that saying a budget was broken needs no memory. */
+#define BUDGET_FIGURES_TEXT 160
+const char *budget_figures_text(const struct budget *b, struct diff_value v,
+				char buf[BUDGET_FIGURES_TEXT]);
+
+/* "class:Foo.count>+10%: 1,200 → 1,400 (+200, +16.7%)"; buf at least
+ * BUDGET_FIGURES_TEXT bytes plus the expression's length. */
 const char *budget_describe(const struct budget *b, struct diff_value v,
 			    char *buf, size_t len);
 

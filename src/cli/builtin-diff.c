@@ -164,7 +164,7 @@ static struct heap *default_after(const struct window *w, const char *path,
 	    w->last[w->n_last - 2]->complete &&
 	    (w->want[0] >= 0 || w->n_last == 3)) {
 		warning_msg("%s: dump %" PRIu64 " is incomplete (the trace ends "
-			    "inside it): using dump %" PRIu64 ", the last "
+			    "inside it): analyzing dump %" PRIu64 ", the last "
 			    "complete one", path, last->dump,
 			    w->last[w->n_last - 2]->dump);
 		(*at)--;
@@ -196,9 +196,10 @@ static int choose_dumps(struct diff_cmd *c, struct window *w,
 	if (w->want[0] >= 0) {
 		c->side[0].heap = w->chosen[0];
 	} else if (at == 0) {
-		error_msg("%s has %s: diff compares two (give --dump twice, or "
-			  "two traces)", path, count_of(rep->dumps, "dump",
-							"dumps", buf));
+		error_msg("%s has %s%s: diff compares two (give --dump twice, "
+			  "or two traces)", path,
+			  count_of(rep->dumps, "dump", "dumps", buf),
+			  c->damaged ? " before the damage" : "");
 		return c->damaged ? EXIT_UNREADABLE : EXIT_USAGE;
 	} else {
 		c->side[0].heap = w->last[at - 1];
@@ -217,15 +218,17 @@ static int scan_trace(struct diff_cmd *c, const struct input *in,
 		return EXIT_UNREADABLE;
 	rc = heap_scan(r, HEAP_ALL_DUMPS, keep_dumps, w, rep, &err);
 	ht_reader_close(r);
-	if (rc == 0 || rc == SCAN_DONE)
-		return EXIT_DONE;
-	if (rc == -1 && rep->read_error) {
+	if (rc != 0 && rc != SCAN_DONE && !rep->read_error) {
+		error_msg("%s", err.message);
+		return EXIT_UNREADABLE;
+	}
+	/* the damage can end the last dump asked for, whose delivery then
+	 * stops the scan (SCAN_DONE): it is damage all the same */
+	if (rep->read_error) {
 		c->damaged = true;
 		warn_damage(&err);
-		return EXIT_DONE;
 	}
-	error_msg("%s", err.message);
-	return EXIT_UNREADABLE;
+	return EXIT_DONE;
 }
 
 static int match_by_identity(struct diff_cmd *c, const struct input *in,
@@ -344,19 +347,12 @@ static void say_broken(const struct diff_cmd *c)
 {
 	for (size_t i = 0; i < c->n_checks; i++) {
 		const struct check *k = &c->checks[i];
-		size_t len = strlen(k->budget.text) + 200;
-		char *buf;
+		char figures[BUDGET_FIGURES_TEXT];
 
-		if (!k->broken)
-			continue;
-		buf = malloc(len);
-		if (!buf) {
-			error_msg("budget broken: %s", k->budget.text);
-			continue;
-		}
-		error_msg("budget broken: %s",
-			  budget_describe(&k->budget, k->v, buf, len));
-		free(buf);
+		if (k->broken)
+			error_msg("budget broken: %s: %s", k->budget.text,
+				  budget_figures_text(&k->budget, k->v,
+						      figures));
 	}
 }
 
@@ -955,19 +951,13 @@ static void md_budgets(const struct diff_cmd *c)
 	       c->n_checks);
 	for (size_t i = 0; i < c->n_checks; i++) {
 		const struct check *k = &c->checks[i];
-		size_t len = strlen(k->budget.text) + 200;
-		char *buf = malloc(len);
-		const char *colon;
+		char figures[BUDGET_FIGURES_TEXT];
 
-		if (!buf)
-			continue;
-		budget_describe(&k->budget, k->v, buf, len);
 		/* the expression as code, the figures after it as text */
-		colon = buf + strlen(k->budget.text);
 		printf("- %s ", k->broken ? "**broken**" : "kept");
 		md_code(k->budget.text);
-		printf("%s\n", colon);
-		free(buf);
+		printf(": %s\n", budget_figures_text(&k->budget, k->v,
+						      figures));
 	}
 }
 
@@ -1042,6 +1032,7 @@ static int add_budget(struct diff_cmd *c, const char *text)
 {
 	struct check *k = realloc(c->checks, (c->n_checks + 1) * sizeof(*k));
 	char why[512];
+	int rc;
 
 	if (!k) {
 		error_msg("out of memory");
@@ -1049,7 +1040,12 @@ static int add_budget(struct diff_cmd *c, const char *text)
 	}
 	c->checks = k;
 	memset(&k[c->n_checks], 0, sizeof(*k));
-	if (budget_parse(text, &k[c->n_checks].budget, why, sizeof(why)) < 0)
+	rc = budget_parse(text, &k[c->n_checks].budget, why, sizeof(why));
+	if (rc == BUDGET_NO_MEMORY) {
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	if (rc < 0)
 		return usage_error("diff", "--fail-if '%s': %s", text, why);
 	c->n_checks++;
 	return EXIT_DONE;

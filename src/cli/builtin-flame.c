@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage[] =
 	"usage: heaptrace flame [--svg] [--depth N] [--width PX] [--title TEXT]\n"
@@ -116,7 +117,34 @@ static int parse_bounded(const char *opt, const char *arg, uint64_t min,
 {
 	if (parse_u64(arg, v) < 0 || *v < min || *v > max)
 		return usage_error("flame", "%s takes a number from %" PRIu64
-				   " to %" PRIu64, opt, min, max);
+				   " to %" PRIu64 ", not '%s'", opt, min, max,
+				   arg);
+	return EXIT_DONE;
+}
+
+/* Whether OUT names the file FILE is, by any path: writing would lose the
+ * trace (convert refuses the same). */
+static bool same_file(const char *path, const char *output)
+{
+	struct stat a, b;
+
+	if (strcmp(path, "-") == 0)
+		return false;
+	if (strcmp(path, output) == 0)
+		return true;
+	return stat(path, &a) == 0 && stat(output, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static int operands(int argc, char **argv, struct flame_cmd *c)
+{
+	int status = trace_operand("flame", argc, argv, &c->path);
+
+	if (status != EXIT_DONE)
+		return status;
+	if (c->output && same_file(c->path, c->output))
+		return usage_error("flame", "input and output are the same "
+				   "file");
 	return EXIT_DONE;
 }
 
@@ -173,7 +201,7 @@ int cmd_flame(int argc, char **argv)
 		if (status != EXIT_DONE)
 			return status;
 	}
-	status = trace_operand("flame", argc, argv, &c.path);
+	status = operands(argc, argv, &c);
 	if (status != EXIT_DONE)
 		return status;
 	return run_flame(&c);

@@ -651,17 +651,20 @@ static int report_structured(const struct history *h, const struct life *l,
 
 /* ---- the command --------------------------------------------------------- */
 
+/* No object had the id. In a damaged trace, one may have had it in what
+ * was lost: that is no finding, and the message says so. */
 static int not_found(const struct history *h)
 {
+	const char *before = h->damaged ? " before the damage" : "";
 	char id[24];
 
 	if (h->select >= 0)
-		error_msg("%s: dump %lld has no object %s", h->path,
-			  (long long)h->select, hex_id(h->target, id));
+		error_msg("%s: dump %lld has no object %s%s", h->path,
+			  (long long)h->select, hex_id(h->target, id), before);
 	else
-		error_msg("%s: no object has had id %s", h->path,
-			  hex_id(h->target, id));
-	return EXIT_FINDING;
+		error_msg("%s: no object has had id %s%s", h->path,
+			  hex_id(h->target, id), before);
+	return h->damaged ? EXIT_UNREADABLE : EXIT_FINDING;
 }
 
 static int report(struct history *h)
@@ -699,10 +702,8 @@ static int run_history(struct history *h)
 		return no_such_dump(h->path, h->select, h->dumps_in_trace,
 				    h->damaged);
 	unique_holders(h);
-	if (!h->n_holders) {
-		status = not_found(h);
-		return h->damaged ? EXIT_UNREADABLE : status;
-	}
+	if (!h->n_holders)
+		return not_found(h);
 	h->collect = true;
 	status = replay(h);
 	if (status != EXIT_DONE)

@@ -233,14 +233,14 @@ Test(parse, errors)
 	parse_fails("", "no comparison");
 	parse_fails("total>", "nothing to compare with after '>'");
 	parse_fails("total>=", "nothing to compare with after '>='");
-	parse_fails(">5", "nothing to compare before");
-	parse_fails(".count>5", "nothing to compare before");
+	parse_fails(">5", "no subject before the comparison");
+	parse_fails(".count>5", "no subject before the comparison");
 	parse_fails("totl>5", "'totl' is not a subject");
 	parse_fails("total.size>5", "'total.size' is not a subject");
 	parse_fails("class:>5", "'class:' needs a class name");
 	parse_fails("retained:.retained>5", "'retained:' needs a class name");
 	parse_fails("object:0xzz>5", "'0xzz' is not an object id");
-	parse_fails("object:>5", "'' is not an object id");
+	parse_fails("object:>5", "'object:' needs an object id");
 	parse_fails("total=>5", "'=>' is not a comparison");
 	parse_fails("total<>5", "'<>' is not a comparison");
 	parse_fails("total!=5", "'!=' is not a comparison");
