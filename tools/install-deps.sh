@@ -10,12 +10,13 @@ set -eu
 # valgrind: the memcheck suite; libclang-rt-14-dev: clang's sanitizer
 # runtimes and libFuzzer (the TSan suite, the fuzz targets). The JDK also
 # makes the HPROF test's heap dumps; visualvm: the heap library the HPROF
-# benchmark times heaptrace against.
+# benchmark times heaptrace against. groff-base: the man pages' checks
+# (they render without a warning; every message is in the catalog).
 packages="meson ninja-build gcc clang pkg-config zlib1g-dev libyaml-dev
 libcriterion-dev
 mono-runtime libmono-2.0-dev mono-mcs libmono-profiler mono-utils jq
 openjdk-17-jdk-headless python3 chromium
-valgrind libclang-rt-14-dev visualvm"
+valgrind libclang-rt-14-dev visualvm groff-base"
 missing=
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -38,8 +38,9 @@ static const char usage[] =
 	"runtime's recorder loaded, and writes its GCs and heap dumps to\n"
 	"FILE. Runtimes: mono (mono [OPTIONS] PROG.exe ..., or PROG.exe ...)\n"
 	"and java. Exits with CMD's exit status (128+N when signal N killed\n"
-	"it), 2 on a usage error, 3 when the recorder did not load or wrote\n"
-	"no trace.\n"
+	"it), 2 on a usage error, 3 when FILE cannot be written or the\n"
+	"recorder cannot be found, did not load or wrote no trace, 126 or\n"
+	"127 when CMD cannot be run.\n"
 	"\n"
 	"  -o, --output FILE   the trace to write (default " DEFAULT_TRACE ")\n"
 	"  -d, --dump-on WHEN  when to dump the heap: major (at full\n"
@@ -254,9 +255,9 @@ int find_recorder(const char *subdir, const char *file, char *path,
 			return 0;
 		}
 	}
-	return record_error(err, "cannot find the %s recorder %s: looked in "
-			    "%s%s%s%s%s (set HEAPTRACE_RECORDER_DIR to its "
-			    "directory)", subdir, file, tried[0],
+	return record_error(err, "cannot find %s: looked in %s%s%s%s%s (set "
+			    "HEAPTRACE_RECORDER_DIR to its directory)", file,
+			    tried[0],
 			    n > 1 ? ", " : "", n > 1 ? tried[1] : "",
 			    n > 2 ? ", " : "", n > 2 ? tried[2] : "");
 }
@@ -305,7 +306,9 @@ static int parse_options(struct record_cmd *c, int argc, char **argv)
 			if (parse_u64(optarg, &n) < 0 || n == 0 ||
 			    n > 1000000000)
 				return usage_error("record", "--every takes a "
-						   "number from 1");
+						   "number from 1 to "
+						   "1000000000, not '%s'",
+						   optarg);
 			c->opt.every = (unsigned)n;
 			c->every_given = true;
 			break;
@@ -332,15 +335,35 @@ static int parse_options(struct record_cmd *c, int argc, char **argv)
 	return 0;
 }
 
+static bool is_directory(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* false with errno set otherwise (a regular file in the way, no write
+ * permission, a read-only file system). */
+static bool writable_directory(const char *path)
+{
+	if (!is_directory(path)) {
+		errno = ENOTDIR;
+		return false;
+	}
+	return access(path, W_OK) == 0;
+}
+
 /* The trace's absolute path: the recorder runs in the program's working
- * directory, which the program may change. */
+ * directory, which the program may change. A trace that cannot be written
+ * there is refused before the program runs: the recorder, inside it, could
+ * only say so on the program's standard error. */
 static int absolute_output(struct record_cmd *c)
 {
 	const char *arg = c->output_arg ? c->output_arg : DEFAULT_TRACE;
 	char dir[PATH_MAX], real[PATH_MAX];
 	const char *slash = strrchr(arg, '/'), *base = slash ? slash + 1 : arg;
 
-	if (!*base)
+	if (!*base || is_directory(arg))
 		return usage_error("record", "'%s' names a directory, not a "
 				   "file", arg);
 	if (slash) /* "/x.ht" is in "/" */
@@ -348,9 +371,10 @@ static int absolute_output(struct record_cmd *c)
 			 (int)(slash - arg + (slash == arg)), arg);
 	else
 		snprintf(dir, sizeof(dir), ".");
-	if (!realpath(dir, real))
-		return usage_error("record", "cannot write %s: %s", arg,
-				   strerror(errno));
+	if (!realpath(dir, real) || !writable_directory(real)) {
+		error_msg("%s: cannot write: %s", arg, strerror(errno));
+		return EXIT_UNREADABLE;
+	}
 	if ((size_t)snprintf(c->output, sizeof(c->output), "%s/%s",
 			     strcmp(real, "/") ? real : "", base) >=
 	    sizeof(c->output))
@@ -596,7 +620,7 @@ static void progress_tick(struct progress_line *p, const char *path)
 {
 	struct trace_summary s;
 	double t0 = now_seconds(), took;
-	char bytes[32];
+	char bytes[32], gcs[48], dumps[48];
 	struct stat st;
 
 	if (!p->on || t0 < p->next)
@@ -610,9 +634,9 @@ static void progress_tick(struct progress_line *p, const char *path)
 	took = now_seconds() - t0;
 	p->next = now_seconds() + (took * 10 > 0.25 ? took * 10 : 0.25);
 	format_bytes(s.bytes, bytes, sizeof(bytes));
-	fprintf(stderr, "\rheaptrace record: %llu GCs, %llu dumps, %s "
-		"written\033[K", (unsigned long long)s.gcs,
-		(unsigned long long)s.dumps, bytes);
+	fprintf(stderr, "\rheaptrace record: %s, %s, %s written\033[K",
+		count_of(s.gcs, "GC", "GCs", gcs),
+		count_of(s.dumps, "dump", "dumps", dumps), bytes);
 	p->shown = true;
 }
 
@@ -664,38 +688,47 @@ static void describe_end(int status, char *buf, size_t len)
 			 WEXITSTATUS(status));
 }
 
-/* 0 when the trace holds something; the error otherwise. */
-static int check_trace(const struct record_cmd *c, const char *runtime,
-		       int status)
+/* "wrote FILE: 3 GCs, 1 dump, 120 events, 2.0 KiB" */
+static void print_summary(const char *path, const struct trace_summary *s)
+{
+	char bytes[32], gcs[48], dumps[48], events[48];
+
+	format_bytes(s->bytes, bytes, sizeof(bytes));
+	fprintf(stderr, "heaptrace record: wrote %s: %s, %s, %s, %s\n", path,
+		count_of(s->gcs, "GC", "GCs", gcs),
+		count_of(s->dumps, "dump", "dumps", dumps),
+		count_of(s->events, "event", "events", events), bytes);
+}
+
+/* 0 when the trace holds something; the error otherwise. The recorder's
+ * own message, if it could give one, came before, on the program's
+ * standard error. */
+static int check_trace(const struct record_cmd *c,
+		       const struct runtime_recorder *rt, int status)
 {
 	struct trace_summary s;
-	char bytes[32], end[64];
+	char end[64];
 
 	summarize(c->output, &s, !c->quiet);
 	describe_end(status, end, sizeof(end));
 	if (!s.exists) {
-		error_msg("the %s recorder did not load: no trace at %s (the "
-			  "program %s)", runtime, c->output, end);
-		error_msg("the runtime goes on without a recorder it cannot "
-			  "load: see FILES in heaptrace(1)");
+		error_msg("the %s recorder did not record: no trace at %s (the "
+			  "program %s)", rt->name, c->output, end);
+		error_msg("%s: see FILES in heaptrace(1)", rt->not_loaded);
 		return -1;
 	}
 	if (!s.readable) {
-		error_msg("the %s recorder wrote no trace: %s", runtime, s.why);
+		error_msg("the %s recorder wrote an unreadable trace: %s",
+			  rt->name, s.why);
 		return -1;
 	}
 	if (s.events == 0) {
 		error_msg("the %s recorder loaded but recorded nothing into %s "
-			  "before the program %s", runtime, c->output, end);
+			  "before the program %s", rt->name, c->output, end);
 		return -1;
 	}
-	if (!c->quiet) {
-		format_bytes(s.bytes, bytes, sizeof(bytes));
-		fprintf(stderr, "heaptrace record: wrote %s: %llu GCs, "
-			"%llu dumps, %llu events, %s\n", c->output,
-			(unsigned long long)s.gcs, (unsigned long long)s.dumps,
-			(unsigned long long)s.events, bytes);
-	}
+	if (!c->quiet)
+		print_summary(c->output, &s);
 	return 0;
 }
 
@@ -711,10 +744,14 @@ static int run(struct record_cmd *c, const struct runtime_recorder *rt)
 		error_msg("out of memory");
 		return EXIT_UNREADABLE;
 	}
-	/* a trace left from an earlier run must not pass for this one's */
-	if (unlink(c->output) != 0 && errno != ENOENT)
-		warning_msg("cannot remove the old %s: %s", c->output,
-			    strerror(errno));
+	/* a trace left from an earlier run must not pass for this one's: one
+	 * that stays would, when the recorder cannot write it either */
+	if (unlink(c->output) != 0 && errno != ENOENT) {
+		error_msg("%s: cannot remove the old trace: %s", c->output,
+			  strerror(errno));
+		code = EXIT_UNREADABLE;
+		goto out;
+	}
 	take_signals(&saved);
 	rc = spawn(c, envp, &pid);
 	if (rc != 0) {
@@ -732,7 +769,7 @@ static int run(struct record_cmd *c, const struct runtime_recorder *rt)
 		goto out;
 	}
 	code = exit_status_of(status);
-	if (check_trace(c, rt->name, status) < 0)
+	if (check_trace(c, rt, status) < 0)
 		code = EXIT_UNREADABLE;
 out:
 	for (size_t i = 0; i < n_owned; i++)
@@ -761,6 +798,10 @@ int cmd_record(int argc, char **argv)
 		return usage_error("record", "'%s' is not a command heaptrace "
 				   "can record: it knows mono (mono PROG.exe, "
 				   "or PROG.exe) and java", argv[optind]);
+	if (c.opt.allocations && !rt->records_allocations)
+		return usage_error("record", "--allocations is not available "
+				   "for %s: its recorder records GCs and heap "
+				   "dumps only", rt->name);
 	c.argv = copy_argv(argv + optind);
 	if (!c.argv) {
 		error_msg("out of memory");

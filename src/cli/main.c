@@ -82,10 +82,15 @@ static int take_hprof_option(int *argc, char **argv)
 			continue;
 		}
 		mode = a[n] == '=' ? a + n + 1 : i + 1 < *argc ? argv[++i] : NULL;
-		if (!mode || (strcmp(mode, "yes") != 0 &&
-			      strcmp(mode, "no") != 0 &&
-			      strcmp(mode, "auto") != 0)) {
-			error_msg("%s takes yes, no or auto", HPROF_OOPS_OPTION);
+		if (!mode) {
+			error_msg("option '%s' needs a value",
+				  HPROF_OOPS_OPTION);
+			return EXIT_USAGE;
+		}
+		if (strcmp(mode, "yes") != 0 && strcmp(mode, "no") != 0 &&
+		    strcmp(mode, "auto") != 0) {
+			error_msg("%s takes yes, no or auto, not '%s'",
+				  HPROF_OOPS_OPTION, mode);
 			return EXIT_USAGE;
 		}
 		setenv("HEAPTRACE_HPROF_COMPRESSED_OOPS", mode, 1);

@@ -34,10 +34,6 @@ static int java_prepare(const struct record_options *o, char ***argv,
 	int rc;
 
 	(void)env;
-	if (o->allocations)
-		return record_error(err, "--allocations is not available "
-				    "for Java: the agent records GCs and "
-				    "heap dumps");
 	if (find_recorder("jvm", JAVA_RECORDER, path, sizeof(path), err) < 0)
 		return -1;
 	len = strlen(path) + strlen(o->output) + 96;
@@ -56,6 +52,9 @@ static int java_prepare(const struct record_options *o, char ***argv,
 
 const struct runtime_recorder java_recorder = {
 	.name = "java",
+	.not_loaded = "a JVM that cannot load its agent does not start, "
+		      "and says why",
+	.records_allocations = false,
 	.recognizes = java_recognizes,
 	.prepare = java_prepare,
 };

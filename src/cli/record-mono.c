@@ -97,6 +97,9 @@ nomem:
 
 const struct runtime_recorder mono_recorder = {
 	.name = "mono",
+	.not_loaded = "Mono runs the program even when it cannot load the "
+		      "profiler module",
+	.records_allocations = true,
 	.recognizes = mono_recognizes,
 	.prepare = mono_prepare,
 };

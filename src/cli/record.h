@@ -69,11 +69,15 @@ int find_recorder(const char *subdir, const char *file, char *path,
 
 struct runtime_recorder {
 	const char *name;  /* "mono", "java": for messages */
+	/* How the runtime takes a recorder it cannot load: the second line
+	 * of the message that says no trace came out. */
+	const char *not_loaded;
+	bool records_allocations;  /* honours --allocations */
 	/* Is argv (the program's command line) one of this runtime's? */
 	bool (*recognizes)(char **argv);
 	/* Arranges the loading of the recorder with the options: may replace
 	 * *argv (see argv_insert) and add to env. 0, or -1 with err filled
-	 * (the recorder cannot be found, an option it cannot honour, ...). */
+	 * (the recorder cannot be found, no memory). */
 	int (*prepare)(const struct record_options *o, char ***argv,
 		       struct env_edit *env, struct ht_error *err);
 };

@@ -138,6 +138,15 @@ static const char *sub_name(unsigned tag)
 	}
 }
 
+/* "a" or "an" before a record's name, as the name is read out: "an
+ * INSTANCE_DUMP", "an UNLOAD_CLASS", but "a UTF8". */
+static const char *article(const char *name)
+{
+	bool vowel = name[0] && strchr("AEIO", name[0]);
+
+	return vowel || strncmp(name, "UN", 2) == 0 ? "an" : "a";
+}
+
 /* Bytes after the tag of a root sub-record, 0 for other tags. */
 static unsigned root_body_size(unsigned tag, unsigned id)
 {
@@ -458,7 +467,9 @@ struct input {
 	size_t cap;
 	uint64_t buf_at;   /* HPROF offset of buf[0] */
 	size_t buf_len;
+	/* why the last read failed: its errno, ENOMEM, or EIO with shrank */
 	int io_errno;
+	bool shrank;       /* the file ended before the size it had at open */
 };
 
 enum phase {
@@ -615,6 +626,8 @@ static const uint8_t *in_fill(struct input *in, uint64_t off, size_t n)
 	size_t want = n > READ_SIZE ? n : READ_SIZE;
 	size_t got = 0;
 
+	in->io_errno = 0;
+	in->shrank = false;
 	if (off > in->size || n > in->size - off)
 		return NULL;
 	if (want > in->size - off)
@@ -646,8 +659,10 @@ static const uint8_t *in_fill(struct input *in, uint64_t off, size_t n)
 	in->buf_at = off;
 	in->buf_len = got;
 	if (got < n) {
-		if (!in->io_errno)
-			in->io_errno = EIO; /* the file shrank under us */
+		if (!in->io_errno) {
+			in->io_errno = EIO;
+			in->shrank = true;
+		}
 		return NULL;
 	}
 	return in->buf;
@@ -691,13 +706,32 @@ static int damage(struct hprof_source *s, enum ht_error_code code,
 	return -1;
 }
 
+/* The cause to give when the input did not give what was asked of it:
+ * memory ran out, a read failed, or the file is no longer what the first
+ * pass saw: it shrank, or (no read having failed) its bytes no longer add
+ * up. A disk's EIO is a failed read, not a change. */
+static enum ht_error_code read_failure(const struct input *in, char *cause,
+				       size_t size)
+{
+	if (in->io_errno == ENOMEM) {
+		snprintf(cause, size, "out of memory");
+		return HT_E_NOMEM;
+	}
+	if (in->io_errno && !in->shrank)
+		snprintf(cause, size, "cannot read: %s", strerror(in->io_errno));
+	else
+		snprintf(cause, size, "the file changed while it was read");
+	return HT_E_IO;
+}
+
 static int io_damage(struct hprof_source *s, uint64_t offset)
 {
-	int e = s->in.io_errno ? s->in.io_errno : EIO;
+	char cause[128];
+	enum ht_error_code code = read_failure(&s->in, cause, sizeof(cause));
 
-	damage(s, e == ENOMEM ? HT_E_NOMEM : HT_E_IO, offset,
-	       "cannot read: %s", strerror(e));
-	s->damage.sys_errno = e;
+	damage(s, code, offset, "%s", cause);
+	if (code == HT_E_IO)
+		s->damage.sys_errno = s->in.io_errno ? s->in.io_errno : EIO;
 	return -1;
 }
 
@@ -914,8 +948,8 @@ static int index_utf8(struct hprof_source *s, uint64_t at, uint32_t len)
 
 	if (n > MAX_UTF8)
 		return damage(s, HT_E_LIMIT, at,
-			      "UTF8 record of %u bytes is over the %u MiB "
-			      "limit", n, MAX_UTF8 >> 20);
+			      "UTF8 record of %u bytes: %u bytes of text, over "
+			      "the %u MiB limit", len, n, MAX_UTF8 >> 20);
 	p = in_at(&s->in, at + RECORD_HEADER_LEN, len);
 	if (!p)
 		return io_damage(s, at);
@@ -1107,15 +1141,17 @@ static int overrun(struct hprof_source *s, const struct body *b, uint64_t at,
 
 	if (!need && b->end < b->claimed_end)
 		return damage(s, HT_E_TRUNCATED, at,
-			      "file ends inside a %s sub-record", what);
+			      "file ends inside %s %s sub-record",
+			      article(what), what);
 	if (!need)
 		return damage(s, HT_E_CORRUPT, at,
 			      "%s sub-record runs past the end of its %s "
 			      "record", what, record_name(b->tag));
 	if (b->end < b->claimed_end)
 		return damage(s, HT_E_TRUNCATED, at,
-			      "file ends inside a %s sub-record (%llu of %llu "
-			      "bytes)", what, (unsigned long long)(b->end - at),
+			      "file ends inside %s %s sub-record (%llu of %llu "
+			      "bytes)", article(what), what,
+			      (unsigned long long)(b->end - at),
 			      (unsigned long long)need);
 	return damage(s, HT_E_CORRUPT, at,
 		      "%s sub-record of %llu bytes runs past the end of its "
@@ -1192,12 +1228,18 @@ static const uint8_t *take(struct cursor *c, size_t n)
 	return p;
 }
 
+/* A value of a CLASS_DUMP list whose type HPROF does not define. */
+struct bad_value {
+	uint64_t at;           /* of its entry */
+	uint16_t index;        /* in its list */
+	unsigned type;
+};
+
 /* Skips n values of a CLASS_DUMP list whose entries are `lead` bytes then
  * a type then a value; counts the statics into counts, when given. On a
- * type HPROF does not define, *bad_at and *bad_type say where and which. */
+ * type HPROF does not define, *bad says where and which. */
 static int skip_values(struct cursor *cur, unsigned lead, uint16_t n,
-		       struct static_counts *counts, uint64_t *bad_at,
-		       unsigned *bad_type)
+		       struct static_counts *counts, struct bad_value *bad)
 {
 	struct hprof_source *s = cur->s;
 
@@ -1212,8 +1254,7 @@ static int skip_values(struct cursor *cur, unsigned lead, uint16_t n,
 		t = p[lead];
 		w = hprof_type_width(t, s->id_size);
 		if (!w) {
-			*bad_at = entry_at;
-			*bad_type = t;
+			*bad = (struct bad_value){entry_at, i, t};
 			return -1;
 		}
 		if (counts) {
@@ -1247,8 +1288,8 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 	unsigned id = s->id_size;
 	struct hclass c = {.offset = at, .thread_name_at = -1};
 	const uint8_t *p = take(&cur, class_dump_fixed(id) + 2);
-	uint64_t bad_at = 0;
-	unsigned bad_type = 0;
+	struct bad_value bad = {0};
+	const char *list = "constant pool entry";
 	uint16_t n;
 	uint32_t dummy;
 
@@ -1260,11 +1301,12 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 	c.signers = get_id(s, p + 3 * id + 4);
 	c.domain = get_id(s, p + 4 * id + 4);
 	n = be16(p + class_dump_fixed(id));
-	if (skip_values(&cur, 2, n, NULL, &bad_at, &bad_type) < 0)
+	if (skip_values(&cur, 2, n, NULL, &bad) < 0)
 		goto bad;
 	if (!(p = take(&cur, 2)))
 		goto short_body;
-	if (skip_values(&cur, id, be16(p), &c.statics, &bad_at, &bad_type) < 0)
+	list = "static field";
+	if (skip_values(&cur, id, be16(p), &c.statics, &bad) < 0)
 		goto bad;
 	if (!(p = take(&cur, 2)))
 		goto short_body;
@@ -1307,10 +1349,10 @@ nomem:
 	return nomem_damage(s, at);
 bad:
 	if (!cur.short_body && !cur.io)
-		return damage(s, HT_E_CORRUPT, bad_at,
-			      "CLASS_DUMP of class 0x%llx: a value of type %u, "
+		return damage(s, HT_E_CORRUPT, bad.at,
+			      "CLASS_DUMP of class 0x%llx: %s %u has type %u, "
 			      "not an HPROF type", (unsigned long long)c.id,
-			      bad_type);
+			      list, bad.index, bad.type);
 short_body:
 	if (cur.io)
 		return io_damage(s, at);
@@ -1715,13 +1757,12 @@ static int64_t class_dump_size(struct hprof_source *s, const struct body *b,
 	struct cursor cur = {.s = s, .at = at + 1, .end = b->end};
 	unsigned id = s->id_size;
 	const uint8_t *p = take(&cur, class_dump_fixed(id) + 2);
-	uint64_t bad_at;
-	unsigned bad_type;
+	struct bad_value bad;
 
 	if (!p || skip_values(&cur, 2, be16(p + class_dump_fixed(id)), NULL,
-			      &bad_at, &bad_type) < 0 ||
+			      &bad) < 0 ||
 	    !(p = take(&cur, 2)) ||
-	    skip_values(&cur, id, be16(p), NULL, &bad_at, &bad_type) < 0 ||
+	    skip_values(&cur, id, be16(p), NULL, &bad) < 0 ||
 	    !(p = take(&cur, 2)) ||
 	    !take(&cur, (size_t)be16(p) * (id + 1)))
 		return -1;
@@ -1891,15 +1932,16 @@ static void index_file(struct hprof_source *s)
 		}
 		if (fixed > 0 && len != (uint64_t)fixed) {
 			damage(s, HT_E_CORRUPT, at,
-			       "%s record of %u bytes (it has %lld)",
+			       "%s record of %u bytes (it must have %lld)",
 			       record_name(tag), len, (long long)fixed);
 			return;
 		}
 		if (tag != R_HEAP_DUMP && tag != R_HEAP_DUMP_SEGMENT &&
 		    s->in.size - at - RECORD_HEADER_LEN < len) {
 			damage(s, HT_E_TRUNCATED, at,
-			       "file ends inside a %s record (%llu of %u "
-			       "bytes)", record_name(tag),
+			       "file ends inside %s %s record (%llu of %u "
+			       "bytes)", article(record_name(tag)),
+			       record_name(tag),
 			       (unsigned long long)(s->in.size - at -
 						    RECORD_HEADER_LEN), len);
 			return;
@@ -2166,13 +2208,10 @@ static int fail(struct hprof_source *s, struct ht_error *err,
 static int fail_read(struct hprof_source *s, struct ht_error *err,
 		     uint64_t offset)
 {
-	if (s->in.io_errno == ENOMEM)
-		return fail(s, err, HT_E_NOMEM, offset, "out of memory");
-	if (s->in.io_errno && s->in.io_errno != EIO)
-		return fail(s, err, HT_E_IO, offset, "cannot read: %s",
-			    strerror(s->in.io_errno));
-	return fail(s, err, HT_E_IO, offset,
-		    "the file changed while it was read");
+	char cause[128];
+	enum ht_error_code code = read_failure(&s->in, cause, sizeof(cause));
+
+	return fail(s, err, code, offset, "%s", cause);
 }
 
 /* ---- The event pass: names --------------------------------------------- */
@@ -2590,8 +2629,8 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	unsigned id = s->id_size;
 	const uint8_t *p = take(&cur, class_dump_fixed(id) + 2);
 	ht_id obj, tail[4];
-	uint64_t bad_at, size;
-	unsigned bad_type;
+	struct bad_value bad;
+	uint64_t size;
 	size_t n = 0;
 	uint16_t count;
 	struct hclass *c;
@@ -2602,7 +2641,7 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	for (int i = 0; i < 4; i++)
 		tail[i] = get_id(s, p + (unsigned)(i + 1) * id + 4);
 	if (skip_values(&cur, 2, be16(p + class_dump_fixed(id)), NULL,
-			&bad_at, &bad_type) < 0 || !(p = take(&cur, 2)))
+			&bad) < 0 || !(p = take(&cur, 2)))
 		goto changed;
 	count = be16(p);
 	if (reserve_refs(s, (size_t)count + 4) < 0)
@@ -3111,8 +3150,13 @@ static int read_file_header(struct hprof_source *s, struct ht_error *err)
 	size_t prefix = strlen(MAGIC_PREFIX);
 	const uint8_t *p = in_at(&s->in, 0, have);
 
+	if (!p && s->in.io_errno == ENOMEM) {
+		err_plain(err, HT_E_NOMEM, s->path, "out of memory");
+		return -1;
+	}
 	if (!p) {
-		err_sys(err, s->in.io_errno, s->path, "cannot read");
+		err_sys(err, s->in.io_errno ? s->in.io_errno : EIO, s->path,
+			"cannot read");
 		return -1;
 	}
 	if (memcmp(p, MAGIC_PREFIX, have < prefix ? have : prefix) != 0) {

@@ -6,7 +6,9 @@
  * HotSpot may write them, thread names chased through the heap, the
  * object layout (against sizes jcmd GC.class_histogram reported on JDK
  * 17) and how the reader picks it, and damage: a cut at every byte, bad
- * tags, lengths that do not add up, hostile lengths.
+ * tags, lengths that do not add up, hostile lengths, the limits, and
+ * reads that fail. Every message is checked word for word, with its
+ * place: these are the words heaptrace(1), DIAGNOSTICS, catalogs.
  */
 #include <criterion/criterion.h>
 
@@ -14,11 +16,29 @@
 #include "source.h"
 #include "testutil.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* A limit on the address space is no test under a sanitizer, which
+ * reserves terabytes of it for its shadow. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || \
+	__has_feature(undefined_behavior_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
 
 /* ---- Building dumps ---------------------------------------------------- */
 
@@ -29,6 +49,10 @@ struct hp {
 	size_t rec_at;      /* header of the record being written */
 	size_t bounds[256]; /* where records start, and where the last ends */
 	size_t n_bounds;
+	/* zero bytes the file holds at hole_at that buf does not: a dump
+	 * bigger than a test should build in memory, written sparse */
+	size_t hole_at;
+	uint64_t hole;
 };
 
 static void put(struct hp *h, const void *p, size_t n)
@@ -98,13 +122,27 @@ static void begin(struct hp *h, unsigned tag)
 
 static void end(struct hp *h)
 {
-	uint32_t n = (uint32_t)(h->len - h->rec_at - 9);
+	uint32_t n = (uint32_t)(h->len - h->rec_at - 9 +
+				(h->hole_at > h->rec_at ? h->hole : 0));
 
 	h->buf[h->rec_at + 5] = (uint8_t)(n >> 24);
 	h->buf[h->rec_at + 6] = (uint8_t)(n >> 16);
 	h->buf[h->rec_at + 7] = (uint8_t)(n >> 8);
 	h->buf[h->rec_at + 8] = (uint8_t)n;
 	h->bounds[h->n_bounds] = h->len;
+}
+
+/* n zero bytes of the file, here, that take no memory (one a file). */
+static void hole(struct hp *h, uint64_t n)
+{
+	cr_assert_eq(h->hole, 0, "one hole a file");
+	h->hole_at = h->len;
+	h->hole = n;
+}
+
+static uint64_t file_size(const struct hp *h)
+{
+	return h->len + h->hole;
 }
 
 static void utf8(struct hp *h, uint64_t sid, const char *s)
@@ -344,39 +382,82 @@ static void copy_event(struct ev *e, const struct ht_event *ev,
 	}
 }
 
-/* Reads every event of the file at path; r->rc is the last result. */
+/* Reads every event of the open run->r; run->rc is the last result. */
+static void read_events(struct run *run)
+{
+	struct ht_event ev;
+	size_t cap = 0;
+
+	cr_assert_str_eq(ht_reader_format(run->r), "hprof");
+	run->header = *ht_reader_header(run->r);
+	for (size_t i = 0; i < run->header.n_metadata && i < 8; i++) {
+		snprintf(run->meta[i][0], 128, "%s",
+			 run->header.metadata[i].key);
+		snprintf(run->meta[i][1], 128, "%s",
+			 run->header.metadata[i].value);
+	}
+	while ((run->rc = ht_reader_next(run->r, &ev, &run->err)) == 1) {
+		if (run->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			run->ev = realloc(run->ev, cap * sizeof(*run->ev));
+			cr_assert_not_null(run->ev);
+		}
+		copy_event(&run->ev[run->n++], &ev,
+			   ht_reader_position(run->r));
+	}
+}
+
+/* Reads every event of the file at path; rc -2 when it is not opened. */
 static struct run read_path(const char *path)
 {
 	struct run run = {0};
-	struct ht_event ev;
-	size_t cap = 0;
 
 	run.r = ht_reader_open(path, &run.err);
 	if (!run.r) {
 		run.rc = -2;
 		return run;
 	}
-	cr_assert_str_eq(ht_reader_format(run.r), "hprof");
-	run.header = *ht_reader_header(run.r);
-	for (size_t i = 0; i < run.header.n_metadata && i < 8; i++) {
-		snprintf(run.meta[i][0], 128, "%s", run.header.metadata[i].key);
-		snprintf(run.meta[i][1], 128, "%s",
-			 run.header.metadata[i].value);
-	}
-	while ((run.rc = ht_reader_next(run.r, &ev, &run.err)) == 1) {
-		if (run.n == cap) {
-			cap = cap ? cap * 2 : 64;
-			run.ev = realloc(run.ev, cap * sizeof(*run.ev));
-			cr_assert_not_null(run.ev);
-		}
-		copy_event(&run.ev[run.n++], &ev, ht_reader_position(run.r));
-	}
+	read_events(&run);
 	return run;
+}
+
+/* Opens f as ht_reader_open does once it has seen the 'J': a test that
+ * hands the HPROF source its FILE holds the descriptor read. NULL, and
+ * *err filled, when the source refuses it. */
+static struct ht_reader *open_hprof(FILE *f, const char *path,
+				    struct ht_error *err)
+{
+	struct ht_reader *r = calloc(1, sizeof(*r));
+
+	cr_assert(r && (r->path = strdup(path)));
+	if (hprof_source_open(r, f, r->path, err) == 0)
+		return r;
+	free(r->path);
+	free(r);
+	return NULL;
+}
+
+/* Writes the dump to a fresh file, its hole as a hole; returns the path. */
+static const char *write_hp(const struct hp *h, const char *name)
+{
+	const char *path;
+	size_t rest = h->len - h->hole_at;
+	FILE *f;
+
+	if (!h->hole)
+		return tmp_file_with(name, h->buf, h->len);
+	path = tmp_path(name);
+	f = fopen(path, "wb");
+	cr_assert(f && fwrite(h->buf, 1, h->hole_at, f) == h->hole_at &&
+		  fseeko(f, (off_t)h->hole, SEEK_CUR) == 0 &&
+		  fwrite(h->buf + h->hole_at, 1, rest, f) == rest &&
+		  fclose(f) == 0);
+	return path;
 }
 
 static struct run read_hp(const struct hp *h, const char *name)
 {
-	return read_path(tmp_file_with(name, h->buf, h->len));
+	return read_path(write_hp(h, name));
 }
 
 static void done(struct run *run)
@@ -1144,12 +1225,26 @@ Test(hprof, layout_from_the_option)
 	run = read_hp(&h, "no.hprof");
 	cr_assert_str_eq(meta(&run, "object_layout"), "wide-oops");
 	done(&run);
-	setenv("HEAPTRACE_HPROF_COMPRESSED_OOPS", "maybe", 1);
-	run = read_hp(&h, "maybe.hprof");
-	cr_assert_eq(run.rc, -2);
-	cr_assert(strstr(run.err.message, "expected yes, no or auto"), "%s",
-		  run.err.message);
 	unsetenv("HEAPTRACE_HPROF_COMPRESSED_OOPS");
+	free(h.buf);
+}
+
+Test(hprof, option_that_is_not_yes_no_or_auto)
+{
+	struct hp h;
+	const char *path;
+	struct run run;
+	char want[512];
+
+	spaced(&h);
+	path = write_hp(&h, "maybe.hprof");
+	setenv("HEAPTRACE_HPROF_COMPRESSED_OOPS", "maybe", 1);
+	run = read_path(path);
+	unsetenv("HEAPTRACE_HPROF_COMPRESSED_OOPS");
+	cr_assert_eq(run.rc, -2);
+	snprintf(want, sizeof(want), "%s: HEAPTRACE_HPROF_COMPRESSED_OOPS="
+		 "maybe: expected yes, no or auto", path);
+	cr_assert_str_eq(run.err.message, want);
 	free(h.buf);
 }
 
@@ -1256,18 +1351,31 @@ Test(hprof, cut_at_every_byte_4)
 	cut_everywhere(4);
 }
 
-static void expect_damage(const struct hp *h, const char *name,
-			  size_t offset, const char *cause)
+/* Damage is told in one form: where, why, and how much was not read. */
+static void assert_damage(const struct run *run, const char *path,
+			  uint64_t offset, uint64_t size, const char *cause)
 {
-	struct run run = read_hp(h, name);
-	char want[64];
+	uint64_t lost = size - offset;
+	char want[512];
 
-	cr_assert_eq(run.rc, -1, "%s: read cleanly", name);
-	snprintf(want, sizeof(want), ": byte %zu: ", offset);
-	cr_assert(strstr(run.err.message, want), "%s: %s", name,
-		  run.err.message);
-	cr_assert(strstr(run.err.message, cause), "%s: %s", name,
-		  run.err.message);
+	cr_assert_eq(run->rc, -1, "%s: %s", path,
+		     run->rc == 0 ? "read cleanly" : run->err.message);
+	snprintf(want, sizeof(want),
+		 "%s: byte %llu: %s; %llu %s from here to the end not read",
+		 path, (unsigned long long)offset, cause,
+		 (unsigned long long)lost, lost == 1 ? "byte" : "bytes");
+	cr_assert_str_eq(run->err.message, want);
+	cr_assert_eq(run->err.offset, offset);
+	cr_assert(ht_reader_loss(run->r)->lost);
+}
+
+static void expect_damage(const struct hp *h, const char *name,
+			  uint64_t offset, const char *cause)
+{
+	const char *path = write_hp(h, name);
+	struct run run = read_path(path);
+
+	assert_damage(&run, path, offset, file_size(h), cause);
 	done(&run);
 }
 
@@ -1314,7 +1422,7 @@ Test(hprof, record_lengths_that_do_not_add_up)
 	u4(&h, 9);
 	end(&h);
 	expect_damage(&h, "loadclass.hprof", at,
-		      "LOAD_CLASS record of 4 bytes");
+		      "LOAD_CLASS record of 4 bytes (it must have 24)");
 	free(h.buf);
 
 	start(&h, "1.0.2", 8);
@@ -1324,7 +1432,8 @@ Test(hprof, record_lengths_that_do_not_add_up)
 	u4(&h, 1);
 	u4(&h, 1000); /* frames, but no room for them */
 	end(&h);
-	expect_damage(&h, "trace.hprof", at, "holds 1000 frames");
+	expect_damage(&h, "trace.hprof", at,
+		      "TRACE record of 12 bytes holds 1000 frames");
 	free(h.buf);
 
 	/* a sub-record running past the end of its segment */
@@ -1335,8 +1444,69 @@ Test(hprof, record_lengths_that_do_not_add_up)
 	at = h.len;
 	instance(&h, 0x2000, FOO, 1000);
 	end(&h);
-	expect_damage(&h, "overrun.hprof", at, "runs past the end of its "
-		      "HEAP_DUMP_SEGMENT");
+	expect_damage(&h, "overrun.hprof", at,
+		      "INSTANCE_DUMP sub-record of 1025 bytes runs past the "
+		      "end of its HEAP_DUMP_SEGMENT record (25 bytes left)");
+	free(h.buf);
+
+	/* a CLASS_DUMP's size is known only once it is read whole */
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	at = h.len;
+	u1(&h, 0x20);
+	id(&h, FOO);
+	end(&h);
+	begin(&h, 0x2c);
+	end(&h);
+	expect_damage(&h, "classover.hprof", at,
+		      "CLASS_DUMP sub-record runs past the end of its "
+		      "HEAP_DUMP_SEGMENT record");
+	free(h.buf);
+}
+
+Test(hprof, records_shorter_than_their_header)
+{
+	struct hp h;
+	size_t at;
+
+	start(&h, "1.0.2", 8);
+	at = h.len;
+	begin(&h, 0x01);
+	u4(&h, 1); /* half an id */
+	end(&h);
+	expect_damage(&h, "shortutf8.hprof", at,
+		      "UTF8 record of 4 bytes, shorter than an id");
+	free(h.buf);
+
+	start(&h, "1.0.2", 8);
+	at = h.len;
+	begin(&h, 0x05);
+	u4(&h, 1);
+	u4(&h, 1); /* no frame count */
+	end(&h);
+	expect_damage(&h, "shorttrace.hprof", at,
+		      "TRACE record of 8 bytes, shorter than its header");
+	free(h.buf);
+}
+
+/* HPROF 1.0.1's whole HEAP_DUMP cannot stand inside 1.0.2's segments. */
+Test(hprof, heap_dump_record_among_segments)
+{
+	struct hp h;
+	size_t at;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	classes(&h);
+	end(&h);
+	at = h.len;
+	begin(&h, 0x0c);
+	end(&h);
+	expect_damage(&h, "mixed.hprof", at,
+		      "HEAP_DUMP record inside a heap dump of segments (no "
+		      "HEAP_DUMP_END before it)");
 	free(h.buf);
 }
 
@@ -1356,7 +1526,8 @@ Test(hprof, instance_that_does_not_fit_its_class)
 	end(&h);
 	begin(&h, 0x2c);
 	end(&h);
-	expect_damage(&h, "fit.hprof", at, "holds 4 bytes of fields; those "
+	expect_damage(&h, "fit.hprof", at,
+		      "INSTANCE_DUMP of 0x2000 holds 4 bytes of fields; those "
 		      "of its class 0x300 take 20");
 	free(h.buf);
 
@@ -1369,9 +1540,43 @@ Test(hprof, instance_that_does_not_fit_its_class)
 	end(&h);
 	begin(&h, 0x2c);
 	end(&h);
-	expect_damage(&h, "noclass.hprof", at, "its class 0x999 has no "
+	expect_damage(&h, "noclass.hprof", at,
+		      "INSTANCE_DUMP of 0x2100: its class 0x999 has no "
 		      "CLASS_DUMP");
 	free(h.buf);
+}
+
+/* An instance's fields are its class's and every super class's. */
+Test(hprof, super_class_without_class_dump)
+{
+	struct hp h;
+	size_t at;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	class_dump(&h, FOO, 0x999, 0, 0, NULL, 0, NULL);
+	at = h.len;
+	instance(&h, 0x2000, FOO, 0);
+	end(&h);
+	begin(&h, 0x2c);
+	end(&h);
+	expect_damage(&h, "nosuper.hprof", at,
+		      "INSTANCE_DUMP of 0x2000: super class 0x999 of its class "
+		      "0x300 has no CLASS_DUMP");
+	free(h.buf);
+}
+
+/* Where a CLASS_DUMP's lists start, from its tag: its constant pool (of
+ * the one entry class_dump writes), then its statics. */
+static size_t pool_at(const struct hp *h)
+{
+	return 1 + 7 * h->id + 8 + 2;
+}
+
+static size_t statics_at(const struct hp *h)
+{
+	return pool_at(h) + 2 + 1 + 4 + 2;
 }
 
 Test(hprof, bad_types)
@@ -1379,6 +1584,7 @@ Test(hprof, bad_types)
 	struct hp h;
 	size_t at;
 	static const struct field bad[] = {{S_A, 3, 0}};
+	static const struct field bad_static[] = {{S_X, 10, 5}, {S_A, 3, 0}};
 
 	start(&h, "1.0.2", 8);
 	names(&h);
@@ -1386,7 +1592,33 @@ Test(hprof, bad_types)
 	at = h.len;
 	class_dump(&h, FOO, 0, 0, 0, NULL, 1, bad);
 	end(&h);
-	expect_damage(&h, "ftype.hprof", at, "has type 3, not an HPROF type");
+	expect_damage(&h, "ftype.hprof", at,
+		      "CLASS_DUMP of class 0x300: instance field 0 has type 3, "
+		      "not an HPROF type");
+	free(h.buf);
+
+	/* a static or constant is pointed at, as its class may be long */
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	at = h.len;
+	class_dump(&h, FOO, 0, 0, 2, bad_static, 0, NULL);
+	end(&h);
+	expect_damage(&h, "stype.hprof", at + statics_at(&h) + 8 + 1 + 4,
+		      "CLASS_DUMP of class 0x300: static field 1 has type 3, "
+		      "not an HPROF type");
+	free(h.buf);
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	at = h.len;
+	class_dump(&h, FOO, 0, 0, 0, NULL, 0, NULL);
+	h.buf[at + pool_at(&h) + 2] = 3;
+	end(&h);
+	expect_damage(&h, "ptype.hprof", at + pool_at(&h),
+		      "CLASS_DUMP of class 0x300: constant pool entry 0 has "
+		      "type 3, not an HPROF type");
 	free(h.buf);
 
 	start(&h, "1.0.2", 8);
@@ -1395,7 +1627,9 @@ Test(hprof, bad_types)
 	at = h.len;
 	prim_array(&h, 0x2300, 2, 0, NULL);
 	end(&h);
-	expect_damage(&h, "atype.hprof", at, "element type 2");
+	expect_damage(&h, "atype.hprof", at,
+		      "PRIM_ARRAY_DUMP of 0x2300: element type 2, not a "
+		      "primitive HPROF type");
 	free(h.buf);
 }
 
@@ -1405,6 +1639,7 @@ Test(hprof, hostile_lengths)
 {
 	struct hp h;
 	size_t at;
+	char cause[128];
 
 	start(&h, "1.0.2", 8);
 	at = h.len;
@@ -1412,7 +1647,8 @@ Test(hprof, hostile_lengths)
 	u4(&h, 0);
 	u4(&h, 0xffffffff);
 	id(&h, 1);
-	expect_damage(&h, "utf8.hprof", at, "file ends inside a UTF8 record");
+	expect_damage(&h, "utf8.hprof", at,
+		      "file ends inside a UTF8 record (8 of 4294967295 bytes)");
 	free(h.buf);
 
 	start(&h, "1.0.2", 8);
@@ -1426,7 +1662,9 @@ Test(hprof, hostile_lengths)
 	u4(&h, 0xfffffff0); /* elements */
 	id(&h, FOOS);
 	end(&h);
-	expect_damage(&h, "array.hprof", at, "OBJ_ARRAY_DUMP sub-record of");
+	expect_damage(&h, "array.hprof", at,
+		      "OBJ_ARRAY_DUMP sub-record of 34359738265 bytes runs past "
+		      "the end of its HEAP_DUMP_SEGMENT record (25 bytes left)");
 	free(h.buf);
 
 	start(&h, "1.0.2", 8);
@@ -1436,52 +1674,538 @@ Test(hprof, hostile_lengths)
 	u4(&h, 0);
 	u4(&h, 0xfffffff0); /* a segment of 4 GiB, cut short */
 	classes(&h);
-	expect_damage(&h, "segment.hprof", h.len, "file ends inside the "
-		      "HEAP_DUMP_SEGMENT record");
-	(void)at;
+	snprintf(cause, sizeof(cause), "file ends inside the HEAP_DUMP_SEGMENT "
+		 "record at byte %zu (%zu of its 4294967280 bytes)", at,
+		 h.len - at - 9);
+	expect_damage(&h, "segment.hprof", h.len, cause);
 	free(h.buf);
 }
 
-static void expect_refused(const void *data, size_t len, const char *cause)
+/* A cut says what it cut into, and how much of it is there. */
+Test(hprof, files_cut_short)
+{
+	struct hp h;
+	size_t at;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	at = h.len;
+	u1(&h, 0x01);
+	u4(&h, 0);
+	expect_damage(&h, "header.hprof", at,
+		      "file ends inside a record header (5 of 9 bytes)");
+	free(h.buf);
+
+	start(&h, "1.0.2", 8);
+	at = h.len;
+	begin(&h, 0x03);
+	u4(&h, 9);
+	end(&h);
+	h.len -= 2;
+	expect_damage(&h, "unload.hprof", at,
+		      "file ends inside an UNLOAD_CLASS record (2 of 4 bytes)");
+	free(h.buf);
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	classes(&h);
+	at = h.len;
+	foo(&h, 0x2000, 1, 0, 3);
+	end(&h);
+	h.len -= 3;
+	expect_damage(&h, "instance.hprof", at,
+		      "file ends inside an INSTANCE_DUMP sub-record (42 of 45 "
+		      "bytes)");
+	free(h.buf);
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	at = h.len;
+	class_dump(&h, OBJECT, 0, 0, 0, NULL, 0, NULL);
+	end(&h);
+	h.len -= 1;
+	expect_damage(&h, "class.hprof", at,
+		      "file ends inside a CLASS_DUMP sub-record");
+	free(h.buf);
+}
+
+/* A header that HPROF readers cannot take is refused at open, the file
+ * named and, past the magic, the byte. */
+static void expect_refused(const void *data, size_t len, const char *words)
 {
 	const char *path = tmp_file_with("refused.hprof", data, len);
 	struct ht_error err;
 	struct ht_reader *r = ht_reader_open(path, &err);
+	char want[512];
 
-	cr_assert_null(r, "%s: opened", cause);
-	cr_assert(strstr(err.message, cause), "%s", err.message);
+	cr_assert_null(r, "%s: opened", words);
+	snprintf(want, sizeof(want), "%s: %s", path, words);
+	cr_assert_str_eq(err.message, want);
 }
 
-Test(hprof, not_hprof)
-{
-	struct hp h;
-
-	start(&h, "1.0.3", 8);
-	expect_refused(h.buf, h.len,
-		       "HPROF version \"1.0.3\" is not supported");
-	free(h.buf);
-	expect_refused("Junk: 1\n", 8, "not a trace");
-	expect_refused("JAVA PROF", 9, "file ends inside the HPROF header");
-	start(&h, "1.0.2", 5);
-	expect_refused(h.buf, h.len, "identifier size 5");
-	free(h.buf);
-}
-
-/* A dump whose segments never end: what was read is delivered, and the
- * missing HEAP_DUMP_END is the damage. */
-Test(hprof, no_heap_dump_end)
+Test(hprof, headers_refused)
 {
 	struct hp h;
 	struct run run;
 
+	start(&h, "1.0.3", 8);
+	expect_refused(h.buf, h.len, "byte 13: HPROF version \"1.0.3\" is not "
+		       "supported (1.0.1 and 1.0.2 are)");
+	free(h.buf);
+	expect_refused("Junk: 1\n", 8, "not a trace: neither a .ht file, its "
+		       "YAML form, nor an HPROF heap dump (\"JAVA PROFILE "
+		       "1.0.2\")");
+	expect_refused("JAVA PROF", 9, "byte 0: file ends inside the HPROF "
+		       "header (9 of 31 bytes)");
+	start(&h, "1.0.2", 8);
+	expect_refused(h.buf, h.len - 1, "byte 0: file ends inside the HPROF "
+		       "header (30 of 31 bytes)");
+	run = read_hp(&h, "alone.hprof");
+	cr_assert_eq(run.rc, 0, "a header alone is an HPROF of no dump: %s",
+		     run.err.message);
+	done(&run);
+	free(h.buf);
+	start(&h, "1.0.2", 5);
+	expect_refused(h.buf, h.len, "byte 19: identifier size 5 (HPROF ids "
+		       "of 4 or 8 bytes are supported)");
+	free(h.buf);
+}
+
+/* A dump whose segments never end: what was read is delivered, and the
+ * missing HEAP_DUMP_END is the damage, at the end of the file. */
+Test(hprof, no_heap_dump_end)
+{
+	struct hp h;
+	const char *path;
+	struct run run;
+
 	standard(&h, 8);
 	h.len -= 9;
-	run = read_hp(&h, "noend.hprof");
-	cr_assert_eq(run.rc, -1);
-	cr_assert(strstr(run.err.message, "no HEAP_DUMP_END"), "%s",
-		  run.err.message);
+	path = write_hp(&h, "noend.hprof");
+	run = read_path(path);
+	assert_damage(&run, path, h.len, h.len, "file ends inside a heap dump "
+		      "(no HEAP_DUMP_END after its segments)");
 	cr_assert_geq(find(&run, 0, HT_EV_OBJECT_REFERENCES, 0x1000), 0);
 	cr_assert_lt(find(&run, 0, HT_EV_BEGIN_CONTAINER, HT_C_END), 0);
 	done(&run);
 	free(h.buf);
+}
+
+/* ---- Limits ------------------------------------------------------------ */
+
+static void long_name(struct hp *h, uint64_t sid, size_t n)
+{
+	char *text = malloc(n + 1);
+
+	cr_assert_not_null(text);
+	memset(text, 'x', n);
+	text[n] = '\0';
+	utf8(h, sid, text);
+	free(text);
+}
+
+Test(hprof, utf8_limit)
+{
+	struct hp h;
+	struct run run;
+
+	start(&h, "1.0.2", 8);
+	long_name(&h, 1, 1u << 20);
+	run = read_hp(&h, "mib.hprof");
+	cr_assert_eq(run.rc, 0, "1 MiB of text is in the limit: %s",
+		     run.err.message);
+	done(&run);
+	free(h.buf);
+
+	start(&h, "1.0.2", 8);
+	long_name(&h, 1, (1u << 20) + 1);
+	expect_damage(&h, "overmib.hprof", 31, "UTF8 record of 1048585 bytes: "
+		      "1048577 bytes of text, over the 1 MiB limit");
+	free(h.buf);
+}
+
+static void long_trace(struct hp *h, uint32_t n)
+{
+	begin(h, 0x05);
+	u4(h, 1);
+	u4(h, 1);
+	u4(h, n);
+	for (uint32_t i = 0; i < n; i++)
+		id(h, 0x50);
+	end(h);
+}
+
+Test(hprof, trace_limit)
+{
+	struct hp h;
+	struct run run;
+
+	start(&h, "1.0.2", 4);
+	long_trace(&h, 1u << 20);
+	run = read_hp(&h, "frames.hprof");
+	cr_assert_eq(run.rc, 0, "1048576 frames are in the limit: %s",
+		     run.err.message);
+	done(&run);
+	free(h.buf);
+
+	start(&h, "1.0.2", 4);
+	long_trace(&h, (1u << 20) + 1);
+	expect_damage(&h, "overframes.hprof", 31, "TRACE record of 4194320 "
+		      "bytes: more than 1048576 frames");
+	free(h.buf);
+}
+
+/* An instance of java.lang.Object with n bytes of fields, in a hole. */
+static size_t big_instance(struct hp *h, uint32_t n)
+{
+	size_t at;
+
+	start(h, "1.0.2", 8);
+	names(h);
+	begin(h, 0x1c);
+	class_dump(h, OBJECT, 0, 0, 0, NULL, 0, NULL);
+	at = h->len;
+	instance(h, 0x2000, OBJECT, n);
+	hole(h, n);
+	end(h);
+	begin(h, 0x2c);
+	end(h);
+	return at;
+}
+
+Test(hprof, instance_fields_limit)
+{
+	struct hp h;
+	size_t at;
+
+	/* in the limit, and only then held against its class */
+	at = big_instance(&h, 64u << 20);
+	expect_damage(&h, "fields.hprof", at, "INSTANCE_DUMP of 0x2000 holds "
+		      "67108864 bytes of fields; those of its class 0x100 "
+		      "take 0");
+	free(h.buf);
+
+	at = big_instance(&h, (64u << 20) + 1);
+	expect_damage(&h, "overfields.hprof", at, "INSTANCE_DUMP of 0x2000: "
+		      "67108865 bytes of fields, over the 64 MiB limit");
+	free(h.buf);
+}
+
+/* Class 0x10000, with `supers` super classes above it, and an instance. */
+static size_t class_chain(struct hp *h, unsigned supers)
+{
+	size_t at;
+
+	start(h, "1.0.2", 8);
+	begin(h, 0x1c);
+	for (unsigned i = 0; i <= supers; i++)
+		class_dump(h, 0x10000 + i, i < supers ? 0x10000 + i + 1 : 0, 0,
+			   0, NULL, 0, NULL);
+	at = h->len;
+	instance(h, 0x2000, 0x10000, 0);
+	end(h);
+	begin(h, 0x2c);
+	end(h);
+	return at;
+}
+
+Test(hprof, super_class_limit)
+{
+	struct hp h;
+	struct run run;
+	size_t at;
+
+	class_chain(&h, 1024);
+	run = read_hp(&h, "deep.hprof");
+	cr_assert_eq(run.rc, 0, "1024 super classes are in the limit: %s",
+		     run.err.message);
+	cr_assert_geq(find(&run, 0, HT_EV_OBJECT_REFERENCES, 0x2000), 0);
+	done(&run);
+	free(h.buf);
+
+	at = class_chain(&h, 1025);
+	expect_damage(&h, "deeper.hprof", at, "INSTANCE_DUMP of 0x2000: its "
+		      "class 0x10000 has more than 1024 super classes, or they "
+		      "loop");
+	free(h.buf);
+
+	/* a loop never ends, and is told the same */
+	start(&h, "1.0.2", 8);
+	names(&h);
+	begin(&h, 0x1c);
+	class_dump(&h, FOO, OBJECT, 0, 0, NULL, 0, NULL);
+	class_dump(&h, OBJECT, FOO, 0, 0, NULL, 0, NULL);
+	at = h.len;
+	instance(&h, 0x2000, FOO, 0);
+	end(&h);
+	begin(&h, 0x2c);
+	end(&h);
+	expect_damage(&h, "loop.hprof", at, "INSTANCE_DUMP of 0x2000: its "
+		      "class 0x300 has more than 1024 super classes, or they "
+		      "loop");
+	free(h.buf);
+}
+
+/* ---- Reading that fails ------------------------------------------------ */
+
+/*
+ * The standard dump, then a name longer than the reader's buffer: the
+ * first pass leaves the buffer past the dump, so the second reads the
+ * dump from the file again. Returns where the first segment's body
+ * starts, the first byte the second pass reads.
+ */
+static size_t dump_then_long_name(struct hp *h)
+{
+	size_t body;
+
+	standard(h, 8);
+	body = h->bounds[h->n_bounds - 3] + 9;
+	long_name(h, 999, 300u << 10);
+	return body;
+}
+
+/* Between the passes a file can shrink, or its bytes change: what the
+ * first pass found is no longer there. */
+Test(hprof, file_that_changes_between_the_passes)
+{
+	static const uint8_t junk = 0x99;
+	struct hp h;
+	size_t body = dump_then_long_name(&h);
+	const char *path = write_hp(&h, "shrinks.hprof");
+	struct run run = {0};
+	int fd;
+
+	run.r = ht_reader_open(path, &run.err);
+	cr_assert_not_null(run.r, "%s", run.err.message);
+	cr_assert_eq(truncate(path, (off_t)body), 0);
+	read_events(&run);
+	assert_damage(&run, path, body, h.len,
+		      "the file changed while it was read");
+	done(&run);
+
+	path = write_hp(&h, "rewritten.hprof");
+	memset(&run, 0, sizeof(run));
+	run.r = ht_reader_open(path, &run.err);
+	cr_assert_not_null(run.r, "%s", run.err.message);
+	fd = open(path, O_WRONLY);
+	cr_assert(fd >= 0 && pwrite(fd, &junk, 1, (off_t)body) == 1 &&
+		  close(fd) == 0);
+	read_events(&run);
+	assert_damage(&run, path, body, h.len,
+		      "the file changed while it was read");
+	done(&run);
+	free(h.buf);
+}
+
+/* A read that fails after the first pass, as a failing disk's would: the
+ * descriptor the reader holds is swapped for one that cannot be read. */
+Test(hprof, read_failure_after_opening)
+{
+	struct hp h;
+	size_t body = dump_then_long_name(&h);
+	const char *path = write_hp(&h, "unreadable.hprof");
+	FILE *f = fopen(path, "rb");
+	struct run run = {0};
+	char cause[128];
+	int fd;
+
+	cr_assert_not_null(f);
+	run.r = open_hprof(f, path, &run.err);
+	cr_assert_not_null(run.r, "%s", run.err.message);
+	fd = open(path, O_WRONLY);
+	cr_assert(fd >= 0 && dup2(fd, fileno(f)) == fileno(f) &&
+		  close(fd) == 0);
+	read_events(&run);
+	snprintf(cause, sizeof(cause), "cannot read: %s", strerror(EBADF));
+	assert_damage(&run, path, body, h.len, cause);
+	cr_assert_eq(run.err.code, HT_E_IO);
+	cr_assert_eq(run.err.sys_errno, EBADF);
+	done(&run);
+	free(h.buf);
+}
+
+/* The header cannot be read from a file, nor a pipe copied, when the
+ * descriptor is open for writing only. */
+Test(hprof, inputs_that_cannot_be_read_at_all)
+{
+	struct hp h;
+	const char *path;
+	struct ht_error err;
+	char want[512];
+	int fds[2];
+	FILE *f;
+
+	standard(&h, 8);
+	path = write_hp(&h, "writeonly.hprof");
+	f = fdopen(open(path, O_WRONLY), "w");
+	cr_assert_not_null(f);
+	cr_assert_null(open_hprof(f, path, &err));
+	snprintf(want, sizeof(want), "%s: cannot read: %s", path,
+		 strerror(EBADF));
+	cr_assert_str_eq(err.message, want);
+
+	cr_assert_eq(pipe(fds), 0);
+	f = fdopen(fds[1], "w");
+	cr_assert_not_null(f);
+	cr_assert_null(open_hprof(f, "-", &err));
+	snprintf(want, sizeof(want), "-: cannot read: %s", strerror(EBADF));
+	cr_assert_str_eq(err.message, want);
+	close(fds[0]);
+	free(h.buf);
+}
+
+/* A pipe is copied to a temporary file, which needs a descriptor: here
+ * every one the process may have is taken. */
+Test(hprof, pipe_without_room_for_its_copy)
+{
+	struct hp h;
+	struct ht_error err;
+	struct rlimit old, none;
+	struct ht_reader *r;
+	char want[512];
+	int fds[2], lowest;
+	FILE *f;
+
+	standard(&h, 8);
+	cr_assert_eq(pipe(fds), 0);
+	cr_assert_eq(write(fds[1], h.buf, h.len), (ssize_t)h.len);
+	close(fds[1]);
+	f = fdopen(fds[0], "r");
+	cr_assert_not_null(f);
+	lowest = dup(fds[0]); /* every descriptor below it is open */
+	cr_assert_geq(lowest, 0);
+	close(lowest);
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+	none = old;
+	none.rlim_cur = (rlim_t)lowest;
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &none), 0);
+	r = open_hprof(f, "-", &err);
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+	cr_assert_null(r);
+	snprintf(want, sizeof(want), "-: cannot make a temporary copy: %s",
+		 strerror(EMFILE));
+	cr_assert_str_eq(err.message, want);
+	free(h.buf);
+}
+
+/* The private writable memory of this process (what RLIMIT_DATA bounds,
+ * the heap and every arena malloc has mapped), in bytes; 0 if untold. */
+static uint64_t data_memory(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long kib = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmData: %lu kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (uint64_t)kib << 10;
+}
+
+/*
+ * Reads path with `room` bytes of memory to map beyond what the process
+ * has mapped when it opens it, and writes the message it ends with to fd.
+ * Memory malloc holds free could serve the reader too: when it and the
+ * room add up to `need`, the test would mean nothing, and says so (3).
+ */
+static int read_in_room(const char *path, uint64_t room, uint64_t need,
+			int fd)
+{
+	FILE *f = fopen(path, "rb");
+	struct ht_reader *r = calloc(1, sizeof(*r));
+	struct ht_error err = {0};
+	struct ht_event ev;
+	struct rlimit old, tight;
+	uint64_t now = data_memory();
+	size_t len;
+
+	if (!f || !r || !(r->path = strdup(path)) || !now ||
+	    getrlimit(RLIMIT_DATA, &old) != 0)
+		return 2;
+	if (mallinfo2().fordblks + room >= need)
+		return 3;
+	tight = old;
+	tight.rlim_cur = (rlim_t)(now + room);
+	if (setrlimit(RLIMIT_DATA, &tight) != 0)
+		return 2;
+	if (hprof_source_open(r, f, r->path, &err) == 0)
+		while (ht_reader_next(r, &ev, &err) == 1)
+			;
+	if (setrlimit(RLIMIT_DATA, &old) != 0)
+		return 2;
+	len = strlen(err.message);
+	return write(fd, err.message, len) == (ssize_t)len ? 0 : 2;
+}
+
+/* What reading path says when an allocation of `need` bytes cannot be
+ * had: in a child, as a limit on memory holds for the whole process. */
+static void message_in_room(const char *path, uint64_t room, uint64_t need,
+			    char *msg, size_t size)
+{
+	size_t got = 0;
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(read_in_room(path, room, need, fds[1]));
+	}
+	close(fds[1]);
+	while (got < size - 1 &&
+	       (n = read(fds[0], msg + got, size - 1 - got)) > 0)
+		got += (size_t)n;
+	msg[got] = '\0';
+	close(fds[0]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "the reader crashed");
+	cr_assert_neq(WEXITSTATUS(status), 3, "malloc holds too much free "
+		      "memory for a limit to make %llu bytes fail",
+		      (unsigned long long)need);
+	cr_assert_eq(WEXITSTATUS(status), 0, "the child could not set its "
+		     "limit");
+}
+
+/*
+ * A name of 1 MiB, the most there may be: with no room for the reader's
+ * buffer (256 KiB), the dump is refused; with room for that but not for
+ * the name, the name is damage. The file is written piece by piece, so
+ * that this process holds no big free block the reader could take.
+ */
+Test(hprof, out_of_memory, .disabled = SANITIZED)
+{
+	const char *path = tmp_path("bigname.hprof");
+	FILE *f = fopen(path, "wb");
+	struct hp h;
+	char block[4096], msg[512], want[512];
+
+	cr_assert_not_null(f);
+	memset(block, 'x', sizeof(block));
+	start(&h, "1.0.2", 8);
+	u1(&h, 0x01);
+	u4(&h, 0);
+	u4(&h, 8 + (1u << 20));
+	id(&h, 1);
+	cr_assert_eq(fwrite(h.buf, 1, h.len, f), h.len);
+	for (size_t i = 0; i < (1u << 20) / sizeof(block); i++)
+		cr_assert_eq(fwrite(block, 1, sizeof(block), f),
+			     sizeof(block));
+	cr_assert_eq(fclose(f), 0);
+	free(h.buf);
+
+	message_in_room(path, 0, 256u << 10, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "%s: out of memory", path);
+	cr_assert_str_eq(msg, want);
+
+	message_in_room(path, 512u << 10, 1u << 20, msg, sizeof(msg));
+	snprintf(want, sizeof(want), "%s: byte 31: out of memory; %u bytes "
+		 "from here to the end not read", path, 9 + 8 + (1u << 20));
+	cr_assert_str_eq(msg, want);
 }

@@ -14,6 +14,7 @@
 #include "testutil.h"
 #include "varint.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,4 +246,110 @@ Test(messages, trace_header_over_its_limit)
 	cr_assert_eq(err.code, HT_E_LIMIT);
 	assert_says(err, "big-header.ht: trace header of ");
 	assert_says(err, " bytes is over the limit of 16777216");
+}
+
+/* ---- the recording API: libheaptrace(3), ERRORS --------------------------- */
+
+/* What ht_recorder_open says, and returns, for these options and header. */
+static struct ht_error open_error(const struct ht_record_options *o,
+				  const struct ht_header *h)
+{
+	struct ht_error err;
+	struct ht_recorder *rec = ht_recorder_open(tmp_path("api.ht"), h, o,
+						   &err);
+
+	cr_assert_null(rec, "the recorder opened");
+	return err;
+}
+
+#define assert_refused(err, code_, text)                                  \
+	do {                                                              \
+		assert_says(err, text);                                   \
+		cr_assert_eq((err).code, code_, "'%s': code %d",          \
+			     (err).message, (int)(err).code);             \
+	} while (0)
+
+Test(messages, recording_options_out_of_range)
+{
+	const struct ht_header *h = htb_sample_header();
+	struct ht_record_options o = {.compression_level = -1};
+	struct ht_error err;
+
+	o.buffer_size = (64u << 20) + 1;
+	err = open_error(&o, h);
+	assert_refused(err, HT_E_INVALID, "api.ht: buffer size 67108865 is "
+		       "over the limit of 67108864 bytes");
+	o.buffer_size = 0;
+	o.buffers = 65536;
+	err = open_error(&o, h);
+	assert_refused(err, HT_E_INVALID, "api.ht: 65536 buffers or 256 "
+		       "threads: at most 65535 and 65536");
+	o.buffers = 0;
+	o.max_threads = 65537;
+	err = open_error(&o, h);
+	assert_refused(err, HT_E_INVALID, "api.ht: 32 buffers or 65537 "
+		       "threads: at most 65535 and 65536");
+	o.max_threads = 0;
+	o.compression_level = 10;
+	err = open_error(&o, h);
+	assert_refused(err, HT_E_INVALID, "api.ht: compression level 10 is "
+		       "not in 0..9 (or -1)");
+}
+
+Test(messages, recording_header_mistakes)
+{
+	struct ht_header h = *htb_sample_header();
+	struct ht_metadata half = {.key = "k", .value = NULL};
+	struct ht_error err;
+
+	err = open_error(NULL, NULL);
+	assert_refused(err, HT_E_INVALID, "api.ht: no trace header given");
+	h.version = 2;
+	err = open_error(NULL, &h);
+	assert_refused(err, HT_E_INVALID, "api.ht: header version 2: this "
+		       "library writes version 1");
+	h.version = 1;
+	h.pointer_size = 2;
+	err = open_error(NULL, &h);
+	assert_refused(err, HT_E_INVALID, "api.ht: pointer size 2 is neither "
+		       "4 nor 8");
+	h.pointer_size = 8;
+	h.n_metadata = 1;
+	h.metadata = NULL;
+	err = open_error(NULL, &h);
+	assert_refused(err, HT_E_INVALID, "api.ht: metadata missing");
+	h.metadata = &half;
+	err = open_error(NULL, &h);
+	assert_refused(err, HT_E_INVALID, "api.ht: metadata entry 0 has no "
+		       "key or no value");
+}
+
+Test(messages, recording_call_mistakes)
+{
+	struct ht_error err;
+
+	cr_assert_null(ht_recorder_open(NULL, htb_sample_header(), NULL,
+					&err));
+	assert_refused(err, HT_E_INVALID, "no output path given");
+	cr_assert_null(ht_recorder_open_fd(-1, "nowhere",
+					   htb_sample_header(), NULL, &err));
+	assert_refused(err, HT_E_INVALID, "nowhere: bad file descriptor -1");
+	cr_assert_eq(ht_recorder_close(NULL, &err), HT_E_INVALID);
+	assert_says(err, "no recorder to close");
+}
+
+/* Criterion runs each test in a process of its own, so the keys taken here
+ * are gone with it. */
+Test(messages, recording_without_a_thread_key)
+{
+	struct ht_error err;
+	pthread_key_t key;
+	int taken = 0;
+
+	while (pthread_key_create(&key, NULL) == 0)
+		taken++;
+	cr_assert_gt(taken, 0);
+	err = open_error(NULL, htb_sample_header());
+	assert_refused(err, HT_E_LIMIT, "api.ht: no thread-specific data key "
+		       "left");
 }

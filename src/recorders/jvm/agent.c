@@ -38,7 +38,7 @@ void agent_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", AGENT_NAME, buf);
+	fprintf(stderr, AGENT_PREFIX "%s\n", buf);
 }
 
 /* ---- dumps --------------------------------------------------------------- */
@@ -202,7 +202,8 @@ static void JNICALL on_vm_init(jvmtiEnv *jv, JNIEnv *jni, jthread thread)
 		ag->thread_running = false;
 		if ((*jni)->ExceptionCheck(jni))
 			(*jni)->ExceptionClear(jni);
-		agent_warn("cannot start the agent thread: no dumps after GCs");
+		agent_warn("cannot start the agent thread: no dumps after GCs "
+			   "or on SIGUSR1");
 	}
 }
 
@@ -249,9 +250,9 @@ static void close_recorder(struct agent *ag)
 	if (rec && ht_recorder_close(rec, &err) != HT_OK)
 		agent_warn("%s", err.message);
 	else if (rec && ag->opt.verbose)
-		agent_warn("%llu dumps written to %s",
+		agent_warn("%llu dump%s written to %s",
 			   (unsigned long long)ag->dumps_taken,
-			   ag->opt.output);
+			   ag->dumps_taken == 1 ? "" : "s", ag->opt.output);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jv, JNIEnv *jni)
@@ -344,7 +345,7 @@ static int open_recorder(struct agent *ag)
 
 	ag->rec = ht_recorder_open(ag->opt.output, &h, NULL, &err);
 	if (!ag->rec)
-		agent_warn("%s", err.message);
+		agent_warn("cannot record: %s", err.message);
 	(*jv)->Deallocate(jv, (unsigned char *)version);
 	(*jv)->Deallocate(jv, (unsigned char *)vm_name);
 	free(command);
@@ -436,7 +437,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	}
 	/* the JVM leaves SIGUSR1 alone */
 	if (ag->opt.dump_on == DUMP_ON_SIGNAL && catch_sigusr1() < 0) {
-		agent_warn("cannot catch SIGUSR1");
+		agent_warn("cannot catch SIGUSR1 for dump-on=signal");
 		return JNI_ERR;
 	}
 	return JNI_OK;

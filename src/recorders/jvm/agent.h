@@ -37,7 +37,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define AGENT_NAME "heaptrace-jvmti"
+/* what its messages on the program's standard error start with: the
+ * words of heaptrace record's own, "the java recorder" */
+#define AGENT_PREFIX "heaptrace: java recorder: "
 
 enum class_kind {
 	CLASS_INSTANCE,        /* fields in slots, by the layout below */
@@ -102,7 +104,7 @@ struct agent {
 	uint64_t dumps_taken;
 };
 
-/* "heaptrace-jvmti: message" on standard error. */
+/* "heaptrace: java recorder: message" on standard error. */
 void agent_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A new object id. */

@@ -705,7 +705,7 @@ static struct dump *dump_scratch(struct agent *ag)
 	return ag->dump;
 }
 
-static int walk(struct dump *d)
+static int walk(struct dump *d, const char *why)
 {
 	jvmtiEnv *jv = d->ag->jvmti;
 	jvmtiHeapCallbacks cb;
@@ -717,12 +717,13 @@ static int walk(struct dump *d)
 	d->walk_base = d->ag->next_tag;
 	err = (*jv)->FollowReferences(jv, 0, NULL, NULL, &cb, d);
 	if (d->no_memory) {
-		agent_warn("out of memory during the heap walk: dump skipped");
+		agent_warn("dump (%s) skipped: out of memory during the heap "
+			   "walk", why);
 		return -1;
 	}
 	if (err != JVMTI_ERROR_NONE) {
-		agent_warn("FollowReferences failed (JVMTI error %d): dump "
-			   "skipped", (int)err);
+		agent_warn("dump (%s) skipped: the heap walk failed (JVMTI "
+			   "FollowReferences error %d)", why, (int)err);
 		return -1;
 	}
 	return 0;
@@ -745,7 +746,7 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	if (!d) {
-		agent_warn("out of memory: dump (%s) skipped", why);
+		agent_warn("dump (%s) skipped: out of memory", why);
 		return -1;
 	}
 	/* classes first: the walk gives each object its class's tag, 0 for
@@ -753,7 +754,7 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 	if (classes_sweep(ag, jni) < 0)
 		agent_warn("some classes could not be looked at; their "
 			   "objects' references are listed unordered");
-	if (walk(d) < 0)
+	if (walk(d, why) < 0)
 		return -1;
 	walked_ms = elapsed_ms(&start);
 	if (d->class_missing)
@@ -765,7 +766,7 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 	qsort(d->roots, d->n_roots, sizeof(*d->roots), compare_roots);
 	qsort(d->extras, d->n_extras, sizeof(*d->extras), compare_extras);
 	if (prepare_scratch(d) < 0) {
-		agent_warn("out of memory: dump (%s) skipped", why);
+		agent_warn("dump (%s) skipped: out of memory", why);
 		return -1;
 	}
 	record_dump(d);

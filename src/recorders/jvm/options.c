@@ -18,7 +18,8 @@ static int parse_count(const char *v, size_t len, unsigned long *n)
 	buf[len] = '\0';
 	errno = 0;
 	*n = strtoul(buf, &end, 10);
-	return errno || *end || *n == 0 ? -1 : 0;
+	/* the limit of heaptrace record --every and of the Mono recorder */
+	return errno || *end || *n == 0 || *n > 1000000000ul ? -1 : 0;
 }
 
 static bool key_is(const char *key, size_t len, const char *name)
@@ -38,22 +39,22 @@ static int parse_one(const char *p, size_t len, struct agent_options *o,
 	if (key_is(p, klen, "dump-on")) {
 		if (dump_on_parse(v, vlen, &o->dump_on) == 0)
 			return 0;
-		snprintf(err, errlen, "dump-on must be major, every-gc, exit "
+		snprintf(err, errlen, "dump-on= takes major, every-gc, exit "
 			 "or signal, not '%.*s'", (int)vlen, v);
 		return -1;
 	}
 	if (key_is(p, klen, "every")) {
 		if (parse_count(v, vlen, &o->every) == 0)
 			return 0;
-		snprintf(err, errlen, "every must be a count of 1 or more, "
-			 "not '%.*s'", (int)vlen, v);
+		snprintf(err, errlen, "every= takes a number from 1 to "
+			 "1000000000, not '%.*s'", (int)vlen, v);
 		return -1;
 	}
 	if (key_is(p, klen, "verbose") && !eq) {
 		o->verbose = true;
 		return 0;
 	}
-	snprintf(err, errlen, "unknown option '%.*s' (options: dump-on=MODE, "
+	snprintf(err, errlen, "unknown option '%.*s' (options: dump-on=WHEN, "
 		 "every=N, verbose, output=FILE last)", (int)len, p);
 	return -1;
 }

@@ -1,7 +1,7 @@
 /*
  * options.h - the option string of the JVMTI agent:
  *
- *   -agentpath:libheaptrace-jvmti.so=dump-on=MODE,every=N,output=FILE
+ *   -agentpath:libheaptrace-jvmti.so=dump-on=WHEN,every=N,output=FILE
  *
  * Options are KEY=VALUE separated by commas. output takes everything after
  * "output=" to the end of the string, commas included, so that any path

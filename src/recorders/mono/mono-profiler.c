@@ -773,25 +773,32 @@ static void on_shutdown_begin(MonoProfiler *prof)
 	set_flag(&state.stopping, true);
 }
 
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 /* HEAPTRACE_VERBOSE: what the shim saw, waits for free buffers included
  * (a recording slower than its writer waits inside GC pauses). */
 static void report_stats(void)
 {
 	struct ht_record_stats st;
+	uint64_t roots;
 
 	if (!getenv("HEAPTRACE_VERBOSE"))
 		return;
 	ht_recorder_stats(state.rec, &st);
-	fprintf(stderr, "heaptrace: mono recorder: %s: %llu events, %llu GCs, "
-		"%llu bytes (%llu before compression), %llu waits for a "
-		"buffer, %llu events dropped, %llu root updates dropped\n",
-		state.output, (unsigned long long)st.events,
-		(unsigned long long)st.gcs,
-		(unsigned long long)st.bytes_written,
-		(unsigned long long)st.bytes_uncompressed,
-		(unsigned long long)st.waits,
-		(unsigned long long)st.dropped_events,
-		(unsigned long long)atomic_load(&state.roots.dropped));
+	roots = atomic_load(&state.roots.dropped);
+	say("%s: %llu event%s, %llu GC%s, %llu bytes (%llu before "
+	    "compression), %llu wait%s for a buffer, %llu event%s dropped, "
+	    "%llu root update%s dropped", state.output,
+	    (unsigned long long)st.events, plural(st.events),
+	    (unsigned long long)st.gcs, plural(st.gcs),
+	    (unsigned long long)st.bytes_written,
+	    (unsigned long long)st.bytes_uncompressed,
+	    (unsigned long long)st.waits, plural(st.waits),
+	    (unsigned long long)st.dropped_events, plural(st.dropped_events),
+	    (unsigned long long)roots, plural(roots));
 }
 
 /* Closes the trace once no callback is recording (waiting a little for
@@ -876,7 +883,8 @@ static void check_module(const char *expected)
 	    !info.dli_fname || !realpath(expected, want) ||
 	    !realpath(info.dli_fname, have) || strcmp(want, have) == 0)
 		return;
-	say("loaded %s rather than %s", have, want);
+	say("loaded %s rather than %s: Mono found that copy first", have,
+	    want);
 }
 
 /* The process's command line, arguments joined by spaces. */
@@ -1009,7 +1017,8 @@ void mono_profiler_init_heaptrace(const char *desc)
 	if (!open_trace())
 		return;
 	if (state.opt.dump_on == DUMP_ON_SIGNAL && start_signal_helper() < 0)
-		say("cannot set up --dump-on signal; dumping at exit only");
+		say("cannot catch SIGUSR1 for dump=signal: dumping at exit "
+		    "only");
 	state.handle = mono_profiler_create(&state.prof);
 	install_callbacks();
 	atexit(at_exit);

@@ -52,8 +52,9 @@ static int parse_item(const char *s, size_t n, struct mrec_options *o,
 	if ((v = value_of(s, n, "every"))) {
 		if (parse_every(v, n - (size_t)(v - s), o) == 0)
 			return 0;
-		snprintf(err, errlen, "every= takes a number from 1, "
-			 "not '%.*s'", (int)(n - (size_t)(v - s)), v);
+		snprintf(err, errlen, "every= takes a number from 1 to "
+			 "1000000000, not '%.*s'", (int)(n - (size_t)(v - s)),
+			 v);
 		return -1;
 	}
 	if ((n == 5 && strncmp(s, "alloc", 5) == 0) ||
@@ -61,8 +62,8 @@ static int parse_item(const char *s, size_t n, struct mrec_options *o,
 		o->allocations = true;
 		return 0;
 	}
-	snprintf(err, errlen, "unknown argument '%.*s' (known: dump=, every=, "
-		 "alloc, output=)", (int)n, s);
+	snprintf(err, errlen, "unknown option '%.*s' (options: dump=WHEN, "
+		 "every=N, alloc, output=FILE last)", (int)n, s);
 	return -1;
 }
 

@@ -6,7 +6,8 @@
 # once the agent has taken its dump; check-knownheap.py then checks that
 # dump against what the program built and against the histogram. Then
 # records once in each other --dump-on mode and checks the traces, the
-# exit status passed through, and the message when the agent cannot load.
+# exit status passed through, and the messages of record and of the agent,
+# word for word (DIAGNOSTICS in heaptrace(1)).
 #
 # usage: java-test.sh HEAPTRACE SOURCE_DIR WORK_DIR
 # Exits 77 (skipped) without java, javac, jcmd or python3. Under
@@ -37,6 +38,8 @@ fail() {
 
 rm -rf "$work"
 mkdir -p "$work/classes" "$work/bin" || exit 1
+# as record names it in messages, with no symbolic link on the way
+work=$(cd "$work" && pwd -P)
 javac -d "$work/classes" "$src/KnownHeap.java" || {
 	echo "FAIL: javac KnownHeap.java" >&2
 	exit 1
@@ -155,15 +158,119 @@ record_mode signal 1
 rc=$?
 [ $rc -eq 1 ] || fail "the JVM's exit status 1 came back as $rc"
 
+# ---- what record says, word for word -------------------------------------
+
+# has FILE WHAT LINE: FILE has LINE among its lines.
+has() {
+	grep -qxF -- "$3" "$1" || fail "$2: no line '$3' in: $(cat "$1")"
+}
+
 # an agent that cannot be loaded: the JVM refuses to start
 mkdir -p "$work/empty"
 : >"$work/empty/libheaptrace-jvmti.so"
 HEAPTRACE_RECORDER_DIR=$work/empty "$heaptrace" record -o "$work/none.ht" \
 	-- "$java" -version >"$work/none.out" 2>&1
 rc=$?
-[ $rc -ne 0 ] || fail "a broken agent was not reported"
-grep -q "java recorder" "$work/none.out" ||
-	fail "no clear message for a broken agent: $(cat "$work/none.out")"
+[ $rc -eq 3 ] || fail "a broken agent: exit status $rc, not 3"
+has "$work/none.out" "a broken agent" \
+	"heaptrace: the java recorder did not record: no trace at $work/none.ht (the program exited with status 1)"
+has "$work/none.out" "a broken agent" \
+	"heaptrace: a JVM that cannot load its agent does not start, and says why: see FILES in heaptrace(1)"
+
+# a heaptrace outside a build tree, with no agent installed where it looks
+mkdir -p "$work/solo"
+cp "$heaptrace" "$work/solo/heaptrace"
+"$work/solo/heaptrace" record -q -o "$work/x.ht" -- "$java" -version \
+	>/dev/null 2>"$work/err"
+rc=$?
+lib=libheaptrace-jvmti.so
+if [ $rc -eq 0 ]; then
+	echo "note: an agent is installed where heaptrace looks: not-found check not made"
+else
+	[ $rc -eq 3 ] || fail "no agent found: exit status $rc, not 3"
+	case $(cat "$work/err") in
+	"heaptrace: cannot record java: cannot find $lib: looked in $work/solo/../recorders/jvm/$lib, $work/solo/../"*"/$lib, /"*"/$lib (set HEAPTRACE_RECORDER_DIR to its directory)") ;;
+	*) fail "no agent found: the message is: $(cat "$work/err")" ;;
+	esac
+fi
+
+# a java that is not there (127), or cannot be executed (126)
+agent_dir=$(dirname "$heaptrace")/../recorders/jvm
+mkdir -p "$work/bin2"
+HEAPTRACE_RECORDER_DIR=$agent_dir "$heaptrace" record -q -o "$work/x.ht" \
+	-- "$work/bin2/java" -version >/dev/null 2>"$work/err"
+rc=$?
+[ $rc -eq 127 ] || fail "a java that is not there: exit status $rc, not 127"
+has "$work/err" "a java that is not there" \
+	"heaptrace: cannot run '$work/bin2/java': No such file or directory"
+: >"$work/bin2/java"
+chmod 644 "$work/bin2/java"
+HEAPTRACE_RECORDER_DIR=$agent_dir "$heaptrace" record -q -o "$work/x.ht" \
+	-- "$work/bin2/java" -version >/dev/null 2>"$work/err"
+rc=$?
+[ $rc -eq 126 ] || fail "a java that cannot be executed: exit status $rc, not 126"
+has "$work/err" "a java that cannot be executed" \
+	"heaptrace: cannot run '$work/bin2/java': Permission denied"
+
+# ---- what the agent says, loaded by hand ----------------------------------
+
+agent=$agent_dir/$lib
+
+# agent OUTFILE OPTIONS [JAVA_OPTIONS...]: KnownHeap with the agent, its
+# standard output and error in OUTFILE; the JVM's exit status.
+agent() {
+	out=$1 options=$2
+	shift 2
+	echo go | "$java" "$@" -agentpath:"$agent=$options" -cp "$work/classes" \
+		KnownHeap 1000 4 4 1000 >"$out" 2>&1
+}
+
+# refused OPTIONS MESSAGE: the JVM does not start, and the agent says why.
+refused() {
+	agent "$work/agent.out" "$1"
+	rc=$?
+	[ $rc -eq 1 ] || fail "options '$1': the JVM's exit status is $rc, not 1"
+	has "$work/agent.out" "options '$1'" "heaptrace: java recorder: $2"
+}
+refused dump-on=sometimes "dump-on= takes major, every-gc, exit or signal, not 'sometimes'"
+refused every=0 "every= takes a number from 1 to 1000000000, not '0'"
+refused every=1000000001 "every= takes a number from 1 to 1000000000, not '1000000001'"
+refused colour=blue "unknown option 'colour=blue' (options: dump-on=WHEN, every=N, verbose, output=FILE last)"
+refused output= "output= needs a file name"
+refused "output=$work/no/such/dir/t.ht" "cannot record: $work/no/such/dir/t.ht: cannot open for writing: No such file or directory"
+refused output=/dev/full "cannot record: /dev/full: cannot write the header: No space left on device"
+
+# loaded twice: the first records, the second says it is ignored
+agent "$work/agent.out" "output=$work/twice-1.ht" \
+	-agentpath:"$agent=output=$work/twice-2.ht" ||
+	fail "the agent loaded twice: the JVM failed"
+has "$work/agent.out" "the agent loaded twice" \
+	"heaptrace: java recorder: loaded twice: the second is ignored"
+
+# no java.management: major collections cannot be told from minor ones
+agent "$work/agent.out" "dump-on=major,output=$work/nomgmt.ht" \
+	--limit-modules java.base ||
+	fail "without java.management: the JVM failed"
+has "$work/agent.out" "without java.management" \
+	"heaptrace: java recorder: cannot tell major GCs from minor ones (java.management unavailable): dumping after every GC"
+
+# verbose: a line per dump, and one at the end
+agent "$work/agent.out" "dump-on=exit,verbose,output=$work/verbose.ht" ||
+	fail "verbose: the JVM failed"
+grep -qxE "heaptrace: java recorder: dump 0 \(at exit\): [0-9]+ objects, [0-9]+ roots, [0-9.]+ ms \(walk [0-9.]+ ms\)" "$work/agent.out" ||
+	fail "verbose: no line for the dump at exit in: $(cat "$work/agent.out")"
+has "$work/agent.out" "verbose" \
+	"heaptrace: java recorder: 1 dump written to $work/verbose.ht"
+
+# a write that fails on the way: the file-size limit, in bytes as this
+# shell counts its blocks, stops the trace there
+(trap '' XFSZ; ulimit -f 40; head -c 100000 /dev/zero >"$work/limit") 2>/dev/null
+limit=$(($(wc -c <"$work/limit")))
+(trap '' XFSZ; ulimit -f 40; echo go | "$java" -XX:-UsePerfData \
+	-agentpath:"$agent=output=$work/cut.ht" -cp "$work/classes" \
+	KnownHeap 20000 4 4 1000 >"$work/agent.out" 2>&1)
+has "$work/agent.out" "a write that fails" \
+	"heaptrace: java recorder: $work/cut.ht: byte $limit: cannot write: File too large"
 
 [ $status -eq 0 ] && echo "ok: KnownHeap recorded and checked, $n nodes"
 exit $status

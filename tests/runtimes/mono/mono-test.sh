@@ -3,7 +3,8 @@
 # `heaptrace record` on a real Mono: records KnownHeap.exe (a heap the test
 # knows exactly) in each dump mode and checks what the analyses say about
 # it; cross-checks the per-class counts with Mono's own log profiler;
-# checks the exit status and the failures `record` must report.
+# checks the exit status, and the failures `record` and the module must
+# report, word for word (DIAGNOSTICS in heaptrace(1)).
 # Exits 77 (skipped) where Mono, the module or jq is missing.
 #
 # In a sanitizer build the module is instrumented, and mono, which is not,
@@ -24,6 +25,8 @@ N=1000 DEPTH=10 LEAVES=100 GARBAGE=300000
 TREE=$(( (1 << DEPTH) - 1 ))
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# as record names it in messages, with no symbolic link on the way
+work=$(cd "$work" && pwd -P)
 unset HEAPTRACE_RECORDER_DIR
 
 if [ -n "$sanitizer" ]; then
@@ -204,6 +207,24 @@ else
 fi
 
 # ---- what record must refuse or report --------------------------------------
+# Word for word, as DIAGNOSTICS in heaptrace(1) catalogs them.
+
+# same FILE WHAT EXPECTED_LINE...: FILE holds exactly the lines given.
+same() {
+	file=$1 what=$2
+	shift 2
+	printf '%s\n' "$@" >"$work/want"
+	diff -u "$work/want" "$file" >"$work/diff" ||
+		{ fail "$what: standard error differs (- expected, + actual)"; cat "$work/diff"; }
+}
+
+# has FILE WHAT LINE: FILE has LINE among its lines.
+has() {
+	grep -qxF -- "$3" "$1" ||
+		{ fail "$2: no line '$3' in:"; cat "$1"; }
+}
+
+moddir=$(dirname "$module")
 "$heaptrace" record -q -o "$work/x.ht" -- ls >/dev/null 2>&1
 [ $? = 2 ] || fail "record -- ls: not a usage error"
 mkdir "$work/broken"
@@ -211,14 +232,108 @@ echo "not a shared object" >"$work/broken/libmono-profiler-heaptrace.so"
 HEAPTRACE_RECORDER_DIR=$work/broken "$heaptrace" record -q -o "$work/x.ht" \
 	-- mono "$exe" 10 2 2 10 >/dev/null 2>"$work/err"
 st=$?
-[ $st = 3 ] && grep -q "did not load" "$work/err" ||
-	{ fail "a recorder that cannot load: exit status $st"; cat "$work/err"; }
+[ $st = 3 ] || fail "a recorder that cannot load: exit status $st, not 3"
+same "$work/err" "a recorder that cannot load" \
+	"heaptrace: the mono recorder did not record: no trace at $work/x.ht (the program exited with status 0)" \
+	"heaptrace: Mono runs the program even when it cannot load the profiler module: see FILES in heaptrace(1)"
 HEAPTRACE_RECORDER_DIR=$work/none "$heaptrace" record -q -o "$work/x.ht" \
 	-- mono "$exe" 10 2 2 10 >/dev/null 2>"$work/err"
 st=$?
-[ $st = 3 ] && grep -q "HEAPTRACE_RECORDER_DIR" "$work/err" ||
-	{ fail "no recorder in HEAPTRACE_RECORDER_DIR: exit status $st"; cat "$work/err"; }
-ok "record reports a recorder that does not load, and a command it does not know"
+[ $st = 3 ] || fail "no recorder in HEAPTRACE_RECORDER_DIR: exit status $st, not 3"
+same "$work/err" "no recorder in HEAPTRACE_RECORDER_DIR" \
+	"heaptrace: cannot record mono: HEAPTRACE_RECORDER_DIR is $work/none, which holds no readable libmono-profiler-heaptrace.so"
+
+# A heaptrace outside a build tree, with no recorder installed where it
+# looks: every place is named.
+mkdir "$work/solo"
+cp "$heaptrace" "$work/solo/heaptrace"
+"$work/solo/heaptrace" record -q -o "$work/x.ht" -- mono "$exe" \
+	>/dev/null 2>"$work/err"
+st=$?
+lib=libmono-profiler-heaptrace.so
+if [ $st = 0 ]; then
+	echo "note: a Mono recorder is installed where heaptrace looks: not-found check not made"
+else
+	[ $st = 3 ] || fail "no recorder found: exit status $st, not 3"
+	case $(cat "$work/err") in
+	"heaptrace: cannot record mono: cannot find $lib: looked in $work/solo/../recorders/mono/$lib, $work/solo/../"*"/$lib, /"*"/$lib (set HEAPTRACE_RECORDER_DIR to its directory)") ;;
+	*) fail "no recorder found: the message is:"; cat "$work/err" ;;
+	esac
+fi
+
+# A program that cannot be run: 127 when it is not there, 126 when it
+# cannot be executed.
+mkdir "$work/bin2"
+HEAPTRACE_RECORDER_DIR=$moddir "$heaptrace" record -q -o "$work/x.ht" \
+	-- "$work/bin2/mono" "$exe" >/dev/null 2>"$work/err"
+st=$?
+[ $st = 127 ] || fail "a mono that is not there: exit status $st, not 127"
+same "$work/err" "a mono that is not there" \
+	"heaptrace: cannot run '$work/bin2/mono': No such file or directory"
+: >"$work/bin2/mono"
+chmod 644 "$work/bin2/mono"
+HEAPTRACE_RECORDER_DIR=$moddir "$heaptrace" record -q -o "$work/x.ht" \
+	-- "$work/bin2/mono" "$exe" >/dev/null 2>"$work/err"
+st=$?
+[ $st = 126 ] || fail "a mono that cannot be executed: exit status $st, not 126"
+same "$work/err" "a mono that cannot be executed" \
+	"heaptrace: cannot run '$work/bin2/mono': Permission denied"
+ok "record reports a recorder that does not load or cannot be found, a command it does not know, a program it cannot run"
+
+# ---- what the module itself says, on the program's standard error ----------
+# It is loaded by hand here, as heaptrace(1) shows, with arguments record
+# would never give.
+
+# module OUTFILE ARGS [N]: runs KnownHeap (N list nodes) with the module,
+# its standard error in OUTFILE.
+module() {
+	(cd "$work" && LD_LIBRARY_PATH=$moddir MONO_ENV_OPTIONS="--profile=heaptrace:$2" \
+		mono "$exe" "${3:-10}" 2 2 10 >/dev/null 2>"$1")
+}
+
+# refused ARGS MESSAGE: the module refuses ARGS with MESSAGE, and the
+# program runs on, unrecorded.
+refused() {
+	rm -f "$work/heaptrace.ht"
+	module "$work/err" "$1" ||
+		fail "arguments '$1': the program failed"
+	same "$work/err" "arguments '$1'" "heaptrace: mono recorder: $2; not recording"
+	[ ! -e "$work/heaptrace.ht" ] || fail "arguments '$1': a trace was written"
+}
+refused dump=minor "dump= takes major, every-gc, exit or signal, not 'minor'"
+refused every=0 "every= takes a number from 1 to 1000000000, not '0'"
+refused every=1000000001 "every= takes a number from 1 to 1000000000, not '1000000001'"
+refused dump=exit,verbose "unknown option 'verbose' (options: dump=WHEN, every=N, alloc, output=FILE last)"
+refused output= "output= needs a file name"
+
+module "$work/err" "output=$work/no/such/dir/t.ht"
+same "$work/err" "an output in no directory" \
+	"heaptrace: mono recorder: cannot record: $work/no/such/dir/t.ht: cannot open for writing: No such file or directory"
+module "$work/err" "output=/dev/full"
+same "$work/err" "an output on a full disk" \
+	"heaptrace: mono recorder: cannot record: /dev/full: cannot write the header: No space left on device"
+
+# another module than the one record meant to load
+: >"$work/other.so"
+real_module=$(cd "$moddir" && pwd -P)/libmono-profiler-heaptrace.so
+real_other=$work/other.so
+(export HEAPTRACE_MODULE="$work/other.so"; module "$work/err" "output=$work/m.ht")
+same "$work/err" "another module loaded" \
+	"heaptrace: mono recorder: loaded $real_module rather than $real_other: Mono found that copy first"
+
+# a write that fails on the way: the file-size limit, in bytes as this
+# shell counts its blocks, stops the trace there
+(trap '' XFSZ; ulimit -f 40; head -c 100000 /dev/zero >"$work/limit") 2>/dev/null
+limit=$(($(wc -c <"$work/limit")))
+(trap '' XFSZ; ulimit -f 40; module "$work/err" "output=$work/cut.ht" 100000)
+same "$work/err" "a write that fails" \
+	"heaptrace: mono recorder: $work/cut.ht: byte $limit: cannot write: File too large"
+
+# HEAPTRACE_VERBOSE: the count of what was recorded
+(export HEAPTRACE_VERBOSE=1; module "$work/err" "output=$work/v.ht")
+grep -qxE "heaptrace: mono recorder: $work/v.ht: [0-9]+ events?, [0-9]+ GCs?, [0-9]+ bytes \([0-9]+ before compression\), [0-9]+ waits? for a buffer, [0-9]+ events? dropped, [0-9]+ root updates? dropped" "$work/err" ||
+	{ fail "HEAPTRACE_VERBOSE: no count of what was recorded"; cat "$work/err"; }
+ok "the module's messages: bad arguments, outputs it cannot write, another module, a failed write, HEAPTRACE_VERBOSE"
 
 [ $failures = 0 ] || { echo "$failures failures"; exit 1; }
 echo "all Mono recorder checks passed"
