@@ -478,56 +478,17 @@ static void analyse(const uint8_t *data, size_t size, enum fuzz_form form)
 
 /* ---- relocation and history --------------------------------------------- */
 
-/* The replay's ctx: a tracker, and the naive reference when it runs too. */
-struct reloc_pair {
-	struct reloc *t;
-	struct rref_naive *naive;
-};
-
-static int pair_event(void *ctx, const struct ht_event *ev,
-		      const struct ht_replay_state *st)
-{
-	struct reloc_pair *p = ctx;
-
-	if (p->naive)
-		rref_naive_event(p->naive, ev, st);
-	return reloc_on_event(p->t, ev, st);
-}
-
-static int pair_begin(void *ctx, const struct ht_replay_state *st)
-{
-	struct reloc_pair *p = ctx;
-
-	if (p->naive)
-		rref_naive_dump_begin(p->naive, st);
-	return reloc_on_dump_begin(p->t, st);
-}
-
-static int pair_end(void *ctx, const struct ht_replay_state *st)
-{
-	struct reloc_pair *p = ctx;
-
-	if (p->naive)
-		rref_naive_dump_end(p->naive, st);
-	return reloc_on_dump_end(p->t, st);
-}
-
 /* Replays the input through t (and v); false when the tracker stopped,
  * which it may do only for a reason it gives. */
 static bool track(const uint8_t *data, size_t size, enum fuzz_form form,
 		  struct reloc *t, struct rref_naive *v)
 {
-	struct ht_replay_callbacks cb = {
-		.on_dump_begin = pair_begin,
-		.on_dump_end = pair_end,
-	};
-	struct reloc_pair p = {t, v};
+	struct ht_replay_callbacks cb = rref_pair_callbacks();
+	struct rref_pair p = {t, v, 0};
 	struct ht_error err;
 	struct ht_reader *r;
 	int rc;
 
-	for (int k = HT_EV_FIRST; k <= HT_EV_LAST; k++)
-		cb.on_event[k] = pair_event;
 	r = fuzz_reader(data, size, form, FUZZ_SEEKABLE, &err);
 	FUZZ_CHECK(r, "the input opened once, not twice");
 	rc = ht_replay(r, &cb, &p, NULL, &err);

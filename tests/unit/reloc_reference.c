@@ -692,6 +692,55 @@ bool rref_too_big(const struct rref_outcome *got, const struct rref_naive *v)
 	return got->too_big || v->too_big;
 }
 
+/* ---- One replay for both ------------------------------------------------- */
+
+static int pair_event(void *ctx, const struct ht_event *ev,
+		      const struct ht_replay_state *st)
+{
+	struct rref_pair *p = ctx;
+
+	if (p->naive)
+		rref_naive_event(p->naive, ev, st);
+	return reloc_on_event(p->tracker, ev, st);
+}
+
+static int pair_begin(void *ctx, const struct ht_replay_state *st)
+{
+	struct rref_pair *p = ctx;
+
+	if (p->naive)
+		rref_naive_dump_begin(p->naive, st);
+	return reloc_on_dump_begin(p->tracker, st);
+}
+
+static int pair_end(void *ctx, const struct ht_replay_state *st)
+{
+	struct rref_pair *p = ctx;
+
+	if (p->naive)
+		rref_naive_dump_end(p->naive, st);
+	return reloc_on_dump_end(p->tracker, st);
+}
+
+static void pair_violation(void *ctx, const struct ht_violation *v)
+{
+	(void)v;
+	((struct rref_pair *)ctx)->violations++;
+}
+
+struct ht_replay_callbacks rref_pair_callbacks(void)
+{
+	struct ht_replay_callbacks cb = {
+		.on_dump_begin = pair_begin,
+		.on_dump_end = pair_end,
+		.on_violation = pair_violation,
+	};
+
+	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
+		cb.on_event[t] = pair_event;
+	return cb;
+}
+
 /* ---- The comparison ------------------------------------------------------ */
 
 static const char *say(char *buf, size_t len, const char *fmt, ...)

@@ -79,6 +79,17 @@ void rref_naive_dump_end(struct rref_naive *v,
 /* After the last event, as reloc_finish. */
 void rref_naive_finish(struct rref_naive *v);
 
+/* A tracker and, when a run compares, the reference beside it (else
+ * NULL), fed by one replay: the ctx of the callbacks that
+ * rref_pair_callbacks gives, which also count the violations. */
+struct rref_pair {
+	struct reloc *tracker;
+	struct rref_naive *naive;
+	uint64_t violations;
+};
+
+struct ht_replay_callbacks rref_pair_callbacks(void);
+
 /* Whether either side passed a bound, so that there is nothing to
  * compare. */
 bool rref_too_big(const struct rref_outcome *got,

@@ -9,22 +9,11 @@
 #include <criterion/criterion.h>
 
 #include "heap.h"
+#include "testutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || \
-	__has_feature(undefined_behavior_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
 
 #define VR HEAP_VIRTUAL_ROOT
 #define NONE HEAP_NONE

@@ -26,20 +26,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* A limit on the address space is no test under a sanitizer, which
- * reserves terabytes of it for its shadow. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || \
-	__has_feature(undefined_behavior_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 /* ---- Building dumps ---------------------------------------------------- */
 
 struct hp {

@@ -161,88 +161,36 @@ static void abort_dump(void)
 /* What the tracker said on the last run (reloc_reference.h). */
 static struct rref_outcome got;
 
-/* The replay's ctx must be the tracker, the outcome and, when a test runs
- * it alongside, the naive reference: a pair. */
-struct pair {
-	struct reloc *t;
-	struct rref_outcome *o;
-	struct rref_naive *naive;
-};
-
-static int pair_event(void *ctx, const struct ht_event *ev,
-		      const struct ht_replay_state *st)
-{
-	struct pair *p = ctx;
-
-	if (p->naive)
-		rref_naive_event(p->naive, ev, st);
-	return reloc_on_event(p->t, ev, st);
-}
-
-static int pair_begin(void *ctx, const struct ht_replay_state *st)
-{
-	struct pair *p = ctx;
-
-	if (p->naive)
-		rref_naive_dump_begin(p->naive, st);
-	return reloc_on_dump_begin(p->t, st);
-}
-
-static int pair_end(void *ctx, const struct ht_replay_state *st)
-{
-	struct pair *p = ctx;
-
-	if (p->naive)
-		rref_naive_dump_end(p->naive, st);
-	return reloc_on_dump_end(p->t, st);
-}
-
-static void pair_violation(void *ctx, const struct ht_violation *v)
-{
-	(void)v;
-	((struct pair *)ctx)->o->violations++;
-}
-
-static struct ht_replay_callbacks pair_callbacks(void)
-{
-	struct ht_replay_callbacks cb = {
-		.on_dump_begin = pair_begin,
-		.on_dump_end = pair_end,
-		.on_violation = pair_violation,
-	};
-
-	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
-		cb.on_event[t] = pair_event;
-	return cb;
-}
-
 /* Replays the events of the trace in memory through a tracker that
  * watches every object (and the naive reference, if given). */
 static void run_with(bool reports_survivors, struct rref_outcome *o,
 		     struct rref_naive *naive)
 {
 	struct reloc_hooks hooks = rref_outcome_hooks(o);
-	struct ht_replay_callbacks cb = pair_callbacks();
-	struct pair p = {.o = o, .naive = naive};
+	struct ht_replay_callbacks cb = rref_pair_callbacks();
+	struct rref_pair p = {.naive = naive};
 	struct replayer *r;
 
 	memset(o, 0, sizeof(*o));
-	p.t = reloc_new(reports_survivors, &hooks);
-	cr_assert_not_null(p.t);
+	p.tracker = reloc_new(reports_survivors, &hooks);
+	cr_assert_not_null(p.tracker);
 	for (uint32_t i = 0; i < RREF_MAX_OBJECTS; i++)
-		cr_assert_eq(reloc_watch_object(p.t, i), 0);
+		cr_assert_eq(reloc_watch_object(p.tracker, i), 0);
 	r = replayer_new(&cb, &p);
 	cr_assert_not_null(r);
 	for (size_t i = 0; i < n_events; i++)
 		cr_assert_eq(replayer_feed(r, &events[i], NULL), 0,
-			     "event %zu: %s", i, reloc_error(p.t));
-	cr_assert_eq(replayer_finish(r, NULL), 0, "%s", reloc_error(p.t));
-	cr_assert_eq(reloc_finish(p.t), 0, "%s", reloc_error(p.t));
+			     "event %zu: %s", i, reloc_error(p.tracker));
+	cr_assert_eq(replayer_finish(r, NULL), 0, "%s",
+		     reloc_error(p.tracker));
+	cr_assert_eq(reloc_finish(p.tracker), 0, "%s",
+		     reloc_error(p.tracker));
 	if (naive)
 		rref_naive_finish(naive);
-	reloc_get_totals(p.t, &o->totals);
+	reloc_get_totals(p.tracker, &o->totals);
+	o->violations = p.violations;
 	replayer_free(r);
-	reloc_free(p.t);
+	reloc_free(p.tracker);
 	cr_assert_str_empty(o->problem, "%s", o->problem);
 	cr_assert_not(o->too_big, "the test's trace is past the bounds of "
 		      "reloc_reference.h");

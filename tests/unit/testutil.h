@@ -9,6 +9,21 @@
 
 #include <stddef.h>
 
+/* 1 under AddressSanitizer or UndefinedBehaviorSanitizer: a test of the
+ * address space or of sheer size is no test there (the shadow reserves
+ * terabytes, and everything runs several times slower). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || \
+	__has_feature(undefined_behavior_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 /* A fresh path in a private temporary directory (removed at exit). The
  * returned string is static storage, one per call, never freed. */
 const char *tmp_path(const char *name);
