@@ -49,6 +49,9 @@ int cmd_cat(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return usage_error("cat", "one FILE at most");
+	if (output && same_file(optind < argc ? argv[optind] : DEFAULT_TRACE,
+				output))
+		return usage_error("cat", "input and output are the same file");
 	r = open_trace(optind < argc ? argv[optind] : NULL);
 	if (!r)
 		return EXIT_UNREADABLE;

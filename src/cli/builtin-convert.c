@@ -114,7 +114,7 @@ int cmd_convert(int argc, char **argv)
 	if (argc - optind != 1)
 		return usage_error("convert", "exactly one input file is needed");
 	input = argv[optind];
-	if (strcmp(input, "-") != 0 && strcmp(input, output) == 0)
+	if (same_file(input, output))
 		return usage_error("convert", "input and output are the same file");
 	r = open_trace(input);
 	if (!r)

@@ -15,7 +15,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage[] =
 	"usage: heaptrace flame [--svg] [--depth N] [--width PX] [--title TEXT]\n"
@@ -120,20 +119,6 @@ static int parse_bounded(const char *opt, const char *arg, uint64_t min,
 				   " to %" PRIu64 ", not '%s'", opt, min, max,
 				   arg);
 	return EXIT_DONE;
-}
-
-/* Whether OUT names the file FILE is, by any path: writing would lose the
- * trace (convert refuses the same). */
-static bool same_file(const char *path, const char *output)
-{
-	struct stat a, b;
-
-	if (strcmp(path, "-") == 0)
-		return false;
-	if (strcmp(path, output) == 0)
-		return true;
-	return stat(path, &a) == 0 && stat(output, &b) == 0 &&
-	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 static int operands(int argc, char **argv, struct flame_cmd *c)

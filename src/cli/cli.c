@@ -101,6 +101,18 @@ const char *count_of(uint64_t n, const char *one, const char *many, char *buf)
 	return buf;
 }
 
+bool same_file(const char *input, const char *output)
+{
+	struct stat a, b;
+
+	if (strcmp(input, "-") == 0)
+		return false;
+	if (strcmp(input, output) == 0)
+		return true;
+	return stat(input, &a) == 0 && stat(output, &b) == 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 struct ht_reader *open_trace(const char *path)
 {
 	struct ht_error err;

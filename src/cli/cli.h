@@ -53,6 +53,11 @@ int parse_format(const char *arg);
 /* Parses an id or count: decimal or 0x hex. 0 on success. */
 int parse_u64(const char *arg, uint64_t *out);
 
+/* Whether writing output would overwrite the trace read from input, by
+ * the same name or through another path to the same file. "-" (standard
+ * input) is never the same. */
+bool same_file(const char *input, const char *output);
+
 /* Opens the trace (DEFAULT_TRACE when path is NULL) or prints why not;
  * NULL then means: exit with EXIT_UNREADABLE. */
 struct ht_reader *open_trace(const char *path);
