@@ -6,6 +6,8 @@
  */
 #include "htbuild.h"
 
+#include <criterion/criterion.h>
+
 #include "codec.h"
 #include "format.h"
 #include "source.h"
@@ -674,4 +676,19 @@ struct ht_reader *htb_open_pipe(const void *data, size_t len, pid_t *child,
 	if (!f)
 		abort();
 	return open_stream(f, err);
+}
+
+struct ht_error htb_read_error(const struct htb *b)
+{
+	struct ht_error err;
+	struct ht_event ev;
+	struct ht_reader *r = htb_open_memory(b->data, b->len, &err);
+	int rc;
+
+	cr_assert_not_null(r, "%s", err.message);
+	while ((rc = ht_reader_next(r, &ev, &err)) == 1)
+		;
+	cr_assert_eq(rc, -1, "read to its end without error");
+	ht_reader_close(r);
+	return err;
 }

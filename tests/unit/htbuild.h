@@ -98,4 +98,8 @@ struct ht_reader *htb_open_memory(const void *data, size_t len,
 struct ht_reader *htb_open_pipe(const void *data, size_t len, pid_t *child,
 				struct ht_error *err);
 
+/* Reads b from memory to its end, and returns the error that ended it:
+ * the test fails if b does not open, or reads without error. */
+struct ht_error htb_read_error(const struct htb *b);
+
 #endif

@@ -21,22 +21,6 @@
 #define TEN_GIB (UINT64_C(10) << 30)
 #define TWO_TO_60 (UINT64_C(1) << 60)
 
-/* The error that ends reading b, after every event before it. */
-static struct ht_error read_error(const struct htb *b)
-{
-	struct ht_error err;
-	struct ht_event ev;
-	struct ht_reader *r = htb_open_memory(b->data, b->len, &err);
-	int rc;
-
-	cr_assert_not_null(r, "%s", err.message);
-	while ((rc = ht_reader_next(r, &ev, &err)) == 1)
-		;
-	cr_assert_eq(rc, -1, "the hostile chunk was read without error");
-	ht_reader_close(r);
-	return err;
-}
-
 /* A file of the sample header and one chunk holding payload. */
 static struct ht_error chunk_error(const uint8_t *payload, size_t len)
 {
@@ -45,7 +29,7 @@ static struct ht_error chunk_error(const uint8_t *payload, size_t len)
 
 	htb_start(&b, htb_sample_header());
 	htb_raw_chunk(&b, HT_CHUNK_EVENTS, payload, len, 0, 1);
-	err = read_error(&b);
+	err = htb_read_error(&b);
 	htb_free(&b);
 	return err;
 }
@@ -202,7 +186,7 @@ Test(limits, chunk_over_256_mib_is_refused_before_reading_it)
 
 	htb_start(&b, htb_sample_header());
 	htb_chunk_as_is(&b, &h, raw, sizeof(raw));
-	err = read_error(&b);
+	err = htb_read_error(&b);
 	cr_assert_eq(err.code, HT_E_CORRUPT, "%s", err.message);
 	assert_says(err, "chunk larger than the 256 MiB limit");
 	htb_free(&b);

@@ -22,22 +22,6 @@
 
 static const struct ht_event gc_finished = { .type = HT_EV_GC_FINISHED };
 
-/* The message that ends reading b. */
-static struct ht_error read_error(const struct htb *b)
-{
-	struct ht_error err;
-	struct ht_event ev;
-	struct ht_reader *r = htb_open_memory(b->data, b->len, &err);
-	int rc;
-
-	cr_assert_not_null(r, "%s", err.message);
-	while ((rc = ht_reader_next(r, &ev, &err)) == 1)
-		;
-	cr_assert_eq(rc, -1, "read without error");
-	ht_reader_close(r);
-	return err;
-}
-
 #define assert_says(err, text)                                          \
 	cr_assert(strstr((err).message, (text)), "'%s' lacks '%s'",     \
 		  (err).message, (text))
@@ -54,7 +38,7 @@ static struct ht_error stored_chunk_error(struct ht_chunk_header h,
 	h.payload_crc = (uint32_t)crc32(0, stored, (uInt)len);
 	htb_start(&b, htb_sample_header());
 	htb_chunk_as_is(&b, &h, stored, len);
-	err = read_error(&b);
+	err = htb_read_error(&b);
 	htb_free(&b);
 	return err;
 }
@@ -128,7 +112,7 @@ Test(messages, chunk_holding_more_events_than_it_says)
 	codec_put_event(&e, &two[1]);
 	htb_start(&b, htb_sample_header());
 	htb_raw_chunk(&b, HT_CHUNK_EVENTS, raw, codec_enc_used(&e), 0, 1);
-	err = read_error(&b);
+	err = htb_read_error(&b);
 	assert_says(err, "chunk holds more events than the 1 its header says");
 	htb_free(&b);
 }
@@ -142,7 +126,7 @@ static struct ht_error event_error(const uint8_t *payload, size_t len)
 
 	htb_start(&b, htb_sample_header());
 	htb_raw_chunk(&b, HT_CHUNK_EVENTS, payload, len, 0, 1);
-	err = read_error(&b);
+	err = htb_read_error(&b);
 	htb_free(&b);
 	cr_assert_eq(err.code, HT_E_CORRUPT, "%s", err.message);
 	assert_says(err, "undecodable event 0 of the chunk, at byte 0 of its "
@@ -196,7 +180,7 @@ Test(messages, damaged_index_and_trailer)
 	htb_start(&b, htb_sample_header());
 	htb_chunk(&b, &gc_finished, 1);
 	htb_raw_chunk(&b, HT_CHUNK_INDEX, garbage, sizeof(garbage), 1, 0);
-	err = read_error(&b);
+	err = htb_read_error(&b);
 	assert_says(err, "bad index chunk: bad entry count");
 	htb_free(&b);
 
@@ -205,7 +189,7 @@ Test(messages, damaged_index_and_trailer)
 	htb_chunk(&b, &gc_finished, 1);
 	htb_index_chunk(&b);
 	htb_append(&b, "sixteen bytes...", 16);
-	err = read_error(&b);
+	err = htb_read_error(&b);
 	assert_says(err, "bad trailer after the index chunk");
 	htb_free(&b);
 
@@ -216,7 +200,7 @@ Test(messages, damaged_index_and_trailer)
 	first_index = b.index_offset;
 	htb_index_chunk(&b);
 	htb_trailer(&b);
-	err = read_error(&b);
+	err = htb_read_error(&b);
 	cr_assert_eq(err.offset, first_index);
 	assert_says(err, "index chunk where the trailer does not point");
 	htb_free(&b);
