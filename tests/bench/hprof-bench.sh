@@ -25,12 +25,8 @@ heaptrace=$1 measure=$2 java_src=$3 bench_src=$4 cache=$5
 n=${HT_HPROF_BENCH_NODES:-2000000} depth=17 leaves=16 garbage=1000000
 runs=3
 
-for tool in java javac jcmd python3; do
-	command -v "$tool" >/dev/null 2>&1 || {
-		echo "SKIP: no $tool"
-		exit 77
-	}
-done
+. "$(dirname "$0")/../lib.sh"
+need_tools java javac jcmd python3
 mkdir -p "$cache/classes" || exit 1
 dump=$cache/knownheap-$n.hprof
 

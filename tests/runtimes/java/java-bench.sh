@@ -24,12 +24,8 @@ n=${HT_BENCH_JAVA_N:-2000000}
 runs=${HT_BENCH_RUNS:-3}
 repeat=${HT_BENCH_REPEAT:-50}
 
-for tool in java javac timeout; do
-	command -v "$tool" >/dev/null 2>&1 || {
-		echo "SKIP: no $tool"
-		exit 77
-	}
-done
+. "$(dirname "$0")/../../lib.sh"
+need_tools java javac timeout
 case ${HT_SANITIZE:-none} in
 none) ;;
 *) echo "SKIP: timings under a sanitizer mean nothing"; exit 77 ;;

@@ -24,17 +24,8 @@ heaptrace=$1 src=$2 work=$3
 n=5000 depth=6 leaves=8 garbage=200000
 status=0
 
-for tool in java javac jcmd python3; do
-	command -v "$tool" >/dev/null 2>&1 || {
-		echo "SKIP: no $tool"
-		exit 77
-	}
-done
-
-fail() {
-	echo "FAIL: $*" >&2
-	status=1
-}
+. "$(dirname "$0")/../../lib.sh"
+need_tools java javac jcmd python3
 
 rm -rf "$work"
 mkdir -p "$work/classes" "$work/bin" || exit 1
