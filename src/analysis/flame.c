@@ -14,6 +14,7 @@
 #include "flame.h"
 
 #include "error.h"
+#include "grouped.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -545,21 +546,6 @@ int flame_write_folded(const struct flame *f, FILE *out)
 #define SVG_ROW 17.0          /* a frame's row: 16 px and a gap */
 #define SVG_CHAR 7.25         /* width of a 12 px monospace character */
 #define SVG_MIN_WIDTH 0.1     /* narrower frames are left out */
-
-/* "1,234,567" into buf (at least 32 bytes). */
-static const char *grouped(uint64_t v, char *buf)
-{
-	char digits[24];
-	int n = snprintf(digits, sizeof(digits), "%" PRIu64, v), j = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[j++] = ',';
-		buf[j++] = digits[i];
-	}
-	buf[j] = '\0';
-	return buf;
-}
 
 /* Length of the valid UTF-8 sequence at p, 0 if it is not one. */
 static size_t utf8_length(const unsigned char *p)

@@ -8,6 +8,8 @@
  */
 #include "budget.h"
 
+#include "grouped.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -399,21 +401,6 @@ bool budget_figures(const struct budget *b, const struct diff *d,
 }
 
 /* ---- saying it ---------------------------------------------------------- */
-
-/* "1,234,567" into buf (at least 32 bytes). */
-static const char *grouped(uint64_t v, char *buf)
-{
-	char digits[24];
-	int n = snprintf(digits, sizeof(digits), "%" PRIu64, v), j = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[j++] = ',';
-		buf[j++] = digits[i];
-	}
-	buf[j] = '\0';
-	return buf;
-}
 
 const char *budget_figures_text(const struct budget *b, struct diff_value v,
 				char buf[BUDGET_FIGURES_TEXT])
