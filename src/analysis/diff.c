@@ -63,22 +63,6 @@ static const char *slot_name(const struct heap *h, size_t slot, char *buf)
 	return buf;
 }
 
-static const char *class_name_by_id(const struct heap *h, ht_id id)
-{
-	size_t lo = 0, hi = h->n_classes;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (h->classes[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < h->n_classes && h->classes[lo].id == id
-		? h->classes[lo].name : NULL;
-}
-
 static bool is_frame(unsigned container)
 {
 	return container >= HT_C_RT_JIT && container <= HT_C_RT_INTERNALFRAME;
@@ -101,7 +85,7 @@ static void root_label(const struct heap *h, const struct heap_root *r,
 		if (is_frame(r->container) && r->id2)
 			what = heap_method_name(h, r->id2);
 		else if (r->container == HT_C_RT_CLASS)
-			what = class_name_by_id(h, r->id1);
+			what = heap_class_name_by_id(h, r->id1);
 		else if (r->container == HT_C_RT_THREAD)
 			what = heap_thread_name(h, r->id1);
 		name = name ? name : "container";
@@ -109,7 +93,7 @@ static void root_label(const struct heap *h, const struct heap_root *r,
 		name = r->kind == HEAP_NO_KIND ? NULL
 			: ht_root_kind_name((enum ht_root_kind)r->kind);
 		if (r->kind == HT_ROOT_OTHER && r->root_id)
-			what = class_name_by_id(h, r->root_id);
+			what = heap_class_name_by_id(h, r->root_id);
 		snprintf(buf, len, "%s%sroot%s%s%s", name ? name : "",
 			 name ? " " : "", what ? " (" : "", what ? what : "",
 			 what ? ")" : "");

@@ -1579,6 +1579,22 @@ const char *heap_class_name(const struct heap *h, uint32_t object, char *buf)
 	return buf;
 }
 
+const char *heap_class_name_by_id(const struct heap *h, ht_id class_id)
+{
+	size_t lo = 0, hi = h->n_classes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->classes[mid].id < class_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->n_classes && h->classes[lo].id == class_id
+		? h->classes[lo].name : NULL;
+}
+
 static const char *find_name(const struct heap_name *list, size_t n, ht_id id)
 {
 	size_t lo = 0, hi = n;

@@ -143,6 +143,9 @@ uint32_t heap_find(const struct heap *h, ht_id id);
 /* Class name of an object ("?" + hex id when unnamed); buf holds at least
  * 32 bytes for that case. */
 const char *heap_class_name(const struct heap *h, uint32_t object, char *buf);
+/* The name the trace gave a class id (roots of class statics name their
+ * class by id); NULL if unnamed or unknown. */
+const char *heap_class_name_by_id(const struct heap *h, ht_id class_id);
 const char *heap_thread_name(const struct heap *h, ht_id thread); /* NULL if unnamed */
 const char *heap_method_name(const struct heap *h, ht_id method); /* NULL if unnamed */
 

@@ -87,23 +87,6 @@ const char *generation_name(unsigned generation, char *buf)
 	return buf;
 }
 
-const char *class_name_of_id(const struct heap *h, ht_id class_id)
-{
-	size_t lo = 0, hi = h->n_classes;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (h->classes[mid].id < class_id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < h->n_classes && h->classes[lo].id == class_id)
-		return h->classes[lo].name;
-	return NULL;
-}
-
 bool is_frame_container(unsigned container)
 {
 	return container >= HT_C_RT_JIT && container <= HT_C_RT_INTERNALFRAME;
@@ -176,7 +159,7 @@ static void add_container_detail(struct text *t, const struct heap *h,
 			return;
 		}
 	} else if (r->container == HT_C_RT_CLASS) {
-		name = class_name_of_id(h, r->id1);
+		name = heap_class_name_by_id(h, r->id1);
 	} else if (r->container == HT_C_RT_THREAD) {
 		name = heap_thread_name(h, r->id1);
 	}
@@ -267,7 +250,7 @@ void out_root(struct out *o, const char *key, const struct heap *h,
 	out_thread(o, h, r);
 	out_method(o, h, r);
 	if (r->container == HT_C_RT_CLASS)
-		out_string(o, "class", class_name_of_id(h, r->id1));
+		out_string(o, "class", heap_class_name_by_id(h, r->id1));
 	if (!r->container) {
 		if (r->root_id)
 			out_id(o, "root_id", r->root_id);

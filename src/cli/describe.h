@@ -35,9 +35,6 @@ void widen_id(int *w, ht_id id);
 /* "0", "1", "2", "LOH", "POH", "unknown"; buf holds 16 bytes. */
 const char *generation_name(unsigned generation, char *buf);
 
-/* The name the trace gave a class id, NULL if none. */
-const char *class_name_of_id(const struct heap *h, ht_id class_id);
-
 /* A stack frame container: id2 is the frame's method. */
 bool is_frame_container(unsigned container);
 
