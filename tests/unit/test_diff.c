@@ -573,17 +573,6 @@ Test(written, weakly_held_objects_are_left_out)
 
 /* ---- random heaps that grow --------------------------------------------- */
 
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /*
  * A trace of two dumps: the first has n objects, the second those and m
  * more, each new one referred to by an older object or a root; refs are
@@ -599,19 +588,19 @@ static const char *random_growth(unsigned n, unsigned m, unsigned seed)
 	const char *path;
 
 	cr_assert(t && refs);
-	rng_state = seed;
+	test_random_seed(seed);
 	/* refs[2i], refs[2i+1]: 1 + target, 0 null; new objects are hung on
 	 * an older object's free field */
 	for (unsigned i = 0; i < total; i++) {
 		if (i == 0)
 			continue;
 		for (int k = 0; k < 2; k++)
-			if (rng() % 3 == 0)
-				refs[2 * i + k] = 1 + (unsigned)(rng() % i);
+			if (test_random() % 3 == 0)
+				refs[2 * i + k] = 1 + (unsigned)(test_random() % i);
 		if (i >= n) {
-			unsigned at = (unsigned)(rng() % i);
+			unsigned at = (unsigned)(test_random() % i);
 
-			refs[2 * at + (rng() & 1)] = 1 + i;
+			refs[2 * at + (test_random() & 1)] = 1 + i;
 		}
 	}
 	len += (size_t)snprintf(t + len, cap - len,

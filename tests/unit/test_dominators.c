@@ -359,21 +359,9 @@ static void reference_dominators(const struct heap *h, struct reference *ref)
 
 /* ---- Random graphs ------------------------------------------------------ */
 
-static uint64_t rng_state;
-
-static uint64_t next_random(void)
-{
-	/* splitmix64 */
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static uint32_t below(uint32_t n)
 {
-	return (uint32_t)(next_random() % n);
+	return (uint32_t)(test_random() % n);
 }
 
 /* A ref of object i: mostly to an object nearby (deep chains and shared
@@ -459,7 +447,7 @@ Test(random, agrees_with_the_definition)
 	for (unsigned seed = 1; seed <= RANDOM_GRAPHS; seed++) {
 		struct heap *h;
 
-		rng_state = seed;
+		test_random_seed(seed);
 		h = random_graph(1 + below(60));
 		compare_with_reference(h, seed);
 		heap_free(h);
@@ -474,7 +462,7 @@ Test(random, dense_graphs_with_many_roots)
 		struct heap *h = new_heap(n, (uint64_t)n * 8, 8);
 		uint64_t e = 0;
 
-		rng_state = 1000000 + seed;
+		test_random_seed(1000000 + seed);
 		for (uint32_t i = 0; i < n; i++) {
 			h->size[i] = 1 + below(50);
 			for (unsigned k = below(9); k > 0; k--)

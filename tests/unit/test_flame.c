@@ -342,17 +342,6 @@ Test(deep, a_list_of_a_hundred_thousand, .timeout = 120)
 	unload(&l);
 }
 
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static const char *random_trace(unsigned n, unsigned seed)
 {
 	size_t cap = (size_t)n * 160 + 4096, len = 0;
@@ -361,7 +350,7 @@ static const char *random_trace(unsigned n, unsigned seed)
 	char name[32];
 
 	cr_assert_not_null(t);
-	rng_state = seed;
+	test_random_seed(seed);
 	len += (size_t)snprintf(t, cap, "heaptrace: 1\nruntime: clr\n"
 		"pointer_size: 8\nreports_survivors: true\nevents:\n");
 	for (int c = 0; c < 6; c++)
@@ -373,17 +362,17 @@ static const char *random_trace(unsigned n, unsigned seed)
 		len += (size_t)snprintf(t + len, cap - len,
 			"  - root_references: {refs: [0x%llx], flags: [0], "
 			"kinds: [%s], root_flags: [%d], root_ids: [0]}\n",
-			0x1000ull + 16 * (rng() % n),
+			0x1000ull + 16 * (test_random() % n),
 			r % 2 ? "handle" : "stack", r == 3 ? 2 : 0);
 	for (unsigned i = 0; i < n; i++) {
-		unsigned a = (unsigned)(rng() % n), b = (unsigned)(rng() % n);
+		unsigned a = (unsigned)(test_random() % n), b = (unsigned)(test_random() % n);
 
 		len += (size_t)snprintf(t + len, cap - len,
 			"  - object_references: {id: 0x%x, class: 0x%x, size: %u, "
 			"refs: [0x%x, 0x%x], flags: 0}\n", 0x1000 + 16 * i,
-			0x10 + (unsigned)(rng() % 6), 1 + (unsigned)(rng() % 50),
-			rng() % 4 ? 0x1000 + 16 * a : 0,
-			rng() % 3 ? 0x1000 + 16 * b : 0);
+			0x10 + (unsigned)(test_random() % 6), 1 + (unsigned)(test_random() % 50),
+			test_random() % 4 ? 0x1000 + 16 * a : 0,
+			test_random() % 3 ? 0x1000 + 16 * b : 0);
 	}
 	len += (size_t)snprintf(t + len, cap - len, "  - gc_finished: {}\n");
 	snprintf(name, sizeof(name), "random-%u.yaml", seed);

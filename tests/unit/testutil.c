@@ -1,5 +1,6 @@
 /*
- * testutil.c - temporary files and test data paths for the unit tests.
+ * testutil.c - temporary files, test data paths and a random stream for
+ * the unit tests.
  */
 #include "testutil.h"
 
@@ -102,4 +103,20 @@ const char *testdata(const char *name)
 	if (asprintf(&p, "%s/%s", dir ? dir : "testdata", name) < 0)
 		abort();
 	return remember(p);
+}
+
+static uint64_t random_state;
+
+void test_random_seed(uint64_t seed)
+{
+	random_state = seed;
+}
+
+uint64_t test_random(void)
+{
+	uint64_t z = (random_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
 }

@@ -1,5 +1,6 @@
 /*
- * testutil.h - helpers shared by the unit tests: temporary files, and
+ * testutil.h - helpers shared by the unit tests: temporary files, random
+ * numbers, and
  * building events tersely.
  */
 #ifndef HT_TESTUTIL_H
@@ -8,6 +9,7 @@
 #include <heaptrace/trace.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* 1 under AddressSanitizer or UndefinedBehaviorSanitizer: a test of the
  * address space or of sheer size is no test there (the shadow reserves
@@ -33,6 +35,11 @@ const char *tmp_file_with(const char *name, const void *data, size_t len);
 
 /* Reads a whole file into malloc'd memory; *len set. NULL on failure. */
 void *read_whole_file(const char *path, size_t *len);
+
+/* A reproducible stream of random numbers (splitmix64) for tests that try
+ * many random inputs: test_random_seed starts it over from a seed. */
+void test_random_seed(uint64_t seed);
+uint64_t test_random(void);
 
 /* Path of a file under testdata/ (from $HT_TESTDATA). */
 const char *testdata(const char *name);
