@@ -1,7 +1,6 @@
 /*
- * testutil.h - helpers shared by the unit tests: temporary files, random
- * numbers, and
- * building events tersely.
+ * testutil.h - helpers shared by the unit tests: temporary files, test
+ * data paths, random numbers, and whether a sanitizer is on.
  */
 #ifndef HT_TESTUTIL_H
 #define HT_TESTUTIL_H
