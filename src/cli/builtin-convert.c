@@ -6,6 +6,7 @@
  */
 #include "builtin.h"
 #include "cli.h"
+#include "error.h"
 
 #include <heaptrace/record.h>
 
@@ -63,7 +64,7 @@ static int copy_events(struct ht_reader *r, struct ht_recorder *rec,
 		error_msg("%s", err.message);
 		error_msg("%s: the %llu events before the %s were written", out,
 			  (unsigned long long)n,
-			  err.code == HT_E_NOMEM ? "error" : "damage");
+			  err_is_damage(&err) ? "damage" : "error");
 		status = EXIT_UNREADABLE;
 	}
 	return status;

@@ -10,6 +10,8 @@
 
 #include <heaptrace/trace.h>
 
+#include <stdbool.h>
+
 #define HT_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
 void err_plain(struct ht_error *err, enum ht_error_code code,
@@ -24,5 +26,13 @@ void err_at_line(struct ht_error *err, enum ht_error_code code,
 void err_sys(struct ht_error *err, int errnum, const char *file,
 	     const char *fmt, ...) HT_PRINTF(4, 5);
 void err_clear(struct ht_error *err);
+
+/* Whether a reader's error is damage of its input, whose events before it
+ * are an answer to give; running out of memory is not: nothing before it
+ * is (heaptrace(1), DIAGNOSTICS). */
+static inline bool err_is_damage(const struct ht_error *err)
+{
+	return err->code != HT_E_NOMEM;
+}
 
 #endif

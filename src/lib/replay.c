@@ -710,9 +710,7 @@ static int feed_reader(struct replayer *r, struct ht_reader *reader,
 			return rc;
 	}
 	if (n < 0) {
-		/* running out of memory is not damage: nothing before it is
-		 * an answer to give */
-		*read_error = err->code != HT_E_NOMEM;
+		*read_error = err_is_damage(err);
 		return -1;
 	}
 	return 0;
