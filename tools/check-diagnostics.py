@@ -4,7 +4,7 @@ print is missing from the catalog: DIAGNOSTICS of heaptrace(1), or ERRORS
 of libheaptrace(3) for the recording API.
 
 Every call that makes a message (error_msg, warning_msg, usage_error, the
-err_* of src/lib/error.h, and the recorders' own) is found in src/, its
+err_* of src/lib/common/error.h, and the recorders' own) is found in src/, its
 format string cut at each conversion (%s, %llu, ...), and each piece of
 two words or more must appear in the rendered catalog. A piece the
 catalog writes with a placeholder in it ("not KIND" for "not null") or
@@ -26,15 +26,15 @@ CALLS = r"\b(error_msg|warning_msg|usage_error|err_plain|err_at_offset|" \
 KNOWN = {
     ("src/cli/cli.c", "unknown option '-"):
         "cataloged as unknown option 'OPTION'",
-    ("src/lib/yaml_read.c", "must be a number, not null"):
+    ("src/lib/read/yaml_read.c", "must be a number, not null"):
         "cataloged as 'FIELD' must be a number, not KIND",
-    ("src/lib/yaml_read.c", "must be a number, not a string"):
+    ("src/lib/read/yaml_read.c", "must be a number, not a string"):
         "cataloged as 'FIELD' must be a number, not KIND",
-    ("src/lib/yaml_read.c", "no input"):
+    ("src/lib/read/yaml_read.c", "no input"):
         "a caller's mistake: no command opens YAML without a stream",
-    ("src/lib/yaml_write.c", "is NULL"):
+    ("src/lib/read/yaml_write.c", "is NULL"):
         "a caller's mistake: readers never give an event without its arrays",
-    ("src/lib/yaml_write.c", "header: metadata is NULL"):
+    ("src/lib/read/yaml_write.c", "header: metadata is NULL"):
         "a caller's mistake: readers never give a header without metadata",
     ("src/analysis/heap.c", "no dump %"):
         "a caller's mistake: the commands ask only for dumps >= -2",

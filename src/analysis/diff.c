@@ -12,11 +12,11 @@
  * signature never dominate each other, and their retained sizes add up
  * without counting anything twice.
  */
-#include "diff.h"
+#include "analysis/diff.h"
 
-#include "error.h"
-#include "flame.h"
-#include "relocation.h"
+#include "lib/common/error.h"
+#include "analysis/flame.h"
+#include "analysis/relocation.h"
 
 #include <inttypes.h>
 #include <stdio.h>

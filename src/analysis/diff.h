@@ -23,7 +23,7 @@
 #ifndef HT_DIFF_H
 #define HT_DIFF_H
 
-#include "heap.h"
+#include "analysis/heap.h"
 
 #include <stdbool.h>
 #include <stddef.h>

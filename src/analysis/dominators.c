@@ -22,9 +22,9 @@
  * time goes into cache misses, so the loops ask for what they will read
  * soon (prefetch) and the data read together lies together.
  */
-#include "heap.h"
+#include "analysis/heap.h"
 
-#include "error.h"
+#include "lib/common/error.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -11,10 +11,10 @@
  * (parent, name rank) keys: no recursion anywhere, since dominator trees
  * of real heaps are as deep as their longest linked list.
  */
-#include "flame.h"
+#include "analysis/flame.h"
 
-#include "error.h"
-#include "grouped.h"
+#include "lib/common/error.h"
+#include "util/grouped.h"
 
 #include <inttypes.h>
 #include <stdbool.h>

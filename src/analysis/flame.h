@@ -16,7 +16,7 @@
 #ifndef HT_FLAME_H
 #define HT_FLAME_H
 
-#include "heap.h"
+#include "analysis/heap.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -14,10 +14,10 @@
  * Names (classes, threads, methods) and generation bounds are tracked over
  * the whole trace; a dump takes a snapshot of them when it ends.
  */
-#include "heap.h"
+#include "analysis/heap.h"
 
-#include "error.h"
-#include "source.h"
+#include "lib/common/error.h"
+#include "lib/read/source.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -10,9 +10,9 @@
  * roots on one object are two paths. The reversed edges are built per
  * query: a path query is rare, and they would double the graph if kept.
  */
-#include "heap.h"
+#include "analysis/heap.h"
 
-#include "error.h"
+#include "lib/common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

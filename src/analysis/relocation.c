@@ -21,8 +21,8 @@
  * or, when it keeps the rows' order (a GC that slides objects down),
  * compacted in place.
  */
-#include "relocation.h"
-#include "saturating.h"
+#include "analysis/relocation.h"
+#include "util/saturating.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,9 +6,9 @@
  * its 64-bit mantissa, and a threshold such as 1.5MB or +16.7% needs a
  * fraction.
  */
-#include "budget.h"
+#include "cli/budget.h"
 
-#include "grouped.h"
+#include "util/grouped.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -25,7 +25,7 @@
 #ifndef HT_BUDGET_H
 #define HT_BUDGET_H
 
-#include "diff.h"
+#include "analysis/diff.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,10 +3,10 @@
  * canonical text form that `convert` reads back (so cat, convert, cat gives
  * the same bytes).
  */
-#include "builtin.h"
-#include "cli.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
 
-#include "textform.h"
+#include "lib/read/textform.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -4,9 +4,9 @@
  * event index and place, the damage the reader met, what the recorder
  * itself counted, and whether the index agrees with the events.
  */
-#include "builtin.h"
-#include "cli.h"
-#include "output.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
+#include "cli/output.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -4,9 +4,9 @@
  * .ht trace through the recording shim, so the result is exactly what a
  * recording of the same events would be.
  */
-#include "builtin.h"
-#include "cli.h"
-#include "error.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
+#include "lib/common/error.h"
 
 #include <heaptrace/record.h>
 

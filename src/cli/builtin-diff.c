@@ -9,14 +9,14 @@
  * which matches the objects of the two dumps through their moves. Two
  * traces are loaded one after the other and matched by path (diff.h).
  */
-#include "budget.h"
-#include "builtin.h"
-#include "cli.h"
-#include "describe.h"
-#include "load-dump.h"
-#include "output.h"
+#include "cli/budget.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
+#include "cli/describe.h"
+#include "cli/load-dump.h"
+#include "cli/output.h"
 
-#include "diff.h"
+#include "analysis/diff.h"
 
 #include <getopt.h>
 #include <inttypes.h>

@@ -3,12 +3,12 @@
  * flame graph, in folded stacks for flamegraph.pl, inferno or speedscope,
  * or as a self-contained icicle SVG to open in a browser (flame.h).
  */
-#include "builtin.h"
-#include "cli.h"
-#include "describe.h"
-#include "load-dump.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
+#include "cli/describe.h"
+#include "cli/load-dump.h"
 
-#include "flame.h"
+#include "analysis/flame.h"
 
 #include <getopt.h>
 #include <inttypes.h>

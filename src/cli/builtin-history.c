@@ -11,13 +11,13 @@
  * their lives. A pipe is first copied to a temporary file (load-dump.c)
  * so that it can be read twice.
  */
-#include "builtin.h"
-#include "cli.h"
-#include "describe.h"
-#include "load-dump.h"
-#include "output.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
+#include "cli/describe.h"
+#include "cli/load-dump.h"
+#include "cli/output.h"
 
-#include "relocation.h"
+#include "analysis/relocation.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -3,11 +3,11 @@
  * sizes, generation, immediate dominator, the roots that hold it, the
  * objects that refer to it and those it refers to.
  */
-#include "builtin.h"
-#include "cli.h"
-#include "describe.h"
-#include "load-dump.h"
-#include "output.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
+#include "cli/describe.h"
+#include "cli/load-dump.h"
+#include "cli/output.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -4,11 +4,11 @@
  * root, with the root's container, thread and method and the field that
  * each step goes through.
  */
-#include "builtin.h"
-#include "cli.h"
-#include "describe.h"
-#include "load-dump.h"
-#include "output.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
+#include "cli/describe.h"
+#include "cli/load-dump.h"
+#include "cli/output.h"
 
 #include <getopt.h>
 #include <stdlib.h>

@@ -9,9 +9,9 @@
  * runtime may ignore a recorder it cannot load, so a missing or empty
  * trace is an error of its own.
  */
-#include "builtin.h"
-#include "cli.h"
-#include "record.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
+#include "cli/record.h"
 
 #include "ht_config.h"
 

@@ -13,14 +13,14 @@
  * time, and each dump's figures are written as soon as they are known, so
  * that a trace of thousands of dumps is not held in memory.
  */
-#include "builtin.h"
-#include "cli.h"
-#include "describe.h"
-#include "load-dump.h"
-#include "output.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
+#include "cli/describe.h"
+#include "cli/load-dump.h"
+#include "cli/output.h"
 
-#include "relocation.h"
-#include "saturating.h"
+#include "analysis/relocation.h"
+#include "util/saturating.h"
 
 #include <getopt.h>
 #include <stdarg.h>

@@ -3,11 +3,11 @@
  * objects ordered by retained or self size, or as classes ordered by
  * retained size, self bytes or count.
  */
-#include "builtin.h"
-#include "cli.h"
-#include "describe.h"
-#include "load-dump.h"
-#include "output.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
+#include "cli/describe.h"
+#include "cli/load-dump.h"
+#include "cli/output.h"
 
 #include <getopt.h>
 #include <stdlib.h>

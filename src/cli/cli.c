@@ -2,7 +2,7 @@
  * cli.c - exit statuses, messages, option parsing helpers and progress
  * shared by the commands.
  */
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -2,7 +2,7 @@
  * describe.c - names for people and programs shared by the analysis
  * commands (describe.h): sizes, roots, generations, the class table.
  */
-#include "describe.h"
+#include "cli/describe.h"
 
 #include <stdarg.h>
 #include <stdio.h>

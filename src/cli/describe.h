@@ -7,9 +7,9 @@
 #ifndef HT_DESCRIBE_H
 #define HT_DESCRIBE_H
 
-#include "output.h"
+#include "cli/output.h"
 
-#include "heap.h"
+#include "analysis/heap.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * load-dump.c - the input side of the analysis commands (load-dump.h):
  * options they all take, inputs read twice, and loading the chosen dump.
  */
-#include "load-dump.h"
+#include "cli/load-dump.h"
 
 #include <errno.h>
 #include <getopt.h>

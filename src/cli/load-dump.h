@@ -9,9 +9,9 @@
 #ifndef HT_LOAD_DUMP_H
 #define HT_LOAD_DUMP_H
 
-#include "cli.h"
+#include "cli/cli.h"
 
-#include "heap.h"
+#include "analysis/heap.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -2,8 +2,8 @@
  * main.c - the heaptrace command: global options and the one table that
  * dispatches to the commands (builtin-*.c).
  */
-#include "builtin.h"
-#include "cli.h"
+#include "cli/builtin.h"
+#include "cli/cli.h"
 
 #include <heaptrace/trace.h>
 

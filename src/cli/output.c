@@ -6,9 +6,9 @@
  * whether a container is empty ("key: []") is known only at its end, so a
  * container's key line is finished by its first child or by its end.
  */
-#include "output.h"
+#include "cli/output.h"
 
-#include "textform.h"
+#include "lib/read/textform.h"
 
 #include <stdlib.h>
 #include <string.h>

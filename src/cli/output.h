@@ -9,7 +9,7 @@
 #ifndef HT_OUTPUT_H
 #define HT_OUTPUT_H
 
-#include "cli.h"
+#include "cli/cli.h"
 
 #include <heaptrace/trace.h>
 

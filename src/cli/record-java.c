@@ -10,7 +10,7 @@
  * the options, where the agent takes the rest of the string, commas
  * included.
  */
-#include "record.h"
+#include "cli/record.h"
 
 #include <limits.h>
 #include <stdio.h>

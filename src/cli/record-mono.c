@@ -11,8 +11,8 @@
  * the option, where a space or a comma in it would be taken apart. The
  * recorder puts the variables back as they were once loaded.
  */
-#include "cli.h"
-#include "record.h"
+#include "cli/cli.h"
+#include "cli/record.h"
 
 #include <limits.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * dump_on.c - the names of the dump modes (dump_on.h).
  */
-#include "dump_on.h"
+#include "recorders/dump_on.h"
 
 #include <string.h>
 

@@ -17,8 +17,8 @@
  * Usage: bench_analysis [OBJECTS] [--shuffled]
  * Exits 1 when the peak passes the memory budget.
  */
-#include "heap.h"
-#include "source.h"
+#include "analysis/heap.h"
+#include "lib/read/source.h"
 
 #include <inttypes.h>
 #include <stdio.h>

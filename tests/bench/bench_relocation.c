@@ -20,8 +20,8 @@
  * Usage: bench_relocation [OBJECTS [GCS [sliding]]]  (default 1000000 1000)
  * Exits 1 when the tracker's totals are not what the heap did.
  */
-#include "relocation.h"
-#include "replay.h"
+#include "analysis/relocation.h"
+#include "lib/read/replay.h"
 
 #include <inttypes.h>
 #include <stdbool.h>

@@ -18,9 +18,9 @@
  */
 #include "fuzz.h"
 
-#include "heap.h"
-#include "reloc_reference.h"
-#include "relocation.h"
+#include "analysis/heap.h"
+#include "../unit/reloc_reference.h"
+#include "analysis/relocation.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

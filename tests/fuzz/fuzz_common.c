@@ -10,7 +10,7 @@
  */
 #include "fuzz.h"
 
-#include "source.h"
+#include "lib/read/source.h"
 
 #include <errno.h>
 #include <stdarg.h>

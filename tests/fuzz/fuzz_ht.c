@@ -15,8 +15,8 @@
  */
 #include "fuzz.h"
 
-#include "codec.h"
-#include "format.h"
+#include "lib/common/codec.h"
+#include "lib/common/format.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -10,9 +10,9 @@
  */
 #include "fuzz.h"
 
-#include "codec.h"
-#include "source.h"
-#include "textform.h"
+#include "lib/common/codec.h"
+#include "lib/read/source.h"
+#include "lib/read/textform.h"
 
 #include <heaptrace/record.h>
 

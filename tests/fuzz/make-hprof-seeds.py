@@ -4,7 +4,7 @@
 # heap dump in segments and one in a single HEAP_DUMP record, two dumps in
 # one file, every root kind, instances, object and primitive arrays, a
 # cycle. Written from the HPROF format as the JDK documents it
-# (big-endian), independently of src/lib/hprof_source.c.
+# (big-endian), independently of src/lib/read/hprof_source.c.
 import os
 import struct
 import sys

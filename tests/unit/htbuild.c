@@ -8,10 +8,10 @@
 
 #include <criterion/criterion.h>
 
-#include "codec.h"
-#include "format.h"
-#include "source.h"
-#include "varint.h"
+#include "lib/common/codec.h"
+#include "lib/common/format.h"
+#include "lib/read/source.h"
+#include "lib/common/varint.h"
 
 #include <stdio.h>
 #include <stdlib.h>

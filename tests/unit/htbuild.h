@@ -11,7 +11,7 @@
 
 #include <heaptrace/trace.h>
 
-#include "format.h"
+#include "lib/common/format.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -15,7 +15,7 @@
 #ifndef HT_RELOC_REFERENCE_H
 #define HT_RELOC_REFERENCE_H
 
-#include "relocation.h"
+#include "analysis/relocation.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,7 +7,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "budget.h"
+#include "cli/budget.h"
 #include "testutil.h"
 
 #include <math.h>

@@ -6,7 +6,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "format.h"
+#include "lib/common/format.h"
 
 #include <zlib.h>
 

@@ -7,9 +7,9 @@
  */
 #include <criterion/criterion.h>
 
-#include "codec.h"
+#include "lib/common/codec.h"
 #include "htbuild.h"
-#include "varint.h"
+#include "lib/common/varint.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "diff.h"
+#include "analysis/diff.h"
 #include "testutil.h"
 
 #include <inttypes.h>

@@ -8,7 +8,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "heap.h"
+#include "analysis/heap.h"
 #include "testutil.h"
 
 #include <stdio.h>

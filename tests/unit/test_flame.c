@@ -8,7 +8,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "flame.h"
+#include "analysis/flame.h"
 #include "testutil.h"
 
 #include <inttypes.h>

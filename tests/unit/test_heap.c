@@ -8,8 +8,8 @@
  */
 #include <criterion/criterion.h>
 
-#include "heap.h"
-#include "source.h"
+#include "analysis/heap.h"
+#include "lib/read/source.h"
 #include "testutil.h"
 
 #include <stdio.h>

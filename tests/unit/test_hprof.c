@@ -12,8 +12,8 @@
  */
 #include <criterion/criterion.h>
 
-#include "hprof_layout.h"
-#include "source.h"
+#include "lib/read/hprof_layout.h"
+#include "lib/read/source.h"
 #include "testutil.h"
 
 #include <errno.h>

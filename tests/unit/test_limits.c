@@ -8,10 +8,10 @@
  */
 #include <criterion/criterion.h>
 
-#include "codec.h"
-#include "heap.h"
+#include "lib/common/codec.h"
+#include "analysis/heap.h"
 #include "htbuild.h"
-#include "varint.h"
+#include "lib/common/varint.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,10 +9,10 @@
 
 #include <heaptrace/record.h>
 
-#include "codec.h"
+#include "lib/common/codec.h"
 #include "htbuild.h"
 #include "testutil.h"
-#include "varint.h"
+#include "lib/common/varint.h"
 
 #include <pthread.h>
 #include <stdio.h>

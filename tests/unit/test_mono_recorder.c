@@ -3,9 +3,9 @@
  * argument parser, the registered root ranges and the set of named
  * classes, including what they do when a pause finds a writer's lock held.
  */
-#include "idset.h"
-#include "options.h"
-#include "rootmap.h"
+#include "recorders/mono/idset.h"
+#include "recorders/mono/options.h"
+#include "recorders/mono/rootmap.h"
 
 #include <criterion/criterion.h>
 

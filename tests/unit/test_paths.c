@@ -6,7 +6,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "heap.h"
+#include "analysis/heap.h"
 #include "testutil.h"
 
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 /*
- * test_protocol.c - the protocol state machine (src/lib/protocol.c), rule
+ * test_protocol.c - the protocol state machine (src/lib/common/protocol.c), rule
  * by rule: for each rule of DESIGN.md section 2, a trace that keeps it and
  * one that breaks it, with the exact violation and the bracket effects,
  * and how the state moves on after a violation.
  */
 #include <criterion/criterion.h>
 
-#include "protocol.h"
+#include "lib/common/protocol.h"
 
 #include <string.h>
 

@@ -6,11 +6,11 @@
  */
 #include <criterion/criterion.h>
 
-#include "codec.h"
+#include "lib/common/codec.h"
 #include "htbuild.h"
-#include "source.h"
+#include "lib/read/source.h"
 #include "testutil.h"
-#include "varint.h"
+#include "lib/common/varint.h"
 
 #include <stdlib.h>
 #include <string.h>

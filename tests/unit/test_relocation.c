@@ -11,8 +11,8 @@
 #include <criterion/criterion.h>
 
 #include "reloc_reference.h"
-#include "relocation.h"
-#include "replay.h"
+#include "analysis/relocation.h"
+#include "lib/read/replay.h"
 
 #include <stdio.h>
 #include <stdlib.h>

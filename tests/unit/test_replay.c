@@ -1,13 +1,13 @@
 /*
- * test_replay.c - the replayer (src/lib/replay.c): the order of its
+ * test_replay.c - the replayer (src/lib/read/replay.c): the order of its
  * callbacks, how it numbers dumps and GCs, the container and thread it
  * passes along, objects continued across events, aborted dumps, the
  * positions and details of violations, and ht_replay over a reader.
  */
 #include <criterion/criterion.h>
 
-#include "replay.h"
-#include "source.h"
+#include "lib/read/replay.h"
+#include "lib/read/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "varint.h"
+#include "lib/common/varint.h"
 
 #include <string.h>
 

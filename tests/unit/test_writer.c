@@ -17,9 +17,9 @@
 
 #include <heaptrace/record.h>
 
-#include "codec.h"
-#include "format.h"
-#include "varint.h"
+#include "lib/common/codec.h"
+#include "lib/common/format.h"
+#include "lib/common/varint.h"
 
 #include <errno.h>
 #include <fcntl.h>

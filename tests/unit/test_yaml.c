@@ -6,8 +6,8 @@
  */
 #include <criterion/criterion.h>
 
-#include "source.h"
-#include "textform.h"
+#include "lib/read/source.h"
+#include "lib/read/textform.h"
 #include "testutil.h"
 
 #include <stdio.h>

@@ -15,7 +15,7 @@
  * jcmd returns once it is taken; and at VM death, where the recorder is
  * closed.
  */
-#include "agent.h"
+#include "recorders/jvm/agent.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -25,9 +25,9 @@
 #ifndef JVM_AGENT_H
 #define JVM_AGENT_H
 
-#include "idmap.h"
-#include "jnames.h"
-#include "options.h"
+#include "recorders/jvm/idmap.h"
+#include "recorders/jvm/jnames.h"
+#include "recorders/jvm/options.h"
 
 #include <heaptrace/record.h>
 

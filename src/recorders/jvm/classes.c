@@ -7,7 +7,7 @@
  * All of it needs JVMTI and JNI calls, which a heap walk's callbacks may
  * not make: it runs before each walk, over every loaded class.
  */
-#include "agent.h"
+#include "recorders/jvm/agent.h"
 
 #include <stdlib.h>
 #include <string.h>

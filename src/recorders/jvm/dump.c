@@ -22,7 +22,7 @@
  * while the program runs again: the dump is the heap as it was during the
  * walk.
  */
-#include "agent.h"
+#include "recorders/jvm/agent.h"
 
 #include <stdio.h>
 #include <stdlib.h>

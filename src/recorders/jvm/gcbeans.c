@@ -14,7 +14,7 @@
  * The beans are looked up on the first call, from the agent thread, so a
  * program recorded with other modes never loads java.management.
  */
-#include "agent.h"
+#include "recorders/jvm/agent.h"
 
 #include <stdlib.h>
 #include <string.h>

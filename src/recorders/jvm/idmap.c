@@ -1,7 +1,7 @@
 /*
  * idmap.c - the open-addressing map of idmap.h.
  */
-#include "idmap.h"
+#include "recorders/jvm/idmap.h"
 
 #include <stdlib.h>
 #include <string.h>

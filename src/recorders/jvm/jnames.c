@@ -1,7 +1,7 @@
 /*
  * jnames.c - Java's names for types (jnames.h).
  */
-#include "jnames.h"
+#include "recorders/jvm/jnames.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * options.c - parsing the agent's option string (options.h).
  */
-#include "options.h"
+#include "recorders/jvm/options.h"
 
 #include <errno.h>
 #include <stdio.h>

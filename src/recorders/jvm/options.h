@@ -10,7 +10,7 @@
 #ifndef JVM_OPTIONS_H
 #define JVM_OPTIONS_H
 
-#include "dump_on.h"
+#include "recorders/dump_on.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -33,9 +33,9 @@
  * the shim's ht_* calls, Mono's plain getters, atomics and data allocated
  * beforehand (rootmap.h, idset.h).
  */
-#include "idset.h"
-#include "options.h"
-#include "rootmap.h"
+#include "recorders/mono/idset.h"
+#include "recorders/mono/options.h"
+#include "recorders/mono/rootmap.h"
 
 #include <heaptrace/record.h>
 

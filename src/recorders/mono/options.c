@@ -2,7 +2,7 @@
  * options.c - parses the Mono recorder's --profile arguments. Runs once,
  * at load, before the runtime starts: it may allocate.
  */
-#include "options.h"
+#include "recorders/mono/options.h"
 
 #include <errno.h>
 #include <stdio.h>

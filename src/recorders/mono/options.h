@@ -6,7 +6,7 @@
 #ifndef MREC_OPTIONS_H
 #define MREC_OPTIONS_H
 
-#include "dump_on.h"
+#include "recorders/dump_on.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * rootmap.c - registered root ranges: writers under a mutex outside the
  * pauses, a lock-free and malloc-free reader inside them (rootmap.h).
  */
-#include "rootmap.h"
+#include "recorders/mono/rootmap.h"
 
 #include <stdlib.h>
 #include <string.h>

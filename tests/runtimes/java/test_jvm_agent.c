@@ -6,9 +6,9 @@
  */
 #include <criterion/criterion.h>
 
-#include "idmap.h"
-#include "jnames.h"
-#include "options.h"
+#include "recorders/jvm/idmap.h"
+#include "recorders/jvm/jnames.h"
+#include "recorders/jvm/options.h"
 
 #include <stdlib.h>
 #include <string.h>

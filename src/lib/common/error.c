@@ -1,7 +1,7 @@
 /*
  * error.c - building ht_error messages (see error.h for the style).
  */
-#include "error.h"
+#include "lib/common/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

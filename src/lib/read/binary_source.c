@@ -9,12 +9,12 @@
  * boundary is a recording whose writer died: it reads to the end without
  * error, and its index info says present = false.
  */
-#include "source.h"
+#include "lib/read/source.h"
 
-#include "codec.h"
-#include "error.h"
-#include "format.h"
-#include "varint.h"
+#include "lib/common/codec.h"
+#include "lib/common/error.h"
+#include "lib/common/format.h"
+#include "lib/common/varint.h"
 
 #include <errno.h>
 #include <stdarg.h>

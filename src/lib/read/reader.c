@@ -6,9 +6,9 @@
  * start with a 'J' (its keys are lowercase): the HPROF source checks the
  * rest and says what the input is not.
  */
-#include "source.h"
+#include "lib/read/source.h"
 
-#include "error.h"
+#include "lib/common/error.h"
 
 #include <errno.h>
 #include <stdlib.h>

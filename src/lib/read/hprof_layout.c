@@ -15,7 +15,7 @@
  * HPROF carries neither annotations nor the fields HotSpot injects into a
  * few JDK classes, so both come from tables of the JDK's own classes.
  */
-#include "hprof_layout.h"
+#include "lib/read/hprof_layout.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -9,9 +9,9 @@
  * the event, the field and the line and column, since these files are
  * written by hand for tests and a silent default would hide a typo.
  */
-#include "source.h"
+#include "lib/read/source.h"
 
-#include "error.h"
+#include "lib/common/error.h"
 
 #include <yaml.h>
 

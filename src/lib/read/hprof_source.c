@@ -21,10 +21,10 @@
  * records before it. Every length is checked against the bytes the file
  * holds before anything is allocated for it.
  */
-#include "source.h"
+#include "lib/read/source.h"
 
-#include "error.h"
-#include "hprof_layout.h"
+#include "lib/common/error.h"
+#include "lib/read/hprof_layout.h"
 
 #include <errno.h>
 #include <stdarg.h>

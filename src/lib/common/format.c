@@ -2,7 +2,7 @@
  * format.c - the fixed-layout parts of a .ht file: chunk headers (see
  * format.h for the layout).
  */
-#include "format.h"
+#include "lib/common/format.h"
 
 #include <zlib.h>
 

@@ -9,9 +9,9 @@
  * events and a few refs each, and formatting numbers by hand into a buffer
  * is several times faster than one fprintf per number.
  */
-#include "textform.h"
+#include "lib/read/textform.h"
 
-#include "error.h"
+#include "lib/common/error.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -22,11 +22,11 @@
  */
 #include <heaptrace/record.h>
 
-#include "codec.h"
-#include "error.h"
-#include "format.h"
-#include "protocol.h"
-#include "varint.h"
+#include "lib/common/codec.h"
+#include "lib/common/error.h"
+#include "lib/common/format.h"
+#include "lib/common/protocol.h"
+#include "lib/common/varint.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -28,7 +28,7 @@
  *    if it were in range, except a container of unknown type or an event of
  *    unknown type, which cannot be placed and leaves the state alone.
  */
-#include "protocol.h"
+#include "lib/common/protocol.h"
 
 #include <stdio.h>
 #include <string.h>

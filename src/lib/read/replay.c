@@ -8,10 +8,10 @@
  * current container and thread with their ids, and the objects that
  * announced more references (HT_OBJ_MORE_REFERENCES) and wait for them.
  */
-#include "replay.h"
+#include "lib/read/replay.h"
 
-#include "error.h"
-#include "protocol.h"
+#include "lib/common/error.h"
+#include "lib/common/protocol.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -8,11 +8,11 @@
  * reports objects whose fields mostly point close by. Everything else is a
  * plain varint.
  */
-#include "codec.h"
+#include "lib/common/codec.h"
 
-#include "error.h"
-#include "format.h"
-#include "varint.h"
+#include "lib/common/error.h"
+#include "lib/common/format.h"
+#include "lib/common/varint.h"
 
 #include <stdarg.h>
 #include <stdio.h>
