@@ -5,6 +5,11 @@
 # command-level cases diag-* feed them to heaptrace and check that each is
 # refused with a clear message before anything is allocated for it.
 #
+# classes-colliding.ht is well formed but chosen against the id maps:
+# 80,000 classes whose ids all had one home slot under the Fibonacci
+# hashing the maps once used (`top` took 13.6 s over it), and a dump of
+# one object. The case top-classes-colliding answers it at once.
+#
 # Written from the layout in heaptrace(5), independently of the library's
 # writer. Run from anywhere: python3 tools/make-hostile-traces.py
 import os
@@ -15,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "testdata", "hostile")
 
 EV_CLASS, EV_BEGIN_CONTAINER, EV_OBJECT_REFERENCES = 1, 10, 12
-C_BEGIN, C_HEAP = 1, 15
+C_BEGIN, C_HEAP, C_END = 1, 15, 16
 
 
 def varint(v):
@@ -91,6 +96,27 @@ def main():
     write("chunk-over-limit.ht",
           header + chunk(container(C_BEGIN), 1, stored=(256 << 20) + 1,
                          raw=(256 << 20) + 1))
+
+    # classes whose ids times 2^64/phi share their top 20 bits, so that
+    # Fibonacci hashing gave them one home slot in any table of up to 2^20
+    # slots: id_i = (K + i) * phi^-1 mod 2^64, one constant delta apart
+    n_classes = 80000
+    phi = 0x9E3779B97F4A7C15
+    inverse = pow(phi, -1, 1 << 64)
+    def signed(v):
+        return v if v < 1 << 63 else v - (1 << 64)
+    first = signed(((0xABCDE << 44) * inverse) % (1 << 64))
+    delta = signed(inverse)
+    classes = b"".join(
+        bytes([EV_CLASS]) + varint(0) +
+        varint(zigzag(first if i == 0 else delta)) + string("C")
+        for i in range(n_classes))
+    # an object of the last class (class id delta 0), 16 bytes, no refs
+    obj = (bytes([EV_OBJECT_REFERENCES]) + varint(0) + varint(zigzag(0x1000))
+           + varint(zigzag(0)) + varint(16) + varint(0) + varint(0))
+    dump = container(C_BEGIN) + container(C_HEAP) + obj + container(C_END)
+    write("classes-colliding.ht",
+          header + chunk(classes + dump, n_classes + 4))
 
 
 if __name__ == "__main__":

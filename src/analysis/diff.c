@@ -17,6 +17,7 @@
 #include "lib/common/error.h"
 #include "analysis/flame.h"
 #include "analysis/relocation.h"
+#include "util/alloc.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,11 +28,6 @@
 #define PATH_SHOWN 10
 #define PATH_HEAD 3
 #define PATH_TAIL 4
-
-static void *alloc_array(size_t n, size_t elem)
-{
-	return malloc((n ? n : 1) * elem);
-}
 
 static void *zalloc_array(size_t n, size_t elem)
 {
@@ -430,15 +426,8 @@ struct rows {
 
 static int add_row(struct rows *r, const struct diff_retainer *row)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 64;
-		struct diff_retainer *p = realloc(r->row, cap * sizeof(*p));
-
-		if (!p)
-			return -1;
-		r->row = p;
-		r->cap = cap;
-	}
+	if (ALLOC_GROW(r->row, r->n + 1, r->cap) < 0)
+		return -1;
 	r->row[r->n++] = *row;
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include "analysis/heap.h"
 
 #include "lib/common/error.h"
+#include "util/alloc.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -80,20 +81,6 @@ struct dom_work {
 	uint64_t *retained;
 	uint64_t weakly_reachable;
 };
-
-static void *alloc_array(size_t n, size_t elem)
-{
-	return malloc((n ? n : 1) * elem);
-}
-
-/* Gives back the tail of an array that turned out longer than needed. */
-static void shrink(uint32_t **array, size_t n)
-{
-	uint32_t *smaller = realloc(*array, (n ? n : 1) * sizeof(**array));
-
-	if (smaller)
-		*array = smaller;
-}
 
 static void work_free(struct dom_work *w)
 {
@@ -269,8 +256,8 @@ static int search(struct dom_work *w)
 	search_strong_roots(w, stack);
 	search_weak_roots(w, stack);
 	free(stack);
-	shrink(&w->vertex, w->nr);
-	shrink(&w->parent, w->nr);
+	SHRINK_ARRAY(w->vertex, w->nr);
+	SHRINK_ARRAY(w->parent, w->nr);
 	/* a count may have wrapped only if there are 2^32 edges */
 	w->counted = w->n_refs + h->n_roots < UINT32_MAX;
 	return 0;

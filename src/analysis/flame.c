@@ -14,7 +14,9 @@
 #include "analysis/flame.h"
 
 #include "lib/common/error.h"
+#include "util/alloc.h"
 #include "util/grouped.h"
+#include "util/idmap.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -212,8 +214,7 @@ struct builder {
 	const struct names *nm;
 	size_t cap;
 	uint32_t *rank;          /* per frame: its name's rank */
-	uint32_t *table;         /* frame indices by hash, FLAME_NONE empty */
-	size_t table_cap;        /* a power of two, at most half full */
+	struct idmap children;   /* frame_key -> frame index */
 };
 
 static uint64_t frame_key(uint32_t parent, uint32_t rank)
@@ -222,55 +223,18 @@ static uint64_t frame_key(uint32_t parent, uint32_t rank)
 	return ((uint64_t)(uint32_t)(parent + 1) << 32) | rank;
 }
 
-static size_t slot_of(uint64_t key, size_t cap)
-{
-	/* splitmix64's finalizer spreads consecutive keys */
-	key = (key ^ (key >> 30)) * 0xbf58476d1ce4e5b9ull;
-	key = (key ^ (key >> 27)) * 0x94d049bb133111ebull;
-	return (size_t)(key ^ (key >> 31)) & (cap - 1);
-}
-
-static int table_grow(struct builder *b)
-{
-	size_t cap = b->table_cap ? 2 * b->table_cap : 1024;
-	uint32_t *t = malloc(cap * sizeof(*t));
-
-	if (!t)
-		return -1;
-	for (size_t i = 0; i < cap; i++)
-		t[i] = FLAME_NONE;
-	for (size_t i = 0; i < b->f->n; i++) {
-		uint64_t key = frame_key(b->f->frames[i].parent, b->rank[i]);
-		size_t s = slot_of(key, cap);
-
-		while (t[s] != FLAME_NONE)
-			s = (s + 1) & (cap - 1);
-		t[s] = (uint32_t)i;
-	}
-	free(b->table);
-	b->table = t;
-	b->table_cap = cap;
-	return 0;
-}
-
 static int frames_reserve(struct builder *b)
 {
-	size_t cap = b->cap ? 2 * b->cap : 256;
-	struct flame_frame *fr;
-	uint32_t *rk;
+	size_t cap;
 
 	if (b->f->n < b->cap)
 		return 0;
-	if (cap > FLAME_NONE)
+	/* frames and rank share one capacity */
+	cap = grown_capacity(b->cap, b->f->n + 1, sizeof(*b->f->frames));
+	if (cap == 0 || cap > FLAME_NONE ||
+	    RESIZE_ARRAY(b->f->frames, cap) < 0 ||
+	    RESIZE_ARRAY(b->rank, cap) < 0)
 		return -1;
-	fr = realloc(b->f->frames, cap * sizeof(*fr));
-	if (!fr)
-		return -1;
-	b->f->frames = fr;
-	rk = realloc(b->rank, cap * sizeof(*rk));
-	if (!rk)
-		return -1;
-	b->rank = rk;
 	b->cap = cap;
 	return 0;
 }
@@ -282,18 +246,12 @@ static uint32_t child_frame(struct builder *b, uint32_t parent, size_t name)
 	uint32_t rank = b->nm->rank[name];
 	uint64_t key = frame_key(parent, rank);
 	struct flame_frame *fr;
-	size_t s;
+	uint32_t i;
 
-	if (2 * (b->f->n + 1) > b->table_cap && table_grow(b) < 0)
-		return FLAME_NONE;
-	s = slot_of(key, b->table_cap);
-	for (; b->table[s] != FLAME_NONE; s = (s + 1) & (b->table_cap - 1)) {
-		uint32_t i = b->table[s];
-
-		if (b->f->frames[i].parent == parent && b->rank[i] == rank)
-			return i;
-	}
-	if (frames_reserve(b) < 0)
+	if (idmap_get(&b->children, key, &i))
+		return i;
+	if (frames_reserve(b) < 0 ||
+	    idmap_put(&b->children, key, (uint32_t)b->f->n) < 0)
 		return FLAME_NONE;
 	fr = &b->f->frames[b->f->n];
 	memset(fr, 0, sizeof(*fr));
@@ -302,7 +260,6 @@ static uint32_t child_frame(struct builder *b, uint32_t parent, size_t name)
 	fr->depth = parent == FLAME_NONE ? 0 : b->f->frames[parent].depth + 1;
 	fr->name = b->nm->text[name];
 	b->rank[b->f->n] = rank;
-	b->table[s] = (uint32_t)b->f->n;
 	if (fr->depth > b->f->max_depth)
 		b->f->max_depth = fr->depth;
 	return (uint32_t)b->f->n++;
@@ -463,7 +420,7 @@ int flame_build(const struct heap *h, const struct heap_dominators *d,
 	names_free(&nm);
 	dom_tree_free(&t);
 	free(b.rank);
-	free(b.table);
+	idmap_free(&b.children);
 	if (rc < 0) {
 		flame_free(f);
 		err_plain(err, HT_E_NOMEM, NULL,

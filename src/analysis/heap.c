@@ -18,6 +18,8 @@
 
 #include "lib/common/error.h"
 #include "lib/read/source.h"
+#include "util/alloc.h"
+#include "util/idmap.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -27,45 +29,11 @@
 
 /* ---- Arrays ------------------------------------------------------------- */
 
-static void *realloc_array(void *p, size_t n, size_t elem)
-{
-	if (n && elem > SIZE_MAX / n)
-		return NULL;
-	return realloc(p, n ? n * elem : 1);
-}
-
-static void *alloc_array(size_t n, size_t elem)
-{
-	return realloc_array(NULL, n, elem);
-}
-
 /*
- * Resizes the array p to n elements: 0, or -1 (p untouched) when out of
- * memory. Large arrays are mmapped by malloc, so growing one remaps pages
- * instead of copying them, and pages never written cost no memory: a
- * doubled capacity is free until it is used.
+ * Arrays grow with util/alloc.h. Large ones are mmapped by malloc, so
+ * growing one remaps pages instead of copying them, and pages never
+ * written cost no memory: a doubled capacity is free until it is used.
  */
-#define RESIZE(p, n)                                                    \
-	({                                                              \
-		__typeof__(p) resized_ = realloc_array((p), (n),        \
-						       sizeof(*(p)));   \
-		if (resized_)                                           \
-			(p) = resized_;                                 \
-		resized_ ? 0 : -1;                                      \
-	})
-
-/* Gives back what a shrunk array no longer uses; keeps it if that fails. */
-#define SHRINK(p, n) ((void)RESIZE(p, n))
-
-/* Capacity for at least `need` elements, doubling from `cap`. */
-static size_t grown_capacity(size_t cap, size_t need, size_t minimum)
-{
-	if (cap < minimum)
-		cap = minimum;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	return cap;
-}
 
 /* ---- Names -------------------------------------------------------------- */
 
@@ -85,13 +53,8 @@ static uint64_t arena_add(struct arena *a, const char *name)
 	if (!name)
 		return 0;
 	n = strlen(name) + 1;
-	if (a->len + n > a->cap) {
-		size_t cap = grown_capacity(a->cap, a->len + n, 4096);
-
-		if (RESIZE(a->buf, cap) < 0)
-			return UINT64_MAX;
-		a->cap = cap;
-	}
+	if (ALLOC_GROW(a->buf, a->len + n, a->cap) < 0)
+		return UINT64_MAX;
 	at = a->len;
 	memcpy(a->buf + at, name, n);
 	a->len += n;
@@ -101,53 +64,6 @@ static uint64_t arena_add(struct arena *a, const char *name)
 static const char *arena_name(const struct arena *a, uint64_t name)
 {
 	return name ? a->buf + name - 1 : NULL;
-}
-
-/* Ids to entry numbers: open addressing with linear probing, at most half
- * full. It holds the classes, threads and methods of a trace, thousands
- * rather than millions, so simplicity wins. */
-struct id_slot {
-	ht_id id;
-	uint32_t entry;
-	bool used;
-};
-
-struct id_map {
-	struct id_slot *slots;
-	size_t cap;    /* 2^bits, or 0 */
-	unsigned bits;
-};
-
-/* Fibonacci hashing: multiplying by 2^64 / phi stirs every bit of the id
- * into the top bits, which pick the slot. */
-static size_t id_slot_of(const struct id_map *m, ht_id id)
-{
-	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> (64 - m->bits));
-}
-
-static struct id_slot *id_map_probe(const struct id_map *m, ht_id id)
-{
-	size_t i = id_slot_of(m, id);
-
-	while (m->slots[i].used && m->slots[i].id != id)
-		i = (i + 1) & (m->cap - 1);
-	return &m->slots[i];
-}
-
-static int id_map_grow(struct id_map *m)
-{
-	struct id_map bigger = {.cap = m->cap ? m->cap * 2 : 64,
-				.bits = m->cap ? m->bits + 1 : 6};
-
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -1;
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->slots[i].used)
-			*id_map_probe(&bigger, m->slots[i].id) = m->slots[i];
-	free(m->slots);
-	*m = bigger;
-	return 0;
 }
 
 /*
@@ -165,7 +81,7 @@ struct name_entry {
 };
 
 struct registry {
-	struct id_map map;
+	struct idmap map; /* id -> index in e */
 	struct name_entry *e;
 	size_t n, cap;
 };
@@ -175,34 +91,22 @@ struct registry {
 /* The entry of id, created when absent; NO_ENTRY when out of memory. */
 static uint32_t registry_entry(struct registry *reg, ht_id id)
 {
-	struct id_slot *slot;
+	uint32_t entry;
 
-	if (reg->map.cap) {
-		slot = id_map_probe(&reg->map, id);
-		if (slot->used)
-			return slot->entry;
-	}
+	if (idmap_get(&reg->map, id, &entry))
+		return entry;
 	if (reg->n >= UINT32_MAX - 1)
 		return NO_ENTRY;
-	if ((reg->n + 1) * 2 > reg->map.cap && id_map_grow(&reg->map) < 0)
+	if (ALLOC_GROW(reg->e, reg->n + 1, reg->cap) < 0 ||
+	    idmap_put(&reg->map, id, (uint32_t)reg->n) < 0)
 		return NO_ENTRY;
-	if (reg->n == reg->cap) {
-		size_t cap = grown_capacity(reg->cap, reg->n + 1, 64);
-
-		if (RESIZE(reg->e, cap) < 0)
-			return NO_ENTRY;
-		reg->cap = cap;
-	}
 	reg->e[reg->n] = (struct name_entry){.id = id, .used_in = -1};
-	slot = id_map_probe(&reg->map, id);
-	*slot = (struct id_slot){.id = id, .entry = (uint32_t)reg->n,
-				 .used = true};
 	return (uint32_t)reg->n++;
 }
 
 static void registry_free(struct registry *reg)
 {
-	free(reg->map.slots);
+	idmap_free(&reg->map);
 	free(reg->e);
 }
 
@@ -382,8 +286,6 @@ struct raw_dump {
 	uint64_t bytes;      /* self sizes of the parts that begin an object */
 };
 
-#define MIN_PARTS 1024
-
 static void raw_clear(struct raw_dump *raw)
 {
 	if (raw->continued)
@@ -422,15 +324,19 @@ static bool part_continues(const struct raw_dump *raw, size_t p)
 
 static int raw_grow_parts(struct raw_dump *raw)
 {
+	/* the columns share one capacity */
 	size_t cap = grown_capacity(raw->cap_parts, raw->n_parts + 1,
-				    MIN_PARTS);
+				    sizeof(*raw->id));
 	size_t old_words = (raw->cap_parts + 63) / 64;
 	size_t words = (cap + 63) / 64;
 
-	if (RESIZE(raw->id, cap) < 0 || RESIZE(raw->cls, cap) < 0 ||
-	    RESIZE(raw->size, cap) < 0 || RESIZE(raw->ref_end, cap) < 0 ||
-	    RESIZE(raw->continued, words) < 0 ||
-	    (raw->gen && RESIZE(raw->gen, cap) < 0))
+	if (cap == 0 ||
+	    RESIZE_ARRAY(raw->id, cap) < 0 ||
+	    RESIZE_ARRAY(raw->cls, cap) < 0 ||
+	    RESIZE_ARRAY(raw->size, cap) < 0 ||
+	    RESIZE_ARRAY(raw->ref_end, cap) < 0 ||
+	    RESIZE_ARRAY(raw->continued, words) < 0 ||
+	    (raw->gen && RESIZE_ARRAY(raw->gen, cap) < 0))
 		return -1;
 	memset(raw->continued + old_words, 0,
 	       (words - old_words) * sizeof(uint64_t));
@@ -440,15 +346,9 @@ static int raw_grow_parts(struct raw_dump *raw)
 
 static int raw_reserve_refs(struct raw_dump *raw, size_t more)
 {
-	size_t cap;
-
-	if (raw->n_refs + more <= raw->cap_refs)
-		return 0;
-	cap = grown_capacity(raw->cap_refs, raw->n_refs + more, 4096);
-	if (RESIZE(raw->ref, cap) < 0)
+	if (more > SIZE_MAX - raw->n_refs)
 		return -1;
-	raw->cap_refs = cap;
-	return 0;
+	return ALLOC_GROW(raw->ref, raw->n_refs + more, raw->cap_refs);
 }
 
 /* Generations are kept only for dumps that give them. */
@@ -711,7 +611,7 @@ static uint32_t *resolve_refs_in_place(ht_id *ref, size_t n,
 				       const struct id_directory *d)
 {
 	unsigned char *bytes = (unsigned char *)ref;
-	uint32_t *resolved;
+	void *resolved = ref;
 
 	for (size_t i = 0; i < n; i++) {
 		ht_id id = raw_ref(bytes, i);
@@ -725,8 +625,10 @@ static uint32_t *resolve_refs_in_place(ht_id *ref, size_t n,
 		}
 		memcpy(bytes + 4 * i, &index, sizeof(index));
 	}
-	resolved = realloc(ref, n ? n * sizeof(uint32_t) : 1);
-	return resolved ? resolved : (uint32_t *)(void *)ref;
+	/* the ids took 8 bytes each, the indexes 4: give the rest back, or
+	 * keep it if that fails */
+	(void)resize_array(&resolved, n, sizeof(uint32_t));
+	return resolved;
 }
 
 /* ---- Building the graph ------------------------------------------------- */
@@ -758,7 +660,7 @@ static int take_parts_in_order(struct raw_dump *raw,
 
 	for (uint32_t i = 0; i < n; i++)
 		raw->cls[i] = class_index(m, raw->cls[i]);
-	if (RESIZE(raw->ref_end, (size_t)n + 1) < 0)
+	if (RESIZE_ARRAY(raw->ref_end, (size_t)n + 1) < 0)
 		return -1;
 	memmove(raw->ref_end + 1, raw->ref_end, n * sizeof(*raw->ref_end));
 	raw->ref_end[0] = 0;
@@ -773,11 +675,11 @@ static int take_parts_in_order(struct raw_dump *raw,
 	raw->size = NULL;
 	raw->gen = NULL;
 	raw->ref_end = NULL;
-	SHRINK(h->id, n);
-	SHRINK(h->cls, n);
-	SHRINK(h->size, n);
+	SHRINK_ARRAY(h->id, n);
+	SHRINK_ARRAY(h->cls, n);
+	SHRINK_ARRAY(h->size, n);
 	if (h->generation)
-		SHRINK(h->generation, n);
+		SHRINK_ARRAY(h->generation, n);
 	return 0;
 }
 
@@ -957,7 +859,7 @@ static void resolve_roots(struct raw_dump *raw, const struct id_directory *d,
 	}
 	h->n_roots = raw->n_roots;
 	h->roots = raw->roots;
-	SHRINK(h->roots, h->n_roots);
+	SHRINK_ARRAY(h->roots, h->n_roots);
 	raw->roots = NULL;
 	raw->n_roots = raw->cap_roots = 0;
 }
@@ -1325,14 +1227,9 @@ static int on_roots(void *ctx, const struct ht_event *ev,
 
 	if (!s->collecting || e->count == 0)
 		return 0;
-	if (raw->n_roots + e->count > raw->cap_roots) {
-		size_t cap = grown_capacity(raw->cap_roots,
-					    raw->n_roots + e->count, 64);
-
-		if (RESIZE(raw->roots, cap) < 0)
-			return out_of_memory(s);
-		raw->cap_roots = cap;
-	}
+	if (e->count > SIZE_MAX - raw->n_roots ||
+	    ALLOC_GROW(raw->roots, raw->n_roots + e->count, raw->cap_roots) < 0)
+		return out_of_memory(s);
 	for (size_t i = 0; i < e->count; i++)
 		raw->roots[raw->n_roots++] = root_of(e, i, st);
 	return 0;
@@ -1407,7 +1304,7 @@ static int on_bounds(void *ctx, const struct ht_event *ev,
 
 	(void)st;
 	if (e->count > s->cap_bounds) {
-		if (RESIZE(s->bounds, e->count) < 0)
+		if (RESIZE_ARRAY(s->bounds, e->count) < 0)
 			return out_of_memory(s);
 		s->cap_bounds = e->count;
 	}

@@ -13,6 +13,7 @@
 #include "analysis/heap.h"
 
 #include "lib/common/error.h"
+#include "util/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +31,6 @@ static void search_free(struct path_search *s)
 	free(s->hop);
 	free(s->field);
 	free(s->dist);
-}
-
-static void *alloc_array(size_t n, size_t elem)
-{
-	return malloc((n ? n : 1) * elem);
 }
 
 /* Who refers to each object, in compressed rows: referrers in index order,

@@ -22,47 +22,12 @@
  * compacted in place.
  */
 #include "analysis/relocation.h"
+#include "util/alloc.h"
 #include "util/saturating.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- Growing arrays ----------------------------------------------------- */
-
-static void *resized(void *p, size_t n, size_t elem)
-{
-	if (n && elem > SIZE_MAX / n)
-		return NULL;
-	return realloc(p, n ? n * elem : 1);
-}
-
-static size_t grown_capacity(size_t cap, size_t need)
-{
-	if (cap < 16)
-		cap = 16;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	return cap;
-}
-
-/* Room for `need` elements in the array p of capacity cap, doubling:
- * 0, or -1 with p and cap untouched. */
-#define RESERVE(p, cap, need)                                             \
-	({                                                                \
-		int rc_ = 0;                                              \
-		if ((need) > (cap)) {                                     \
-			size_t c_ = grown_capacity((cap), (need));        \
-			__typeof__(p) q_ = resized((p), c_, sizeof(*(p))); \
-			if (q_) {                                         \
-				(p) = q_;                                 \
-				(cap) = c_;                               \
-			} else {                                          \
-				rc_ = -1;                                 \
-			}                                                 \
-		}                                                         \
-		rc_;                                                      \
-	})
 
 /* ---- Spans: blocks and generation ranges -------------------------------- */
 
@@ -169,7 +134,7 @@ static const struct span *span_find(const struct spans *l, ht_id id)
 static int spans_of_bounds(struct spans *l,
 			   const struct ht_ev_generation_bounds *e)
 {
-	if (RESERVE(l->s, l->cap, e->count) < 0)
+	if (ALLOC_GROW(l->s, e->count, l->cap) < 0)
 		return -1;
 	l->n = 0;
 	for (size_t i = 0; i < e->count; i++) {
@@ -190,7 +155,7 @@ static int spans_of_bounds(struct spans *l,
 
 static int spans_copy(struct spans *to, const struct spans *from)
 {
-	if (RESERVE(to->s, to->cap, from->n) < 0)
+	if (ALLOC_GROW(to->s, from->n, to->cap) < 0)
 		return -1;
 	if (from->n)
 		memcpy(to->s, from->s, from->n * sizeof(*from->s));
@@ -309,26 +274,20 @@ static int objects_reserve(struct objects *o, size_t need)
 
 	if (need <= o->cap)
 		return 0;
-	cap = grown_capacity(o->cap, need);
-#define GROW_COLUMN(c)                                          \
-	do {                                                    \
-		__typeof__(o->c) q_ = resized(o->c, cap, sizeof(*o->c)); \
-		if (!q_)                                        \
-			return -1;                              \
-		o->c = q_;                                      \
-	} while (0)
-	GROW_COLUMN(id);
-	GROW_COLUMN(size);
-	GROW_COLUMN(gen);
-	GROW_COLUMN(flags);
-	GROW_COLUMN(alive);
-	GROW_COLUMN(info);
-	GROW_COLUMN(scratch);
-	GROW_COLUMN(scratch32);
-	GROW_COLUMN(scratch8);
-	GROW_COLUMN(scratch_info);
-	GROW_COLUMN(perm);
-#undef GROW_COLUMN
+	cap = grown_capacity(o->cap, need, sizeof(uint64_t));
+	if (cap == 0 ||
+	    RESIZE_ARRAY(o->id, cap) < 0 ||
+	    RESIZE_ARRAY(o->size, cap) < 0 ||
+	    RESIZE_ARRAY(o->gen, cap) < 0 ||
+	    RESIZE_ARRAY(o->flags, cap) < 0 ||
+	    RESIZE_ARRAY(o->alive, cap) < 0 ||
+	    RESIZE_ARRAY(o->info, cap) < 0 ||
+	    RESIZE_ARRAY(o->scratch, cap) < 0 ||
+	    RESIZE_ARRAY(o->scratch32, cap) < 0 ||
+	    RESIZE_ARRAY(o->scratch8, cap) < 0 ||
+	    RESIZE_ARRAY(o->scratch_info, cap) < 0 ||
+	    RESIZE_ARRAY(o->perm, cap) < 0)
+		return -1;
 	o->cap = cap;
 	return 0;
 }
@@ -555,7 +514,7 @@ int reloc_watch_object(struct reloc *t, uint32_t serial)
 		at--;
 	if (at > 0 && t->watch[at - 1] == serial)
 		return 0;
-	if (RESERVE(t->watch, t->cap_watch, t->n_watch + 1) < 0)
+	if (ALLOC_GROW(t->watch, t->n_watch + 1, t->cap_watch) < 0)
 		return -1;
 	memmove(t->watch + at + 1, t->watch + at,
 		(t->n_watch - at) * sizeof(*t->watch));
@@ -656,7 +615,7 @@ static size_t add_object(struct reloc *t, ht_id id, ht_id cls, uint64_t size,
 		return SIZE_MAX;
 	}
 	if (objects_reserve(o, o->n + 1) < 0 ||
-	    RESERVE(t->tail_event, t->cap_tail_event, tail + 1) < 0) {
+	    ALLOC_GROW(t->tail_event, tail + 1, t->cap_tail_event) < 0) {
 		out_of_memory(t);
 		return SIZE_MAX;
 	}
@@ -755,8 +714,8 @@ static int settle(struct reloc *t)
 
 	if (!waiting && !t->has_gone)
 		return 0;
-	if (RESERVE(t->order, t->cap_order, waiting) < 0 ||
-	    RESERVE(t->movers, t->cap_movers, waiting) < 0)
+	if (ALLOC_GROW(t->order, waiting, t->cap_order) < 0 ||
+	    ALLOC_GROW(t->movers, waiting, t->cap_movers) < 0)
 		return out_of_memory(t);
 	for (size_t w = 0; w < waiting; w++)
 		t->order[w] = (uint32_t)(o->n_sorted + w);
@@ -943,7 +902,7 @@ static int order_movers(struct reloc *t, const struct spans *blocks,
 	ht_id reach = 0;
 	bool sorted = true;
 
-	if (RESERVE(t->order, t->cap_order, m) < 0)
+	if (ALLOC_GROW(t->order, m, t->cap_order) < 0)
 		return -1;
 	d = malloc((blocks->n ? blocks->n : 1) * sizeof(*d));
 	if (!d)
@@ -1090,7 +1049,7 @@ static int apply_gc(struct reloc *t, bool finished, uint64_t event_index)
 	gc->open = false;
 	if (settle(t) != 0)
 		return RELOC_STOP;
-	if (RESERVE(t->movers, t->cap_movers, o->n) < 0)
+	if (ALLOC_GROW(t->movers, o->n, t->cap_movers) < 0)
 		return out_of_memory(t);
 	normalize(&gc->blocks);
 	gc->sum.gc = gc->number;
@@ -1179,7 +1138,7 @@ static int add_block(struct reloc *t, ht_id old, ht_id dest, uint64_t length,
 {
 	struct spans *l = &t->gc.blocks;
 
-	if (RESERVE(l->s, l->cap, l->n + 1) < 0)
+	if (ALLOC_GROW(l->s, l->n + 1, l->cap) < 0)
 		return out_of_memory(t);
 	l->s[l->n++] = (struct span){
 		.start = old,
@@ -1240,19 +1199,13 @@ static int dump_reserve(struct dump_state *d, size_t need)
 
 	if (need <= d->cap)
 		return 0;
-	cap = grown_capacity(d->cap, need);
-#define GROW_COLUMN(c)                                             \
-	do {                                                       \
-		__typeof__(d->c) q_ = resized(d->c, cap, sizeof(*d->c)); \
-		if (!q_)                                           \
-			return -1;                                 \
-		d->c = q_;                                         \
-	} while (0)
-	GROW_COLUMN(id);
-	GROW_COLUMN(cls);
-	GROW_COLUMN(size);
-	GROW_COLUMN(gen);
-#undef GROW_COLUMN
+	cap = grown_capacity(d->cap, need, sizeof(uint64_t));
+	if (cap == 0 ||
+	    RESIZE_ARRAY(d->id, cap) < 0 ||
+	    RESIZE_ARRAY(d->cls, cap) < 0 ||
+	    RESIZE_ARRAY(d->size, cap) < 0 ||
+	    RESIZE_ARRAY(d->gen, cap) < 0)
+		return -1;
 	d->cap = cap;
 	return 0;
 }
@@ -1279,7 +1232,7 @@ static int count_age(struct reloc *t, uint64_t age, uint64_t size)
 {
 	size_t old = t->cap_age;
 
-	if (RESERVE(t->age, t->cap_age, age + 1) < 0)
+	if (ALLOC_GROW(t->age, age + 1, t->cap_age) < 0)
 		return -1;
 	if (t->cap_age > old)
 		memset(t->age + old, 0, (t->cap_age - old) * sizeof(*t->age));
@@ -1295,7 +1248,7 @@ static int collect_ages(struct reloc *t, struct reloc_dump_summary *sum)
 
 	for (size_t a = 0; a < t->cap_age; a++)
 		n += t->age[a].count != 0;
-	if (RESERVE(t->ages, t->cap_ages, n) < 0)
+	if (ALLOC_GROW(t->ages, n, t->cap_ages) < 0)
 		return -1;
 	n = 0;
 	for (size_t a = 0; a < t->cap_age; a++) {
@@ -1316,8 +1269,8 @@ static int order_sightings(struct reloc *t, size_t *distinct)
 	struct dump_state *d = &t->dump;
 	size_t n = 0;
 
-	if (RESERVE(t->dump_order, t->cap_dump_order, d->n) < 0 ||
-	    RESERVE(t->order, t->cap_order, d->n) < 0)
+	if (ALLOC_GROW(t->dump_order, d->n, t->cap_dump_order) < 0 ||
+	    ALLOC_GROW(t->order, d->n, t->cap_order) < 0)
 		return -1;
 	for (size_t k = 0; k < d->n; k++)
 		t->dump_order[k] = (uint32_t)k;

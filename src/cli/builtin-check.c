@@ -7,6 +7,7 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "util/alloc.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -53,18 +54,11 @@ static void on_violation(void *ctx, const struct ht_violation *v)
 	c->total++;
 	if (c->n_found >= c->max)
 		return;
-	if (c->n_found == c->cap_found) {
-		size_t cap = c->cap_found ? 2 * c->cap_found : 64;
-		struct found *p = realloc(c->found, cap * sizeof(*p));
-
-		if (!p) {
-			/* a list that lacks some would be a report that
-			 * lies: the check fails instead */
-			c->out_of_memory = true;
-			return;
-		}
-		c->found = p;
-		c->cap_found = cap;
+	if (ALLOC_GROW(c->found, c->n_found + 1, c->cap_found) < 0) {
+		/* a list that lacks some would be a report that lies: the
+		 * check fails instead */
+		c->out_of_memory = true;
+		return;
 	}
 	f = &c->found[c->n_found++];
 	f->event = v->where.event_index;

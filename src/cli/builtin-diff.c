@@ -17,6 +17,7 @@
 #include "cli/output.h"
 
 #include "analysis/diff.h"
+#include "util/alloc.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -387,16 +388,6 @@ static uint64_t magnitude(int64_t v)
 static const char *sign_of(int64_t v)
 {
 	return v > 0 ? "+" : v < 0 ? "-" : "";
-}
-
-/* "+1.2 KiB", "-400 B", "0 B" into buf (SIZE_TEXT + 1). */
-static const char *signed_size(int64_t v, char *buf)
-{
-	char h[SIZE_TEXT];
-
-	snprintf(buf, SIZE_TEXT + 1, "%s%s", sign_of(v),
-		 human_size(magnitude(v), h));
-	return buf;
 }
 
 /* "+3", "-3", "0" into buf (24). */
@@ -1030,15 +1021,16 @@ static int run_diff(struct diff_cmd *c)
 
 static int add_budget(struct diff_cmd *c, const char *text)
 {
-	struct check *k = realloc(c->checks, (c->n_checks + 1) * sizeof(*k));
+	struct check *k;
 	char why[512];
 	int rc;
 
-	if (!k) {
+	/* one more: there are a few --fail-if at most */
+	if (RESIZE_ARRAY(c->checks, c->n_checks + 1) < 0) {
 		error_msg("out of memory");
 		return EXIT_UNREADABLE;
 	}
-	c->checks = k;
+	k = c->checks;
 	memset(&k[c->n_checks], 0, sizeof(*k));
 	rc = budget_parse(text, &k[c->n_checks].budget, why, sizeof(why));
 	if (rc == BUDGET_NO_MEMORY) {

@@ -18,6 +18,7 @@
 #include "cli/output.h"
 
 #include "analysis/relocation.h"
+#include "util/alloc.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -67,25 +68,6 @@ struct history {
 	bool out_of_memory;
 };
 
-/* ---- growing arrays ------------------------------------------------------ */
-
-static bool reserve(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return true;
-	while (c < need)
-		c *= 2;
-	q = realloc(*p, c * elem);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
-
 /* ---- the replays --------------------------------------------------------- */
 
 /* First replay: an object that holds the id (in dump N, with --dump). */
@@ -98,8 +80,7 @@ static void note_holder(void *ctx, const struct reloc_step *s)
 		return;
 	if (h->n_holders && h->holders[h->n_holders - 1] == s->object)
 		return;
-	if (!reserve((void **)&h->holders, &h->cap_holders, h->n_holders + 1,
-		     sizeof(*h->holders))) {
+	if (ALLOC_GROW(h->holders, h->n_holders + 1, h->cap_holders) < 0) {
 		h->out_of_memory = true;
 		return;
 	}
@@ -111,8 +92,7 @@ static void note_step(void *ctx, const struct reloc_step *s)
 {
 	struct history *h = ctx;
 
-	if (!reserve((void **)&h->steps, &h->cap_steps, h->n_steps + 1,
-		     sizeof(*h->steps))) {
+	if (ALLOC_GROW(h->steps, h->n_steps + 1, h->cap_steps) < 0) {
 		h->out_of_memory = true;
 		return;
 	}
@@ -125,8 +105,7 @@ static int remember_class(struct history *h, const struct ht_ev_class *e)
 
 	if (!e->name)
 		return 0;
-	if (!reserve((void **)&h->classes, &h->cap_classes, h->n_classes + 1,
-		     sizeof(*h->classes)))
+	if (ALLOC_GROW(h->classes, h->n_classes + 1, h->cap_classes) < 0)
 		return -1;
 	c = &h->classes[h->n_classes];
 	c->name = strdup(e->name);

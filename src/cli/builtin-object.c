@@ -8,6 +8,7 @@
 #include "cli/describe.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
+#include "util/alloc.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -64,16 +65,9 @@ static int find_referrers(struct object_report *r)
 			if (h->ref[e] != r->target)
 				continue;
 			if (listed(r, r->n_referrers)) {
-				if (r->n_referrers == cap) {
-					size_t c = cap ? 2 * cap : 16;
-					struct referrer *p = realloc(
-						r->referrers, c * sizeof(*p));
-
-					if (!p)
-						return -1;
-					r->referrers = p;
-					cap = c;
-				}
+				if (ALLOC_GROW(r->referrers,
+					       r->n_referrers + 1, cap) < 0)
+					return -1;
 				r->referrers[r->n_referrers].object = i;
 				r->referrers[r->n_referrers].field =
 					(uint32_t)(e - h->ref_start[i]);

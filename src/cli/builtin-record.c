@@ -12,6 +12,8 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/record.h"
+#include "util/alloc.h"
+#include "util/humanize.h"
 
 #include "ht_config.h"
 
@@ -103,15 +105,8 @@ int env_set(struct env_edit *e, const char *name, const char *value)
 		v->value = copy;
 		return 0;
 	}
-	if (e->n == e->cap) {
-		size_t cap = e->cap ? 2 * e->cap : 8;
-		struct env_var *p = realloc(e->vars, cap * sizeof(*p));
-
-		if (!p)
-			goto fail;
-		e->vars = p;
-		e->cap = cap;
-	}
+	if (ALLOC_GROW(e->vars, e->n + 1, e->cap) < 0)
+		goto fail;
 	e->vars[e->n].name = strdup(name);
 	if (!e->vars[e->n].name)
 		goto fail;
@@ -184,16 +179,15 @@ void env_free(struct env_edit *e)
 int argv_insert(char ***argv, size_t at, const char *arg)
 {
 	size_t n = 0;
-	char **v, *copy = strdup(arg);
+	char **v = *argv, *copy = strdup(arg);
 
 	if (!copy)
 		return -1;
-	while ((*argv)[n])
+	while (v[n])
 		n++;
 	if (at > n)
 		at = n;
-	v = realloc(*argv, (n + 2) * sizeof(*v));
-	if (!v) {
+	if (RESIZE_ARRAY(v, n + 2) < 0) {
 		free(copy);
 		return -1;
 	}
@@ -597,20 +591,9 @@ static double now_seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void format_bytes(uint64_t b, char *buf, size_t len)
-{
-	if (b >= 10u << 20)
-		snprintf(buf, len, "%.1f MiB", (double)b / (1 << 20));
-	else if (b >= 10u << 10)
-		snprintf(buf, len, "%.1f KiB", (double)b / (1 << 10));
-	else
-		snprintf(buf, len, "%llu B", (unsigned long long)b);
-}
-
 struct progress_line {
-	bool on;
-	bool shown;
-	double next;      /* when to look again */
+	struct progress *line;  /* NULL when stderr is not a terminal */
+	double next;            /* when to look again */
 	uint64_t last_bytes;
 };
 
@@ -620,10 +603,10 @@ static void progress_tick(struct progress_line *p, const char *path)
 {
 	struct trace_summary s;
 	double t0 = now_seconds(), took;
-	char bytes[32], gcs[48], dumps[48];
+	char bytes[SIZE_TEXT], gcs[48], dumps[48];
 	struct stat st;
 
-	if (!p->on || t0 < p->next)
+	if (!p->line || t0 < p->next)
 		return;
 	if (stat(path, &st) != 0 || (uint64_t)st.st_size == p->last_bytes) {
 		p->next = t0 + 0.25;
@@ -633,31 +616,25 @@ static void progress_tick(struct progress_line *p, const char *path)
 	summarize(path, &s, true);
 	took = now_seconds() - t0;
 	p->next = now_seconds() + (took * 10 > 0.25 ? took * 10 : 0.25);
-	format_bytes(s.bytes, bytes, sizeof(bytes));
-	fprintf(stderr, "\rheaptrace record: %s, %s, %s written\033[K",
-		count_of(s.gcs, "GC", "GCs", gcs),
-		count_of(s.dumps, "dump", "dumps", dumps), bytes);
-	p->shown = true;
-}
-
-static void progress_clear(struct progress_line *p)
-{
-	if (p->shown)
-		fputs("\r\033[K", stderr);
+	progress_show(p->line, "%s, %s, %s written",
+		      count_of(s.gcs, "GC", "GCs", gcs),
+		      count_of(s.dumps, "dump", "dumps", dumps),
+		      format_size(s.bytes, SIZE_FROM_TEN, bytes));
 }
 
 static int wait_for(pid_t pid, const char *path, int *status)
 {
-	struct progress_line p = {.on = isatty(STDERR_FILENO) != 0};
+	struct progress_line p = {
+		.line = progress_start("heaptrace record", NULL)};
 	struct timespec tick = {0, 50 * 1000 * 1000};
 
 	for (;;) {
-		pid_t w = waitpid(pid, status, p.on ? WNOHANG : 0);
+		pid_t w = waitpid(pid, status, p.line ? WNOHANG : 0);
 
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR) {
-			progress_clear(&p);
+			progress_end(p.line);
 			return -1;
 		}
 		if (w == 0) {
@@ -665,7 +642,7 @@ static int wait_for(pid_t pid, const char *path, int *status)
 			nanosleep(&tick, NULL);
 		}
 	}
-	progress_clear(&p);
+	progress_end(p.line);
 	return 0;
 }
 
@@ -691,9 +668,9 @@ static void describe_end(int status, char *buf, size_t len)
 /* "wrote FILE: 3 GCs, 1 dump, 120 events, 2.0 KiB" */
 static void print_summary(const char *path, const struct trace_summary *s)
 {
-	char bytes[32], gcs[48], dumps[48], events[48];
+	char bytes[SIZE_TEXT], gcs[48], dumps[48], events[48];
 
-	format_bytes(s->bytes, bytes, sizeof(bytes));
+	format_size(s->bytes, SIZE_FROM_TEN, bytes);
 	fprintf(stderr, "heaptrace record: wrote %s: %s, %s, %s, %s\n", path,
 		count_of(s->gcs, "GC", "GCs", gcs),
 		count_of(s->dumps, "dump", "dumps", dumps),

@@ -20,6 +20,7 @@
 #include "cli/output.h"
 
 #include "analysis/relocation.h"
+#include "util/alloc.h"
 #include "util/saturating.h"
 
 #include <getopt.h>
@@ -258,19 +259,14 @@ static void dump_tracked(void *ctx, const struct reloc_dump_summary *sum)
 	if (sum->dump < 0)
 		return;
 	if (at >= s->n_tracking) {
-		size_t n = s->n_tracking ? 2 * s->n_tracking : 16;
-		struct dump_tracking *p;
+		size_t old = s->n_tracking;
 
-		while (n <= at)
-			n *= 2;
-		p = realloc(s->tracking, n * sizeof(*p));
-		if (!p) {
+		if (ALLOC_GROW(s->tracking, at + 1, s->n_tracking) < 0) {
 			s->tracker_failed = true;
 			return;
 		}
-		memset(p + s->n_tracking, 0, (n - s->n_tracking) * sizeof(*p));
-		s->tracking = p;
-		s->n_tracking = n;
+		memset(s->tracking + old, 0,
+		       (s->n_tracking - old) * sizeof(*s->tracking));
 	}
 	d = &s->tracking[at];
 	d->sum = *sum;
@@ -321,15 +317,8 @@ static int gc_started(struct stats *s, const struct ht_ev_gc_started *ev,
 {
 	struct gc_stats *g;
 
-	if (s->n_gcs == s->cap_gcs) {
-		size_t cap = s->cap_gcs ? 2 * s->cap_gcs : 16;
-		struct gc_stats *p = realloc(s->gcs, cap * sizeof(*p));
-
-		if (!p)
-			return 1;
-		s->gcs = p;
-		s->cap_gcs = cap;
-	}
+	if (ALLOC_GROW(s->gcs, s->n_gcs + 1, s->cap_gcs) < 0)
+		return 1;
 	g = &s->gcs[s->n_gcs++];
 	memset(g, 0, sizeof(*g));
 	g->index = (uint64_t)st->gc;

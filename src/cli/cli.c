@@ -158,19 +158,32 @@ struct progress *progress_start(const char *what, const char *path)
 	return p;
 }
 
+void progress_show(struct progress *p, const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+
+	if (!p)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* one write, so that the terminal never shows half a line */
+	fprintf(stderr, "\r%s: %s\033[K", p->what, line);
+	p->shown = true;
+}
+
 void progress_update(struct progress *p, uint64_t events, uint64_t offset)
 {
 	if (!p || (events & 0xfff) || seconds_since(&p->last) < 0.25)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &p->last);
 	if (p->size)
-		fprintf(stderr, "\r%s: %llu events, %.0f%%\033[K", p->what,
-			(unsigned long long)events,
-			100.0 * (double)offset / (double)p->size);
+		progress_show(p, "%llu events, %.0f%%",
+			      (unsigned long long)events,
+			      100.0 * (double)offset / (double)p->size);
 	else
-		fprintf(stderr, "\r%s: %llu events\033[K", p->what,
-			(unsigned long long)events);
-	p->shown = true;
+		progress_show(p, "%llu events", (unsigned long long)events);
 }
 
 void progress_end(struct progress *p)

@@ -66,10 +66,18 @@ struct ht_reader *open_trace(const char *path);
 const char *count_of(uint64_t n, const char *one, const char *many, char *buf);
 
 /* Progress on standard error, only when it is a terminal: a line
- * rewritten at most a few times a second. */
+ * rewritten at most a few times a second, "WHAT: ...". progress_start
+ * returns NULL when stderr is not a terminal, and every call takes NULL
+ * and does nothing. */
 struct progress;
 struct progress *progress_start(const char *what, const char *path);
+/* Events read so far, and how far into the file (a percentage when
+ * path was a regular file); shown at most four times a second. */
 void progress_update(struct progress *p, uint64_t events, uint64_t offset);
+/* Rewrites the line with WHAT: and the text of fmt, now. */
+void progress_show(struct progress *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Clears the line if one was shown, and frees p. */
 void progress_end(struct progress *p);
 
 #endif

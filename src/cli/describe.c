@@ -9,28 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *human_size(uint64_t bytes, char *buf)
-{
-	static const char *const units[] = {
-		"KiB", "MiB", "GiB", "TiB", "PiB", "EiB",
-	};
-	double v;
-	size_t u = 0;
-
-	if (bytes < 1024) {
-		snprintf(buf, SIZE_TEXT, "%llu B", (unsigned long long)bytes);
-		return buf;
-	}
-	v = (double)bytes / 1024.0;
-	/* 1023.95 would print as "1024.0": that is the next unit's 1.0 */
-	while (v >= 1023.95 && u + 1 < sizeof(units) / sizeof(units[0])) {
-		v /= 1024.0;
-		u++;
-	}
-	snprintf(buf, SIZE_TEXT, "%.1f %s", v, units[u]);
-	return buf;
-}
-
 const char *exact_size(uint64_t bytes, char *buf)
 {
 	char human[SIZE_TEXT];

@@ -10,16 +10,13 @@
 #include "cli/output.h"
 
 #include "analysis/heap.h"
+#include "util/humanize.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Enough for any size text below. */
-#define SIZE_TEXT 48
-
-/* "512 B", "1.2 KiB", "3.4 MiB": exact below 1 KiB. */
-const char *human_size(uint64_t bytes, char *buf);
+/* human_size, signed_size and SIZE_TEXT: util/humanize.h */
 /* "512 B", "1258291 B (1.2 MiB)": always exact. */
 const char *exact_size(uint64_t bytes, char *buf);
 

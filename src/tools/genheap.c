@@ -23,6 +23,8 @@
  */
 #include <heaptrace/record.h>
 
+#include "util/alloc.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -166,15 +168,13 @@ static void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
-static void *xrealloc(void *p, size_t n, size_t size)
-{
-	if (size && n > SIZE_MAX / size)
-		die("out of memory (%zu x %zu bytes)", n, size);
-	p = realloc(p, n * size);
-	if (!p)
-		die("out of memory (%zu x %zu bytes)", n, size);
-	return p;
-}
+/* ALLOC_GROW (util/alloc.h), or die: a generator has nothing to save. */
+#define XGROW(p, need, cap)                                               \
+	do {                                                              \
+		if (ALLOC_GROW(p, need, cap) < 0)                         \
+			die("out of memory (%zu x %zu bytes)",            \
+			    (size_t)(need), sizeof(*(p)));                \
+	} while (0)
 
 static uint64_t align8(uint64_t v)
 {
@@ -197,10 +197,7 @@ struct index_list {
 
 static void list_push(struct index_list *l, uint32_t x)
 {
-	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 16;
-		l->v = xrealloc(l->v, l->cap, sizeof(*l->v));
-	}
+	XGROW(l->v, l->n + 1, l->cap);
 	l->v[l->n++] = x;
 }
 
@@ -366,7 +363,8 @@ struct heap {
 	uint16_t *cls;
 	uint64_t *first;  /* n + 1: object i's fields are ref[first[i] ..] */
 	uint32_t *ref;    /* an object index, or NO_REF */
-	uint64_t slots, cap_slots;
+	uint64_t slots;
+	size_t cap_slots;
 	uint8_t *mark;
 	uint32_t *popular;
 	size_t n_popular;
@@ -399,8 +397,11 @@ static void heap_alloc(struct heap *h, size_t n, double refs_per_object)
 	h->cls = xcalloc(n, sizeof(*h->cls));
 	h->first = xcalloc(n + 1, sizeof(*h->first));
 	h->mark = xcalloc(n, sizeof(*h->mark));
-	h->cap_slots = (uint64_t)((double)n * (refs_per_object + 1.0)) + 1024;
-	h->ref = xrealloc(NULL, h->cap_slots, sizeof(*h->ref));
+	h->cap_slots = (size_t)((double)n * (refs_per_object + 1.0)) + 1024;
+	h->ref = alloc_array(h->cap_slots, sizeof(*h->ref));
+	if (!h->ref)
+		die("out of memory (%zu x %zu bytes)", h->cap_slots,
+		    sizeof(*h->ref));
 }
 
 static void heap_free(struct heap *h)
@@ -419,14 +420,7 @@ static void heap_free(struct heap *h)
 static void heap_append(struct heap *h, size_t i, uint16_t cls,
 			uint64_t size, size_t fields, uint8_t mark)
 {
-	if (h->slots + fields > h->cap_slots) {
-		uint64_t cap = h->cap_slots * 2;
-
-		while (cap < h->slots + fields)
-			cap *= 2;
-		h->ref = xrealloc(h->ref, cap, sizeof(*h->ref));
-		h->cap_slots = cap;
-	}
+	XGROW(h->ref, h->slots + fields, h->cap_slots);
 	for (size_t k = 0; k < fields; k++)
 		h->ref[h->slots + k] = UNSET;
 	h->cls[i] = cls;
@@ -504,10 +498,7 @@ static int by_position(const void *a, const void *b)
 static void add_feature(struct plan *p, size_t *cap,
 			const struct feature *f)
 {
-	if (p->n_features == *cap) {
-		*cap = *cap ? 2 * *cap : 16;
-		p->features = xrealloc(p->features, *cap, sizeof(*p->features));
-	}
+	XGROW(p->features, p->n_features + 1, *cap);
 	p->features[p->n_features++] = *f;
 }
 
@@ -1092,10 +1083,7 @@ static struct root_set *add_container(struct roots *rs,
 {
 	struct root_set *s;
 
-	if (rs->n == rs->cap) {
-		rs->cap = rs->cap ? 2 * rs->cap : 64;
-		rs->v = xrealloc(rs->v, rs->cap, sizeof(*rs->v));
-	}
+	XGROW(rs->v, rs->n + 1, rs->cap);
 	s = &rs->v[rs->n++];
 	memset(s, 0, sizeof(*s));
 	s->type = type;

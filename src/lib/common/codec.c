@@ -13,6 +13,7 @@
 #include "lib/common/error.h"
 #include "lib/common/format.h"
 #include "lib/common/varint.h"
+#include "util/alloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -397,29 +398,8 @@ void codec_dec_free(struct codec_dec *d)
 	codec_dec_init(d);
 }
 
-/* Grows *buf to hold n elements of size elem; 0, or -1 out of memory. */
-static int reserve(void **buf, size_t *cap, size_t n, size_t elem)
-{
-	void *p;
-	size_t want;
-
-	if (n <= *cap)
-		return 0;
-	want = *cap ? *cap : 64;
-	while (want < n)
-		want *= 2;
-	if (want > SIZE_MAX / elem)
-		return -1;
-	p = realloc(*buf, want * elem);
-	if (!p)
-		return -1;
-	*buf = p;
-	*cap = want;
-	return 0;
-}
-
-#define RESERVE(d, field, n) \
-	reserve((void **)&(d)->field, &(d)->field##_cap, (n), sizeof(*(d)->field))
+/* Grows the scratch array d->field to n elements (util/alloc.h). */
+#define RESERVE(d, field, n) ALLOC_GROW((d)->field, (n), (d)->field##_cap)
 
 /* Decoding fails through these: a bad input sets *why and returns -1; out of
  * memory returns -2. */
@@ -603,7 +583,8 @@ static int get_generation_bounds(struct codec_dec *d,
 	ht_id prev = 0;
 
 	TRY(get_count(d, 4, "generation ranges", &b->count, why));
-	if (reserve(&d->blocks, &d->blocks_cap, b->count * sizeof(*r) + 1, 1) < 0)
+	if (grow_array(&d->blocks, &d->blocks_cap,
+		       b->count * sizeof(*r) + 1, 1) < 0)
 		return -2;
 	r = d->blocks;
 	for (size_t i = 0; i < b->count; i++) {
@@ -623,7 +604,8 @@ static int get_moved(struct codec_dec *d, struct ht_ev_moved_references *m,
 	int64_t shift = 0;
 
 	TRY(get_count(d, 3, "moved blocks", &m->count, why));
-	if (reserve(&d->blocks, &d->blocks_cap, m->count * sizeof(*b) + 1, 1) < 0)
+	if (grow_array(&d->blocks, &d->blocks_cap,
+		       m->count * sizeof(*b) + 1, 1) < 0)
 		return -2;
 	b = d->blocks;
 	for (size_t i = 0; i < m->count; i++) {
@@ -645,7 +627,8 @@ static int get_surviving(struct codec_dec *d,
 	struct ht_surviving_block *b;
 
 	TRY(get_count(d, 2, "surviving blocks", &s->count, why));
-	if (reserve(&d->blocks, &d->blocks_cap, s->count * sizeof(*b) + 1, 1) < 0)
+	if (grow_array(&d->blocks, &d->blocks_cap,
+		       s->count * sizeof(*b) + 1, 1) < 0)
 		return -2;
 	b = d->blocks;
 	for (size_t i = 0; i < s->count; i++) {

@@ -6,10 +6,10 @@
 #include <heaptrace/trace.h>
 
 #include "ht_config.h"
+#include "util/alloc.h"
 
 #include <string.h>
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const event_names[] = {
 	[HT_EV_CLASS] = "class",
@@ -103,7 +103,8 @@ static const struct {
 	[HT_V_BAD_VALUE] = {"bad-value", "field value out of range"},
 };
 
-_Static_assert(COUNT(violations) == HT_V_COUNT_, "a violation lacks a name");
+_Static_assert(ARRAY_SIZE(violations) == HT_V_COUNT_,
+	       "a violation lacks a name");
 
 static const char *lookup(const char *const *names, size_t n, int v)
 {
@@ -122,52 +123,52 @@ static int parse(const char *const *names, size_t n, const char *name)
 
 const char *ht_event_name(enum ht_event_type t)
 {
-	return lookup(event_names, COUNT(event_names), (int)t);
+	return lookup(event_names, ARRAY_SIZE(event_names), (int)t);
 }
 
 const char *ht_container_name(enum ht_container_type t)
 {
-	return lookup(container_names, COUNT(container_names), (int)t);
+	return lookup(container_names, ARRAY_SIZE(container_names), (int)t);
 }
 
 const char *ht_result_name(enum ht_result r)
 {
-	return lookup(result_names, COUNT(result_names), (int)r);
+	return lookup(result_names, ARRAY_SIZE(result_names), (int)r);
 }
 
 const char *ht_root_kind_name(enum ht_root_kind k)
 {
-	return lookup(root_kind_names, COUNT(root_kind_names), (int)k);
+	return lookup(root_kind_names, ARRAY_SIZE(root_kind_names), (int)k);
 }
 
 const char *ht_gc_reason_name(enum ht_gc_reason r)
 {
-	return lookup(gc_reason_names, COUNT(gc_reason_names), (int)r);
+	return lookup(gc_reason_names, ARRAY_SIZE(gc_reason_names), (int)r);
 }
 
 int ht_event_parse(const char *name)
 {
-	return parse(event_names, COUNT(event_names), name);
+	return parse(event_names, ARRAY_SIZE(event_names), name);
 }
 
 int ht_container_parse(const char *name)
 {
-	return parse(container_names, COUNT(container_names), name);
+	return parse(container_names, ARRAY_SIZE(container_names), name);
 }
 
 int ht_result_parse(const char *name)
 {
-	return parse(result_names, COUNT(result_names), name);
+	return parse(result_names, ARRAY_SIZE(result_names), name);
 }
 
 int ht_root_kind_parse(const char *name)
 {
-	return parse(root_kind_names, COUNT(root_kind_names), name);
+	return parse(root_kind_names, ARRAY_SIZE(root_kind_names), name);
 }
 
 int ht_gc_reason_parse(const char *name)
 {
-	return parse(gc_reason_names, COUNT(gc_reason_names), name);
+	return parse(gc_reason_names, ARRAY_SIZE(gc_reason_names), name);
 }
 
 const char *ht_violation_name(enum ht_violation_code c)

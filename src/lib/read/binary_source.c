@@ -15,6 +15,7 @@
 #include "lib/common/error.h"
 #include "lib/common/format.h"
 #include "lib/common/varint.h"
+#include "util/alloc.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -104,20 +105,6 @@ static size_t read_bytes(struct binary_source *s, void *buf, size_t n)
 	return got;
 }
 
-static int buffer_reserve(struct buffer *b, size_t n)
-{
-	uint8_t *p;
-
-	if (n <= b->cap)
-		return 0;
-	p = realloc(b->data, n);
-	if (!p)
-		return -1;
-	b->data = p;
-	b->cap = n;
-	return 0;
-}
-
 /* Reads n bytes into b, growing it only as bytes arrive: a length field
  * that claims far more than the input holds costs at most twice what is
  * really there. Sets *got; -1 when out of memory. */
@@ -133,7 +120,8 @@ static int read_growing(struct binary_source *s, struct buffer *b, size_t n,
 		if (have == limit) {
 			size_t grown = b->cap ? b->cap * 2 : 65536;
 
-			if (buffer_reserve(b, grown < n ? grown : n) < 0)
+			if (ALLOC_GROW(b->data, grown < n ? grown : n,
+				       b->cap) < 0)
 				return -1;
 			limit = b->cap < n ? b->cap : n;
 		}
@@ -377,7 +365,8 @@ static enum ht_error_code load_payload(struct binary_source *s,
 		snprintf(cause, cause_size, "chunk payload CRC mismatch");
 		return HT_E_CORRUPT;
 	}
-	if (buffer_reserve(&s->raw, (size_t)h->raw_length + 1) < 0)
+	if (ALLOC_GROW(s->raw.data, (size_t)h->raw_length + 1,
+		       s->raw.cap) < 0)
 		goto nomem;
 	rc = inflate_exact(s, s->stored.data, h->stored_length, s->raw.data,
 			   h->raw_length, &why);

@@ -16,6 +16,7 @@
  * few JDK classes, so both come from tables of the JDK's own classes.
  */
 #include "lib/read/hprof_layout.h"
+#include "util/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -158,26 +159,21 @@ static const struct contended_field *contended_field(const struct contended *c,
 
 struct builder {
 	struct field_block *blocks; /* fields placed, inherited ones first */
-	uint32_t n_blocks, cap_blocks;
+	uint32_t n_blocks;
+	size_t cap_blocks;
 	struct field_block *holes;  /* free gaps, sorted by offset */
-	uint32_t n_holes, cap_holes;
+	uint32_t n_holes;
+	size_t cap_holes;
 	uint32_t tail;              /* where the free space at the end starts */
 	bool failed;                /* out of memory */
 };
 
-static void push(struct field_block **a, uint32_t *n, uint32_t *cap,
+static void push(struct field_block **a, uint32_t *n, size_t *cap,
 		 struct field_block b, bool *failed)
 {
-	if (*n == *cap) {
-		uint32_t c = *cap ? *cap * 2 : 16;
-		struct field_block *p = realloc(*a, c * sizeof(*p));
-
-		if (!p) {
-			*failed = true;
-			return;
-		}
-		*a = p;
-		*cap = c;
+	if (ALLOC_GROW(*a, (size_t)*n + 1, *cap) < 0) {
+		*failed = true;
+		return;
 	}
 	(*a)[(*n)++] = b;
 }

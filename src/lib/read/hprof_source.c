@@ -25,6 +25,8 @@
 
 #include "lib/common/error.h"
 #include "lib/read/hprof_layout.h"
+#include "util/alloc.h"
+#include "util/idmap.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -169,127 +171,6 @@ static unsigned root_body_size(unsigned tag, unsigned id)
 	}
 }
 
-/* ---- Growing arrays ---------------------------------------------------- */
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	if (c > SIZE_MAX / elem)
-		return -1;
-	q = realloc(*p, c * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
-#define GROW(arr, cap, need) \
-	grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
-
-/* ---- Id maps ----------------------------------------------------------- */
-
-/* HPROF ids to entry numbers: open addressing, at most half full. Id 0
- * has a slot of its own, as 0 marks a free one. */
-struct idmap {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t cap; /* a power of two, or 0 */
-	unsigned bits;
-	size_t n;
-	bool has_zero;
-	uint32_t zero;
-};
-
-static size_t idmap_home(const struct idmap *m, uint64_t key)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> (64 - m->bits));
-}
-
-static bool idmap_get(const struct idmap *m, uint64_t key, uint32_t *val)
-{
-	size_t i;
-
-	if (key == 0) {
-		*val = m->zero;
-		return m->has_zero;
-	}
-	if (!m->cap)
-		return false;
-	for (i = idmap_home(m, key); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key) {
-			*val = m->vals[i];
-			return true;
-		}
-	return false;
-}
-
-static void idmap_insert(struct idmap *m, uint64_t key, uint32_t val)
-{
-	size_t i = idmap_home(m, key);
-
-	while (m->keys[i])
-		i = (i + 1) & (m->cap - 1);
-	m->keys[i] = key;
-	m->vals[i] = val;
-}
-
-static int idmap_grow(struct idmap *m)
-{
-	struct idmap bigger = {.cap = m->cap ? m->cap * 2 : 64,
-			       .bits = m->cap ? m->bits + 1 : 6};
-
-	bigger.keys = calloc(bigger.cap, sizeof(*bigger.keys));
-	bigger.vals = malloc(bigger.cap * sizeof(*bigger.vals));
-	if (!bigger.keys || !bigger.vals) {
-		free(bigger.keys);
-		free(bigger.vals);
-		return -1;
-	}
-	for (size_t i = 0; i < m->cap; i++)
-		if (m->keys[i])
-			idmap_insert(&bigger, m->keys[i], m->vals[i]);
-	free(m->keys);
-	free(m->vals);
-	bigger.n = m->n;
-	bigger.has_zero = m->has_zero;
-	bigger.zero = m->zero;
-	*m = bigger;
-	return 0;
-}
-
-/* Maps key to val unless it is mapped already. 0, or -1 out of memory. */
-static int idmap_add(struct idmap *m, uint64_t key, uint32_t val)
-{
-	uint32_t old;
-
-	if (idmap_get(m, key, &old))
-		return 0;
-	if (key == 0) {
-		m->has_zero = true;
-		m->zero = val;
-		return 0;
-	}
-	if ((m->n + 1) * 2 > m->cap && idmap_grow(m) < 0)
-		return -1;
-	idmap_insert(m, key, val);
-	m->n++;
-	return 0;
-}
-
-static void idmap_free(struct idmap *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
 /* ---- Text that never moves --------------------------------------------- */
 
 /* Names are kept in blocks that are never reallocated, so a pointer to
@@ -309,7 +190,7 @@ static char *text_alloc(struct text_store *t, size_t n)
 	if (t->n_blocks == 0 || t->size - t->used < n) {
 		size_t size = n > TEXT_BLOCK ? n : TEXT_BLOCK;
 
-		if (GROW(t->blocks, t->cap_blocks, t->n_blocks + 1) < 0)
+		if (ALLOC_GROW(t->blocks, t->n_blocks + 1, t->cap_blocks) < 0)
 			return NULL;
 		t->blocks[t->n_blocks] = malloc(size);
 		if (!t->blocks[t->n_blocks])
@@ -633,13 +514,10 @@ static const uint8_t *in_fill(struct input *in, uint64_t off, size_t n)
 	if (want > in->size - off)
 		want = (size_t)(in->size - off);
 	if (want > in->cap) {
-		uint8_t *p = realloc(in->buf, want);
-
-		if (!p) {
+		if (RESIZE_ARRAY(in->buf, want) < 0) {
 			in->io_errno = ENOMEM;
 			return NULL;
 		}
-		in->buf = p;
 		in->cap = want;
 	}
 	while (got < want) {
@@ -933,7 +811,7 @@ static struct thread *thread_entry(struct hprof_source *s, uint32_t serial)
 
 	if (idmap_get(&s->thread_by_serial, serial, &i))
 		return &s->threads[i];
-	if (GROW(s->threads, s->cap_threads, s->n_threads + 1) < 0 ||
+	if (ALLOC_GROW(s->threads, s->n_threads + 1, s->cap_threads) < 0 ||
 	    idmap_add(&s->thread_by_serial, serial, (uint32_t)s->n_threads) < 0)
 		return NULL;
 	s->threads[s->n_threads] = (struct thread){.serial = serial};
@@ -954,7 +832,7 @@ static int index_utf8(struct hprof_source *s, uint64_t at, uint32_t len)
 	if (!p)
 		return io_damage(s, at);
 	text = text_copy(&s->text, p + s->id_size, n);
-	if (!text || GROW(s->utf8_text, s->cap_utf8, s->n_utf8 + 1) < 0 ||
+	if (!text || ALLOC_GROW(s->utf8_text, s->n_utf8 + 1, s->cap_utf8) < 0 ||
 	    idmap_add(&s->utf8, get_id(s, p), (uint32_t)s->n_utf8) < 0)
 		return nomem_damage(s, at);
 	s->utf8_text[s->n_utf8++] = text;
@@ -973,7 +851,7 @@ static int index_load_class(struct hprof_source *s, uint64_t at,
 	};
 	const char *name = utf8_of(s, l.name_id);
 
-	if (GROW(s->loaded, s->cap_loaded, s->n_loaded + 1) < 0 ||
+	if (ALLOC_GROW(s->loaded, s->n_loaded + 1, s->cap_loaded) < 0 ||
 	    idmap_add(&s->loaded_by_serial, l.serial,
 		      (uint32_t)s->n_loaded) < 0 ||
 	    idmap_add(&s->loaded_by_id, l.class_id,
@@ -1035,7 +913,7 @@ static int index_frame(struct hprof_source *s, uint64_t at, const uint8_t *p)
 		.line = (int32_t)be32(p + 4 * id + 4),
 	};
 
-	if (GROW(s->frames, s->cap_frames, s->n_frames + 1) < 0 ||
+	if (ALLOC_GROW(s->frames, s->n_frames + 1, s->cap_frames) < 0 ||
 	    idmap_add(&s->frame_by_id, fr.id, (uint32_t)s->n_frames) < 0 ||
 	    method_of(s, &fr) < 0)
 		return nomem_damage(s, at);
@@ -1063,9 +941,9 @@ static int index_trace(struct hprof_source *s, uint64_t at, uint32_t len)
 		return damage(s, HT_E_CORRUPT, at,
 			      "TRACE record of %u bytes holds %u frames", len,
 			      t.n_frames);
-	if (GROW(s->frame_ids, s->cap_frame_ids,
-		 s->n_frame_ids + t.n_frames) < 0 ||
-	    GROW(s->traces, s->cap_traces, s->n_traces + 1) < 0 ||
+	if (ALLOC_GROW(s->frame_ids,
+		       s->n_frame_ids + t.n_frames, s->cap_frame_ids) < 0 ||
+	    ALLOC_GROW(s->traces, s->n_traces + 1, s->cap_traces) < 0 ||
 	    idmap_add(&s->trace_by_serial, t.serial,
 		      (uint32_t)s->n_traces) < 0 ||
 	    idmap_add(&s->trace_by_thread, t.thread_serial,
@@ -1195,7 +1073,7 @@ static int add_root(struct hprof_source *s, struct dump *d, uint64_t at,
 	default:
 		break;
 	}
-	if (GROW(d->roots, d->cap_roots, d->n_roots + 1) < 0)
+	if (ALLOC_GROW(d->roots, d->n_roots + 1, d->cap_roots) < 0)
 		return nomem_damage(s, at);
 	d->roots[d->n_roots++] = r;
 	return 0;
@@ -1337,7 +1215,7 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 		c.names[i] = utf8_of(s, get_id(s, f));
 		c.own_bytes += w;
 	}
-	if (GROW(s->classes, s->cap_classes, s->n_classes + 1) < 0 ||
+	if (ALLOC_GROW(s->classes, s->n_classes + 1, s->cap_classes) < 0 ||
 	    idmap_add(&s->class_by_id, c.id, (uint32_t)s->n_classes) < 0)
 		goto nomem;
 	s->last_class = NULL; /* the array may have moved */
@@ -1420,8 +1298,8 @@ static struct wanted_string *want_string(struct hprof_source *s, uint64_t id)
 
 	if (idmap_get(&s->string_slot, id, &i))
 		return &s->strings_wanted[i];
-	if (GROW(s->strings_wanted, s->cap_strings_wanted,
-		 s->n_strings_wanted + 1) < 0 ||
+	if (ALLOC_GROW(s->strings_wanted,
+		       s->n_strings_wanted + 1, s->cap_strings_wanted) < 0 ||
 	    idmap_add(&s->string_slot, id, (uint32_t)s->n_strings_wanted) < 0)
 		return NULL;
 	s->strings_wanted[s->n_strings_wanted] =
@@ -1434,8 +1312,8 @@ static int want_array(struct hprof_source *s, uint64_t id, uint8_t coder,
 {
 	if (idmap_get(&s->array_slot, id, slot))
 		return 0;
-	if (GROW(s->arrays_wanted, s->cap_arrays_wanted,
-		 s->n_arrays_wanted + 1) < 0 ||
+	if (ALLOC_GROW(s->arrays_wanted,
+		       s->n_arrays_wanted + 1, s->cap_arrays_wanted) < 0 ||
 	    idmap_add(&s->array_slot, id, (uint32_t)s->n_arrays_wanted) < 0)
 		return -1;
 	s->arrays_wanted[s->n_arrays_wanted] =
@@ -1458,7 +1336,7 @@ static int chase_thread(struct hprof_source *s, uint64_t at, uint64_t id,
 	if (!string)
 		return 0;
 	w = want_string(s, string);
-	if (!w || GROW(s->chases, s->cap_chases, s->n_chases + 1) < 0 ||
+	if (!w || ALLOC_GROW(s->chases, s->n_chases + 1, s->cap_chases) < 0 ||
 	    idmap_add(&s->chase_by_thread, id, (uint32_t)s->n_chases) < 0)
 		return -1;
 	s->chases[s->n_chases++] = (struct name_chase){
@@ -1699,7 +1577,7 @@ static int64_t note_class_dump(struct hprof_source *s, struct dump *d,
 	p = in_at(&s->in, at + 1, s->id_size);
 	if (!p)
 		return io_damage(s, at);
-	if (GROW(d->classes, d->cap_classes, d->n_classes + 1) < 0)
+	if (ALLOC_GROW(d->classes, d->n_classes + 1, d->cap_classes) < 0)
 		return nomem_damage(s, at);
 	d->classes[d->n_classes++] = (struct class_ref){
 		.id = get_id(s, p),
@@ -1805,7 +1683,7 @@ static int walk_body(struct hprof_source *s, struct dump *d, struct body *b,
 
 static struct dump *open_dump(struct hprof_source *s, uint64_t at)
 {
-	if (GROW(s->dumps, s->cap_dumps, s->n_dumps + 1) < 0)
+	if (ALLOC_GROW(s->dumps, s->n_dumps + 1, s->cap_dumps) < 0)
 		return NULL;
 	memset(&s->dumps[s->n_dumps], 0, sizeof(s->dumps[0]));
 	s->dumps[s->n_dumps].offset = at;
@@ -1838,7 +1716,7 @@ static int index_heap_record(struct hprof_source *s, uint64_t at,
 	d = &s->dumps[s->n_dumps - 1];
 	rc = walk_body(s, d, &b, &w);
 	if (b.end > at + RECORD_HEADER_LEN) {
-		if (GROW(d->segs, d->cap_segs, d->n_segs + 1) < 0)
+		if (ALLOC_GROW(d->segs, d->n_segs + 1, d->cap_segs) < 0)
 			return nomem_damage(s, at);
 		d->segs[d->n_segs++] = (struct segment){
 			.offset = at + RECORD_HEADER_LEN,
@@ -2272,7 +2150,7 @@ static int name_put(struct hprof_source *s, size_t *len, const char *text)
 {
 	size_t n = strlen(text);
 
-	if (GROW(s->name_buf, s->cap_name_buf, *len + n + 1) < 0)
+	if (ALLOC_GROW(s->name_buf, *len + n + 1, s->cap_name_buf) < 0)
 		return -1;
 	memcpy(s->name_buf + *len, text, n + 1);
 	*len += n;
@@ -2352,7 +2230,7 @@ static int next_name(struct hprof_source *s, struct ht_event *ev,
 static int plan_container(struct hprof_source *s, unsigned type, ht_id id1,
 			  ht_id id2, uint64_t offset)
 {
-	if (GROW(s->plan, s->cap_plan, s->n_plan + 1) < 0)
+	if (ALLOC_GROW(s->plan, s->n_plan + 1, s->cap_plan) < 0)
 		return -1;
 	s->plan[s->n_plan++] = (struct step){.type = (uint8_t)type,
 					     .id1 = id1, .id2 = id2,
@@ -2366,10 +2244,10 @@ static int plan_root(struct hprof_source *s, ht_id ref, uint64_t offset)
 {
 	struct step *last = s->n_plan ? &s->plan[s->n_plan - 1] : NULL;
 
-	if (GROW(s->plan_refs, s->cap_plan_refs, s->n_plan_refs + 1) < 0)
+	if (ALLOC_GROW(s->plan_refs, s->n_plan_refs + 1, s->cap_plan_refs) < 0)
 		return -1;
 	if (!last || !last->roots || last->count == REFS_PER_EVENT) {
-		if (GROW(s->plan, s->cap_plan, s->n_plan + 1) < 0)
+		if (ALLOC_GROW(s->plan, s->n_plan + 1, s->cap_plan) < 0)
 			return -1;
 		s->plan[s->n_plan++] = (struct step){.roots = true,
 						     .offset = offset,
@@ -2554,7 +2432,7 @@ static int zero_flags(struct hprof_source *s, size_t n)
 {
 	size_t old = s->cap_zero_flags;
 
-	if (GROW(s->zero_flags, s->cap_zero_flags, n) < 0)
+	if (ALLOC_GROW(s->zero_flags, n, s->cap_zero_flags) < 0)
 		return -1;
 	memset(s->zero_flags + old, 0,
 	       (s->cap_zero_flags - old) * sizeof(*s->zero_flags));
@@ -2591,7 +2469,7 @@ static int step_event(struct hprof_source *s, const struct step *st,
 
 static int reserve_refs(struct hprof_source *s, size_t n)
 {
-	return GROW(s->refs, s->cap_refs, n ? n : 1);
+	return ALLOC_GROW(s->refs, n ? n : 1, s->cap_refs);
 }
 
 static void object_event(struct hprof_source *s, struct ht_event *ev,
@@ -2827,7 +2705,7 @@ static int sort_class_objects(struct hprof_source *s, const struct dump *d)
 {
 	s->next_class = 0;
 	s->class_in_file = 0;
-	if (GROW(s->by_id, s->cap_by_id, d->n_classes) < 0)
+	if (ALLOC_GROW(s->by_id, d->n_classes, s->cap_by_id) < 0)
 		return -1;
 	if (!d->n_classes)
 		return 0;

@@ -12,6 +12,7 @@
 
 #include "lib/common/error.h"
 #include "lib/common/protocol.h"
+#include "util/idmap.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -37,22 +38,17 @@ struct pending_table {
 	struct pending *slots;
 	size_t capacity; /* a power of two, or 0 before the first insert */
 	size_t count;
+	uint64_t key;    /* the secret of the hash (util/idmap.h) */
 };
 
 #define PENDING_MIN_CAPACITY 64
 
-/* Ids are aligned addresses: their low bits carry little, so mix the high
- * bits down before masking (the finalizer of MurmurHash3). */
+/* Ids are aligned addresses, and they come from the input: the keyed
+ * hash of util/idmap.h mixes the high bits down, and ids cannot be chosen
+ * to collide. */
 static size_t home_slot(const struct pending_table *t, ht_id id)
 {
-	uint64_t h = id;
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return (size_t)h & (t->capacity - 1);
+	return (size_t)idhash(t->key, id) & (t->capacity - 1);
 }
 
 static size_t next_slot(const struct pending_table *t, size_t i)
@@ -92,6 +88,7 @@ static int pending_grow(struct pending_table *t)
 	bigger.slots = calloc(bigger.capacity, sizeof(*bigger.slots));
 	if (!bigger.slots)
 		return -1;
+	bigger.key = idhash_key(bigger.slots);
 	for (size_t i = 0; i < t->capacity; i++)
 		if (t->slots[i].used)
 			place(&bigger, &t->slots[i]);
@@ -187,6 +184,7 @@ struct frame_table {
 	struct frame_thread *slots;
 	size_t capacity; /* a power of two, or 0 */
 	size_t count;
+	uint64_t key;    /* the secret of the hash (util/idmap.h) */
 };
 
 struct replayer {
@@ -482,8 +480,8 @@ static bool is_frame_container(enum ht_container_type t)
 static struct frame_thread *frame_slot(struct frame_table *t, uint8_t type,
 				       ht_id id1)
 {
-	uint64_t h = (id1 ^ ((uint64_t)type << 59)) * 0x9e3779b97f4a7c15ull;
-	size_t i = (size_t)(h >> 32) & (t->capacity - 1);
+	uint64_t h = idhash(t->key, id1 ^ ((uint64_t)type << 59));
+	size_t i = (size_t)h & (t->capacity - 1);
 
 	while (t->slots[i].used &&
 	       (t->slots[i].type != type || t->slots[i].id1 != id1))
@@ -498,6 +496,7 @@ static int frame_table_grow(struct frame_table *t)
 	bigger.slots = calloc(bigger.capacity, sizeof(*bigger.slots));
 	if (!bigger.slots)
 		return -1;
+	bigger.key = idhash_key(bigger.slots);
 	for (size_t i = 0; i < t->capacity; i++)
 		if (t->slots[i].used)
 			*frame_slot(&bigger, t->slots[i].type, t->slots[i].id1) =

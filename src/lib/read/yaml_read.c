@@ -12,6 +12,7 @@
 #include "lib/read/source.h"
 
 #include "lib/common/error.h"
+#include "util/alloc.h"
 
 #include <yaml.h>
 
@@ -208,26 +209,11 @@ static bool has_nul(const yaml_event_t *e)
 
 /* ---- Buffers -------------------------------------------------------------- */
 
-/* Buffers grow by doubling and never shrink: after the largest event,
- * reading allocates nothing but what libyaml does. */
+/* Buffers grow by doubling (util/alloc.h) and never shrink: after the
+ * largest event, reading allocates nothing but what libyaml does. */
 static int reserve(struct yaml_src *s, struct buffer *b, size_t need)
 {
-	size_t n = b->cap ? b->cap : 64;
-	void *p;
-
-	if (need <= b->cap)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2)
-			return fail_nomem(s);
-		n *= 2;
-	}
-	p = realloc(b->data, n);
-	if (!p)
-		return fail_nomem(s);
-	b->data = p;
-	b->cap = n;
-	return 0;
+	return grow_array(&b->data, &b->cap, need, 1) < 0 ? fail_nomem(s) : 0;
 }
 
 /* Appends one element of elem bytes to b and returns it. */
@@ -781,9 +767,8 @@ static const struct field surviving_fields[] = {
 	 offsetof(struct ht_surviving_block, length), 0},
 };
 
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-_Static_assert(COUNT(object_references_fields) <= MAX_FIELDS,
+_Static_assert(ARRAY_SIZE(object_references_fields) <= MAX_FIELDS,
 	       "struct fields_read has a mark per field");
 
 /* How an event's body reads: a mapping of fields, or a list of blocks
@@ -890,7 +875,7 @@ static int finish_surviving_references(struct yaml_src *s,
 	return 0;
 }
 
-#define FIELDS(t) t, COUNT(t)
+#define FIELDS(t) t, ARRAY_SIZE(t)
 
 static const struct event_spec event_specs[HT_EV_LAST + 1] = {
 	[HT_EV_CLASS] = {FIELDS(class_fields), 0, NULL},

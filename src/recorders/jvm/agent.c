@@ -16,6 +16,7 @@
  * closed.
  */
 #include "recorders/jvm/agent.h"
+#include "util/alloc.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -283,14 +284,9 @@ static char *read_command_line(void)
 	if (fd < 0)
 		return NULL;
 	for (;;) {
-		if (len + 1 >= cap) {
-			char *nb = realloc(buf, cap ? 2 * cap : 4096);
-
-			if (!nb)
-				break;
-			buf = nb;
-			cap = cap ? 2 * cap : 4096;
-		}
+		/* room for a read and the final NUL */
+		if (ALLOC_GROW(buf, len + 4096, cap) < 0)
+			break;
 		n = read(fd, buf + len, cap - len - 1);
 		if (n <= 0)
 			break;

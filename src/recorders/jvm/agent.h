@@ -9,9 +9,9 @@
  * dump.c      one heap dump: the walk (FollowReferences) and the events
  *             it becomes, in the Microsoft VM's container model;
  * gcbeans.c   telling major GCs from minor ones;
- * idmap.c     the id-to-index map the tables use;
  * jnames.c    Java's names for types;
  * options.c   the agent's option string.
+ * The tables map ids to indexes with util/idmap.h.
  *
  * Object ids are JVMTI tags that the agent hands out: an object keeps its
  * id for its whole life, across GCs and dumps. Class ids are the tags of
@@ -25,7 +25,7 @@
 #ifndef JVM_AGENT_H
 #define JVM_AGENT_H
 
-#include "recorders/jvm/idmap.h"
+#include "util/idmap.h"
 #include "recorders/jvm/jnames.h"
 #include "recorders/jvm/options.h"
 

@@ -8,6 +8,7 @@
  * not make: it runs before each walk, over every loaded class.
  */
 #include "recorders/jvm/agent.h"
+#include "util/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,15 +47,8 @@ struct class_list {
 
 static int list_add(struct class_list *l, jclass k)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		jclass *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (ALLOC_GROW(l->v, l->n + 1, l->cap) < 0)
+		return -1;
 	l->v[l->n++] = k;
 	return 0;
 }
@@ -186,15 +180,8 @@ static struct class_info *add_entry(struct class_table *t, jlong tag)
 {
 	struct class_info *ci;
 
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 1024;
-		struct class_info *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->v, t->n + 1, t->cap) < 0)
+		return NULL;
 	if (idmap_put(&t->by_tag, (uint64_t)tag, (uint32_t)t->n) < 0)
 		return NULL;
 	ci = &t->v[t->n++];

@@ -23,6 +23,7 @@
  * walk.
  */
 #include "recorders/jvm/agent.h"
+#include "util/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,30 +100,6 @@ struct dump {
 	size_t cap_zeros;
 };
 
-/*
- * Makes room for need elements in the array that the pointer at vp points
- * to, of *cap elements of elem bytes: 0, or -1 when out of memory (the
- * array is kept). The pointer is copied in and out with memcpy: vp points
- * to a pointer of some other type than void *.
- */
-static int reserve(void *vp, size_t *cap, size_t need, size_t elem)
-{
-	size_t c = *cap ? *cap : 1024;
-	void *v, *nv;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	memcpy(&v, vp, sizeof(v));
-	nv = realloc(v, c * elem);
-	if (!nv)
-		return -1;
-	memcpy(vp, &nv, sizeof(nv));
-	*cap = c;
-	return 0;
-}
-
 static void reset(struct dump *d)
 {
 	d->n_objs = d->n_slots = d->n_extras = d->n_roots = d->n_fresh = 0;
@@ -181,9 +158,8 @@ static int new_object(struct dump *d, jlong tag, jlong class_tag, jlong size,
 		ci = NULL;
 	n = slots_for(ci, length);
 	if (d->n_objs >= UINT32_MAX - 1 ||
-	    reserve(&d->objs, &d->cap_objs, d->n_objs + 1, sizeof(*d->objs)) ||
-	    reserve(&d->slots, &d->cap_slots, d->n_slots + n,
-		    sizeof(*d->slots)))
+	    ALLOC_GROW(d->objs, d->n_objs + 1, d->cap_objs) ||
+	    ALLOC_GROW(d->slots, d->n_slots + n, d->cap_slots))
 		return -1;
 	o = &d->objs[d->n_objs++];
 	o->id = (ht_id)tag;
@@ -221,8 +197,7 @@ static int object_for(struct dump *d, jlong tag, bool fresh, jlong class_tag,
 	int rc;
 
 	if (fresh) {
-		if (reserve(&d->fresh, &d->cap_fresh, d->n_fresh + 1,
-			    sizeof(*d->fresh)) < 0)
+		if (ALLOC_GROW(d->fresh, d->n_fresh + 1, d->cap_fresh) < 0)
 			return -1;
 		d->fresh[d->n_fresh++] = at;
 		return new_object(d, tag, class_tag, size, length);
@@ -256,8 +231,7 @@ static int add_root(struct dump *d, enum root_group group, ht_id owner,
 {
 	struct root_rec *r;
 
-	if (reserve(&d->roots, &d->cap_roots, d->n_roots + 1,
-		    sizeof(*d->roots)) < 0)
+	if (ALLOC_GROW(d->roots, d->n_roots + 1, d->cap_roots) < 0)
 		return -1;
 	r = &d->roots[d->n_roots];
 	r->group = (uint8_t)group;
@@ -323,8 +297,7 @@ static int add_extra(struct dump *d, uint32_t object, jlong target)
 	struct extra_ref *e;
 
 	if (d->n_extras >= UINT32_MAX ||
-	    reserve(&d->extras, &d->cap_extras, d->n_extras + 1,
-		    sizeof(*d->extras)) < 0)
+	    ALLOC_GROW(d->extras, d->n_extras + 1, d->cap_extras) < 0)
 		return -1;
 	e = &d->extras[d->n_extras];
 	e->object = object;
@@ -663,9 +636,8 @@ static int prepare_scratch(struct dump *d)
 		if (d->objs[i].n_extra && n > longest)
 			longest = n;
 	}
-	if (reserve(&d->refs, &d->cap_refs, longest + 1, sizeof(*d->refs)) ||
-	    reserve(&d->zeros, &d->cap_zeros, d->n_roots + 1,
-		    sizeof(*d->zeros)))
+	if (ALLOC_GROW(d->refs, longest + 1, d->cap_refs) ||
+	    ALLOC_GROW(d->zeros, d->n_roots + 1, d->cap_zeros))
 		return -1;
 	memset(d->zeros, 0, (d->n_roots + 1) * sizeof(*d->zeros));
 	return 0;

@@ -121,7 +121,12 @@ static int table_add(struct idset_table *t, uint64_t id)
 	return -1;
 }
 
-/* Under the lock: a table twice as big with every id, published. */
+/* Under the lock: a table twice as big with every id, published.
+ * Not util/alloc.h's growth nor util/idmap.h: adds inside a GC pause run
+ * on this table without a lock or malloc, and a thread suspended there
+ * may still read the old table, so it is replaced (and retired), never
+ * reallocated. Its ids are the runtime's class pointers, not input, so
+ * the fixed hash cannot be steered; calloc checks the size product. */
 static struct idset_table *grow(struct idset *s, struct idset_table *t)
 {
 	struct idset_table *n = table_new((t->mask + 1) * 2);

@@ -36,6 +36,7 @@
 #include "recorders/mono/idset.h"
 #include "recorders/mono/options.h"
 #include "recorders/mono/rootmap.h"
+#include "util/alloc.h"
 
 #include <heaptrace/record.h>
 
@@ -233,17 +234,8 @@ static const char *plain_class_name(MonoClass *k, char *buf, size_t len)
 static void remember_early(MonoClass *k)
 {
 	pthread_mutex_lock(&state.early_lock);
-	if (state.n_early == state.cap_early) {
-		size_t cap = state.cap_early ? 2 * state.cap_early : 256;
-		MonoClass **p = realloc(state.early, cap * sizeof(*p));
-
-		if (!p)
-			goto out;
-		state.early = p;
-		state.cap_early = cap;
-	}
-	state.early[state.n_early++] = k;
-out:
+	if (ALLOC_GROW(state.early, state.n_early + 1, state.cap_early) == 0)
+		state.early[state.n_early++] = k;
 	pthread_mutex_unlock(&state.early_lock);
 }
 

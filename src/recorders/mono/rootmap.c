@@ -73,7 +73,9 @@ static bool lock(struct rootmap *m, bool in_pause)
 }
 
 /* A bigger table with the live slots of t, published; t is retired, not
- * freed: the reader may still hold it from the last pause. */
+ * freed: the reader may still hold it from the last pause. That is why
+ * it is not grown with util/alloc.h, which reallocates in place; calloc
+ * checks the size product. */
 static struct rootmap_table *grow(struct rootmap *m, struct rootmap_table *t)
 {
 	struct rootmap_table *n = table_new(t->cap * 2);

@@ -6,7 +6,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "recorders/jvm/idmap.h"
+#include "util/idmap.h"
 #include "recorders/jvm/jnames.h"
 #include "recorders/jvm/options.h"
 

@@ -1,0 +1,263 @@
+/*
+ * test_util.c - the domain-free helpers of src/util: array growth that
+ * refuses overflow without touching the array (alloc.h), the keyed id
+ * map and how long its probes get on ids chosen to collide under the
+ * Fibonacci hashing it replaced (idmap.h), and the size formatter
+ * (humanize.h).
+ */
+#include <criterion/criterion.h>
+
+#include "util/alloc.h"
+#include "util/humanize.h"
+#include "util/idmap.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- alloc.h ------------------------------------------------------------- */
+
+Test(alloc, grows_geometrically_and_keeps_the_elements)
+{
+	uint32_t *v = NULL;
+	size_t cap = 0, reallocs = 0, last_cap = 0;
+
+	for (uint32_t i = 0; i < 100000; i++) {
+		cr_assert_eq(ALLOC_GROW(v, (size_t)i + 1, cap), 0);
+		cr_assert_geq(cap, (size_t)i + 1);
+		if (cap != last_cap) {
+			reallocs++;
+			last_cap = cap;
+		}
+		v[i] = i;
+	}
+	for (uint32_t i = 0; i < 100000; i++)
+		cr_assert_eq(v[i], i);
+	cr_assert_leq(reallocs, 20, "doubling: %zu reallocations", reallocs);
+	free(v);
+}
+
+Test(alloc, need_times_size_overflow_fails_and_leaves_the_array)
+{
+	uint64_t *v = NULL, *before;
+	size_t cap = 0;
+
+	cr_assert_eq(ALLOC_GROW(v, 10, cap), 0);
+	v[9] = 42;
+	before = v;
+	cr_assert_eq(ALLOC_GROW(v, SIZE_MAX / 4, cap), -1);
+	cr_assert_eq(ALLOC_GROW(v, SIZE_MAX / sizeof(*v) + 1, cap), -1);
+	cr_assert_eq(ALLOC_GROW(v, SIZE_MAX, cap), -1);
+	cr_assert_eq(v, before, "the array did not move");
+	cr_assert_eq(cap, ALLOC_GROW_FIRST, "nor did its capacity");
+	cr_assert_eq(v[9], 42);
+	cr_assert_eq(RESIZE_ARRAY(v, SIZE_MAX / 2), -1);
+	cr_assert_eq(v, before);
+	cr_assert_null(alloc_array(SIZE_MAX / 2, 4));
+	free(v);
+}
+
+Test(alloc, capacity_near_the_top_of_size_t)
+{
+	/* doubling would wrap: the exact need is taken instead */
+	cr_assert_eq(grown_capacity(SIZE_MAX / 2 + 1, SIZE_MAX - 1, 1),
+		     SIZE_MAX - 1);
+	cr_assert_eq(grown_capacity(16, SIZE_MAX / 8, 8), SIZE_MAX / 8);
+	cr_assert_eq(grown_capacity(16, SIZE_MAX / 8 + 1, 8), 0);
+	cr_assert_eq(grown_capacity(0, 17, 4), 32);
+}
+
+Test(alloc, array_size)
+{
+	static const int five[5];
+
+	cr_assert_eq(ARRAY_SIZE(five), 5);
+}
+
+/* ---- idmap.h ------------------------------------------------------------- */
+
+#define N_HOSTILE 200000
+#define MAX_PROBE 64
+
+/* The inverse of the Fibonacci multiplier modulo 2^64 (Newton's
+ * iteration doubles the correct low bits each step). */
+static uint64_t fibonacci_inverse(void)
+{
+	const uint64_t phi = 0x9e3779b97f4a7c15ULL;
+	uint64_t x = phi;
+
+	for (int i = 0; i < 6; i++)
+		x *= 2 - phi * x;
+	cr_assert_eq(x * phi, 1);
+	return x;
+}
+
+static void insert_all(struct idmap *m, const uint64_t *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(idmap_put(m, ids[i], (uint32_t)i), 0);
+	cr_assert_eq(idmap_count(m), n);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = UINT32_MAX;
+
+		cr_assert(idmap_get(m, ids[i], &v));
+		cr_assert_eq(v, (uint32_t)i);
+	}
+}
+
+static void check_probes(const uint64_t *ids, size_t n, const char *what)
+{
+	struct idmap m = IDMAP_INIT;
+
+	insert_all(&m, ids, n);
+	cr_log_info("%s: %zu ids, longest probe %zu slots", what, n,
+		    idmap_max_probe(&m));
+	cr_assert_lt(idmap_max_probe(&m), MAX_PROBE,
+		     "%s: a probe of %zu slots", what, idmap_max_probe(&m));
+	idmap_free(&m);
+}
+
+/* Multiples of 2^k: the same low bits, and for large k the same slot
+ * under the JVM agent's old placement, which kept low bits as they were. */
+Test(idmap, multiples_of_a_power_of_two_do_not_pile_up)
+{
+	uint64_t *ids = malloc(N_HOSTILE * sizeof(*ids));
+
+	cr_assert_not_null(ids);
+	for (unsigned k = 12; k <= 44; k += 16) {
+		for (size_t i = 0; i < N_HOSTILE; i++)
+			ids[i] = (uint64_t)(i + 1) << k;
+		check_probes(ids, N_HOSTILE, "multiples of 2^k");
+	}
+	free(ids);
+}
+
+/* Ids whose Fibonacci hash (id * 2^64/phi) has the same top 20 bits: in
+ * the old maps of the HPROF reader and the heap, every one of them had
+ * the same home slot in any table of up to 2^20 slots. */
+Test(idmap, ids_colliding_under_fibonacci_hashing_do_not_pile_up)
+{
+	uint64_t inv = fibonacci_inverse();
+	uint64_t *ids = malloc(N_HOSTILE * sizeof(*ids));
+
+	cr_assert_not_null(ids);
+	for (size_t i = 0; i < N_HOSTILE; i++) {
+		uint64_t product = (0xabcdeULL << 44) + i;
+
+		ids[i] = product * inv;
+		cr_assert_eq((ids[i] * 0x9e3779b97f4a7c15ULL) >> 44, 0xabcdeULL);
+	}
+	check_probes(ids, N_HOSTILE, "Fibonacci collisions");
+	free(ids);
+}
+
+Test(idmap, insert_lookup_update_absent)
+{
+	struct idmap m;
+	uint32_t v = 7;
+
+	idmap_init(&m);
+	cr_assert_not(idmap_get(&m, 5, &v), "empty: nothing is there");
+	cr_assert_eq(v, 7, "an absent id leaves *value alone");
+	cr_assert_eq(idmap_get_or_add(&m, 5, &v), 0, "added");
+	v = 9;
+	cr_assert_eq(idmap_get_or_add(&m, 5, &v), 1, "found");
+	cr_assert_eq(v, 7, "the first value is kept and handed back");
+	cr_assert_eq(idmap_add(&m, 5, 11), 0);
+	cr_assert(idmap_get(&m, 5, &v));
+	cr_assert_eq(v, 7, "idmap_add does not replace");
+	cr_assert_eq(idmap_put(&m, 5, 12), 0);
+	cr_assert(idmap_get(&m, 5, &v));
+	cr_assert_eq(v, 12, "idmap_put replaces");
+	cr_assert_eq(idmap_count(&m), 1);
+
+	/* 0 and UINT64_MAX are ids like any other */
+	cr_assert_not(idmap_get(&m, 0, &v));
+	cr_assert_eq(idmap_put(&m, 0, 100), 0);
+	cr_assert_eq(idmap_put(&m, UINT64_MAX, 101), 0);
+	cr_assert(idmap_get(&m, 0, &v));
+	cr_assert_eq(v, 100);
+	cr_assert(idmap_get(&m, UINT64_MAX, &v));
+	cr_assert_eq(v, 101);
+	cr_assert_not(idmap_get(&m, 6, &v));
+	cr_assert_eq(idmap_count(&m), 3);
+
+	idmap_clear(&m);
+	cr_assert_eq(idmap_count(&m), 0);
+	cr_assert_not(idmap_get(&m, 5, &v));
+	cr_assert_not(idmap_get(&m, 0, &v));
+	cr_assert_eq(idmap_put(&m, 5, 1), 0);
+	cr_assert(idmap_get(&m, 5, &v));
+	cr_assert_eq(v, 1);
+	idmap_free(&m);
+	cr_assert_not(idmap_get(&m, 5, &v));
+}
+
+Test(idmap, dense_ids_survive_every_growth)
+{
+	struct idmap m = IDMAP_INIT;
+	uint32_t v;
+
+	for (uint64_t id = 1; id <= 300000; id++)
+		cr_assert_eq(idmap_put(&m, id, (uint32_t)(id * 3)), 0);
+	for (uint64_t id = 1; id <= 300000; id++) {
+		cr_assert(idmap_get(&m, id, &v));
+		cr_assert_eq(v, (uint32_t)(id * 3));
+	}
+	cr_assert_not(idmap_get(&m, 300001, &v));
+	cr_assert_lt(idmap_max_probe(&m), MAX_PROBE);
+	idmap_free(&m);
+}
+
+Test(idmap, each_table_draws_its_own_key)
+{
+	struct idmap a = IDMAP_INIT, b = IDMAP_INIT;
+
+	cr_assert_eq(idmap_put(&a, 1, 1), 0);
+	cr_assert_eq(idmap_put(&b, 1, 1), 0);
+	/* equal by chance once in 2^64 */
+	cr_assert_neq(a.key, b.key);
+	idmap_free(&a);
+	idmap_free(&b);
+}
+
+/* ---- humanize.h ---------------------------------------------------------- */
+
+static void expect_size(uint64_t bytes, enum size_style style,
+			const char *want)
+{
+	char buf[SIZE_TEXT];
+
+	cr_assert_str_eq(format_size(bytes, style, buf), want, "%llu bytes",
+			 (unsigned long long)bytes);
+}
+
+Test(humanize, from_one_of_the_unit)
+{
+	expect_size(0, SIZE_FROM_ONE, "0 B");
+	expect_size(1023, SIZE_FROM_ONE, "1023 B");
+	expect_size(1024, SIZE_FROM_ONE, "1.0 KiB");
+	expect_size(1258291, SIZE_FROM_ONE, "1.2 MiB");
+	/* 1023.95 KiB would round to "1024.0 KiB" */
+	expect_size(1048525, SIZE_FROM_ONE, "1.0 MiB");
+	expect_size(UINT64_MAX, SIZE_FROM_ONE, "16.0 EiB");
+}
+
+Test(humanize, from_ten_of_the_unit)
+{
+	expect_size(10239, SIZE_FROM_TEN, "10239 B");
+	expect_size(10240, SIZE_FROM_TEN, "10.0 KiB");
+	expect_size(10485759, SIZE_FROM_TEN, "10240.0 KiB");
+	expect_size(10485760, SIZE_FROM_TEN, "10.0 MiB");
+	expect_size(2147483648ULL, SIZE_FROM_TEN, "2048.0 MiB");
+}
+
+Test(humanize, signed_sizes)
+{
+	char buf[SIZE_TEXT + 1];
+
+	cr_assert_str_eq(signed_size(1229, buf), "+1.2 KiB");
+	cr_assert_str_eq(signed_size(-400, buf), "-400 B");
+	cr_assert_str_eq(signed_size(0, buf), "0 B");
+	cr_assert_str_eq(signed_size(INT64_MIN, buf), "-8.0 EiB");
+}
