@@ -231,6 +231,11 @@ int ht_result_parse(const char *name);
 int ht_root_kind_parse(const char *name);
 int ht_gc_reason_parse(const char *name);
 
+/* Whether containers of this type are stack frames (C_RT_JIT through
+ * C_RT_INTERNALFRAME): a frame belongs to the thread container begun
+ * before it, and its id2 names its method. False for any other value. */
+bool ht_container_is_frame(enum ht_container_type type);
+
 /*
  * Errors. `message` is complete and ready to print ("trace.ht: byte 4096:
  * chunk CRC mismatch ..."); `code` is for programs.
