@@ -315,6 +315,10 @@ const struct ht_header *ht_reader_header(const struct ht_reader *r);
 /* "ht", "yaml", ... */
 const char *ht_reader_format(const struct ht_reader *r);
 
+/* The path as given to ht_reader_open ("-" for standard input), which
+ * messages about the trace name it by; valid until ht_reader_close. */
+const char *ht_reader_path(const struct ht_reader *r);
+
 /* Next event: 1 and *ev filled (valid until the next call), 0 at the end,
  * -1 on an error (err filled; ht_reader_loss tells what was lost). */
 int ht_reader_next(struct ht_reader *r, struct ht_event *ev,

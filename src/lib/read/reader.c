@@ -109,6 +109,11 @@ const char *ht_reader_format(const struct ht_reader *r)
 	return r->ops->format;
 }
 
+const char *ht_reader_path(const struct ht_reader *r)
+{
+	return r->path;
+}
+
 int ht_reader_next(struct ht_reader *r, struct ht_event *ev,
 		   struct ht_error *err)
 {
