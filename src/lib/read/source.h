@@ -1,7 +1,8 @@
 /*
- * source.h - one input form behind struct ht_reader. reader.c sniffs the
- * first bytes of the input and hands the open FILE to the matching source's
- * open function; the source then yields events through its ops.
+ * source.h - one input form behind struct ht_reader. reader.c finds the
+ * form in its table of input forms from the first bytes of the input and
+ * hands the open FILE to that form's open function; the source then yields
+ * events through its ops.
  */
 #ifndef HT_SOURCE_H
 #define HT_SOURCE_H
