@@ -87,8 +87,30 @@ static const struct input_form *sniff_form(FILE *f)
 	return NULL; /* not reached: the last row takes anything */
 }
 
+/* A caller's value out of range is refused before anything is opened. */
+static int check_options(const struct ht_reader_options *o,
+			 const char *path, struct ht_error *err)
+{
+	if ((unsigned)o->compressed_oops > HT_COMPRESSED_OOPS_NO) {
+		err_plain(err, HT_E_INVALID, path,
+			  "reader option compressed_oops is %u, not "
+			  "HT_COMPRESSED_OOPS_AUTO, _YES or _NO",
+			  (unsigned)o->compressed_oops);
+		return -1;
+	}
+	return 0;
+}
+
 struct ht_reader *ht_reader_open(const char *path, struct ht_error *err)
 {
+	return ht_reader_open_with(path, NULL, err);
+}
+
+struct ht_reader *ht_reader_open_with(const char *path,
+				      const struct ht_reader_options *options,
+				      struct ht_error *err)
+{
+	static const struct ht_reader_options defaults;
 	const struct input_form *form;
 	struct ht_reader *r;
 	FILE *f;
@@ -96,6 +118,10 @@ struct ht_reader *ht_reader_open(const char *path, struct ht_error *err)
 	err_clear(err);
 	if (!path)
 		path = "heaptrace.ht";
+	if (!options)
+		options = &defaults;
+	if (check_options(options, path, err) < 0)
+		return NULL;
 	if (strcmp(path, "-") == 0) {
 		f = stdin;
 	} else {
@@ -127,6 +153,7 @@ struct ht_reader *ht_reader_open(const char *path, struct ht_error *err)
 			fclose(f);
 		return NULL;
 	}
+	r->options = *options;
 	if (form->open(r, f, r->path, err) < 0) {
 		free(r->path);
 		free(r);
