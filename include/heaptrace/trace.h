@@ -231,6 +231,11 @@ int ht_result_parse(const char *name);
 int ht_root_kind_parse(const char *name);
 int ht_gc_reason_parse(const char *name);
 
+/* Whether containers of this type are stack frames (C_RT_JIT through
+ * C_RT_INTERNALFRAME): a frame belongs to the thread container begun
+ * before it, and its id2 names its method. False for any other value. */
+bool ht_container_is_frame(enum ht_container_type type);
+
 /*
  * Errors. `message` is complete and ready to print ("trace.ht: byte 4096:
  * chunk CRC mismatch ..."); `code` is for programs.
@@ -300,8 +305,32 @@ struct ht_index_info {
 };
 
 /* Opens FILE, sniffing its form (.ht, YAML text, or a supported foreign
- * dump). "-" reads standard input. Returns NULL and fills err on failure. */
+ * dump), with the default options. "-" reads standard input. Returns NULL
+ * and fills err on failure. */
 struct ht_reader *ht_reader_open(const char *path, struct ht_error *err);
+
+/* How the JVM that wrote an HPROF heap dump laid out references, which the
+ * dump does not record and object sizes depend on (heaptrace(1), INPUT
+ * FORMATS). */
+enum ht_compressed_oops {
+	HT_COMPRESSED_OOPS_AUTO = 0, /* told from the objects' addresses */
+	HT_COMPRESSED_OOPS_YES,      /* 4-byte references, 12-byte headers */
+	HT_COMPRESSED_OOPS_NO,       /* 8-byte references, compressed class
+					pointers (JDK 15 and later) */
+};
+
+/* What a caller may tell a reader about its input; all zero (or a NULL
+ * pointer) for the defaults, which are what ht_reader_open uses. Forms a
+ * setting does not concern ignore it. */
+struct ht_reader_options {
+	enum ht_compressed_oops compressed_oops; /* HPROF only */
+};
+
+/* As ht_reader_open, with options (NULL for the defaults). A value out of
+ * range is refused with HT_E_INVALID, before the file is opened. */
+struct ht_reader *ht_reader_open_with(const char *path,
+				      const struct ht_reader_options *options,
+				      struct ht_error *err);
 void ht_reader_close(struct ht_reader *r);
 
 /* The trace header; valid until ht_reader_close. */
@@ -309,6 +338,10 @@ const struct ht_header *ht_reader_header(const struct ht_reader *r);
 
 /* "ht", "yaml", ... */
 const char *ht_reader_format(const struct ht_reader *r);
+
+/* The path as given to ht_reader_open ("-" for standard input), which
+ * messages about the trace name it by; valid until ht_reader_close. */
+const char *ht_reader_path(const struct ht_reader *r);
 
 /* Next event: 1 and *ev filled (valid until the next call), 0 at the end,
  * -1 on an error (err filled; ht_reader_loss tells what was lost). */

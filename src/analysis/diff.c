@@ -59,11 +59,6 @@ static const char *slot_name(const struct heap *h, size_t slot, char *buf)
 	return buf;
 }
 
-static bool is_frame(unsigned container)
-{
-	return container >= HT_C_RT_JIT && container <= HT_C_RT_INTERNALFRAME;
-}
-
 /*
  * What stays the same about a root from one run to the next: its
  * container and the name of what the container stands for (the method of
@@ -78,7 +73,7 @@ static void root_label(const struct heap *h, const struct heap_root *r,
 
 	if (r->container) {
 		name = ht_container_name((enum ht_container_type)r->container);
-		if (is_frame(r->container) && r->id2)
+		if (ht_container_is_frame(r->container) && r->id2)
 			what = heap_method_name(h, r->id2);
 		else if (r->container == HT_C_RT_CLASS)
 			what = heap_class_name_by_id(h, r->id1);

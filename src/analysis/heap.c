@@ -17,7 +17,6 @@
 #include "analysis/heap.h"
 
 #include "lib/common/error.h"
-#include "lib/read/source.h"
 #include "util/alloc.h"
 #include "util/idmap.h"
 
@@ -1407,7 +1406,7 @@ int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
 	s->select = select;
 	s->fn = fn;
 	s->ctx = ctx;
-	s->path = r->path;
+	s->path = ht_reader_path(r);
 	cb.on_event[HT_EV_CLASS] = on_class;
 	cb.on_event[HT_EV_THREAD] = on_thread;
 	cb.on_event[HT_EV_METHOD] = on_method;

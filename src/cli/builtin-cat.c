@@ -24,8 +24,10 @@ int cmd_cat(int argc, char **argv)
 	static const struct option options[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
+		HPROF_OOPS_OPTION,
 		{NULL, 0, NULL, 0},
 	};
+	struct ht_reader_options reader_options = {0};
 	const char *output = NULL;
 	struct ht_reader *r;
 	struct yaml_writer *w;
@@ -43,6 +45,11 @@ int cmd_cat(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_HPROF_OOPS:
+			if (parse_hprof_oops_option(optarg, &reader_options) !=
+			    EXIT_DONE)
+				return EXIT_USAGE;
+			break;
 		default:
 			return bad_option("cat", c, argv);
 		}
@@ -52,7 +59,7 @@ int cmd_cat(int argc, char **argv)
 	if (output && same_file(optind < argc ? argv[optind] : DEFAULT_TRACE,
 				output))
 		return usage_error("cat", "input and output are the same file");
-	r = open_trace(optind < argc ? argv[optind] : NULL);
+	r = open_trace(optind < argc ? argv[optind] : NULL, &reader_options);
 	if (!r)
 		return EXIT_UNREADABLE;
 	if (output && !(out = fopen(output, "w"))) {

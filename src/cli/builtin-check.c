@@ -237,9 +237,11 @@ int cmd_check(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"max", required_argument, NULL, 'm'},
 		{"help", no_argument, NULL, 'h'},
+		HPROF_OOPS_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct ht_replay_callbacks cb = {.on_violation = on_violation};
+	struct ht_reader_options reader_options = {0};
 	struct check c = {.max = 1000};
 	struct ht_replay_summary summary = {0};
 	struct index_mismatch mismatch;
@@ -264,6 +266,11 @@ int cmd_check(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_HPROF_OOPS:
+			if (parse_hprof_oops_option(optarg, &reader_options) !=
+			    EXIT_DONE)
+				return EXIT_USAGE;
+			break;
 		default:
 			return bad_option("check", ch, argv);
 		}
@@ -271,7 +278,7 @@ int cmd_check(int argc, char **argv)
 	if (argc - optind > 1)
 		return usage_error("check", "one FILE at most");
 	c.path = optind < argc ? argv[optind] : DEFAULT_TRACE;
-	c.reader = open_trace(c.path);
+	c.reader = open_trace(c.path, &reader_options);
 	if (!c.reader)
 		return EXIT_UNREADABLE;
 	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)

@@ -76,6 +76,7 @@ int cmd_convert(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"level", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
+		HPROF_OOPS_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct ht_record_options ropts = {
@@ -83,6 +84,7 @@ int cmd_convert(int argc, char **argv)
 		.buffers = CONVERT_BUFFERS,
 		.compression_level = 6,
 	};
+	struct ht_reader_options reader_options = {0};
 	const char *output = NULL, *input;
 	struct ht_reader *r;
 	struct ht_recorder *rec;
@@ -106,6 +108,11 @@ int cmd_convert(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_HPROF_OOPS:
+			if (parse_hprof_oops_option(optarg, &reader_options) !=
+			    EXIT_DONE)
+				return EXIT_USAGE;
+			break;
 		default:
 			return bad_option("convert", c, argv);
 		}
@@ -117,7 +124,7 @@ int cmd_convert(int argc, char **argv)
 	input = argv[optind];
 	if (same_file(input, output))
 		return usage_error("convert", "input and output are the same file");
-	r = open_trace(input);
+	r = open_trace(input, &reader_options);
 	if (!r)
 		return EXIT_UNREADABLE;
 	rec = ht_recorder_open(output, ht_reader_header(r), &ropts, &err);

@@ -66,6 +66,7 @@ struct check {
 };
 
 struct diff_cmd {
+	struct ht_reader_options reader_options;
 	int format;
 	uint64_t limit;
 	size_t n_paths;
@@ -261,7 +262,7 @@ static int load_one_trace(struct diff_cmd *c)
 	struct input in;
 	int status;
 
-	if (input_prepare(&in, c->side[0].path) < 0)
+	if (input_prepare(&in, c->side[0].path, &c->reader_options) < 0)
 		return EXIT_UNREADABLE;
 	status = scan_trace(c, &in, &w, &rep);
 	if (status == EXIT_DONE)
@@ -286,7 +287,8 @@ static int load_two_traces(struct diff_cmd *c)
 {
 	for (int i = 0; i < 2; i++) {
 		struct loaded_dump ld;
-		int status = load_dump(c->side[i].path, c->side[i].select, &ld);
+		int status = load_dump(c->side[i].path, &c->reader_options,
+				       c->side[i].select, &ld);
 
 		if (status != EXIT_DONE)
 			return status;
@@ -1069,6 +1071,7 @@ static int parse_options(struct diff_cmd *c, int argc, char **argv)
 		{"fail-if", required_argument, NULL, 'F'},
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
+		HPROF_OOPS_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	int ch, status;
@@ -1094,6 +1097,10 @@ static int parse_options(struct diff_cmd *c, int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return -1;
+		case OPT_HPROF_OOPS:
+			status = parse_hprof_oops_option(optarg,
+							 &c->reader_options);
+			break;
 		default:
 			return bad_option("diff", ch, argv);
 		}

@@ -39,6 +39,7 @@ static const char usage[] =
 
 struct flame_cmd {
 	const char *path;
+	struct ht_reader_options reader_options;
 	const char *output;
 	const char *title;
 	int64_t select;
@@ -89,7 +90,7 @@ static int run_flame(const struct flame_cmd *c)
 	struct heap_dominators d;
 	struct flame f;
 	struct ht_error err;
-	int status = load_dump(c->path, c->select, &ld);
+	int status = load_dump(c->path, &c->reader_options, c->select, &ld);
 
 	if (status != EXIT_DONE)
 		return status;
@@ -143,6 +144,7 @@ int cmd_flame(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"dump", required_argument, NULL, 'd'},
 		{"help", no_argument, NULL, 'h'},
+		HPROF_OOPS_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct flame_cmd c = {
@@ -180,6 +182,10 @@ int cmd_flame(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_HPROF_OOPS:
+			status = parse_hprof_oops_option(optarg,
+							 &c.reader_options);
+			break;
 		default:
 			return bad_option("flame", ch, argv);
 		}

@@ -48,6 +48,7 @@ struct class_name {
 struct history {
 	const char *path;
 	struct input input;
+	struct ht_reader_options reader_options;
 	int format;
 	int64_t select;          /* a dump number, or -1: every holder */
 	ht_id target;
@@ -672,7 +673,7 @@ static int run_history(struct history *h)
 {
 	int status;
 
-	if (input_prepare(&h->input, h->path) < 0)
+	if (input_prepare(&h->input, h->path, &h->reader_options) < 0)
 		return EXIT_UNREADABLE;
 	status = replay(h);
 	if (status != EXIT_DONE)
@@ -722,6 +723,7 @@ int cmd_history(int argc, char **argv)
 		{"dump", required_argument, NULL, 'd'},
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
+		HPROF_OOPS_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct history h = {.select = -1};
@@ -742,6 +744,10 @@ int cmd_history(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_HPROF_OOPS:
+			status = parse_hprof_oops_option(optarg,
+							 &h.reader_options);
+			break;
 		default:
 			return bad_option("history", ch, argv);
 		}

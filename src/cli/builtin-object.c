@@ -410,9 +410,11 @@ int cmd_object(int argc, char **argv)
 		{"max-refs", required_argument, NULL, 'm'},
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
+		HPROF_OOPS_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct object_report r = {.select = HEAP_LAST_DUMP, .max_refs = 100};
+	struct ht_reader_options reader_options = {0};
 	struct loaded_dump ld;
 	int ch, status;
 
@@ -435,6 +437,10 @@ int cmd_object(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_HPROF_OOPS:
+			status = parse_hprof_oops_option(optarg,
+							 &reader_options);
+			break;
 		default:
 			return bad_option("object", ch, argv);
 		}
@@ -444,7 +450,7 @@ int cmd_object(int argc, char **argv)
 	status = operands(argc, argv, &r);
 	if (status != EXIT_DONE)
 		return status;
-	status = load_dump(r.path, r.select, &ld);
+	status = load_dump(r.path, &reader_options, r.select, &ld);
 	if (status != EXIT_DONE)
 		return status;
 	status = describe_object(&r, ld.heap, ld.damaged);

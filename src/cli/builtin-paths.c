@@ -199,9 +199,11 @@ int cmd_paths(int argc, char **argv)
 		{"dump", required_argument, NULL, 'd'},
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
+		HPROF_OOPS_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct paths_report r = {.select = HEAP_LAST_DUMP, .max_paths = 3};
+	struct ht_reader_options reader_options = {0};
 	struct loaded_dump ld;
 	int ch, status;
 
@@ -235,6 +237,10 @@ int cmd_paths(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_HPROF_OOPS:
+			status = parse_hprof_oops_option(optarg,
+							 &reader_options);
+			break;
 		default:
 			return bad_option("paths", ch, argv);
 		}
@@ -246,7 +252,7 @@ int cmd_paths(int argc, char **argv)
 	status = trace_operand("paths", argc, argv, &r.path);
 	if (status != EXIT_DONE)
 		return status;
-	status = load_dump(r.path, r.select, &ld);
+	status = load_dump(r.path, &reader_options, r.select, &ld);
 	if (status != EXIT_DONE)
 		return status;
 	status = find_paths(&r, ld.heap, ld.damaged);

@@ -94,6 +94,7 @@ struct dump_tracking {
 struct stats {
 	const char *path;
 	struct input input;
+	struct ht_reader_options reader_options;
 	int format;
 	int64_t select;        /* HEAP_ALL_DUMPS or --dump's */
 	bool retained_by_class;
@@ -970,7 +971,7 @@ static int run_stats(struct stats *s)
 {
 	int status;
 
-	if (input_prepare(&s->input, s->path) < 0)
+	if (input_prepare(&s->input, s->path, &s->reader_options) < 0)
 		return EXIT_UNREADABLE;
 	status = scan_gcs(s);
 	if (status == EXIT_DONE && !dump_exists(s))
@@ -1002,6 +1003,7 @@ int cmd_stats(int argc, char **argv)
 		{"retained-by-class", no_argument, NULL, 'r'},
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
+		HPROF_OOPS_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct stats s = {.select = HEAP_ALL_DUMPS};
@@ -1023,6 +1025,10 @@ int cmd_stats(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_HPROF_OOPS:
+			status = parse_hprof_oops_option(optarg,
+							 &s.reader_options);
+			break;
 		default:
 			return bad_option("stats", ch, argv);
 		}

@@ -43,6 +43,7 @@ static const char *const key_names[] = {
 
 struct top {
 	const char *path;
+	struct ht_reader_options reader_options;
 	int format;
 	int64_t select;
 	uint64_t limit;
@@ -303,7 +304,7 @@ static int run_top(struct top *t)
 	size_t n_rows = 0, k = 0;
 	int status, rc = 0;
 
-	status = load_dump(t->path, t->select, &ld);
+	status = load_dump(t->path, &t->reader_options, t->select, &ld);
 	if (status != EXIT_DONE)
 		return status;
 	if (heap_dominators(ld.heap, &d, &err) < 0) {
@@ -358,6 +359,7 @@ int cmd_top(int argc, char **argv)
 		{"dump", required_argument, NULL, 'd'},
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
+		HPROF_OOPS_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct top t = {.select = HEAP_LAST_DUMP, .limit = 20};
@@ -389,6 +391,10 @@ int cmd_top(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_HPROF_OOPS:
+			status = parse_hprof_oops_option(optarg,
+							 &t.reader_options);
+			break;
 		default:
 			return bad_option("top", ch, argv);
 		}

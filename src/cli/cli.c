@@ -31,6 +31,12 @@ int bad_option(const char *cmd, int c, char **argv)
 {
 	const char *opt = argv[optind - 1];
 
+	/* said as when it was an option of heaptrace rather than of each
+	 * command, word for word (heaptrace(1), DIAGNOSTICS) */
+	if (c == ':' && optopt == OPT_HPROF_OOPS) {
+		error_msg("option '%s' needs a value", HPROF_OOPS_NAME);
+		return EXIT_USAGE;
+	}
 	if (c == ':')
 		return usage_error(cmd, "option '%s' needs a value", opt);
 	if (optopt && optopt != '?')
@@ -42,6 +48,23 @@ void start_options(void)
 {
 	optind = 1;
 	opterr = 0;
+}
+
+int parse_hprof_oops_option(const char *arg, struct ht_reader_options *opts)
+{
+	if (strcmp(arg, "auto") == 0)
+		opts->compressed_oops = HT_COMPRESSED_OOPS_AUTO;
+	else if (strcmp(arg, "yes") == 0)
+		opts->compressed_oops = HT_COMPRESSED_OOPS_YES;
+	else if (strcmp(arg, "no") == 0)
+		opts->compressed_oops = HT_COMPRESSED_OOPS_NO;
+	else {
+		/* as the missing value above: no command name, no hint */
+		error_msg("%s takes yes, no or auto, not '%s'",
+			  HPROF_OOPS_NAME, arg);
+		return EXIT_USAGE;
+	}
+	return EXIT_DONE;
 }
 
 void error_msg(const char *fmt, ...)
@@ -113,10 +136,12 @@ bool same_file(const char *input, const char *output)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-struct ht_reader *open_trace(const char *path)
+struct ht_reader *open_trace(const char *path,
+			     const struct ht_reader_options *opts)
 {
 	struct ht_error err;
-	struct ht_reader *r = ht_reader_open(path ? path : DEFAULT_TRACE, &err);
+	struct ht_reader *r = ht_reader_open_with(path ? path : DEFAULT_TRACE,
+						  opts, &err);
 
 	if (!r)
 		error_msg("%s", err.message);

@@ -43,6 +43,23 @@ int bad_option(const char *cmd, int c, char **argv);
 /* Resets getopt for a command's argument vector. */
 void start_options(void);
 
+/*
+ * --hprof-compressed-oops yes|no|auto, which every command that reads a
+ * trace takes: how the JVM of an HPROF input laid out references, which
+ * the dump does not record (heaptrace(1), INPUT FORMATS). HPROF_OOPS_OPTION
+ * is its row in a getopt_long table; OPT_HPROF_OOPS, what getopt_long
+ * returns for it, is past every short option's character.
+ */
+#define OPT_HPROF_OOPS 0x100
+#define HPROF_OOPS_LONG "hprof-compressed-oops"
+#define HPROF_OOPS_NAME "--" HPROF_OOPS_LONG
+#define HPROF_OOPS_OPTION \
+	{HPROF_OOPS_LONG, required_argument, NULL, OPT_HPROF_OOPS}
+
+/* Parses its value into opts->compressed_oops. EXIT_DONE, or EXIT_USAGE
+ * once said. */
+int parse_hprof_oops_option(const char *arg, struct ht_reader_options *opts);
+
 /* "heaptrace: message" to stderr. */
 void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -58,9 +75,11 @@ int parse_u64(const char *arg, uint64_t *out);
  * input) is never the same. */
 bool same_file(const char *input, const char *output);
 
-/* Opens the trace (DEFAULT_TRACE when path is NULL) or prints why not;
- * NULL then means: exit with EXIT_UNREADABLE. */
-struct ht_reader *open_trace(const char *path);
+/* Opens the trace (DEFAULT_TRACE when path is NULL) with the reader
+ * options the command was given, or prints why not; NULL then means: exit
+ * with EXIT_UNREADABLE. */
+struct ht_reader *open_trace(const char *path,
+			     const struct ht_reader_options *opts);
 
 /* "1 dump", "3 dumps": formats into buf (at least 48 bytes), returns it. */
 const char *count_of(uint64_t n, const char *one, const char *many, char *buf);

@@ -65,11 +65,6 @@ const char *generation_name(unsigned generation, char *buf)
 	return buf;
 }
 
-bool is_frame_container(unsigned container)
-{
-	return container >= HT_C_RT_JIT && container <= HT_C_RT_INTERNALFRAME;
-}
-
 /* ---- roots --------------------------------------------------------------- */
 
 struct text {
@@ -130,7 +125,7 @@ static void add_container_detail(struct text *t, const struct heap *h,
 {
 	const char *name = NULL;
 
-	if (is_frame_container(r->container) && r->id2) {
+	if (ht_container_is_frame(r->container) && r->id2) {
 		name = heap_method_name(h, r->id2);
 		if (!name) {
 			add(t, " (method 0x%llx)", (unsigned long long)r->id2);
@@ -168,7 +163,7 @@ const char *describe_root(const struct heap *h, const struct heap_root *r,
 	if (r->container) {
 		add(&t, "%s 0x%llx", container_name(r->container),
 		    (unsigned long long)r->id1);
-		if (is_frame_container(r->container) && r->has_thread) {
+		if (ht_container_is_frame(r->container) && r->has_thread) {
 			add(&t, " in ");
 			add_thread(&t, h, r->thread);
 		}
@@ -204,7 +199,7 @@ static void out_thread(struct out *o, const struct heap *h,
 static void out_method(struct out *o, const struct heap *h,
 		       const struct heap_root *r)
 {
-	if (is_frame_container(r->container) && r->id2) {
+	if (ht_container_is_frame(r->container) && r->id2) {
 		out_id(o, "method", r->id2);
 		out_string(o, "method_name", heap_method_name(h, r->id2));
 	} else {

@@ -32,9 +32,6 @@ void widen_id(int *w, ht_id id);
 /* "0", "1", "2", "LOH", "POH", "unknown"; buf holds 16 bytes. */
 const char *generation_name(unsigned generation, char *buf);
 
-/* A stack frame container: id2 is the frame's method. */
-bool is_frame_container(unsigned container);
-
 /* One line for people: "C_RT_JIT 0x7ff0 in thread main (Shop.main)",
  * "C_RT_CLASS 0x500 (Shop)", "stack root 0x7ffe1000 [weak]". */
 const char *describe_root(const struct heap *h, const struct heap_root *r,

@@ -80,7 +80,8 @@ static int spool_to_stdin(FILE *f, const char *name)
 	return 0;
 }
 
-int input_prepare(struct input *in, const char *path)
+int input_prepare(struct input *in, const char *path,
+		  const struct ht_reader_options *opts)
 {
 	struct stat st;
 	FILE *f;
@@ -88,6 +89,7 @@ int input_prepare(struct input *in, const char *path)
 
 	in->name = path;
 	in->open_path = path;
+	in->options = opts;
 	if (is_stdin(path)) {
 		if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
 			return 0;
@@ -120,7 +122,7 @@ struct ht_reader *input_open(const struct input *in)
 			}
 		}
 	}
-	return open_trace(in->open_path);
+	return open_trace(in->open_path, in->options);
 }
 
 /* ---- the dump ------------------------------------------------------------ */
@@ -228,7 +230,8 @@ static void prefer_complete_dump(const struct input *in, struct scan *s)
 	}
 }
 
-int load_dump(const char *path, int64_t select, struct loaded_dump *ld)
+int load_dump(const char *path, const struct ht_reader_options *opts,
+	      int64_t select, struct loaded_dump *ld)
 {
 	struct input in;
 	struct scan s;
@@ -238,7 +241,7 @@ int load_dump(const char *path, int64_t select, struct loaded_dump *ld)
 	ld->path = path;
 	/* a pipe too must be able to fall back on the dump before the last,
 	 * or the answer would depend on how the input was given */
-	if (input_prepare(&in, path) < 0)
+	if (input_prepare(&in, path, opts) < 0)
 		return EXIT_UNREADABLE;
 	status = scan_for(&in, select, &s);
 	if (status != EXIT_DONE)

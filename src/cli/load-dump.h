@@ -37,10 +37,12 @@ int trace_operand(const char *cmd, int argc, char **argv, const char **path);
 struct input {
 	const char *name;       /* FILE as given: for messages and reports */
 	const char *open_path;  /* what the reader opens: name, or "-" */
+	const struct ht_reader_options *options; /* the command's */
 };
 
-/* 0, or -1 once said why the copy failed. */
-int input_prepare(struct input *in, const char *path);
+/* 0, or -1 once said why the copy failed. opts must outlive in. */
+int input_prepare(struct input *in, const char *path,
+		  const struct ht_reader_options *opts);
 /* open_trace, from the start of the input each time. */
 struct ht_reader *input_open(const struct input *in);
 
@@ -54,11 +56,13 @@ struct loaded_dump {
 
 /*
  * Loads the graph of dump `select` (a number, or HEAP_LAST_DUMP: the last
- * dump, or the one before it when the trace ends inside the last). Warns on standard error about damage and about a dump
- * that is incomplete or aborted. Returns EXIT_DONE with ld->heap set, or
- * the exit status once said why not.
+ * dump, or the one before it when the trace ends inside the last) of the
+ * trace at path, read with opts. Warns on standard error about damage and
+ * about a dump that is incomplete or aborted. Returns EXIT_DONE with
+ * ld->heap set, or the exit status once said why not.
  */
-int load_dump(const char *path, int64_t select, struct loaded_dump *ld);
+int load_dump(const char *path, const struct ht_reader_options *opts,
+	      int64_t select, struct loaded_dump *ld);
 void unload_dump(struct loaded_dump *ld);
 
 /* The exit status of an analysis that did its work on ld's trace. */

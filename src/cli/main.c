@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const struct command commands[] = {
@@ -54,58 +53,10 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
-#define HPROF_OOPS_OPTION "--hprof-compressed-oops"
-
-/*
- * --hprof-compressed-oops yes|no|auto, which every command that reads
- * input takes, anywhere before a "--": it says how the JVM of an HPROF
- * input laid out references, which the dump does not record. The HPROF
- * reader takes it from the environment, where library users set it too;
- * it is removed from argv here so that the commands never see it.
- */
-static int take_hprof_option(int *argc, char **argv)
-{
-	int out = 1;
-
-	for (int i = 1; i < *argc; i++) {
-		const char *a = argv[i], *mode;
-		size_t n = strlen(HPROF_OOPS_OPTION);
-
-		if (strcmp(a, "--") == 0) {
-			while (i < *argc)
-				argv[out++] = argv[i++];
-			break;
-		}
-		if (strncmp(a, HPROF_OOPS_OPTION, n) != 0 ||
-		    (a[n] != '\0' && a[n] != '=')) {
-			argv[out++] = argv[i];
-			continue;
-		}
-		mode = a[n] == '=' ? a + n + 1 : i + 1 < *argc ? argv[++i] : NULL;
-		if (!mode) {
-			error_msg("option '%s' needs a value",
-				  HPROF_OOPS_OPTION);
-			return EXIT_USAGE;
-		}
-		if (strcmp(mode, "yes") != 0 && strcmp(mode, "no") != 0 &&
-		    strcmp(mode, "auto") != 0) {
-			error_msg("%s takes yes, no or auto, not '%s'",
-				  HPROF_OOPS_OPTION, mode);
-			return EXIT_USAGE;
-		}
-		setenv("HEAPTRACE_HPROF_COMPRESSED_OOPS", mode, 1);
-	}
-	argv[out] = NULL;
-	*argc = out;
-	return EXIT_DONE;
-}
-
 static int dispatch(int argc, char **argv)
 {
 	const struct command *cmd;
 
-	if (take_hprof_option(&argc, argv) != EXIT_DONE)
-		return EXIT_USAGE;
 	if (argc < 2) {
 		print_usage(stderr);
 		return EXIT_USAGE;

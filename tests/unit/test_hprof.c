@@ -393,18 +393,25 @@ static void read_events(struct run *run)
 	}
 }
 
-/* Reads every event of the file at path; rc -2 when it is not opened. */
-static struct run read_path(const char *path)
+/* Reads every event of the file at path, opened with opts (NULL for the
+ * defaults); rc -2 when it is not opened. */
+static struct run read_path_with(const char *path,
+				 const struct ht_reader_options *opts)
 {
 	struct run run = {0};
 
-	run.r = ht_reader_open(path, &run.err);
+	run.r = ht_reader_open_with(path, opts, &run.err);
 	if (!run.r) {
 		run.rc = -2;
 		return run;
 	}
 	read_events(&run);
 	return run;
+}
+
+static struct run read_path(const char *path)
+{
+	return read_path_with(path, NULL);
 }
 
 /* Opens f as ht_reader_open does once it has seen the 'J': a test that
@@ -1198,25 +1205,27 @@ Test(hprof, layout_from_addresses)
 
 Test(hprof, layout_from_the_option)
 {
+	struct ht_reader_options yes = {HT_COMPRESSED_OOPS_YES};
+	struct ht_reader_options no = {HT_COMPRESSED_OOPS_NO};
 	struct hp h;
 	struct run run;
 
 	spaced(&h);
-	setenv("HEAPTRACE_HPROF_COMPRESSED_OOPS", "yes", 1);
-	run = read_hp(&h, "yes.hprof");
+	run = read_path_with(write_hp(&h, "yes.hprof"), &yes);
 	cr_assert_str_eq(meta(&run, "object_layout"), "compressed-oops");
+	cr_assert_str_eq(meta(&run, "object_layout_from"),
+			 "given: compressed oops yes");
 	cr_assert_eq(object(&run, 0x10000)->c, 24);
 	done(&run);
-	setenv("HEAPTRACE_HPROF_COMPRESSED_OOPS", "no", 1);
-	run = read_hp(&h, "no.hprof");
+	run = read_path_with(write_hp(&h, "no.hprof"), &no);
 	cr_assert_str_eq(meta(&run, "object_layout"), "wide-oops");
 	done(&run);
-	unsetenv("HEAPTRACE_HPROF_COMPRESSED_OOPS");
 	free(h.buf);
 }
 
 Test(hprof, option_that_is_not_yes_no_or_auto)
 {
+	struct ht_reader_options maybe = {(enum ht_compressed_oops)7};
 	struct hp h;
 	const char *path;
 	struct run run;
@@ -1224,12 +1233,11 @@ Test(hprof, option_that_is_not_yes_no_or_auto)
 
 	spaced(&h);
 	path = write_hp(&h, "maybe.hprof");
-	setenv("HEAPTRACE_HPROF_COMPRESSED_OOPS", "maybe", 1);
-	run = read_path(path);
-	unsetenv("HEAPTRACE_HPROF_COMPRESSED_OOPS");
+	run = read_path_with(path, &maybe);
 	cr_assert_eq(run.rc, -2);
-	snprintf(want, sizeof(want), "%s: HEAPTRACE_HPROF_COMPRESSED_OOPS="
-		 "maybe: expected yes, no or auto", path);
+	cr_assert_eq(run.err.code, HT_E_INVALID);
+	snprintf(want, sizeof(want), "%s: reader option compressed_oops is 7, "
+		 "not HT_COMPRESSED_OOPS_AUTO, _YES or _NO", path);
 	cr_assert_str_eq(run.err.message, want);
 	free(h.buf);
 }

@@ -1,7 +1,8 @@
 /*
  * names.c - the one place where the domain's names live: events, container
- * types, results, root kinds, GC reasons and protocol violations. The C API,
- * the YAML form, `heaptrace cat` and the man pages all use these spellings.
+ * types (and which of them are stack frames), results, root kinds, GC
+ * reasons and protocol violations. The C API, the YAML form, `heaptrace
+ * cat` and the man pages all use these spellings.
  */
 #include <heaptrace/trace.h>
 
@@ -144,6 +145,14 @@ const char *ht_root_kind_name(enum ht_root_kind k)
 const char *ht_gc_reason_name(enum ht_gc_reason r)
 {
 	return lookup(gc_reason_names, ARRAY_SIZE(gc_reason_names), (int)r);
+}
+
+/* The frame types are consecutive in CONTAINER_TYPE; compared unsigned so
+ * that a value out of the enum's range (a damaged trace) is no frame. */
+bool ht_container_is_frame(enum ht_container_type t)
+{
+	return (unsigned)t >= HT_C_RT_JIT &&
+	       (unsigned)t <= HT_C_RT_INTERNALFRAME;
 }
 
 int ht_event_parse(const char *name)

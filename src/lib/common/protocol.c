@@ -293,11 +293,6 @@ static enum ht_violation_code step_c_begin(struct proto_state *s,
 	return v;
 }
 
-static bool is_frame(enum ht_container_type t)
-{
-	return t >= HT_C_RT_JIT && t <= HT_C_RT_INTERNALFRAME;
-}
-
 /* A container between C_BEGIN and C_END. Begun again is fine, so C_HEAP
  * after C_HEAP is too. */
 static enum ht_violation_code enter_container(struct proto_state *s,
@@ -309,7 +304,7 @@ static enum ht_violation_code enter_container(struct proto_state *s,
 		v = HT_V_AFTER_ABORT;
 	else if (s->heap_begun && t != HT_C_HEAP)
 		v = HT_V_AFTER_HEAP;
-	else if (is_frame(t) && !s->has_thread)
+	else if (ht_container_is_frame(t) && !s->has_thread)
 		v = HT_V_FRAME_NO_THREAD;
 	if (t == HT_C_RT_THREAD)
 		s->has_thread = 1;

@@ -60,8 +60,6 @@
 /* string_value_at before String's fields were looked for */
 #define STRING_FIELDS_UNKNOWN (-2)
 
-#define ENV_COMPRESSED_OOPS "HEAPTRACE_HPROF_COMPRESSED_OOPS"
-
 enum record_tag {
 	R_UTF8 = 0x01,
 	R_LOAD_CLASS = 0x02,
@@ -373,12 +371,6 @@ struct step {
 	size_t first, count;   /* into plan_refs */
 };
 
-enum layout_choice {
-	CHOICE_AUTO,
-	CHOICE_YES,
-	CHOICE_NO,
-};
-
 struct hprof_source {
 	const char *path;
 	FILE *f;               /* as handed over */
@@ -433,7 +425,7 @@ struct hprof_source {
 	struct idmap array_slot;
 
 	/* the object layout */
-	enum layout_choice choice;
+	enum ht_compressed_oops choice; /* the caller's (ht_reader_options) */
 	struct evidence evidence;
 	enum jvm_model model;
 	uint64_t mirror_base[JVM_MODELS_]; /* java.lang.Class without statics */
@@ -1261,7 +1253,7 @@ static void observe(struct evidence *e, uint64_t id, const uint64_t *size)
 
 static bool collecting_evidence(const struct hprof_source *s)
 {
-	return s->choice == CHOICE_AUTO && s->id_size == 8 &&
+	return s->choice == HT_COMPRESSED_OOPS_AUTO && s->id_size == 8 &&
 	       s->evidence.pairs < MAX_EVIDENCE_PAIRS;
 }
 
@@ -1961,11 +1953,12 @@ static void decide_model(struct hprof_source *s, char *why, size_t size)
 		snprintf(why, size, "4-byte ids");
 		return;
 	}
-	if (s->choice != CHOICE_AUTO) {
-		s->model = s->choice == CHOICE_YES ? JVM_COMPRESSED
-						   : JVM_WIDE_OOPS;
-		snprintf(why, size, "%s=%s", ENV_COMPRESSED_OOPS,
-			 s->choice == CHOICE_YES ? "yes" : "no");
+	if (s->choice != HT_COMPRESSED_OOPS_AUTO) {
+		bool yes = s->choice == HT_COMPRESSED_OOPS_YES;
+
+		s->model = yes ? JVM_COMPRESSED : JVM_WIDE_OOPS;
+		snprintf(why, size, "given: compressed oops %s",
+			 yes ? "yes" : "no");
 		return;
 	}
 	for (int m = 1; m < 3; m++)
@@ -3068,25 +3061,6 @@ static int read_file_header(struct hprof_source *s, struct ht_error *err)
 	return 0;
 }
 
-static int read_choice(struct hprof_source *s, struct ht_error *err)
-{
-	const char *v = getenv(ENV_COMPRESSED_OOPS);
-
-	if (!v || !*v || strcmp(v, "auto") == 0)
-		s->choice = CHOICE_AUTO;
-	else if (strcmp(v, "yes") == 0)
-		s->choice = CHOICE_YES;
-	else if (strcmp(v, "no") == 0)
-		s->choice = CHOICE_NO;
-	else {
-		err_plain(err, HT_E_INVALID, s->path,
-			  "%s=%s: expected yes, no or auto",
-			  ENV_COMPRESSED_OOPS, v);
-		return -1;
-	}
-	return 0;
-}
-
 int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
 		      struct ht_error *err)
 {
@@ -3102,8 +3076,8 @@ int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
 	s->path = path;
 	s->f = f;
 	s->string_value_at = STRING_FIELDS_UNKNOWN;
-	if (read_choice(s, err) < 0 || attach_input(s, err) < 0 ||
-	    read_file_header(s, err) < 0) {
+	s->choice = r->options.compressed_oops; /* checked by reader.c */
+	if (attach_input(s, err) < 0 || read_file_header(s, err) < 0) {
 		hprof_close(s);
 		return -1;
 	}

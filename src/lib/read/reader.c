@@ -1,49 +1,127 @@
 /*
- * reader.c - ht_reader: opens an input, sniffs its form from the first
- * byte, and hands it to the matching source (source.h). Everything that
- * reads a trace goes through here, so every command accepts every form.
- * An HPROF heap dump starts "JAVA PROFILE 1.0.x", and no YAML trace can
- * start with a 'J' (its keys are lowercase): the HPROF source checks the
- * rest and says what the input is not.
+ * reader.c - ht_reader: opens an input, finds its form in the table of
+ * input forms from its first byte, and hands it to that form's source
+ * (source.h). Everything that reads a trace goes through here, so every
+ * command accepts every form.
  */
 #include "lib/read/source.h"
 
 #include "lib/common/error.h"
+#include "lib/common/format.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum sniffed {
-	SNIFF_YAML,
-	SNIFF_BINARY,
-	SNIFF_HPROF,
+/*
+ * One form an input may take: its name, whether the first bytes of an
+ * input look like it, and the source that reads it. The first bytes are
+ * only a guess at the form; its open then checks the rest and says what
+ * the input is not.
+ */
+struct input_form {
+	const char *name; /* as ht_reader_format says it */
+	/* head holds the first n bytes of the input (n >= 1) */
+	bool (*sniff)(const unsigned char *head, size_t n);
+	/* as in source.h */
+	int (*open)(struct ht_reader *r, FILE *f, const char *path,
+		    struct ht_error *err);
 };
 
-/* The .ht magic starts with 0x89, which no YAML document can; an HPROF
- * dump with the 'J' no YAML trace starts with. */
-static int sniff_binary(FILE *f)
+/* The .ht magic starts with 0x89, which no YAML document can. */
+static bool sniff_binary(const unsigned char *head, size_t n)
 {
+	(void)n;
+	return head[0] == (unsigned char)HT_MAGIC[0];
+}
+
+/* An HPROF heap dump starts "JAVA PROFILE 1.0.x", and no YAML trace can
+ * start with a 'J' (its keys are lowercase). */
+static bool sniff_hprof(const unsigned char *head, size_t n)
+{
+	(void)n;
+	return head[0] == 'J';
+}
+
+/* Anything else is taken for YAML, whose parser says where it is not. */
+static bool sniff_anything(const unsigned char *head, size_t n)
+{
+	(void)head;
+	(void)n;
+	return true;
+}
+
+/*
+ * The input forms, tried in order: the first whose sniff accepts the
+ * input's first bytes opens it, and the last takes whatever is left. A new
+ * form is one row, before any row that would take its first bytes too.
+ *
+ * Only the first byte is looked at (SNIFF_BYTES): it is peeked and given
+ * back with ungetc, which stdio guarantees for one byte only, and standard
+ * input cannot be rewound. One byte tells these forms apart, and gzip's
+ * first, 0x1f, is none of theirs either.
+ */
+static const struct input_form input_forms[] = {
+	{"ht", sniff_binary, binary_source_open},
+	{"hprof", sniff_hprof, hprof_source_open},
+	{"yaml", sniff_anything, yaml_source_open},
+};
+
+#define SNIFF_BYTES 1
+#define N_FORMS (sizeof(input_forms) / sizeof(input_forms[0]))
+
+/* The form of f, from its first byte, which stays unread; NULL when f is
+ * empty or cannot be read (ferror tells which). */
+static const struct input_form *sniff_form(FILE *f)
+{
+	unsigned char head[SNIFF_BYTES];
 	int c = getc(f);
 
-	if (c == EOF)
+	if (c == EOF || ungetc(c, f) == EOF)
+		return NULL;
+	head[0] = (unsigned char)c;
+	for (size_t i = 0; i < N_FORMS; i++)
+		if (input_forms[i].sniff(head, SNIFF_BYTES))
+			return &input_forms[i];
+	return NULL; /* not reached: the last row takes anything */
+}
+
+/* A caller's value out of range is refused before anything is opened. */
+static int check_options(const struct ht_reader_options *o,
+			 const char *path, struct ht_error *err)
+{
+	if ((unsigned)o->compressed_oops > HT_COMPRESSED_OOPS_NO) {
+		err_plain(err, HT_E_INVALID, path,
+			  "reader option compressed_oops is %u, not "
+			  "HT_COMPRESSED_OOPS_AUTO, _YES or _NO",
+			  (unsigned)o->compressed_oops);
 		return -1;
-	if (ungetc(c, f) == EOF)
-		return -1;
-	if (c == 'J')
-		return SNIFF_HPROF;
-	return c == 0x89 ? SNIFF_BINARY : SNIFF_YAML;
+	}
+	return 0;
 }
 
 struct ht_reader *ht_reader_open(const char *path, struct ht_error *err)
 {
+	return ht_reader_open_with(path, NULL, err);
+}
+
+struct ht_reader *ht_reader_open_with(const char *path,
+				      const struct ht_reader_options *options,
+				      struct ht_error *err)
+{
+	static const struct ht_reader_options defaults;
+	const struct input_form *form;
 	struct ht_reader *r;
 	FILE *f;
-	int binary, rc;
 
 	err_clear(err);
 	if (!path)
 		path = "heaptrace.ht";
+	if (!options)
+		options = &defaults;
+	if (check_options(options, path, err) < 0)
+		return NULL;
 	if (strcmp(path, "-") == 0) {
 		f = stdin;
 	} else {
@@ -53,8 +131,8 @@ struct ht_reader *ht_reader_open(const char *path, struct ht_error *err)
 			return NULL;
 		}
 	}
-	binary = sniff_binary(f);
-	if (binary < 0) {
+	form = sniff_form(f);
+	if (!form) {
 		if (ferror(f))
 			err_sys(err, errno, path, "cannot read");
 		else
@@ -75,17 +153,13 @@ struct ht_reader *ht_reader_open(const char *path, struct ht_error *err)
 			fclose(f);
 		return NULL;
 	}
-	if (binary == SNIFF_BINARY)
-		rc = binary_source_open(r, f, r->path, err);
-	else if (binary == SNIFF_HPROF)
-		rc = hprof_source_open(r, f, r->path, err);
-	else
-		rc = yaml_source_open(r, f, r->path, err);
-	if (rc < 0) {
+	r->options = *options;
+	if (form->open(r, f, r->path, err) < 0) {
 		free(r->path);
 		free(r);
 		return NULL;
 	}
+	assert(strcmp(r->ops->format, form->name) == 0);
 	return r;
 }
 
@@ -107,6 +181,11 @@ const struct ht_header *ht_reader_header(const struct ht_reader *r)
 const char *ht_reader_format(const struct ht_reader *r)
 {
 	return r->ops->format;
+}
+
+const char *ht_reader_path(const struct ht_reader *r)
+{
+	return r->path;
 }
 
 int ht_reader_next(struct ht_reader *r, struct ht_event *ev,

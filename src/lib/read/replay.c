@@ -472,11 +472,6 @@ static void forget_container(struct ht_replay_state *st)
 	st->container_has_thread = false;
 }
 
-static bool is_frame_container(enum ht_container_type t)
-{
-	return t >= HT_C_RT_JIT && t <= HT_C_RT_INTERNALFRAME;
-}
-
 static struct frame_thread *frame_slot(struct frame_table *t, uint8_t type,
 				       ht_id id1)
 {
@@ -554,7 +549,7 @@ static int enter_container(struct replayer *r,
 		st->has_thread = true;
 		st->container_thread = c->id1;
 		st->container_has_thread = true;
-	} else if (is_frame_container(c->type)) {
+	} else if (ht_container_is_frame(c->type)) {
 		return frame_thread(r, c);
 	}
 	return 0;

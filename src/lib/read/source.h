@@ -1,7 +1,8 @@
 /*
- * source.h - one input form behind struct ht_reader. reader.c sniffs the
- * first bytes of the input and hands the open FILE to the matching source's
- * open function; the source then yields events through its ops.
+ * source.h - one input form behind struct ht_reader. reader.c finds the
+ * form in its table of input forms from the first bytes of the input and
+ * hands the open FILE to that form's open function; the source then yields
+ * events through its ops.
  */
 #ifndef HT_SOURCE_H
 #define HT_SOURCE_H
@@ -28,12 +29,16 @@ struct ht_reader {
 	const struct ht_header *header; /* owned by the source */
 	char *path;                     /* as given, for messages */
 	struct ht_loss no_loss;
+	/* the caller's, checked, for the sources they concern */
+	struct ht_reader_options options;
 };
 
 /*
  * Each source's open: takes ownership of f (closes it on failure too),
  * sets r->ops, r->self and r->header, and returns 0; or fills err and
- * returns -1. `path` is for messages ("-" for standard input).
+ * returns -1. `path` is for messages ("-" for standard input); r->options
+ * holds the caller's options (all zero, the defaults, in a reader that
+ * the caller zeroed).
  */
 int binary_source_open(struct ht_reader *r, FILE *f, const char *path,
 		       struct ht_error *err);
