@@ -15,7 +15,6 @@
 #include "analysis/diff.h"
 
 #include "lib/common/error.h"
-#include "analysis/flame.h"
 #include "analysis/relocation.h"
 
 #include <inttypes.h>

@@ -9,9 +9,6 @@
  * one caller. A frame is as wide as the retained bytes of its objects.
  * The top frames are the roots' containers (or CLR root kinds) that hold
  * the objects only the virtual root dominates.
- *
- * Also here, because diff walks the same tree: the dominator tree as
- * child lists.
  */
 #ifndef HT_FLAME_H
 #define HT_FLAME_H
@@ -20,34 +17,6 @@
 
 #include <stdint.h>
 #include <stdio.h>
-
-/* ---- the dominator tree as child lists ---------------------------------- */
-
-/*
- * Children of each object in the dominator tree, in index (id) order:
- * first[x] is x's first child, next[x] its next sibling, HEAP_NONE ending
- * either; top is the first child of the virtual root. Walks go down by
- * first and next and back up by the dominators' idom, so they need no
- * recursion and no stack.
- */
-struct dom_tree {
-	uint32_t *first;
-	uint32_t *next;
-	uint32_t top;
-};
-
-/* 0, or -1 when out of memory. */
-int dom_tree_build(const struct heap *h, const struct heap_dominators *d,
-		   struct dom_tree *t);
-void dom_tree_free(struct dom_tree *t);
-
-/*
- * The object after x in a preorder walk of the tree (HEAP_NONE when the
- * walk is over): x's first child, else the next sibling of x or of its
- * nearest ancestor that has one. A parent comes before its children.
- */
-uint32_t dom_tree_next(const struct dom_tree *t,
-		       const struct heap_dominators *d, uint32_t x);
 
 /* ---- frames ------------------------------------------------------------- */
 
