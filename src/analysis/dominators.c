@@ -22,8 +22,8 @@
  * time goes into cache misses, so the loops ask for what they will read
  * soon (prefetch) and the data read together lies together.
  *
- * Also here, for the analyses that walk the tree (diff, flame): the tree
- * as child lists.
+ * Also here, for the analyses that walk the tree (diff, flame, the class
+ * table): the tree as child lists, and the retained size per class.
  */
 #include "analysis/heap.h"
 
@@ -629,4 +629,64 @@ uint32_t dom_tree_next(const struct dom_tree *t,
 		x = p == HEAP_VIRTUAL_ROOT ? HEAP_NONE : p;
 	}
 	return HEAP_NONE;
+}
+
+/* ---- Retained size per class -------------------------------------------- */
+
+static size_t group_of(const struct heap *h, const uint32_t *group_of_slot,
+		       uint32_t object)
+{
+	size_t slot = heap_class_slot(h, object);
+
+	return group_of_slot ? group_of_slot[slot] : slot;
+}
+
+/*
+ * Walks the tree depth first, down the child lists and back up by idom,
+ * counting per group the objects open on the way down (open[]): an
+ * object whose group has none open above it is the topmost of its group
+ * there, and adds its retained size.
+ */
+int heap_retained_by_class(const struct heap *h,
+			   const struct heap_dominators *d,
+			   const uint32_t *group_of_slot, size_t n_groups,
+			   uint64_t *retained)
+{
+	uint32_t *open = calloc(n_groups ? n_groups : 1, sizeof(*open));
+	struct dom_tree t;
+	uint32_t x;
+
+	if (!open || dom_tree_build(h, d, &t) < 0) {
+		free(open);
+		return -1;
+	}
+	x = t.top;
+	while (x != HEAP_NONE) {
+		size_t g = group_of(h, group_of_slot, x);
+
+		if (open[g]++ == 0)
+			retained[g] += d->retained[x];
+		if (t.first[x] != HEAP_NONE) {
+			x = t.first[x];
+			continue;
+		}
+		for (;;) { /* x is done: close it and the ancestors it ends */
+			uint32_t p;
+
+			open[group_of(h, group_of_slot, x)]--;
+			if (t.next[x] != HEAP_NONE) {
+				x = t.next[x];
+				break;
+			}
+			p = d->idom[x];
+			if (p == HEAP_VIRTUAL_ROOT) {
+				x = HEAP_NONE;
+				break;
+			}
+			x = p;
+		}
+	}
+	dom_tree_free(&t);
+	free(open);
+	return 0;
 }

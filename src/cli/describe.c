@@ -268,15 +268,6 @@ void out_root(struct out *o, const char *key, const struct heap *h,
 
 /* ---- the class table ----------------------------------------------------- */
 
-/* Classes are counted in slots: one per entry of h->classes, and a last
- * one for objects whose class the dump does not know. */
-static size_t class_slot(const struct heap *h, uint32_t object)
-{
-	uint32_t cls = h->cls[object];
-
-	return cls == HEAP_NO_CLASS || cls >= h->n_classes ? h->n_classes : cls;
-}
-
 /* Names are copied: stats keeps the table after the graph is gone. */
 static int name_row(const struct heap *h, struct class_row *row,
 		    uint32_t object)
@@ -289,68 +280,22 @@ static int name_row(const struct heap *h, struct class_row *row,
 	return row->name ? 0 : -1;
 }
 
-/*
- * Walks the dominator tree depth first, without recursion or a stack: the
- * tree is kept as first-child and next-sibling links, and idom leads back
- * up. A class's object adds its retained size only when no object of its
- * class is open above it, which open[] counts per slot.
- */
+/* Each slot's retained size, one class slot being one class here. */
 static int add_class_retained(const struct heap *h,
 			      const struct heap_dominators *d,
 			      struct class_row *slots, size_t n_slots)
 {
-	uint32_t *first = malloc((size_t)h->n * sizeof(*first));
-	uint32_t *next = malloc((size_t)h->n * sizeof(*next));
-	uint64_t *open = calloc(n_slots, sizeof(*open));
-	uint32_t top = HEAP_NONE, x;
-	int rc = -1;
+	uint64_t *retained = calloc(n_slots, sizeof(*retained));
 
-	if ((h->n && (!first || !next)) || !open)
-		goto out;
-	for (uint32_t i = 0; i < h->n; i++)
-		first[i] = HEAP_NONE;
-	for (uint32_t i = h->n; i-- > 0;) {
-		uint32_t p = d->idom[i];
-
-		if (p == HEAP_NONE)
-			continue;
-		if (p == HEAP_VIRTUAL_ROOT) {
-			next[i] = top;
-			top = i;
-		} else {
-			next[i] = first[p];
-			first[p] = i;
-		}
+	if (!retained ||
+	    heap_retained_by_class(h, d, NULL, n_slots, retained) < 0) {
+		free(retained);
+		return -1;
 	}
-	x = top;
-	while (x != HEAP_NONE) {
-		size_t s = class_slot(h, x);
-
-		if (open[s]++ == 0)
-			slots[s].retained += d->retained[x];
-		if (first[x] != HEAP_NONE) {
-			x = first[x];
-			continue;
-		}
-		/* a leaf: close it and the ancestors whose children are done */
-		while (x != HEAP_NONE) {
-			uint32_t p;
-
-			open[class_slot(h, x)]--;
-			if (next[x] != HEAP_NONE) {
-				x = next[x];
-				break;
-			}
-			p = d->idom[x];
-			x = p == HEAP_VIRTUAL_ROOT ? HEAP_NONE : p;
-		}
-	}
-	rc = 0;
-out:
-	free(first);
-	free(next);
-	free(open);
-	return rc;
+	for (size_t s = 0; s < n_slots; s++)
+		slots[s].retained = retained[s];
+	free(retained);
+	return 0;
 }
 
 /* qsort takes no context: the order of the sort in progress */
@@ -396,7 +341,7 @@ int class_table(const struct heap *h, const struct heap_dominators *d,
 	if (!slots)
 		return -1;
 	for (uint32_t i = 0; i < h->n; i++) {
-		struct class_row *row = &slots[class_slot(h, i)];
+		struct class_row *row = &slots[heap_class_slot(h, i)];
 
 		if (row->count++ == 0 && name_row(h, row, i) < 0)
 			goto fail;
