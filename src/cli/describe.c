@@ -1,12 +1,11 @@
 /*
  * describe.c - names for people and programs shared by the analysis
- * commands (describe.h): sizes, roots, generations, the class table.
+ * commands (describe.h): sizes, roots, generations.
  */
 #include "cli/describe.h"
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 const char *human_size(uint64_t bytes, char *buf)
@@ -264,109 +263,4 @@ void out_root(struct out *o, const char *key, const struct heap *h,
 	}
 	out_bool(o, "weak", heap_root_is_weak(r));
 	out_end_object(o);
-}
-
-/* ---- the class table ----------------------------------------------------- */
-
-/* Names are copied: stats keeps the table after the graph is gone. */
-static int name_row(const struct heap *h, struct class_row *row,
-		    uint32_t object)
-{
-	char buf[64];
-
-	row->cls = h->cls[object];
-	row->id = row->cls < h->n_classes ? h->classes[row->cls].id : 0;
-	row->name = strdup(heap_class_name(h, object, buf));
-	return row->name ? 0 : -1;
-}
-
-/* Each slot's retained size, one class slot being one class here. */
-static int add_class_retained(const struct heap *h,
-			      const struct heap_dominators *d,
-			      struct class_row *slots, size_t n_slots)
-{
-	uint64_t *retained = calloc(n_slots, sizeof(*retained));
-
-	if (!retained ||
-	    heap_retained_by_class(h, d, NULL, n_slots, retained) < 0) {
-		free(retained);
-		return -1;
-	}
-	for (size_t s = 0; s < n_slots; s++)
-		slots[s].retained = retained[s];
-	free(retained);
-	return 0;
-}
-
-/* qsort takes no context: the order of the sort in progress */
-static enum class_order sort_order;
-
-static uint64_t order_key(const struct class_row *r)
-{
-	switch (sort_order) {
-	case BY_RETAINED:
-		return r->retained;
-	case BY_COUNT:
-		return r->count;
-	case BY_BYTES:
-		break;
-	}
-	return r->bytes;
-}
-
-static int compare_rows(const void *a, const void *b)
-{
-	const struct class_row *x = a, *y = b;
-	uint64_t kx = order_key(x), ky = order_key(y);
-	int c;
-
-	if (kx != ky)
-		return kx > ky ? -1 : 1;
-	c = strcmp(x->name, y->name);
-	if (c)
-		return c;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return 0;
-}
-
-int class_table(const struct heap *h, const struct heap_dominators *d,
-		enum class_order order, struct class_row **rows, size_t *n)
-{
-	size_t n_slots = h->n_classes + 1, used = 0;
-	struct class_row *slots = calloc(n_slots, sizeof(*slots));
-
-	*rows = NULL;
-	*n = 0;
-	if (!slots)
-		return -1;
-	for (uint32_t i = 0; i < h->n; i++) {
-		struct class_row *row = &slots[heap_class_slot(h, i)];
-
-		if (row->count++ == 0 && name_row(h, row, i) < 0)
-			goto fail;
-		row->bytes += h->size[i];
-	}
-	if (d && add_class_retained(h, d, slots, n_slots) < 0)
-		goto fail;
-	for (size_t s = 0; s < n_slots; s++)
-		if (slots[s].count)
-			slots[used++] = slots[s];
-	sort_order = order;
-	qsort(slots, used, sizeof(*slots), compare_rows);
-	*rows = slots;
-	*n = used;
-	return 0;
-fail:
-	class_table_free(slots, n_slots);
-	return -1;
-}
-
-void class_table_free(struct class_row *rows, size_t n)
-{
-	if (!rows)
-		return;
-	for (size_t i = 0; i < n; i++)
-		free(rows[i].name);
-	free(rows);
 }
