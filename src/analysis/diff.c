@@ -15,7 +15,6 @@
 #include "analysis/diff.h"
 
 #include "lib/common/error.h"
-#include "analysis/flame.h"
 #include "analysis/relocation.h"
 #include "util/alloc.h"
 
@@ -35,15 +34,6 @@ static void *zalloc_array(size_t n, size_t elem)
 }
 
 /* ---- names -------------------------------------------------------------- */
-
-/* Objects are counted per class slot: one per entry of h->classes, and a
- * last one for objects of no known class. */
-static size_t slot_of(const struct heap *h, uint32_t object)
-{
-	uint32_t c = h->cls[object];
-
-	return c == HEAP_NO_CLASS || c >= h->n_classes ? h->n_classes : c;
-}
 
 /* A slot's name as heap_class_name gives it; buf holds 32 bytes. */
 static const char *slot_name(const struct heap *h, size_t slot, char *buf)
@@ -138,7 +128,7 @@ static int side_count(const struct heap *h, struct side_classes *s)
 	if (!s->count || !s->bytes || !s->group)
 		return -1;
 	for (uint32_t i = 0; i < h->n; i++) {
-		size_t slot = slot_of(h, i);
+		size_t slot = heap_class_slot(h, i);
 
 		s->count[slot]++;
 		s->bytes[slot] += h->size[i];
@@ -209,54 +199,26 @@ out:
 	return rc;
 }
 
-/*
- * Adds each object's retained size to its name group's when no object of
- * that group is above it in the dominator tree: the walk goes down the
- * child lists and back up by idom, counting the open objects per group,
- * so a list's nodes are counted once, at its head.
- */
+/* Each name group's retained size in one dump: the objects that no object
+ * of that name dominates (heap_retained_by_class). */
 static int class_retained(struct diff *d, bool after,
 			  const struct side_classes *s)
 {
 	const struct heap *h = after ? d->b : d->a;
 	const struct heap_dominators *dm = after ? d->db : d->da;
-	uint32_t *open = zalloc_array(d->n_classes, sizeof(*open));
-	struct dom_tree t;
-	uint32_t x;
+	uint64_t *retained = zalloc_array(d->n_classes, sizeof(*retained));
 
-	if (!open || dom_tree_build(h, dm, &t) < 0) {
-		free(open);
+	if (!retained || heap_retained_by_class(h, dm, s->group, d->n_classes,
+						retained) < 0) {
+		free(retained);
 		return -1;
 	}
-	x = t.top;
-	while (x != HEAP_NONE) {
-		uint32_t g = s->group[slot_of(h, x)];
+	for (size_t g = 0; g < d->n_classes; g++) {
 		struct diff_value *r = &d->classes[g].retained;
 
-		if (open[g]++ == 0)
-			*(after ? &r->after : &r->before) += dm->retained[x];
-		if (t.first[x] != HEAP_NONE) {
-			x = t.first[x];
-			continue;
-		}
-		for (;;) { /* x is done: close it and the ancestors it ends */
-			uint32_t p;
-
-			open[s->group[slot_of(h, x)]]--;
-			if (t.next[x] != HEAP_NONE) {
-				x = t.next[x];
-				break;
-			}
-			p = dm->idom[x];
-			if (p == HEAP_VIRTUAL_ROOT) {
-				x = HEAP_NONE;
-				break;
-			}
-			x = p;
-		}
+		*(after ? &r->after : &r->before) = retained[g];
 	}
-	dom_tree_free(&t);
-	free(open);
+	free(retained);
 	return 0;
 }
 
@@ -358,7 +320,8 @@ static void hold_from_roots(const struct heap *h, struct root_tree *t,
 		queue[(*tail)++] = x;
 		if (t->sig) {
 			root_label(h, r, label, sizeof(label));
-			t->sig[x] = mix(fnv64(label), ch[slot_of(h, x)]);
+			t->sig[x] = mix(fnv64(label),
+					ch[heap_class_slot(h, x)]);
 		}
 	}
 }
@@ -394,7 +357,7 @@ static int root_tree_build(const struct heap *h, bool signatures,
 						       : UINT32_MAX;
 			if (t->sig)
 				t->sig[y] = mix(mix(t->sig[x], field),
-						ch[slot_of(h, y)]);
+						ch[heap_class_slot(h, y)]);
 			queue[tail++] = y;
 		}
 	}

@@ -21,6 +21,9 @@
  * Big graphs do not fit any cache, and every step reads at random: the
  * time goes into cache misses, so the loops ask for what they will read
  * soon (prefetch) and the data read together lies together.
+ *
+ * Also here, for the analyses that walk the tree (diff, flame, the class
+ * table): the tree as child lists, and the retained size per class.
  */
 #include "analysis/heap.h"
 
@@ -556,4 +559,121 @@ void heap_dominators_free(struct heap_dominators *d)
 	free(d->idom);
 	free(d->retained);
 	memset(d, 0, sizeof(*d));
+}
+
+/* ---- The dominator tree as child lists ---------------------------------- */
+
+int dom_tree_build(const struct heap *h, const struct heap_dominators *d,
+		   struct dom_tree *t)
+{
+	size_t n = h->n ? h->n : 1;
+
+	t->first = malloc(n * sizeof(*t->first));
+	t->next = malloc(n * sizeof(*t->next));
+	t->top = HEAP_NONE;
+	if (!t->first || !t->next) {
+		dom_tree_free(t);
+		return -1;
+	}
+	for (uint32_t i = 0; i < h->n; i++)
+		t->first[i] = t->next[i] = HEAP_NONE;
+	/* prepending from the last object leaves every list in index order */
+	for (uint32_t i = h->n; i-- > 0;) {
+		uint32_t p = d->idom[i];
+
+		if (p == HEAP_NONE)
+			continue;
+		if (p == HEAP_VIRTUAL_ROOT) {
+			t->next[i] = t->top;
+			t->top = i;
+		} else {
+			t->next[i] = t->first[p];
+			t->first[p] = i;
+		}
+	}
+	return 0;
+}
+
+void dom_tree_free(struct dom_tree *t)
+{
+	free(t->first);
+	free(t->next);
+	t->first = t->next = NULL;
+	t->top = HEAP_NONE;
+}
+
+uint32_t dom_tree_next(const struct dom_tree *t,
+		       const struct heap_dominators *d, uint32_t x)
+{
+	if (t->first[x] != HEAP_NONE)
+		return t->first[x];
+	while (x != HEAP_NONE) {
+		uint32_t p;
+
+		if (t->next[x] != HEAP_NONE)
+			return t->next[x];
+		p = d->idom[x];
+		x = p == HEAP_VIRTUAL_ROOT ? HEAP_NONE : p;
+	}
+	return HEAP_NONE;
+}
+
+/* ---- Retained size per class -------------------------------------------- */
+
+static size_t group_of(const struct heap *h, const uint32_t *group_of_slot,
+		       uint32_t object)
+{
+	size_t slot = heap_class_slot(h, object);
+
+	return group_of_slot ? group_of_slot[slot] : slot;
+}
+
+/*
+ * Walks the tree depth first, down the child lists and back up by idom,
+ * counting per group the objects open on the way down (open[]): an
+ * object whose group has none open above it is the topmost of its group
+ * there, and adds its retained size.
+ */
+int heap_retained_by_class(const struct heap *h,
+			   const struct heap_dominators *d,
+			   const uint32_t *group_of_slot, size_t n_groups,
+			   uint64_t *retained)
+{
+	uint32_t *open = calloc(n_groups ? n_groups : 1, sizeof(*open));
+	struct dom_tree t;
+	uint32_t x;
+
+	if (!open || dom_tree_build(h, d, &t) < 0) {
+		free(open);
+		return -1;
+	}
+	x = t.top;
+	while (x != HEAP_NONE) {
+		size_t g = group_of(h, group_of_slot, x);
+
+		if (open[g]++ == 0)
+			retained[g] += d->retained[x];
+		if (t.first[x] != HEAP_NONE) {
+			x = t.first[x];
+			continue;
+		}
+		for (;;) { /* x is done: close it and the ancestors it ends */
+			uint32_t p;
+
+			open[group_of(h, group_of_slot, x)]--;
+			if (t.next[x] != HEAP_NONE) {
+				x = t.next[x];
+				break;
+			}
+			p = d->idom[x];
+			if (p == HEAP_VIRTUAL_ROOT) {
+				x = HEAP_NONE;
+				break;
+			}
+			x = p;
+		}
+	}
+	dom_tree_free(&t);
+	free(open);
+	return 0;
 }

@@ -1,7 +1,6 @@
 /*
- * flame.h - the dominator tree of a dump as a flame graph: folded stacks
- * ("C_RT_CLASS;Cache;byte[] 4096") that flamegraph.pl, inferno and
- * speedscope read, and a self-contained icicle SVG.
+ * flame.h - the dominator tree of a dump as the frames of a flame graph,
+ * which cli/flame-render.h writes as folded stacks or as an SVG.
  *
  * A frame stands for objects, not for one object: the objects that the
  * same frame dominates and that have the same class are merged into one
@@ -9,9 +8,6 @@
  * one caller. A frame is as wide as the retained bytes of its objects.
  * The top frames are the roots' containers (or CLR root kinds) that hold
  * the objects only the virtual root dominates.
- *
- * Also here, because diff walks the same tree: the dominator tree as
- * child lists.
  */
 #ifndef HT_FLAME_H
 #define HT_FLAME_H
@@ -19,35 +15,6 @@
 #include "analysis/heap.h"
 
 #include <stdint.h>
-#include <stdio.h>
-
-/* ---- the dominator tree as child lists ---------------------------------- */
-
-/*
- * Children of each object in the dominator tree, in index (id) order:
- * first[x] is x's first child, next[x] its next sibling, HEAP_NONE ending
- * either; top is the first child of the virtual root. Walks go down by
- * first and next and back up by the dominators' idom, so they need no
- * recursion and no stack.
- */
-struct dom_tree {
-	uint32_t *first;
-	uint32_t *next;
-	uint32_t top;
-};
-
-/* 0, or -1 when out of memory. */
-int dom_tree_build(const struct heap *h, const struct heap_dominators *d,
-		   struct dom_tree *t);
-void dom_tree_free(struct dom_tree *t);
-
-/*
- * The object after x in a preorder walk of the tree (HEAP_NONE when the
- * walk is over): x's first child, else the next sibling of x or of its
- * nearest ancestor that has one. A parent comes before its children.
- */
-uint32_t dom_tree_next(const struct dom_tree *t,
-		       const struct heap_dominators *d, uint32_t x);
 
 /* ---- frames ------------------------------------------------------------- */
 
@@ -94,30 +61,7 @@ void flame_free(struct flame *f);
 /* The frame after x in preorder (children in name order), FLAME_NONE at
  * the end; start from f->first_top. */
 uint32_t flame_next(const struct flame *f, uint32_t x);
-
-/*
- * Folded stacks: one line per frame whose objects have a self size, the
- * frame names from the top frame down joined by ';' and its self bytes,
- * so that a frame's width in any flame graph tool is its retained bytes.
- * Lines come in preorder with children in name order. A ';' in a name is
- * written ':', control characters '?'. 0, or -1 when writing failed.
- */
-int flame_write_folded(const struct flame *f, FILE *out);
-
-struct flame_svg_options {
-	unsigned width;          /* pixels; 0 for 1200 */
-	const char *title;       /* NULL for none */
-	const char *subtitle;
-};
-
-/*
- * An icicle graph (the virtual root on top, "all", then the top frames,
- * each frame's children under it) as one self-contained SVG document:
- * inline style, no script, a tooltip per frame. Frames narrower than a
- * tenth of a pixel are left out with everything under them. The same
- * frames give the same bytes. 0, or -1 when writing failed.
- */
-int flame_write_svg(const struct flame *f, const struct flame_svg_options *o,
-		    FILE *out);
+/* The frame after x and everything under it, in the same order. */
+uint32_t flame_skip(const struct flame *f, uint32_t x);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * heap.h - the heap graph of one dump (DESIGN.md section 3), built by
- * replaying a trace, and what the analyses compute on it: dominators and
- * retained sizes, and root paths.
+ * replaying a trace, and what the analyses compute on it: dominators,
+ * retained sizes (per object and per class) and root paths.
  *
  * A dump is one C_BEGIN ... C_END bracket or the root and object references
  * of one GC. Its graph has one node per object reported (continuations
@@ -149,6 +149,15 @@ const char *heap_class_name_by_id(const struct heap *h, ht_id class_id);
 const char *heap_thread_name(const struct heap *h, ht_id thread); /* NULL if unnamed */
 const char *heap_method_name(const struct heap *h, ht_id method); /* NULL if unnamed */
 
+/* Objects are counted per class slot: one per entry of h->classes, and a
+ * last one, h->n_classes, for objects whose class the dump does not know. */
+static inline size_t heap_class_slot(const struct heap *h, uint32_t object)
+{
+	uint32_t cls = h->cls[object];
+
+	return cls == HEAP_NO_CLASS || cls >= h->n_classes ? h->n_classes : cls;
+}
+
 /* The object's generation: as the dump gave it, else from the bounds,
  * else HEAP_NO_GENERATION. */
 unsigned heap_generation(const struct heap *h, uint32_t object);
@@ -173,6 +182,46 @@ struct heap_dominators {
 int heap_dominators(const struct heap *h, struct heap_dominators *d,
 		    struct ht_error *err);
 void heap_dominators_free(struct heap_dominators *d);
+
+/*
+ * Children of each object in the dominator tree, in index (id) order:
+ * first[x] is x's first child, next[x] its next sibling, HEAP_NONE ending
+ * either; top is the first child of the virtual root. Walks go down by
+ * first and next and back up by the dominators' idom, so they need no
+ * recursion and no stack.
+ */
+struct dom_tree {
+	uint32_t *first;
+	uint32_t *next;
+	uint32_t top;
+};
+
+/* 0, or -1 when out of memory. */
+int dom_tree_build(const struct heap *h, const struct heap_dominators *d,
+		   struct dom_tree *t);
+void dom_tree_free(struct dom_tree *t);
+
+/*
+ * The object after x in a preorder walk of the tree (HEAP_NONE when the
+ * walk is over): x's first child, else the next sibling of x or of its
+ * nearest ancestor that has one. A parent comes before its children.
+ */
+uint32_t dom_tree_next(const struct dom_tree *t,
+		       const struct heap_dominators *d, uint32_t x);
+
+/*
+ * Retained size per group of classes: each object adds its retained size
+ * to its group's only when no other object of the group is above it in
+ * the dominator tree, so that a linked list's nodes count once, at its
+ * head. group_of_slot maps each class slot (heap_class_slot) to a group
+ * below n_groups; NULL makes each slot its own group (n_groups is then
+ * h->n_classes + 1). Adds to retained[group]. 0, or -1 when out of
+ * memory.
+ */
+int heap_retained_by_class(const struct heap *h,
+			   const struct heap_dominators *d,
+			   const uint32_t *group_of_slot, size_t n_groups,
+			   uint64_t *retained);
 
 /* ---- root paths ---------------------------------------------------------- */
 

@@ -1,14 +1,13 @@
 /*
  * builtin-flame.c - `heaptrace flame`: the dominator tree of a dump as a
  * flame graph, in folded stacks for flamegraph.pl, inferno or speedscope,
- * or as a self-contained icicle SVG to open in a browser (flame.h).
+ * or as a self-contained icicle SVG to open in a browser (flame-render.h).
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
+#include "cli/flame-render.h"
 #include "cli/load-dump.h"
-
-#include "analysis/flame.h"
 
 #include <getopt.h>
 #include <inttypes.h>

@@ -6,12 +6,12 @@
  * place, and what that did to the objects tracked across GCs: moved,
  * survived in place, died, promoted, lost (relocation.h).
  *
- * heap_scan replays the trace without showing its GC events, so the input
- * is read twice (a pipe is first copied to a temporary file, load-dump.c):
- * a plain replay first gathers the GCs, counts the dumps and runs the
- * relocation tracker, then heap_scan builds the dumps' graphs one at a
- * time, and each dump's figures are written as soon as they are known, so
- * that a trace of thousands of dumps is not held in memory.
+ * The figures are computed in analysis/stats.c; this drives and renders.
+ * The input is read twice (a pipe is first copied to a temporary file,
+ * load-dump.c): stats_scan_gcs first gathers the GCs, counts the dumps and
+ * runs the relocation tracker, then heap_scan builds the dumps' graphs one
+ * at a time, and each dump's figures are written as soon as they are
+ * known, so that a trace of thousands of dumps is not held in memory.
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
@@ -19,9 +19,7 @@
 #include "cli/load-dump.h"
 #include "cli/output.h"
 
-#include "analysis/relocation.h"
-#include "util/alloc.h"
-#include "util/saturating.h"
+#include "analysis/stats.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -44,53 +42,6 @@ static const char usage[] =
 	"  -f, --format FMT         text (default), yaml or json\n"
 	"  -h, --help               this help\n";
 
-/* Roots are grouped by container type (1..HT_C_LAST) or, for a GC's
- * roots, by CLR root kind (after them, the last slot: no kind given). */
-#define KIND_SLOT(kind) (HT_C_LAST + 1 + (kind))
-#define NO_KIND_SLOT KIND_SLOT(HT_ROOT_KIND_LAST + 1)
-#define N_ROOT_SLOTS (NO_KIND_SLOT + 1)
-
-/* Generations 0..HT_GEN_MAX, then one slot for objects of no known one. */
-#define UNKNOWN_GEN_SLOT (HT_GEN_MAX + 1)
-#define N_GEN_SLOTS (UNKNOWN_GEN_SLOT + 1)
-
-struct dump_stats {
-	uint64_t index;
-	bool gc_dump;
-	int64_t gc;
-	bool aborted, complete;
-	uint64_t objects, bytes;
-	uint64_t references, dangling, duplicates;
-	uint64_t roots, weak_roots, dangling_roots, null_roots;
-	uint64_t root_count[N_ROOT_SLOTS], root_weak[N_ROOT_SLOTS];
-	uint64_t unreachable, unreachable_bytes, weakly_reachable;
-	struct class_row *classes;
-	size_t n_classes;
-	bool has_generations;
-	uint64_t gen_count[N_GEN_SLOTS], gen_bytes[N_GEN_SLOTS];
-};
-
-struct gc_stats {
-	uint64_t index;
-	bool has_gc;
-	uint64_t gc;           /* the runtime's number */
-	uint32_t generations;  /* bit g: generation g collected */
-	enum ht_gc_reason reason;
-	bool finished;
-	int64_t dump;          /* the dump of its references, -1 if none */
-	uint64_t moved_blocks, moved_bytes;
-	uint64_t surviving_blocks, surviving_bytes;
-	/* what the relocation tracker saw it do to the objects */
-	bool tracked;
-	struct reloc_gc_summary objects;
-};
-
-/* What the relocation tracker saw of a dump. The ages are a copy. */
-struct dump_tracking {
-	bool tracked;
-	struct reloc_dump_summary sum;
-};
-
 struct stats {
 	const char *path;
 	struct input input;
@@ -99,70 +50,17 @@ struct stats {
 	int64_t select;        /* HEAP_ALL_DUMPS or --dump's */
 	bool retained_by_class;
 
-	uint64_t dumps_in_trace;
+	struct trace_stats trace; /* the GCs, the dumps' tracking */
 	uint64_t dumps_written;
 	bool damaged;
 	struct ht_error err;   /* why collecting a dump failed */
 	struct out *out;       /* yaml, json: the report being written */
 
-	struct gc_stats *gcs;
-	size_t n_gcs, cap_gcs;
-	struct dump_tracking *tracking; /* by dump number */
-	size_t n_tracking;
-	struct reloc *tracker;
-	struct reloc_totals totals;
-	bool tracker_failed;
 	struct progress *progress;
 	struct ht_reader *reader;
 };
 
 /* ---- dumps --------------------------------------------------------------- */
-
-static size_t root_slot(const struct heap_root *r)
-{
-	if (r->container)
-		return r->container <= HT_C_LAST ? r->container : 0;
-	if (r->kind <= HT_ROOT_KIND_LAST)
-		return KIND_SLOT(r->kind);
-	return NO_KIND_SLOT;
-}
-
-static void count_roots(struct dump_stats *ds, const struct heap *h)
-{
-	for (size_t i = 0; i < h->n_roots; i++) {
-		const struct heap_root *r = &h->roots[i];
-		size_t slot = root_slot(r);
-		bool weak = heap_root_is_weak(r);
-
-		if (r->ref == 0) {
-			ds->null_roots++; /* counted apart: it holds nothing */
-			continue;
-		}
-		ds->roots++;
-		ds->weak_roots += weak;
-		ds->root_count[slot]++;
-		ds->root_weak[slot] += weak;
-	}
-}
-
-static void count_generations(struct dump_stats *ds, const struct heap *h)
-{
-	for (uint32_t i = 0; i < h->n; i++) {
-		unsigned gen = heap_generation(h, i);
-		size_t slot = gen <= HT_GEN_MAX ? gen : UNKNOWN_GEN_SLOT;
-
-		ds->has_generations |= slot != UNKNOWN_GEN_SLOT;
-		ds->gen_count[slot]++;
-		ds->gen_bytes[slot] += h->size[i];
-	}
-}
-
-static void out_of_memory(struct ht_error *err)
-{
-	memset(err, 0, sizeof(*err));
-	err->code = HT_E_NOMEM;
-	snprintf(err->message, sizeof(err->message), "out of memory");
-}
 
 static void write_dump(struct stats *s, const struct dump_stats *ds);
 
@@ -171,38 +69,14 @@ static void write_dump(struct stats *s, const struct dump_stats *ds);
 static int collect_dump(void *ctx, struct heap *h, bool *keep)
 {
 	struct stats *s = ctx;
-	struct dump_stats ds = {0};
-	struct heap_dominators d;
+	struct dump_stats ds;
 
 	*keep = false;
-	ds.index = h->dump;
-	ds.gc_dump = h->gc_dump;
-	ds.gc = h->gc;
-	ds.aborted = h->aborted;
-	ds.complete = h->complete;
-	ds.objects = h->n;
-	ds.bytes = h->total_bytes;
-	ds.references = h->n_references;
-	ds.dangling = h->n_dangling;
-	ds.dangling_roots = h->n_dangling_roots;
-	ds.duplicates = h->n_duplicates;
-	count_roots(&ds, h);
-	count_generations(&ds, h);
-	if (heap_dominators(h, &d, &s->err) < 0)
+	if (dump_stats_compute(&ds, h, s->retained_by_class, &s->err) < 0)
 		return 1;
-	ds.unreachable = d.unreachable;
-	ds.unreachable_bytes = d.unreachable_bytes;
-	ds.weakly_reachable = d.weakly_reachable;
-	if (class_table(h, s->retained_by_class ? &d : NULL, BY_BYTES,
-			&ds.classes, &ds.n_classes) < 0) {
-		out_of_memory(&s->err);
-		heap_dominators_free(&d);
-		return 1;
-	}
-	heap_dominators_free(&d);
 	warn_dump_quality(s->path, h);
 	write_dump(s, &ds);
-	class_table_free(ds.classes, ds.n_classes);
+	dump_stats_free(&ds);
 	s->dumps_written++;
 	return 0;
 }
@@ -236,220 +110,46 @@ static int scan_dumps(struct stats *s)
 	return EXIT_DONE;
 }
 
-/* ---- objects across GCs -------------------------------------------------- */
-
-static void gc_tracked(void *ctx, const struct reloc_gc_summary *sum)
-{
-	struct stats *s = ctx;
-
-	for (size_t i = s->n_gcs; i-- > 0;) {
-		if (s->gcs[i].index == (uint64_t)sum->gc) {
-			s->gcs[i].tracked = true;
-			s->gcs[i].objects = *sum;
-			return;
-		}
-	}
-}
-
-static void dump_tracked(void *ctx, const struct reloc_dump_summary *sum)
-{
-	struct stats *s = ctx;
-	struct dump_tracking *d;
-	size_t at = (size_t)sum->dump;
-
-	if (sum->dump < 0)
-		return;
-	if (at >= s->n_tracking) {
-		size_t old = s->n_tracking;
-
-		if (ALLOC_GROW(s->tracking, at + 1, s->n_tracking) < 0) {
-			s->tracker_failed = true;
-			return;
-		}
-		memset(s->tracking + old, 0,
-		       (s->n_tracking - old) * sizeof(*s->tracking));
-	}
-	d = &s->tracking[at];
-	d->sum = *sum;
-	d->sum.ages = NULL;
-	if (sum->n_ages) {
-		struct reloc_age *ages = malloc(sum->n_ages * sizeof(*ages));
-
-		if (!ages) {
-			s->tracker_failed = true;
-			return;
-		}
-		memcpy(ages, sum->ages, sum->n_ages * sizeof(*ages));
-		d->sum.ages = ages;
-	}
-	d->tracked = true;
-}
-
-static const struct dump_tracking *tracking_of(const struct stats *s,
-					       uint64_t dump)
-{
-	if (dump >= s->n_tracking || !s->tracking[dump].tracked)
-		return NULL;
-	return &s->tracking[dump];
-}
-
-static void free_tracking(struct stats *s)
-{
-	for (size_t i = 0; i < s->n_tracking; i++)
-		free((void *)s->tracking[i].sum.ages);
-	free(s->tracking);
-}
-
 /* ---- GCs ----------------------------------------------------------------- */
 
-/* The GC the event belongs to; NULL outside a GC. */
-static struct gc_stats *current_gc(struct stats *s,
-				   const struct ht_replay_state *st)
-{
-	struct gc_stats *g = s->n_gcs ? &s->gcs[s->n_gcs - 1] : NULL;
-
-	if (!st->in_gc || !g || st->gc < 0 || g->index != (uint64_t)st->gc)
-		return NULL;
-	return g;
-}
-
-static int gc_started(struct stats *s, const struct ht_ev_gc_started *ev,
-		      const struct ht_replay_state *st)
-{
-	struct gc_stats *g;
-
-	if (ALLOC_GROW(s->gcs, s->n_gcs + 1, s->cap_gcs) < 0)
-		return 1;
-	g = &s->gcs[s->n_gcs++];
-	memset(g, 0, sizeof(*g));
-	g->index = (uint64_t)st->gc;
-	g->has_gc = ev->has_gc;
-	g->gc = ev->gc;
-	g->generations = ev->generations;
-	g->reason = ev->reason;
-	g->dump = -1;
-	return 0;
-}
-
-static int on_gc_event(void *ctx, const struct ht_event *ev,
-		       const struct ht_replay_state *st)
+static void show_progress(void *ctx, const struct ht_replay_state *st)
 {
 	struct stats *s = ctx;
-	struct gc_stats *g;
-	int rc;
 
 	progress_update(s->progress, st->event_index + 1,
 			ht_reader_position(s->reader).offset);
-	if (ev->type == HT_EV_GC_STARTED &&
-	    gc_started(s, &ev->u.gc_started, st))
-		return 1;
-	rc = reloc_on_event(s->tracker, ev, st);
-	if (rc || s->tracker_failed)
-		return 1;
-	if (ev->type == HT_EV_GC_STARTED)
-		return 0;
-	g = current_gc(s, st);
-	if (!g)
-		return 0;
-	switch (ev->type) {
-	case HT_EV_MOVED_REFERENCES:
-		g->moved_blocks += ev->u.moved_references.count;
-		for (size_t i = 0; i < ev->u.moved_references.count; i++)
-			add_saturating(&g->moved_bytes,
-				       ev->u.moved_references.blocks[i].length);
-		break;
-	case HT_EV_SURVIVING_REFERENCES:
-		g->surviving_blocks += ev->u.surviving_references.count;
-		for (size_t i = 0; i < ev->u.surviving_references.count; i++)
-			add_saturating(&g->surviving_bytes,
-				       ev->u.surviving_references.blocks[i].length);
-		break;
-	case HT_EV_GC_FINISHED:
-		g->finished = true;
-		break;
-	default:
-		break;
-	}
-	return 0;
-}
-
-static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
-{
-	struct stats *s = ctx;
-	struct gc_stats *g = current_gc(s, st);
-
-	if (g && st->gc_dump)
-		g->dump = st->dump;
-	return reloc_on_dump_begin(s->tracker, st);
-}
-
-static int on_dump_end(void *ctx, const struct ht_replay_state *st)
-{
-	struct stats *s = ctx;
-
-	if (reloc_on_dump_end(s->tracker, st) || s->tracker_failed)
-		return 1;
-	return 0;
 }
 
 /* The first pass: the GCs, and how many dumps there are. EXIT_DONE, or
  * the exit status once said why not. */
 static int scan_gcs(struct stats *s)
 {
-	struct ht_replay_callbacks cb = {
-		.on_dump_begin = on_dump_begin,
-		.on_dump_end = on_dump_end,
-	};
-	struct reloc_hooks hooks = {
-		.ctx = s,
-		.gc_done = gc_tracked,
-		.dump_done = dump_tracked,
-	};
-	struct ht_replay_summary summary;
 	struct ht_error err;
 	int rc;
 
 	s->reader = input_open(&s->input);
 	if (!s->reader)
 		return EXIT_UNREADABLE;
-	s->tracker = reloc_new(ht_reader_header(s->reader)->reports_survivors,
-			       &hooks);
-	if (!s->tracker) {
-		ht_reader_close(s->reader);
-		error_msg("out of memory");
-		return EXIT_UNREADABLE;
-	}
-	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
-		cb.on_event[t] = on_gc_event;
 	s->progress = progress_start("stats", s->path);
-	rc = ht_replay(s->reader, &cb, s, &summary, &err);
-	if ((rc == 0 || (rc < 0 && summary.read_error)) &&
-	    (reloc_finish(s->tracker) || s->tracker_failed))
-		rc = 1;
-	reloc_get_totals(s->tracker, &s->totals);
+	rc = stats_scan_gcs(s->reader, &s->trace, show_progress, s, &err);
 	progress_end(s->progress);
 	ht_reader_close(s->reader);
 	s->reader = NULL;
-	s->dumps_in_trace = summary.dumps;
-	if (rc > 0) {
-		const char *why = reloc_error(s->tracker);
-
-		error_msg("%s", *why ? why : "out of memory");
-		reloc_free(s->tracker);
-		s->tracker = NULL;
-		return EXIT_UNREADABLE;
-	}
-	reloc_free(s->tracker);
-	s->tracker = NULL;
-	if (rc < 0 && !summary.read_error) {
+	if (rc < 0) {
 		error_msg("%s", err.message);
 		return EXIT_UNREADABLE;
 	}
-	if (rc < 0) {
+	if (rc > 0) {
 		s->damaged = true;
 		warn_damage(&err);
 	}
 	return EXIT_DONE;
+}
+
+static const struct dump_tracking *tracking_of(const struct stats *s,
+					       uint64_t dump)
+{
+	return trace_stats_tracking(&s->trace, dump);
 }
 
 /* ---- text ---------------------------------------------------------------- */
@@ -470,11 +170,11 @@ static void line(const char *label, const char *fmt, ...)
 
 static const char *root_slot_name(size_t slot)
 {
-	if (slot == NO_KIND_SLOT)
+	if (slot == STATS_NO_KIND_SLOT)
 		return "root";
-	if (slot >= KIND_SLOT(0))
+	if (slot >= STATS_KIND_SLOT(0))
 		return ht_root_kind_name(
-			(enum ht_root_kind)(slot - KIND_SLOT(0)));
+			(enum ht_root_kind)(slot - STATS_KIND_SLOT(0)));
 	return slot ? ht_container_name((enum ht_container_type)slot)
 		    : "container";
 }
@@ -489,7 +189,7 @@ static void print_roots_text(const struct dump_stats *ds)
 	line("roots", "%llu (%llu weak, %llu dangling)%s",
 	     (unsigned long long)ds->roots, (unsigned long long)ds->weak_roots,
 	     (unsigned long long)ds->dangling_roots, nulls);
-	for (size_t slot = 0; slot < N_ROOT_SLOTS; slot++) {
+	for (size_t slot = 0; slot < STATS_ROOT_SLOTS; slot++) {
 		char label[40];
 
 		if (!ds->root_count[slot])
@@ -541,13 +241,13 @@ static void print_generations_text(const struct dump_stats *ds)
 
 	if (!ds->has_generations)
 		return;
-	for (size_t i = 0; i < N_GEN_SLOTS; i++) {
+	for (size_t i = 0; i < STATS_GEN_SLOTS; i++) {
 		widen_number(&w_count, ds->gen_count[i]);
 		widen_size(&w_bytes, ds->gen_bytes[i]);
 	}
 	printf("\n  %-10s  %*s  %*s\n", "GENERATION", w_count, "COUNT",
 	       w_bytes, "BYTES");
-	for (size_t i = 0; i < N_GEN_SLOTS; i++)
+	for (size_t i = 0; i < STATS_GEN_SLOTS; i++)
 		if (ds->gen_count[i])
 			printf("  %-10s  %*llu  %*s\n",
 			       generation_name((unsigned)i, g), w_count,
@@ -584,7 +284,7 @@ static void print_dump_tracking_text(const struct stats *s,
 	const struct dump_tracking *d = tracking_of(s, ds->index);
 	char a[SIZE_TEXT];
 
-	if (!d || !s->n_gcs)
+	if (!d || !s->trace.n_gcs)
 		return;
 	if (d->sum.new_objects)
 		line("first seen", "%llu (tracked from here on)",
@@ -629,7 +329,7 @@ static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
 	if (ds->n_classes)
 		print_classes_text(s, ds);
 	print_generations_text(ds);
-	if (d && s->n_gcs)
+	if (d && s->trace.n_gcs)
 		print_ages_text(&d->sum);
 }
 
@@ -722,8 +422,8 @@ static void print_heading_text(const struct stats *s)
 	char a[48], b[48];
 
 	printf("%s: %s, %s\n", s->path,
-	       count_of(s->dumps_in_trace, "dump", "dumps", a),
-	       count_of(s->n_gcs, "GC", "GCs", b));
+	       count_of(s->trace.dumps, "dump", "dumps", a),
+	       count_of(s->trace.n_gcs, "GC", "GCs", b));
 }
 
 /* ---- yaml, json ---------------------------------------------------------- */
@@ -731,13 +431,13 @@ static void print_heading_text(const struct stats *s)
 static void out_root_groups(struct out *o, const struct dump_stats *ds)
 {
 	out_begin_array(o, "root_groups");
-	for (size_t slot = 0; slot < N_ROOT_SLOTS; slot++) {
+	for (size_t slot = 0; slot < STATS_ROOT_SLOTS; slot++) {
 		if (!ds->root_count[slot])
 			continue;
 		out_begin_object(o, NULL);
-		if (slot < KIND_SLOT(0))
+		if (slot < STATS_KIND_SLOT(0))
 			out_string(o, "container", root_slot_name(slot));
-		else if (slot == NO_KIND_SLOT)
+		else if (slot == STATS_NO_KIND_SLOT)
 			out_null(o, "kind");
 		else
 			out_string(o, "kind", root_slot_name(slot));
@@ -773,11 +473,11 @@ static void out_classes(struct out *o, const struct stats *s,
 static void out_generations(struct out *o, const struct dump_stats *ds)
 {
 	out_begin_array(o, "generations");
-	for (size_t i = 0; ds->has_generations && i < N_GEN_SLOTS; i++) {
+	for (size_t i = 0; ds->has_generations && i < STATS_GEN_SLOTS; i++) {
 		if (!ds->gen_count[i])
 			continue;
 		out_begin_object(o, NULL);
-		if (i == UNKNOWN_GEN_SLOT)
+		if (i == STATS_UNKNOWN_GEN_SLOT)
 			out_null(o, "generation");
 		else
 			out_u64(o, "generation", i);
@@ -906,8 +606,8 @@ static int begin_report(struct stats *s)
 		return -1;
 	out_begin_object(s->out, NULL);
 	out_string(s->out, "file", s->path);
-	out_u64(s->out, "dump_count", s->dumps_in_trace);
-	out_u64(s->out, "gc_count", s->n_gcs);
+	out_u64(s->out, "dump_count", s->trace.dumps);
+	out_u64(s->out, "gc_count", s->trace.n_gcs);
 	out_begin_array(s->out, "dumps");
 	return 0;
 }
@@ -924,10 +624,10 @@ static void print_totals_text(const struct stats *s)
 {
 	printf("\nobjects tracked across GCs: %llu; %llu still tracked at the "
 	       "end, %llu died, %llu lost\n",
-	       (unsigned long long)s->totals.objects,
-	       (unsigned long long)s->totals.alive,
-	       (unsigned long long)s->totals.died,
-	       (unsigned long long)s->totals.lost);
+	       (unsigned long long)s->trace.totals.objects,
+	       (unsigned long long)s->trace.totals.alive,
+	       (unsigned long long)s->trace.totals.died,
+	       (unsigned long long)s->trace.totals.lost);
 }
 
 /* The GCs, and the end. -1 when the report could not be written. */
@@ -936,22 +636,22 @@ static int end_report(struct stats *s)
 	int rc;
 
 	if (s->format == FORMAT_TEXT) {
-		for (size_t i = 0; i < s->n_gcs; i++)
-			print_gc_text(&s->gcs[i]);
-		if (s->n_gcs)
+		for (size_t i = 0; i < s->trace.n_gcs; i++)
+			print_gc_text(&s->trace.gcs[i]);
+		if (s->trace.n_gcs)
 			print_totals_text(s);
 		return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
 	}
 	out_end_array(s->out);
 	out_begin_array(s->out, "gcs");
-	for (size_t i = 0; i < s->n_gcs; i++)
-		out_gc(s->out, &s->gcs[i]);
+	for (size_t i = 0; i < s->trace.n_gcs; i++)
+		out_gc(s->out, &s->trace.gcs[i]);
 	out_end_array(s->out);
 	out_begin_object(s->out, "tracking");
-	out_u64(s->out, "objects", s->totals.objects);
-	out_u64(s->out, "alive_objects", s->totals.alive);
-	out_u64(s->out, "died_objects", s->totals.died);
-	out_u64(s->out, "lost_objects", s->totals.lost);
+	out_u64(s->out, "objects", s->trace.totals.objects);
+	out_u64(s->out, "alive_objects", s->trace.totals.alive);
+	out_u64(s->out, "died_objects", s->trace.totals.died);
+	out_u64(s->out, "lost_objects", s->trace.totals.lost);
 	out_end_object(s->out);
 	out_end_object(s->out);
 	rc = out_finish(s->out);
@@ -964,7 +664,7 @@ static int end_report(struct stats *s)
 static bool dump_exists(const struct stats *s)
 {
 	return s->select == HEAP_ALL_DUMPS ||
-	       (uint64_t)s->select < s->dumps_in_trace;
+	       (uint64_t)s->select < s->trace.dumps;
 }
 
 static int run_stats(struct stats *s)
@@ -975,7 +675,7 @@ static int run_stats(struct stats *s)
 		return EXIT_UNREADABLE;
 	status = scan_gcs(s);
 	if (status == EXIT_DONE && !dump_exists(s))
-		status = no_such_dump(s->path, s->select, s->dumps_in_trace,
+		status = no_such_dump(s->path, s->select, s->trace.dumps,
 				      s->damaged);
 	if (status == EXIT_DONE && begin_report(s) < 0) {
 		error_msg("out of memory");
@@ -991,8 +691,7 @@ static int run_stats(struct stats *s)
 	}
 	if (status == EXIT_DONE)
 		status = analysis_status(s->damaged);
-	free(s->gcs);
-	free_tracking(s);
+	trace_stats_free(&s->trace);
 	return status;
 }
 

@@ -9,6 +9,8 @@
 #include "cli/load-dump.h"
 #include "cli/output.h"
 
+#include "analysis/stats.h"
+
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,13 +287,13 @@ static enum class_order class_order_of(enum top_key by)
 {
 	switch (by) {
 	case KEY_SELF:
-		return BY_BYTES;
+		return CLASS_BY_BYTES;
 	case KEY_COUNT:
-		return BY_COUNT;
+		return CLASS_BY_COUNT;
 	case KEY_RETAINED:
 		break;
 	}
-	return BY_RETAINED;
+	return CLASS_BY_RETAINED;
 }
 
 static int run_top(struct top *t)

@@ -1,8 +1,8 @@
 /*
  * describe.h - how the analysis commands name things for people and for
  * programs: sizes ("1.2 MiB"), roots ("C_RT_JIT 0x7ff0 in thread main
- * (Shop.main)"), generations, and the per-class table that stats and top
- * share.
+ * (Shop.main)") and generations. The per-class table that stats and top
+ * share is computed in analysis/stats.h.
  */
 #ifndef HT_DESCRIBE_H
 #define HT_DESCRIBE_H
@@ -41,33 +41,5 @@ const char *describe_root(const struct heap *h, const struct heap_root *r,
  * thread, method, class, CLR root id and flags, weak. */
 void out_root(struct out *o, const char *key, const struct heap *h,
 	      const struct heap_root *r);
-
-/* ---- per class ----------------------------------------------------------- */
-
-struct class_row {
-	uint32_t cls;         /* index into h->classes, HEAP_NO_CLASS */
-	ht_id id;             /* the class id, 0 when unknown */
-	char *name;           /* a copy of heap_class_name's */
-	uint64_t count;
-	uint64_t bytes;       /* self sizes */
-	uint64_t retained;    /* see class_retained */
-};
-
-enum class_order {
-	BY_BYTES,
-	BY_RETAINED,
-	BY_COUNT,
-};
-
-/*
- * Counts and self bytes per class. With d, also each class's retained
- * size: the sum of the retained sizes of its objects that no other object
- * of the same class dominates (so a linked list's nodes are not counted
- * once per node above them). Sorted by order, descending, ties by name
- * then class id. Returns 0, or -1 when out of memory.
- */
-int class_table(const struct heap *h, const struct heap_dominators *d,
-		enum class_order order, struct class_row **rows, size_t *n);
-void class_table_free(struct class_row *rows, size_t n);
 
 #endif

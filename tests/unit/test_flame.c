@@ -1,14 +1,15 @@
 /*
- * test_flame.c - frames of the dominator tree and their folded stacks and
- * SVG (src/analysis/flame.c): hand-checked folded output of the traces of
- * testdata/, siblings of one class merged, the depth limit, names that
- * folded stacks or XML cannot hold as they are, a list a hundred thousand
- * long (no recursion), and seeded random heaps against what must hold of
- * any frames.
+ * test_flame.c - frames of the dominator tree (src/analysis/flame.c) and
+ * their folded stacks and SVG (src/cli/flame-render.c): hand-checked
+ * folded output of the traces of testdata/, siblings of one class
+ * merged, the depth limit, names that folded stacks or XML cannot hold as
+ * they are, a list a hundred thousand long (no recursion), and seeded
+ * random heaps against what must hold of any frames.
  */
 #include <criterion/criterion.h>
 
 #include "analysis/flame.h"
+#include "cli/flame-render.h"
 #include "testutil.h"
 
 #include <inttypes.h>
