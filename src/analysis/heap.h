@@ -1,5 +1,5 @@
 /*
- * heap.h - the heap graph of one dump (DESIGN.md section 3), built by
+ * heap.h - the heap graph of one dump (doc/design.md section 3), built by
  * replaying a trace, and what the analyses compute on it: dominators and
  * retained sizes, and root paths.
  *
