@@ -1,22 +1,53 @@
 #!/bin/sh
-# install-deps.sh - installs, from Debian 12's packages, everything heaptrace
-# needs to build, test and benchmark. Run as root; safe to run again.
+# install-deps.sh [--tests] - installs, from Debian 12's packages, what
+# heaptrace needs. Run as root; safe to run again: it installs only the
+# packages that are missing, and runs apt-get update only then.
+#
+#   sh tools/install-deps.sh           building, and the README's first
+#                                      command: a C compiler, meson and
+#                                      ninja, zlib and libyaml (nothing else
+#                                      is required: meson setup
+#                                      -Dtests=disabled looks for no test
+#                                      tool, and the recorders are built only
+#                                      where Mono or a JDK is found)
+#   sh tools/install-deps.sh --tests   also everything the whole test suite
+#                                      (tools/test-all.sh) needs, as .ci/run
+#                                      does
 set -eu
-# mono-*, libmono-*: the Mono recorder, its tests and the log profiler they
-# compare with; jq: JSON in the runtime tests. openjdk-17-jdk-headless: the
-# JVMTI agent (javac finds the JDK's headers), its test (java, jcmd) and
-# python3 that checks its dumps. chromium: the test that opens `heaptrace
-# flame --svg` in a headless browser (python3 checks its screenshot).
-# valgrind: the memcheck suite; libclang-rt-14-dev: clang's sanitizer
-# runtimes and libFuzzer (the TSan suite, the fuzz targets). The JDK also
-# makes the HPROF test's heap dumps; visualvm: the heap library the HPROF
-# benchmark times heaptrace against. groff-base: the man pages' checks
+usage="usage: sh tools/install-deps.sh [--tests]"
+tests=false
+for arg in "$@"; do
+	case $arg in
+	--tests) tests=true ;;
+	-h|--help) echo "$usage"; exit 0 ;;
+	*) echo "$usage" >&2; exit 2 ;;
+	esac
+done
+
+# Building: meson (which brings python3) and ninja, gcc, pkg-config, which
+# meson finds zlib and libyaml through, and their headers (zlib1g-dev brings
+# libc6-dev).
+packages="meson ninja-build gcc pkg-config zlib1g-dev libyaml-dev"
+
+# The whole test suite. libcriterion-dev: the unit tests. clang: the
+# ASan+UBSan and TSan builds; libclang-rt-14-dev: clang's sanitizer
+# runtimes and libFuzzer (the TSan suite, the fuzz targets). mono-*,
+# libmono-*: the Mono recorder, its tests and the log profiler they compare
+# with; jq: JSON in the runtime tests. openjdk-17-jdk-headless: the JVMTI
+# agent (javac finds the JDK's headers), its test (java, jcmd) and the HPROF
+# test's heap dumps; python3 checks them. chromium: the test that opens
+# `heaptrace flame --svg` in a headless browser (python3 checks its
+# screenshot). valgrind: the memcheck suite. visualvm: the heap library the
+# HPROF benchmark times heaptrace against. groff-base: the man pages' checks
 # (they render without a warning; every message is in the catalog).
-packages="meson ninja-build gcc clang pkg-config zlib1g-dev libyaml-dev
-libcriterion-dev
+test_packages="clang libcriterion-dev
 mono-runtime libmono-2.0-dev mono-mcs libmono-profiler mono-utils jq
 openjdk-17-jdk-headless python3 chromium
 valgrind libclang-rt-14-dev visualvm groff-base"
+
+if $tests; then
+	packages="$packages $test_packages"
+fi
 missing=
 for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

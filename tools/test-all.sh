@@ -6,6 +6,8 @@
 # under valgrind memcheck, the recording shim's thread stress test under
 # ThreadSanitizer, and each fuzz target for a short while. Ends with one
 # line "N passed, N failed, N skipped" counting every test of every run.
+# It needs what `sh tools/install-deps.sh --tests` installs; .ci/run runs
+# the two, as the README's second command does.
 set -u
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -24,14 +26,18 @@ count() {
 }
 
 # suite NAME CC BUILD_DIR MESON_ARGS...: configure, build and test one way.
+# The tests are required (-Dtests=enabled), so that a missing Criterion
+# fails here instead of leaving the unit tests out unseen; a build dir that
+# exists is reconfigured with these options, since the README's first
+# command sets up build/ without tests (-Dtests=disabled).
 suite() {
 	name=$1 compiler=$2 dir=$3
 	shift 3
 	echo "=== $name: configuring $dir"
-	if [ ! -f "$dir/build.ninja" ]; then
-		CC=$compiler meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 ||
-			{ cat "$dir.setup.log"; status=1; failed=$((failed + 1)); return; }
-	fi
+	[ -f "$dir/build.ninja" ] && set -- --reconfigure "$@"
+	CC=$compiler meson setup "$dir" -Dtests=enabled "$@" \
+		>"$dir.setup.log" 2>&1 ||
+		{ cat "$dir.setup.log"; status=1; failed=$((failed + 1)); return; }
 	echo "=== $name: building"
 	ninja -C "$dir" || { status=1; failed=$((failed + 1)); return; }
 	echo "=== $name: testing"

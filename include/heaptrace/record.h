@@ -94,7 +94,7 @@ struct ht_record_stats {
 };
 void ht_recorder_stats(const struct ht_recorder *rec, struct ht_record_stats *st);
 
-/* ---- One function per event (DESIGN.md section 1) ---------------------- */
+/* ---- One function per event (libheaptrace(3)) -------------------------- */
 
 enum ht_error_code ht_class(struct ht_recorder *rec, ht_id id,
 			    const char *name, bool has_size, uint64_t size);

@@ -2,7 +2,7 @@
  * heaptrace/trace.h - the event model, and reading and replaying traces.
  *
  * One event mirrors one profiler callback (or one query result the profiler
- * recorded) with its arguments kept: see heaptrace(5) and DESIGN.md section 1.
+ * recorded) with its arguments kept: see heaptrace(1) and heaptrace(5).
  * A reader yields the events of a trace in recorded order, whatever the input
  * form (.ht binary, its YAML twin); a replay drives a table of callbacks
  * through the protocol state machine, which is how every analysis consumes a
@@ -359,7 +359,7 @@ const struct ht_index_info *ht_reader_index(const struct ht_reader *r);
 
 /* ---- Protocol violations ------------------------------------------------ */
 
-/* Each rule of the protocol (heaptrace(5), DESIGN.md section 2) has a code;
+/* Each rule of the protocol (heaptrace(5), PROTOCOL) has a code;
  * the name and a one-line description come from the functions below. */
 enum ht_violation_code {
 	HT_V_NONE = 0,

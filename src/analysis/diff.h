@@ -1,5 +1,5 @@
 /*
- * diff.h - what changed between two dumps (DESIGN.md section 6, `diff`):
+ * diff.h - what changed between two dumps (doc/design.md section 6, `diff`):
  * dump A, before, and dump B, after, of one trace or of two.
  *
  * It compares them three ways:

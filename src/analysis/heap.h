@@ -1,5 +1,5 @@
 /*
- * heap.h - the heap graph of one dump (DESIGN.md section 3), built by
+ * heap.h - the heap graph of one dump (doc/design.md section 3), built by
  * replaying a trace, and what the analyses compute on it: dominators,
  * retained sizes (per object and per class) and root paths.
  *

@@ -1,6 +1,6 @@
 /*
  * relocation.h - every object of a trace followed through its GCs: the
- * relocation history of DESIGN.md section 3.
+ * relocation history of doc/design.md section 3.
  *
  * A tracker consumes a replay event by event: its three callbacks fit
  * struct ht_replay_callbacks (reloc_callbacks fills them in), or a caller

@@ -2,7 +2,7 @@
  * builtin-history.c - `heaptrace history`: the lives of the objects that
  * have had an id: allocation or first sighting, each GC (moved, survived
  * in place, kept, promoted), the dumps that report it, and its death or
- * loss, by the relocation rules of DESIGN.md section 3 (relocation.h).
+ * loss, by the relocation rules of doc/design.md section 3 (relocation.h).
  *
  * Ids are reused after compaction, so an id names no object by itself:
  * a first replay through the tracker finds the objects that held it at

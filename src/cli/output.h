@@ -1,6 +1,6 @@
 /*
  * output.h - machine-readable output, YAML or JSON from the same calls, so
- * that every command's yaml and json carry the same keys (DESIGN.md
+ * that every command's yaml and json carry the same keys (doc/design.md
  * section 6). Ids are written as "0x..." strings in both.
  *
  * A document is one root object; containers nest with begin/end calls;

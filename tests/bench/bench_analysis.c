@@ -2,7 +2,7 @@
  * bench_analysis.c - what analyzing a big dump costs: the wall time to
  * build its graph (heap_scan) and its dominators and retained sizes
  * (heap_dominators), and the peak resident memory per object, against the
- * budget of DESIGN.md: 10M objects of about three refs in under 100 bytes
+ * budget of doc/design.md section 3: 10M objects of 3 refs in under 100 bytes
  * an object and 10 seconds.
  *
  * The dump is made up as it is read, by a source that yields its events

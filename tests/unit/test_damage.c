@@ -1,5 +1,5 @@
 /*
- * test_damage.c - what a damaged or truncated .ht yields (DESIGN.md 4):
+ * test_damage.c - what a damaged or cut .ht yields (doc/design.md section 4):
  * every event of every intact chunk before the damage, exactly, and never a
  * wrong one; then one error naming the offset where the damage starts, with
  * the loss filled in. Cuts at every byte and thousands of seeded bit flips

@@ -1,6 +1,6 @@
 /*
  * test_protocol.c - the protocol state machine (src/lib/common/protocol.c), rule
- * by rule: for each rule of DESIGN.md section 2, a trace that keeps it and
+ * by rule: for each rule of doc/design.md section 2, a trace that keeps it and
  * one that breaks it, with the exact violation and the bracket effects,
  * and how the state moves on after a violation.
  */
@@ -827,7 +827,7 @@ Test(values, are_described_for_messages)
 
 /* ---- Whole traces ---------------------------------------------------------- */
 
-/* DESIGN.md section 5: the seed's relocation example, then a dump. */
+/* doc/design.md section 5: the seed's relocation example, then a dump. */
 Test(trace, the_design_example_is_clean)
 {
 	static const ht_id obj_refs[] = {0x08, 0};

@@ -933,7 +933,7 @@ Test(violations, at_the_end_of_the_trace)
 	cr_assert_eq(rec.violations[2].where.event_index, 4);
 }
 
-/* DESIGN.md section 5: the seed's relocation example, then a dump. */
+/* doc/design.md section 5: the seed's relocation example, then a dump. */
 Test(violations, none_in_the_design_example)
 {
 	static const ht_id refs_of_7[] = {0x08, 0};

@@ -1,5 +1,5 @@
 /*
- * protocol.c - the protocol state machine of DESIGN.md section 2: which
+ * protocol.c - the protocol state machine of doc/design.md section 2: which
  * event may come when. The recording shim steps it inside a compare-and-swap
  * loop from any thread, so the step path is a pure function of (state,
  * event): no allocation, no globals, no locks, no I/O.

@@ -1,5 +1,5 @@
 /*
- * protocol.h - the protocol state machine of DESIGN.md section 2, shared by
+ * protocol.h - the protocol state machine of doc/design.md section 2, shared by
  * the recording shim and the replayer.
  *
  * The state is small and plain (it fits in 8 bytes) so that the shim can

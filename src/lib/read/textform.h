@@ -1,5 +1,5 @@
 /*
- * textform.h - the YAML text form of a trace (heaptrace(5), DESIGN.md
+ * textform.h - the YAML text form of a trace (heaptrace(5), doc/design.md
  * section 5): written canonically by `heaptrace cat`, read by every command
  * through yaml_source_open (source.h).
  *

@@ -4,7 +4,7 @@
  * parser. Nothing is kept from one event to the next but reusable buffers,
  * so memory is bounded by the largest single event, however long the trace.
  *
- * The schema (heaptrace(5), DESIGN.md sections 1 and 5) is checked strictly:
+ * The schema (heaptrace(5), doc/design.md sections 1, 5) is checked strictly:
  * an unknown, duplicate, missing or ill-typed field is an error that names
  * the event, the field and the line and column, since these files are
  * written by hand for tests and a silent default would hide a typo.

@@ -1,6 +1,6 @@
 /*
  * yaml_write.c - the canonical YAML text form of a trace, as `heaptrace cat`
- * prints it (heaptrace(5), DESIGN.md section 5). The layout is a contract
+ * prints it (heaptrace(5), doc/design.md section 5). The layout is a contract
  * that CI diffs and that yaml_read.c reads back: one line per event, flow
  * style inside it, keys in a fixed order, ids in hex, and a string quoted
  * only when YAML could read it as anything but that string.
