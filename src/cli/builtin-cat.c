@@ -5,28 +5,22 @@
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
+#include "cli/parse-options.h"
 
 #include "lib/read/textform.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 
-static const char usage[] =
-	"usage: heaptrace cat [-o OUT] [FILE]\n"
-	"\n"
-	"Writes the trace as YAML events (the text form of heaptrace(5)).\n"
-	"\n"
-	"  -o, --output OUT  write to OUT instead of standard output\n"
-	"  -h, --help        this help\n";
+static const struct command_usage usage = {
+	.cmd = "cat",
+	.text = "usage: heaptrace cat [-o OUT] [FILE]\n"
+		"\n"
+		"Writes the trace as YAML events (the text form of heaptrace(5)).\n",
+};
 
 int cmd_cat(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		HPROF_OOPS_OPTION,
-		{NULL, 0, NULL, 0},
-	};
 	struct ht_reader_options reader_options = {0};
 	const char *output = NULL;
 	struct ht_reader *r;
@@ -34,26 +28,18 @@ int cmd_cat(int argc, char **argv)
 	struct ht_event ev;
 	struct ht_error err;
 	FILE *out = stdout;
-	int c, rc, status = EXIT_DONE;
+	const struct cli_option options[] = {
+		OPT_STRING('o', "output", "OUT", &output,
+			   "write to OUT instead of standard output"),
+		OPT_HELP(),
+		OPT_HPROF_OOPS(&reader_options),
+		OPT_END(),
+	};
+	int rc, status = parse_options(argc, argv, &usage, options);
 
-	start_options();
-	while ((c = getopt_long(argc, argv, ":o:h", options, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_DONE;
-		case OPT_HPROF_OOPS:
-			if (parse_hprof_oops_option(optarg, &reader_options) !=
-			    EXIT_DONE)
-				return EXIT_USAGE;
-			break;
-		default:
-			return bad_option("cat", c, argv);
-		}
-	}
+	if (status != OPTIONS_PARSED)
+		return status;
+	status = EXIT_DONE;
 	if (argc - optind > 1)
 		return usage_error("cat", "one FILE at most");
 	if (output && same_file(optind < argc ? argv[optind] : DEFAULT_TRACE,

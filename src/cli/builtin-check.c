@@ -7,22 +7,21 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/output.h"
+#include "cli/parse-options.h"
 #include "util/alloc.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"usage: heaptrace check [--format text|yaml|json] [--max N] [FILE]\n"
-	"\n"
-	"Validates the file's format and the protocol of its events\n"
-	"(heaptrace(5)). Exits 0 when the trace is clean, 1 when it found a\n"
-	"problem, 3 when FILE cannot be read at all.\n"
-	"\n"
-	"  -f, --format FMT  text (default), yaml or json\n"
-	"  -m, --max N       list at most N violations (default 1000; all are counted)\n"
-	"  -h, --help        this help\n";
+static const struct command_usage usage = {
+	.cmd = "check",
+	.text = "usage: heaptrace check [--format text|yaml|json] [--max N] [FILE]\n"
+		"\n"
+		"Validates the file's format and the protocol of its events\n"
+		"(heaptrace(5)). Exits 0 when the trace is clean, 1 when it found a\n"
+		"problem, 3 when FILE cannot be read at all.\n",
+};
 
 struct found {
 	uint64_t event;
@@ -231,15 +230,15 @@ static int report_structured(const struct check *c,
 	return out_finish(o);
 }
 
+static int parse_max(const char *cmd, const char *arg, void *max)
+{
+	if (parse_u64(arg, max) < 0)
+		return usage_error(cmd, "--max takes a number");
+	return EXIT_DONE;
+}
+
 int cmd_check(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"format", required_argument, NULL, 'f'},
-		{"max", required_argument, NULL, 'm'},
-		{"help", no_argument, NULL, 'h'},
-		HPROF_OOPS_OPTION,
-		{NULL, 0, NULL, 0},
-	};
 	struct ht_replay_callbacks cb = {.on_violation = on_violation};
 	struct ht_reader_options reader_options = {0};
 	struct check c = {.max = 1000};
@@ -247,34 +246,21 @@ int cmd_check(int argc, char **argv)
 	struct index_mismatch mismatch;
 	const struct ht_index_info *ix;
 	struct ht_error err;
-	int format = FORMAT_TEXT, ch, rc;
+	int format = FORMAT_TEXT, rc;
 	bool clean;
+	const struct cli_option options[] = {
+		OPT_FORMAT(&format),
+		OPT_CALLBACK('m', "max", "N", &c.max, parse_max,
+			     "list at most N violations (default 1000; all are "
+			     "counted)"),
+		OPT_HELP(),
+		OPT_HPROF_OOPS(&reader_options),
+		OPT_END(),
+	};
 
-	start_options();
-	while ((ch = getopt_long(argc, argv, ":f:m:h", options, NULL)) != -1) {
-		switch (ch) {
-		case 'f':
-			format = parse_format(optarg);
-			if (format < 0)
-				return usage_error("check", "unknown format '%s'",
-						   optarg);
-			break;
-		case 'm':
-			if (parse_u64(optarg, &c.max) < 0)
-				return usage_error("check", "--max takes a number");
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_DONE;
-		case OPT_HPROF_OOPS:
-			if (parse_hprof_oops_option(optarg, &reader_options) !=
-			    EXIT_DONE)
-				return EXIT_USAGE;
-			break;
-		default:
-			return bad_option("check", ch, argv);
-		}
-	}
+	rc = parse_options(argc, argv, &usage, options);
+	if (rc != OPTIONS_PARSED)
+		return rc;
 	if (argc - optind > 1)
 		return usage_error("check", "one FILE at most");
 	c.path = optind < argc ? argv[optind] : DEFAULT_TRACE;

@@ -6,6 +6,7 @@
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
+#include "cli/parse-options.h"
 #include "lib/common/error.h"
 
 #include <heaptrace/record.h>
@@ -15,15 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char usage[] =
-	"usage: heaptrace convert IN -o OUT.ht [--level N]\n"
-	"\n"
-	"Writes IN (a YAML trace, a .ht trace, or a supported foreign dump)\n"
-	"as a .ht trace. Protocol violations in IN are kept (and counted).\n"
-	"\n"
-	"  -o, --output OUT  the .ht file to write (required)\n"
-	"  -l, --level N     zlib compression level, 0 (none) to 9 (default 6)\n"
-	"  -h, --help        this help\n";
+static const struct command_usage usage = {
+	.cmd = "convert",
+	.text = "usage: heaptrace convert IN -o OUT.ht [--level N]\n"
+		"\n"
+		"Writes IN (a YAML trace, a .ht trace, or a supported foreign dump)\n"
+		"as a .ht trace. Protocol violations in IN are kept (and counted).\n",
+};
 
 /* Buffers large enough that objects with millions of references stay one
  * event (the shim splits an event only when it exceeds a whole buffer). */
@@ -70,15 +69,18 @@ static int copy_events(struct ht_reader *r, struct ht_recorder *rec,
 	return status;
 }
 
+static int parse_level(const char *cmd, const char *arg, void *level)
+{
+	uint64_t n;
+
+	if (parse_u64(arg, &n) < 0 || n > 9)
+		return usage_error(cmd, "--level takes 0 to 9, not '%s'", arg);
+	*(int *)level = (int)n;
+	return EXIT_DONE;
+}
+
 int cmd_convert(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"level", required_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},
-		HPROF_OOPS_OPTION,
-		{NULL, 0, NULL, 0},
-	};
 	struct ht_record_options ropts = {
 		.buffer_size = CONVERT_BUFFER_SIZE,
 		.buffers = CONVERT_BUFFERS,
@@ -89,34 +91,20 @@ int cmd_convert(int argc, char **argv)
 	struct ht_reader *r;
 	struct ht_recorder *rec;
 	struct ht_error err;
-	uint64_t level;
-	int c, status;
+	const struct cli_option options[] = {
+		OPT_STRING('o', "output", "OUT", &output,
+			   "the .ht file to write (required)"),
+		OPT_CALLBACK('l', "level", "N", &ropts.compression_level,
+			     parse_level,
+			     "zlib compression level, 0 (none) to 9 (default 6)"),
+		OPT_HELP(),
+		OPT_HPROF_OOPS(&reader_options),
+		OPT_END(),
+	};
+	int status = parse_options(argc, argv, &usage, options);
 
-	start_options();
-	while ((c = getopt_long(argc, argv, ":o:l:h", options, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'l':
-			if (parse_u64(optarg, &level) < 0 || level > 9)
-				return usage_error("convert",
-						   "--level takes 0 to 9, not '%s'",
-						   optarg);
-			ropts.compression_level = (int)level;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_DONE;
-		case OPT_HPROF_OOPS:
-			if (parse_hprof_oops_option(optarg, &reader_options) !=
-			    EXIT_DONE)
-				return EXIT_USAGE;
-			break;
-		default:
-			return bad_option("convert", c, argv);
-		}
-	}
+	if (status != OPTIONS_PARSED)
+		return status;
 	if (!output)
 		return usage_error("convert", "-o OUT is required");
 	if (argc - optind != 1)

@@ -15,6 +15,7 @@
 #include "cli/describe.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
+#include "cli/parse-options.h"
 
 #include "analysis/diff.h"
 #include "util/alloc.h"
@@ -24,28 +25,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"usage: heaptrace diff [--dump N [--dump M]] [-n N] [--fail-if EXPR]...\n"
-	"                      [--format text|yaml|json|markdown] [A [B]]\n"
-	"\n"
-	"What grew from a dump A to a dump B: per class, count, self and\n"
-	"retained bytes before and after; the retainers whose retained size\n"
-	"grew most; the new objects that objects of A still in B retain.\n"
-	"With one trace (default heaptrace.ht), the last two dumps or those\n"
-	"given by --dump, objects matched through their moves; with two, the\n"
-	"last dump of each, objects matched by their path from the roots.\n"
-	"Exits 1 when a budget is broken.\n"
-	"\n"
-	"  -d, --dump N        the dump before (first --dump) and after (second;\n"
-	"                      default: the last); with two traces, of A then B\n"
-	"  -n, --number N      list N classes, retainers, and objects that\n"
-	"                      retain new ones (default 10; 0: all)\n"
-	"  -F, --fail-if EXPR  a budget, broken when EXPR holds (repeatable):\n"
-	"                      SUBJECT[.METRIC] OP VALUE, such as\n"
-	"                      'class:Foo.count>+10%', 'retained:Cache>50MB',\n"
-	"                      'total.bytes>+5%' (man heaptrace, Budgets)\n"
-	"  -f, --format FMT    text (default), yaml, json or markdown\n"
-	"  -h, --help          this help\n";
+static const struct command_usage usage = {
+	.cmd = "diff",
+	.text = "usage: heaptrace diff [--dump N [--dump M]] [-n N] [--fail-if EXPR]...\n"
+		"                      [--format text|yaml|json|markdown] [A [B]]\n"
+		"\n"
+		"What grew from a dump A to a dump B: per class, count, self and\n"
+		"retained bytes before and after; the retainers whose retained size\n"
+		"grew most; the new objects that objects of A still in B retain.\n"
+		"With one trace (default heaptrace.ht), the last two dumps or those\n"
+		"given by --dump, objects matched through their moves; with two, the\n"
+		"last dump of each, objects matched by their path from the roots.\n"
+		"Exits 1 when a budget is broken.\n",
+};
 
 /* --format markdown is diff's own, beside output.h's formats. */
 #define FORMAT_MARKDOWN (FORMAT_JSON + 1)
@@ -1021,8 +1013,9 @@ static int run_diff(struct diff_cmd *c)
 	return broken_count(c) ? EXIT_FINDING : EXIT_DONE;
 }
 
-static int add_budget(struct diff_cmd *c, const char *text)
+static int add_budget(const char *cmd, const char *text, void *diff)
 {
+	struct diff_cmd *c = diff;
 	struct check *k;
 	char why[512];
 	int rc;
@@ -1040,73 +1033,35 @@ static int add_budget(struct diff_cmd *c, const char *text)
 		return EXIT_UNREADABLE;
 	}
 	if (rc < 0)
-		return usage_error("diff", "--fail-if '%s': %s", text, why);
+		return usage_error(cmd, "--fail-if '%s': %s", text, why);
 	c->n_checks++;
 	return EXIT_DONE;
 }
 
-static int parse_diff_format(const char *arg, int *format)
+static int parse_diff_format(const char *cmd, const char *arg, void *format)
 {
 	if (strcmp(arg, "markdown") == 0) {
-		*format = FORMAT_MARKDOWN;
+		*(int *)format = FORMAT_MARKDOWN;
 		return EXIT_DONE;
 	}
-	return parse_format_option("diff", arg, format);
+	return parse_format_option(cmd, arg, format);
 }
 
 /* The first --dump is the dump before, the second the dump after. */
-static int add_dump(struct diff_cmd *c, const char *arg)
+static int add_dump(const char *cmd, const char *arg, void *diff)
 {
+	struct diff_cmd *c = diff;
+
 	if (c->n_selects == 2)
-		return usage_error("diff", "--dump twice at most: the dump "
+		return usage_error(cmd, "--dump twice at most: the dump "
 				   "before, then after");
-	return parse_dump_option("diff", arg, &c->side[c->n_selects++].select);
+	return parse_dump_option(cmd, arg, &c->side[c->n_selects++].select);
 }
 
-static int parse_options(struct diff_cmd *c, int argc, char **argv)
+static int parse_limit(const char *cmd, const char *arg, void *limit)
 {
-	static const struct option options[] = {
-		{"dump", required_argument, NULL, 'd'},
-		{"number", required_argument, NULL, 'n'},
-		{"fail-if", required_argument, NULL, 'F'},
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		HPROF_OOPS_OPTION,
-		{NULL, 0, NULL, 0},
-	};
-	int ch, status;
-
-	start_options();
-	while ((ch = getopt_long(argc, argv, ":d:n:F:f:h", options,
-				 NULL)) != -1) {
-		status = EXIT_DONE;
-		switch (ch) {
-		case 'd':
-			status = add_dump(c, optarg);
-			break;
-		case 'n':
-			if (parse_u64(optarg, &c->limit) < 0)
-				return usage_error("diff", "-n takes a number");
-			break;
-		case 'F':
-			status = add_budget(c, optarg);
-			break;
-		case 'f':
-			status = parse_diff_format(optarg, &c->format);
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return -1;
-		case OPT_HPROF_OOPS:
-			status = parse_hprof_oops_option(optarg,
-							 &c->reader_options);
-			break;
-		default:
-			return bad_option("diff", ch, argv);
-		}
-		if (status != EXIT_DONE)
-			return status;
-	}
+	if (parse_u64(arg, limit) < 0)
+		return usage_error(cmd, "-n takes a number");
 	return EXIT_DONE;
 }
 
@@ -1133,14 +1088,31 @@ int cmd_diff(int argc, char **argv)
 			{.select = HEAP_LAST_DUMP},
 		},
 	};
-	int status = parse_options(&c, argc, argv);
+	const struct cli_option options[] = {
+		OPT_CALLBACK('d', "dump", "N", &c, add_dump,
+			     "the dump before (first --dump) and after (second;\n"
+			     "default: the last); with two traces, of A then B"),
+		OPT_CALLBACK('n', "number", "N", &c.limit, parse_limit,
+			     "list N classes, retainers, and objects that\n"
+			     "retain new ones (default 10; 0: all)"),
+		OPT_CALLBACK('F', "fail-if", "EXPR", &c, add_budget,
+			     "a budget, broken when EXPR holds (repeatable):\n"
+			     "SUBJECT[.METRIC] OP VALUE, such as\n"
+			     "'class:Foo.count>+10%', 'retained:Cache>50MB',\n"
+			     "'total.bytes>+5%' (man heaptrace, Budgets)"),
+		OPT_CALLBACK('f', "format", "FMT", &c.format, parse_diff_format,
+			     "text (default), yaml, json or markdown"),
+		OPT_HELP(),
+		OPT_HPROF_OOPS(&c.reader_options),
+		OPT_END(),
+	};
+	int status = parse_options(argc, argv, &usage, options);
 
-	if (status == EXIT_DONE)
+	if (status == OPTIONS_PARSED) {
 		status = parse_operands(&c, argc, argv);
-	if (status == EXIT_DONE)
-		status = run_diff(&c);
-	else if (status < 0)
-		status = EXIT_DONE; /* --help */
+		if (status == EXIT_DONE)
+			status = run_diff(&c);
+	}
 	release(&c);
 	return status;
 }

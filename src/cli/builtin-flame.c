@@ -8,33 +8,27 @@
 #include "cli/describe.h"
 #include "cli/flame-render.h"
 #include "cli/load-dump.h"
+#include "cli/parse-options.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"usage: heaptrace flame [--svg] [--depth N] [--width PX] [--title TEXT]\n"
-	"                       [-o OUT] [--dump N] [FILE]\n"
-	"\n"
-	"The dominator tree of a dump as a flame graph, each frame as wide as\n"
-	"the retained bytes of its objects: one frame per class under each\n"
-	"frame, under a top frame per root container or kind. Writes folded\n"
-	"stacks (\"C_RT_CLASS;Cache;byte[] 4096\": the frames and the self\n"
-	"bytes of the last), which flamegraph.pl, inferno and speedscope read,\n"
-	"or with --svg an icicle graph.\n"
-	"\n"
-	"  -s, --svg          a self-contained SVG instead of folded stacks\n"
-	"  -D, --depth N      at most N class frames under a top frame (default\n"
-	"                     64, at most 1000); the objects below go to one\n"
-	"                     \"...\" frame\n"
-	"  -w, --width PX     the SVG's width (default 1200)\n"
-	"  -t, --title TEXT   the SVG's title (default: the dump and FILE)\n"
-	"  -o, --output OUT   write to OUT, not to standard output\n"
-	"  -d, --dump N       the dump to draw (default: the last)\n"
-	"  -h, --help         this help\n";
+static const struct command_usage usage = {
+	.cmd = "flame",
+	.text = "usage: heaptrace flame [--svg] [--depth N] [--width PX] [--title TEXT]\n"
+		"                       [-o OUT] [--dump N] [FILE]\n"
+		"\n"
+		"The dominator tree of a dump as a flame graph, each frame as wide as\n"
+		"the retained bytes of its objects: one frame per class under each\n"
+		"frame, under a top frame per root container or kind. Writes folded\n"
+		"stacks (\"C_RT_CLASS;Cache;byte[] 4096\": the frames and the self\n"
+		"bytes of the last), which flamegraph.pl, inferno and speedscope read,\n"
+		"or with --svg an icicle graph.\n",
+	/* a column wider than the options need */
+	.help_column = 21,
+};
 
 struct flame_cmd {
 	const char *path;
@@ -111,14 +105,24 @@ static int run_flame(const struct flame_cmd *c)
 	return status;
 }
 
-static int parse_bounded(const char *opt, const char *arg, uint64_t min,
-			 uint64_t max, uint64_t *v)
+static int parse_bounded(const char *cmd, const char *opt, const char *arg,
+			 uint64_t min, uint64_t max, uint64_t *v)
 {
 	if (parse_u64(arg, v) < 0 || *v < min || *v > max)
-		return usage_error("flame", "%s takes a number from %" PRIu64
+		return usage_error(cmd, "%s takes a number from %" PRIu64
 				   " to %" PRIu64 ", not '%s'", opt, min, max,
 				   arg);
 	return EXIT_DONE;
+}
+
+static int parse_depth(const char *cmd, const char *arg, void *depth)
+{
+	return parse_bounded(cmd, "--depth", arg, 1, 1000, depth);
+}
+
+static int parse_width(const char *cmd, const char *arg, void *width)
+{
+	return parse_bounded(cmd, "--width", arg, 100, 100000, width);
 }
 
 static int operands(int argc, char **argv, struct flame_cmd *c)
@@ -135,62 +139,33 @@ static int operands(int argc, char **argv, struct flame_cmd *c)
 
 int cmd_flame(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"svg", no_argument, NULL, 's'},
-		{"depth", required_argument, NULL, 'D'},
-		{"width", required_argument, NULL, 'w'},
-		{"title", required_argument, NULL, 't'},
-		{"output", required_argument, NULL, 'o'},
-		{"dump", required_argument, NULL, 'd'},
-		{"help", no_argument, NULL, 'h'},
-		HPROF_OOPS_OPTION,
-		{NULL, 0, NULL, 0},
-	};
 	struct flame_cmd c = {
 		.select = HEAP_LAST_DUMP,
 		.depth = FLAME_DEFAULT_DEPTH,
 		.width = 1200,
 	};
-	int ch, status;
+	const struct cli_option options[] = {
+		OPT_BOOL('s', "svg", &c.svg,
+			 "a self-contained SVG instead of folded stacks"),
+		OPT_CALLBACK('D', "depth", "N", &c.depth, parse_depth,
+			     "at most N class frames under a top frame (default\n"
+			     "64, at most 1000); the objects below go to one\n"
+			     "\"...\" frame"),
+		OPT_CALLBACK('w', "width", "PX", &c.width, parse_width,
+			     "the SVG's width (default 1200)"),
+		OPT_STRING('t', "title", "TEXT", &c.title,
+			   "the SVG's title (default: the dump and FILE)"),
+		OPT_STRING('o', "output", "OUT", &c.output,
+			   "write to OUT, not to standard output"),
+		OPT_DUMP(&c.select, "the dump to draw (default: the last)"),
+		OPT_HELP(),
+		OPT_HPROF_OOPS(&c.reader_options),
+		OPT_END(),
+	};
+	int status = parse_options(argc, argv, &usage, options);
 
-	start_options();
-	while ((ch = getopt_long(argc, argv, ":sD:w:t:o:d:h", options,
-				 NULL)) != -1) {
-		status = EXIT_DONE;
-		switch (ch) {
-		case 's':
-			c.svg = true;
-			break;
-		case 'D':
-			status = parse_bounded("--depth", optarg, 1, 1000,
-					       &c.depth);
-			break;
-		case 'w':
-			status = parse_bounded("--width", optarg, 100, 100000,
-					       &c.width);
-			break;
-		case 't':
-			c.title = optarg;
-			break;
-		case 'o':
-			c.output = optarg;
-			break;
-		case 'd':
-			status = parse_dump_option("flame", optarg, &c.select);
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_DONE;
-		case OPT_HPROF_OOPS:
-			status = parse_hprof_oops_option(optarg,
-							 &c.reader_options);
-			break;
-		default:
-			return bad_option("flame", ch, argv);
-		}
-		if (status != EXIT_DONE)
-			return status;
-	}
+	if (status != OPTIONS_PARSED)
+		return status;
 	status = operands(argc, argv, &c);
 	if (status != EXIT_DONE)
 		return status;

@@ -16,6 +16,7 @@
 #include "cli/describe.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
+#include "cli/parse-options.h"
 
 #include "analysis/relocation.h"
 #include "util/alloc.h"
@@ -24,19 +25,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"usage: heaptrace history [--dump N] [--format text|yaml|json]\n"
-	"                         [FILE] ID\n"
-	"\n"
-	"The life of every object that has had the id ID (decimal or 0x hex)\n"
-	"at any point of the trace: its allocation or first sighting, each GC\n"
-	"(moved from -> to, survived in place, kept, promoted), the dumps\n"
-	"that report it, and its death where it is proven, or its loss.\n"
-	"Exits 1 when no object had ID.\n"
-	"\n"
-	"  -d, --dump N      only the object that had ID in dump N\n"
-	"  -f, --format FMT  text (default), yaml or json\n"
-	"  -h, --help        this help\n";
+static const struct command_usage usage = {
+	.cmd = "history",
+	.text = "usage: heaptrace history [--dump N] [--format text|yaml|json]\n"
+		"                         [FILE] ID\n"
+		"\n"
+		"The life of every object that has had the id ID (decimal or 0x hex)\n"
+		"at any point of the trace: its allocation or first sighting, each GC\n"
+		"(moved from -> to, survived in place, kept, promoted), the dumps\n"
+		"that report it, and its death where it is proven, or its loss.\n"
+		"Exits 1 when no object had ID.\n",
+};
 
 /* A class name the trace gave, copied. */
 struct class_name {
@@ -719,41 +718,18 @@ static int operands(int argc, char **argv, struct history *h)
 
 int cmd_history(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"dump", required_argument, NULL, 'd'},
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		HPROF_OOPS_OPTION,
-		{NULL, 0, NULL, 0},
-	};
 	struct history h = {.select = -1};
-	int ch, status;
+	const struct cli_option options[] = {
+		OPT_DUMP(&h.select, "only the object that had ID in dump N"),
+		OPT_FORMAT(&h.format),
+		OPT_HELP(),
+		OPT_HPROF_OOPS(&h.reader_options),
+		OPT_END(),
+	};
+	int status = parse_options(argc, argv, &usage, options);
 
-	start_options();
-	while ((ch = getopt_long(argc, argv, ":d:f:h", options, NULL)) != -1) {
-		status = EXIT_DONE;
-		switch (ch) {
-		case 'd':
-			status = parse_dump_option("history", optarg,
-						   &h.select);
-			break;
-		case 'f':
-			status = parse_format_option("history", optarg,
-						     &h.format);
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_DONE;
-		case OPT_HPROF_OOPS:
-			status = parse_hprof_oops_option(optarg,
-							 &h.reader_options);
-			break;
-		default:
-			return bad_option("history", ch, argv);
-		}
-		if (status != EXIT_DONE)
-			return status;
-	}
+	if (status != OPTIONS_PARSED)
+		return status;
 	status = operands(argc, argv, &h);
 	if (status != EXIT_DONE)
 		return status;

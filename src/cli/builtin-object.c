@@ -8,26 +8,23 @@
 #include "cli/describe.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
+#include "cli/parse-options.h"
 #include "util/alloc.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"usage: heaptrace object [--dump N] [--max-refs N]\n"
-	"                        [--format text|yaml|json] [FILE] ID\n"
-	"\n"
-	"Describes the object ID (decimal or 0x hex) of a dump: class, size,\n"
-	"retained size, generation, immediate dominator, the roots that hold\n"
-	"it, its referrers and its references. Exits 1 when the dump has no\n"
-	"object ID.\n"
-	"\n"
-	"  -d, --dump N      the dump to look in (default: the last)\n"
-	"  -m, --max-refs N  list at most N referrers and N references\n"
-	"                    (default 100; 0: all); all are counted\n"
-	"  -f, --format FMT  text (default), yaml or json\n"
-	"  -h, --help        this help\n";
+static const struct command_usage usage = {
+	.cmd = "object",
+	.text = "usage: heaptrace object [--dump N] [--max-refs N]\n"
+		"                        [--format text|yaml|json] [FILE] ID\n"
+		"\n"
+		"Describes the object ID (decimal or 0x hex) of a dump: class, size,\n"
+		"retained size, generation, immediate dominator, the roots that hold\n"
+		"it, its referrers and its references. Exits 1 when the dump has no\n"
+		"object ID.\n",
+};
 
 struct referrer {
 	uint32_t object;
@@ -403,50 +400,32 @@ static int operands(int argc, char **argv, struct object_report *r)
 	return EXIT_DONE;
 }
 
+static int parse_max_refs(const char *cmd, const char *arg, void *max)
+{
+	if (parse_u64(arg, max) < 0)
+		return usage_error(cmd, "--max-refs takes a number");
+	return EXIT_DONE;
+}
+
 int cmd_object(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"dump", required_argument, NULL, 'd'},
-		{"max-refs", required_argument, NULL, 'm'},
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		HPROF_OOPS_OPTION,
-		{NULL, 0, NULL, 0},
-	};
 	struct object_report r = {.select = HEAP_LAST_DUMP, .max_refs = 100};
 	struct ht_reader_options reader_options = {0};
 	struct loaded_dump ld;
-	int ch, status;
+	const struct cli_option options[] = {
+		OPT_DUMP(&r.select, "the dump to look in (default: the last)"),
+		OPT_CALLBACK('m', "max-refs", "N", &r.max_refs, parse_max_refs,
+			     "list at most N referrers and N references\n"
+			     "(default 100; 0: all); all are counted"),
+		OPT_FORMAT(&r.format),
+		OPT_HELP(),
+		OPT_HPROF_OOPS(&reader_options),
+		OPT_END(),
+	};
+	int status = parse_options(argc, argv, &usage, options);
 
-	start_options();
-	while ((ch = getopt_long(argc, argv, ":d:m:f:h", options, NULL)) != -1) {
-		status = EXIT_DONE;
-		switch (ch) {
-		case 'd':
-			status = parse_dump_option("object", optarg, &r.select);
-			break;
-		case 'm':
-			if (parse_u64(optarg, &r.max_refs) < 0)
-				return usage_error("object", "--max-refs takes "
-						   "a number");
-			break;
-		case 'f':
-			status = parse_format_option("object", optarg,
-						     &r.format);
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_DONE;
-		case OPT_HPROF_OOPS:
-			status = parse_hprof_oops_option(optarg,
-							 &reader_options);
-			break;
-		default:
-			return bad_option("object", ch, argv);
-		}
-		if (status != EXIT_DONE)
-			return status;
-	}
+	if (status != OPTIONS_PARSED)
+		return status;
 	status = operands(argc, argv, &r);
 	if (status != EXIT_DONE)
 		return status;

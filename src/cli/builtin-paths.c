@@ -9,25 +9,20 @@
 #include "cli/describe.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
+#include "cli/parse-options.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"usage: heaptrace paths --to ID [-n N] [--exclude-weak] [--dump N]\n"
-	"                       [--format text|yaml|json] [FILE]\n"
-	"\n"
-	"Shows the shortest paths from roots to the object ID (decimal or 0x\n"
-	"hex): the shortest first, then others that start at other roots, by\n"
-	"length then root. Exits 1 when the dump has no object ID.\n"
-	"\n"
-	"  -t, --to ID         the object to reach (required)\n"
-	"  -n, --number N      show at most N paths (default 3)\n"
-	"  -w, --exclude-weak  do not start paths at weak roots\n"
-	"  -d, --dump N        the dump to look in (default: the last)\n"
-	"  -f, --format FMT    text (default), yaml or json\n"
-	"  -h, --help          this help\n";
+static const struct command_usage usage = {
+	.cmd = "paths",
+	.text = "usage: heaptrace paths --to ID [-n N] [--exclude-weak] [--dump N]\n"
+		"                       [--format text|yaml|json] [FILE]\n"
+		"\n"
+		"Shows the shortest paths from roots to the object ID (decimal or 0x\n"
+		"hex): the shortest first, then others that start at other roots, by\n"
+		"length then root. Exits 1 when the dump has no object ID.\n",
+};
 
 struct paths_report {
 	const char *path;
@@ -190,63 +185,46 @@ static int find_paths(struct paths_report *r, const struct heap *h,
 	return rc < 0 ? EXIT_UNREADABLE : analysis_status(damaged);
 }
 
+static int parse_target(const char *cmd, const char *arg, void *report)
+{
+	struct paths_report *r = report;
+
+	if (parse_u64(arg, &r->target_id) < 0)
+		return usage_error(cmd, "'%s' is not an object id (decimal or "
+				   "0x hex)", arg);
+	r->has_target = true;
+	return EXIT_DONE;
+}
+
+static int parse_max_paths(const char *cmd, const char *arg, void *max)
+{
+	if (parse_u64(arg, max) < 0 || *(uint64_t *)max == 0)
+		return usage_error(cmd, "-n takes a number of paths, 1 or more");
+	return EXIT_DONE;
+}
+
 int cmd_paths(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"to", required_argument, NULL, 't'},
-		{"number", required_argument, NULL, 'n'},
-		{"exclude-weak", no_argument, NULL, 'w'},
-		{"dump", required_argument, NULL, 'd'},
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		HPROF_OOPS_OPTION,
-		{NULL, 0, NULL, 0},
-	};
 	struct paths_report r = {.select = HEAP_LAST_DUMP, .max_paths = 3};
 	struct ht_reader_options reader_options = {0};
 	struct loaded_dump ld;
-	int ch, status;
+	const struct cli_option options[] = {
+		OPT_CALLBACK('t', "to", "ID", &r, parse_target,
+			     "the object to reach (required)"),
+		OPT_CALLBACK('n', "number", "N", &r.max_paths, parse_max_paths,
+			     "show at most N paths (default 3)"),
+		OPT_BOOL('w', "exclude-weak", &r.exclude_weak,
+			 "do not start paths at weak roots"),
+		OPT_DUMP(&r.select, "the dump to look in (default: the last)"),
+		OPT_FORMAT(&r.format),
+		OPT_HELP(),
+		OPT_HPROF_OOPS(&reader_options),
+		OPT_END(),
+	};
+	int status = parse_options(argc, argv, &usage, options);
 
-	start_options();
-	while ((ch = getopt_long(argc, argv, ":t:n:wd:f:h", options, NULL)) != -1) {
-		status = EXIT_DONE;
-		switch (ch) {
-		case 't':
-			if (parse_u64(optarg, &r.target_id) < 0)
-				return usage_error("paths", "'%s' is not an "
-						   "object id (decimal or 0x "
-						   "hex)", optarg);
-			r.has_target = true;
-			break;
-		case 'n':
-			if (parse_u64(optarg, &r.max_paths) < 0 ||
-			    r.max_paths == 0)
-				return usage_error("paths", "-n takes a number "
-						   "of paths, 1 or more");
-			break;
-		case 'w':
-			r.exclude_weak = true;
-			break;
-		case 'd':
-			status = parse_dump_option("paths", optarg, &r.select);
-			break;
-		case 'f':
-			status = parse_format_option("paths", optarg,
-						     &r.format);
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_DONE;
-		case OPT_HPROF_OOPS:
-			status = parse_hprof_oops_option(optarg,
-							 &reader_options);
-			break;
-		default:
-			return bad_option("paths", ch, argv);
-		}
-		if (status != EXIT_DONE)
-			return status;
-	}
+	if (status != OPTIONS_PARSED)
+		return status;
 	if (!r.has_target)
 		return usage_error("paths", "which object? Give --to ID");
 	status = trace_operand("paths", argc, argv, &r.path);

@@ -11,6 +11,7 @@
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
+#include "cli/parse-options.h"
 #include "cli/record.h"
 #include "util/alloc.h"
 #include "util/humanize.h"
@@ -32,27 +33,21 @@
 
 extern char **environ;
 
-static const char usage[] =
-	"usage: heaptrace record [-o FILE] [--dump-on WHEN] [--every N]\n"
-	"                        [--allocations] [-q] [--] CMD [ARGS...]\n"
-	"\n"
-	"Runs CMD, a program of a runtime heaptrace can record, with the\n"
-	"runtime's recorder loaded, and writes its GCs and heap dumps to\n"
-	"FILE. Runtimes: mono (mono [OPTIONS] PROG.exe ..., or PROG.exe ...)\n"
-	"and java. Exits with CMD's exit status (128+N when signal N killed\n"
-	"it), 2 on a usage error, 3 when FILE cannot be written or the\n"
-	"recorder cannot be found, did not load or wrote no trace, 126 or\n"
-	"127 when CMD cannot be run.\n"
-	"\n"
-	"  -o, --output FILE   the trace to write (default " DEFAULT_TRACE ")\n"
-	"  -d, --dump-on WHEN  when to dump the heap: major (at full\n"
-	"                      collections, the default), every-gc, exit, or\n"
-	"                      signal (on SIGUSR1); and always one at exit\n"
-	"  -e, --every N       dump at every Nth collection that qualifies\n"
-	"                      (with major and every-gc; default 1)\n"
-	"  -a, --allocations   record every allocation as well (slower)\n"
-	"  -q, --quiet         no summary at the end\n"
-	"  -h, --help          this help\n";
+static const struct command_usage usage = {
+	.cmd = "record",
+	.text = "usage: heaptrace record [-o FILE] [--dump-on WHEN] [--every N]\n"
+		"                        [--allocations] [-q] [--] CMD [ARGS...]\n"
+		"\n"
+		"Runs CMD, a program of a runtime heaptrace can record, with the\n"
+		"runtime's recorder loaded, and writes its GCs and heap dumps to\n"
+		"FILE. Runtimes: mono (mono [OPTIONS] PROG.exe ..., or PROG.exe ...)\n"
+		"and java. Exits with CMD's exit status (128+N when signal N killed\n"
+		"it), 2 on a usage error, 3 when FILE cannot be written or the\n"
+		"recorder cannot be found, did not load or wrote no trace, 126 or\n"
+		"127 when CMD cannot be run.\n",
+	/* options end at CMD, whose own options are its business */
+	.options_first = true,
+};
 
 /* The runtimes, asked in order. */
 static const struct runtime_recorder *const runtimes[] = {
@@ -268,57 +263,52 @@ struct record_cmd {
 	struct env_edit env;
 };
 
-static int parse_options(struct record_cmd *c, int argc, char **argv)
+static int parse_dump_on(const char *cmd, const char *arg, void *dump_on)
 {
-	static const struct option options[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"dump-on", required_argument, NULL, 'd'},
-		{"every", required_argument, NULL, 'e'},
-		{"allocations", no_argument, NULL, 'a'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	uint64_t n;
-	int ch;
+	if (dump_on_parse(arg, strlen(arg), dump_on) < 0)
+		return usage_error(cmd, "--dump-on takes major, every-gc, exit "
+				   "or signal, not '%s'", arg);
+	return EXIT_DONE;
+}
 
-	start_options();
-	/* '+': options end at CMD, whose own options are its business */
-	while ((ch = getopt_long(argc, argv, "+:o:d:e:aqh", options,
-				 NULL)) != -1) {
-		switch (ch) {
-		case 'o':
-			c->output_arg = optarg;
-			break;
-		case 'd':
-			if (dump_on_parse(optarg, strlen(optarg), &c->opt.dump_on) < 0)
-				return usage_error("record", "--dump-on takes "
-						   "major, every-gc, exit or "
-						   "signal, not '%s'", optarg);
-			break;
-		case 'e':
-			if (parse_u64(optarg, &n) < 0 || n == 0 ||
-			    n > 1000000000)
-				return usage_error("record", "--every takes a "
-						   "number from 1 to "
-						   "1000000000, not '%s'",
-						   optarg);
-			c->opt.every = (unsigned)n;
-			c->every_given = true;
-			break;
-		case 'a':
-			c->opt.allocations = true;
-			break;
-		case 'q':
-			c->quiet = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return -1;
-		default:
-			return bad_option("record", ch, argv);
-		}
-	}
+static int parse_every(const char *cmd, const char *arg, void *record)
+{
+	struct record_cmd *c = record;
+	uint64_t n;
+
+	if (parse_u64(arg, &n) < 0 || n == 0 || n > 1000000000)
+		return usage_error(cmd, "--every takes a number from 1 to "
+				   "1000000000, not '%s'", arg);
+	c->opt.every = (unsigned)n;
+	c->every_given = true;
+	return EXIT_DONE;
+}
+
+/* The options, and that a program follows: OPTIONS_PARSED when it is to
+ * run, otherwise the exit status (parse_options). */
+static int parse_arguments(struct record_cmd *c, int argc, char **argv)
+{
+	const struct cli_option options[] = {
+		OPT_STRING('o', "output", "FILE", &c->output_arg,
+			   "the trace to write (default " DEFAULT_TRACE ")"),
+		OPT_CALLBACK('d', "dump-on", "WHEN", &c->opt.dump_on,
+			     parse_dump_on,
+			     "when to dump the heap: major (at full\n"
+			     "collections, the default), every-gc, exit, or\n"
+			     "signal (on SIGUSR1); and always one at exit"),
+		OPT_CALLBACK('e', "every", "N", c, parse_every,
+			     "dump at every Nth collection that qualifies\n"
+			     "(with major and every-gc; default 1)"),
+		OPT_BOOL('a', "allocations", &c->opt.allocations,
+			 "record every allocation as well (slower)"),
+		OPT_BOOL('q', "quiet", &c->quiet, "no summary at the end"),
+		OPT_HELP(),
+		OPT_END(),
+	};
+	int status = parse_options(argc, argv, &usage, options);
+
+	if (status != OPTIONS_PARSED)
+		return status;
 	if (optind >= argc)
 		return usage_error("record", "no program to run: heaptrace "
 				   "record [options] -- CMD [ARGS...]");
@@ -326,7 +316,7 @@ static int parse_options(struct record_cmd *c, int argc, char **argv)
 	    c->opt.dump_on != DUMP_ON_EVERY_GC)
 		return usage_error("record", "--every goes with --dump-on "
 				   "major or every-gc");
-	return 0;
+	return OPTIONS_PARSED;
 }
 
 static bool is_directory(const char *path)
@@ -763,10 +753,8 @@ int cmd_record(int argc, char **argv)
 	struct ht_error err;
 	int rc;
 
-	rc = parse_options(&c, argc, argv);
-	if (rc < 0)
-		return EXIT_DONE; /* --help */
-	if (rc > 0)
+	rc = parse_arguments(&c, argc, argv);
+	if (rc != OPTIONS_PARSED)
 		return rc;
 	if ((rc = absolute_output(&c)) != 0)
 		return rc;

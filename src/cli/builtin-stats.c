@@ -18,29 +18,25 @@
 #include "cli/describe.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
+#include "cli/parse-options.h"
 
 #include "analysis/stats.h"
 
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"usage: heaptrace stats [--dump N] [--retained-by-class]\n"
-	"                       [--format text|yaml|json] [FILE]\n"
-	"\n"
-	"Counts what each dump holds (objects, bytes, references, roots,\n"
-	"unreachable objects, dangling references; per class, per generation;\n"
-	"the GCs its objects survived) and what each GC did (generations,\n"
-	"moved and surviving blocks; objects moved, survived in place, died,\n"
-	"promoted, lost).\n"
-	"\n"
-	"  -d, --dump N             only dump N (GCs are still all listed)\n"
-	"  -r, --retained-by-class  add each class's retained size: that of its\n"
-	"                           objects no object of the class dominates\n"
-	"  -f, --format FMT         text (default), yaml or json\n"
-	"  -h, --help               this help\n";
+static const struct command_usage usage = {
+	.cmd = "stats",
+	.text = "usage: heaptrace stats [--dump N] [--retained-by-class]\n"
+		"                       [--format text|yaml|json] [FILE]\n"
+		"\n"
+		"Counts what each dump holds (objects, bytes, references, roots,\n"
+		"unreachable objects, dangling references; per class, per generation;\n"
+		"the GCs its objects survived) and what each GC did (generations,\n"
+		"moved and surviving blocks; objects moved, survived in place, died,\n"
+		"promoted, lost).\n",
+};
 
 struct stats {
 	const char *path;
@@ -697,43 +693,21 @@ static int run_stats(struct stats *s)
 
 int cmd_stats(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"dump", required_argument, NULL, 'd'},
-		{"retained-by-class", no_argument, NULL, 'r'},
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		HPROF_OOPS_OPTION,
-		{NULL, 0, NULL, 0},
-	};
 	struct stats s = {.select = HEAP_ALL_DUMPS};
-	int ch, status;
+	const struct cli_option options[] = {
+		OPT_DUMP(&s.select, "only dump N (GCs are still all listed)"),
+		OPT_BOOL('r', "retained-by-class", &s.retained_by_class,
+			 "add each class's retained size: that of its\n"
+			 "objects no object of the class dominates"),
+		OPT_FORMAT(&s.format),
+		OPT_HELP(),
+		OPT_HPROF_OOPS(&s.reader_options),
+		OPT_END(),
+	};
+	int status = parse_options(argc, argv, &usage, options);
 
-	start_options();
-	while ((ch = getopt_long(argc, argv, ":d:rf:h", options, NULL)) != -1) {
-		status = EXIT_DONE;
-		switch (ch) {
-		case 'd':
-			status = parse_dump_option("stats", optarg, &s.select);
-			break;
-		case 'r':
-			s.retained_by_class = true;
-			break;
-		case 'f':
-			status = parse_format_option("stats", optarg, &s.format);
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_DONE;
-		case OPT_HPROF_OOPS:
-			status = parse_hprof_oops_option(optarg,
-							 &s.reader_options);
-			break;
-		default:
-			return bad_option("stats", ch, argv);
-		}
-		if (status != EXIT_DONE)
-			return status;
-	}
+	if (status != OPTIONS_PARSED)
+		return status;
 	status = trace_operand("stats", argc, argv, &s.path);
 	if (status != EXIT_DONE)
 		return status;

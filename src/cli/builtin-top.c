@@ -8,28 +8,22 @@
 #include "cli/describe.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
+#include "cli/parse-options.h"
 
 #include "analysis/stats.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-	"usage: heaptrace top [-n N] [--by retained|self|count] [--classes]\n"
-	"                     [--dump N] [--format text|yaml|json] [FILE]\n"
-	"\n"
-	"Lists the objects of a dump that retain the most memory (what would\n"
-	"be freed if they were), or with --classes the classes. Ties are broken\n"
-	"by id (objects) or name (classes).\n"
-	"\n"
-	"  -n, --number N    list N objects or classes (default 20; 0: all)\n"
-	"  -b, --by KEY      retained (default), self, or count (with --classes)\n"
-	"  -c, --classes     aggregate by class: count, self bytes, and retained\n"
-	"                    bytes of the objects no object of the class dominates\n"
-	"  -d, --dump N      the dump to analyze (default: the last)\n"
-	"  -f, --format FMT  text (default), yaml or json\n"
-	"  -h, --help        this help\n";
+static const struct command_usage usage = {
+	.cmd = "top",
+	.text = "usage: heaptrace top [-n N] [--by retained|self|count] [--classes]\n"
+		"                     [--dump N] [--format text|yaml|json] [FILE]\n"
+		"\n"
+		"Lists the objects of a dump that retain the most memory (what would\n"
+		"be freed if they were), or with --classes the classes. Ties are broken\n"
+		"by id (objects) or name (classes).\n",
+};
 
 enum top_key {
 	KEY_RETAINED,
@@ -341,68 +335,46 @@ static int run_top(struct top *t)
 	return status;
 }
 
-static int parse_key(const char *arg, enum top_key *by)
+static int parse_key(const char *cmd, const char *arg, void *by)
 {
 	for (size_t i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++) {
 		if (strcmp(arg, key_names[i]) == 0) {
-			*by = (enum top_key)i;
-			return 0;
+			*(enum top_key *)by = (enum top_key)i;
+			return EXIT_DONE;
 		}
 	}
-	return -1;
+	return usage_error(cmd, "--by takes retained, self or count, not '%s'",
+			   arg);
+}
+
+static int parse_limit(const char *cmd, const char *arg, void *limit)
+{
+	if (parse_u64(arg, limit) < 0)
+		return usage_error(cmd, "-n takes a number");
+	return EXIT_DONE;
 }
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"number", required_argument, NULL, 'n'},
-		{"by", required_argument, NULL, 'b'},
-		{"classes", no_argument, NULL, 'c'},
-		{"dump", required_argument, NULL, 'd'},
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		HPROF_OOPS_OPTION,
-		{NULL, 0, NULL, 0},
-	};
 	struct top t = {.select = HEAP_LAST_DUMP, .limit = 20};
-	int ch, status;
+	const struct cli_option options[] = {
+		OPT_CALLBACK('n', "number", "N", &t.limit, parse_limit,
+			     "list N objects or classes (default 20; 0: all)"),
+		OPT_CALLBACK('b', "by", "KEY", &t.by, parse_key,
+			     "retained (default), self, or count (with --classes)"),
+		OPT_BOOL('c', "classes", &t.classes,
+			 "aggregate by class: count, self bytes, and retained\n"
+			 "bytes of the objects no object of the class dominates"),
+		OPT_DUMP(&t.select, "the dump to analyze (default: the last)"),
+		OPT_FORMAT(&t.format),
+		OPT_HELP(),
+		OPT_HPROF_OOPS(&t.reader_options),
+		OPT_END(),
+	};
+	int status = parse_options(argc, argv, &usage, options);
 
-	start_options();
-	while ((ch = getopt_long(argc, argv, ":n:b:cd:f:h", options, NULL)) != -1) {
-		status = EXIT_DONE;
-		switch (ch) {
-		case 'n':
-			if (parse_u64(optarg, &t.limit) < 0)
-				return usage_error("top", "-n takes a number");
-			break;
-		case 'b':
-			if (parse_key(optarg, &t.by) < 0)
-				return usage_error("top", "--by takes retained, "
-						   "self or count, not '%s'",
-						   optarg);
-			break;
-		case 'c':
-			t.classes = true;
-			break;
-		case 'd':
-			status = parse_dump_option("top", optarg, &t.select);
-			break;
-		case 'f':
-			status = parse_format_option("top", optarg, &t.format);
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return EXIT_DONE;
-		case OPT_HPROF_OOPS:
-			status = parse_hprof_oops_option(optarg,
-							 &t.reader_options);
-			break;
-		default:
-			return bad_option("top", ch, argv);
-		}
-		if (status != EXIT_DONE)
-			return status;
-	}
+	if (status != OPTIONS_PARSED)
+		return status;
 	if (t.by == KEY_COUNT && !t.classes)
 		return usage_error("top", "--by count needs --classes");
 	status = trace_operand("top", argc, argv, &t.path);

@@ -1,11 +1,10 @@
 /*
- * cli.c - exit statuses, messages, option parsing helpers and progress
- * shared by the commands.
+ * cli.c - exit statuses, messages, value parsers and progress shared by
+ * the commands.
  */
 #include "cli/cli.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,46 +24,6 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s %s --help'.\n", program_name, cmd);
 	return EXIT_USAGE;
-}
-
-int bad_option(const char *cmd, int c, char **argv)
-{
-	const char *opt = argv[optind - 1];
-
-	/* said as when it was an option of heaptrace rather than of each
-	 * command, word for word (heaptrace(1), DIAGNOSTICS) */
-	if (c == ':' && optopt == OPT_HPROF_OOPS) {
-		error_msg("option '%s' needs a value", HPROF_OOPS_NAME);
-		return EXIT_USAGE;
-	}
-	if (c == ':')
-		return usage_error(cmd, "option '%s' needs a value", opt);
-	if (optopt && optopt != '?')
-		return usage_error(cmd, "unknown option '-%c'", optopt);
-	return usage_error(cmd, "unknown option '%s'", opt);
-}
-
-void start_options(void)
-{
-	optind = 1;
-	opterr = 0;
-}
-
-int parse_hprof_oops_option(const char *arg, struct ht_reader_options *opts)
-{
-	if (strcmp(arg, "auto") == 0)
-		opts->compressed_oops = HT_COMPRESSED_OOPS_AUTO;
-	else if (strcmp(arg, "yes") == 0)
-		opts->compressed_oops = HT_COMPRESSED_OOPS_YES;
-	else if (strcmp(arg, "no") == 0)
-		opts->compressed_oops = HT_COMPRESSED_OOPS_NO;
-	else {
-		/* as the missing value above: no command name, no hint */
-		error_msg("%s takes yes, no or auto, not '%s'",
-			  HPROF_OOPS_NAME, arg);
-		return EXIT_USAGE;
-	}
-	return EXIT_DONE;
 }
 
 void error_msg(const char *fmt, ...)

@@ -1,7 +1,7 @@
 /*
- * cli.h - what every command shares: exit statuses, option conventions,
- * opening the input with a message that says why it failed, and progress
- * on a terminal.
+ * cli.h - what every command shares: exit statuses, messages, opening
+ * the input with a message that says why it failed, and progress on a
+ * terminal. Its options: parse-options.h.
  */
 #ifndef HT_CLI_H
 #define HT_CLI_H
@@ -35,31 +35,6 @@ extern const char *program_name;
  * EXIT_USAGE so callers can `return usage_error(...)`. */
 int usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* For getopt_long's ':' and '?' returns (the option string starts with
- * ':' and opterr is 0, so getopt says nothing itself): names the option
- * and returns EXIT_USAGE. */
-int bad_option(const char *cmd, int c, char **argv);
-
-/* Resets getopt for a command's argument vector. */
-void start_options(void);
-
-/*
- * --hprof-compressed-oops yes|no|auto, which every command that reads a
- * trace takes: how the JVM of an HPROF input laid out references, which
- * the dump does not record (heaptrace(1), INPUT FORMATS). HPROF_OOPS_OPTION
- * is its row in a getopt_long table; OPT_HPROF_OOPS, what getopt_long
- * returns for it, is past every short option's character.
- */
-#define OPT_HPROF_OOPS 0x100
-#define HPROF_OOPS_LONG "hprof-compressed-oops"
-#define HPROF_OOPS_NAME "--" HPROF_OOPS_LONG
-#define HPROF_OOPS_OPTION \
-	{HPROF_OOPS_LONG, required_argument, NULL, OPT_HPROF_OOPS}
-
-/* Parses its value into opts->compressed_oops. EXIT_DONE, or EXIT_USAGE
- * once said. */
-int parse_hprof_oops_option(const char *arg, struct ht_reader_options *opts);
-
 /* "heaptrace: message" to stderr. */
 void error_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void warning_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

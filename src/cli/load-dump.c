@@ -1,6 +1,6 @@
 /*
  * load-dump.c - the input side of the analysis commands (load-dump.h):
- * options they all take, inputs read twice, and loading the chosen dump.
+ * the FILE operand, inputs read twice, and loading the chosen dump.
  */
 #include "cli/load-dump.h"
 
@@ -10,25 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int parse_dump_option(const char *cmd, const char *arg, int64_t *select)
-{
-	uint64_t n;
-
-	if (parse_u64(arg, &n) < 0 || n > INT64_MAX)
-		return usage_error(cmd, "--dump takes a dump number "
-				   "(0 is the first)");
-	*select = (int64_t)n;
-	return EXIT_DONE;
-}
-
-int parse_format_option(const char *cmd, const char *arg, int *format)
-{
-	*format = parse_format(arg);
-	if (*format < 0)
-		return usage_error(cmd, "unknown format '%s'", arg);
-	return EXIT_DONE;
-}
 
 int trace_operand(const char *cmd, int argc, char **argv, const char **path)
 {

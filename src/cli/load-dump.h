@@ -1,7 +1,7 @@
 /*
  * load-dump.h - what the analysis commands (stats, top, object, paths)
- * share about their input: --dump N, opening an input that may be read
- * twice (standard input included), loading the graph of the chosen dump,
+ * share about their input: the FILE operand, opening an input that may be
+ * read twice (standard input included), loading the graph of the chosen dump,
  * and saying what is wrong in the words and exit statuses of heaptrace(1):
  * a damaged trace is analyzed up to the damage, with a warning, and exits
  * 3; a trace without dumps exits 3; a --dump past the last exits 2.
@@ -15,12 +15,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* Parses --dump's value into *select. EXIT_DONE, or EXIT_USAGE once said. */
-int parse_dump_option(const char *cmd, const char *arg, int64_t *select);
-
-/* Parses --format's value into *format. EXIT_DONE, or EXIT_USAGE once said. */
-int parse_format_option(const char *cmd, const char *arg, int *format);
 
 /* The FILE operand: NULL (use DEFAULT_TRACE) or the one given; more than
  * one is a usage error. EXIT_DONE, or EXIT_USAGE once said. */
