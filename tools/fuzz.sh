@@ -2,7 +2,7 @@
 # fuzz.sh TARGET [SECONDS] - fuzzes one target of tests/fuzz (ht, yaml,
 # replay) with libFuzzer for SECONDS (default 60), starting from its seed
 # corpus. Builds the targets first in build-fuzz (clang, AddressSanitizer
-# and UndefinedBehaviorSanitizer, -Dfuzzing=true).
+# and UndefinedBehaviorSanitizer, -Dfuzzing=true, warnings as errors).
 #
 # What the run finds goes under build-fuzz/, never into the committed
 # seeds: new inputs to fuzz-corpus/TARGET, a crashing input to
@@ -23,7 +23,7 @@ seeds=tests/fuzz/corpus/$target
 
 if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" -Dfuzzing=true -Dtests=disabled \
-		-Db_sanitize=address,undefined -Db_lundef=false \
+		-Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
 		>"$build.setup.log" 2>&1 ||
 		{ cat "$build.setup.log"; exit 1; }
 fi

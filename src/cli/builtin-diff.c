@@ -391,16 +391,22 @@ static const char *signed_count(int64_t v, char *buf)
 	return buf;
 }
 
-/* "+25.0%", "new" (from 0), "" (no change) into buf (24). */
+/* The longest percentage, "+922337203685477580800.0%": a change is below
+ * 2^63 (struct diff_value) and a figure that changed from is at least 1,
+ * so |change| * 100 / before is at most 2^63 * 100 < 10^21, 21 digits;
+ * then the sign, ".0%" and the NUL. (A fall is at most -100.0%.) */
+#define PERCENT_TEXT (1 + 21 + 3 + 1)
+
+/* "+25.0%", "new" (from 0), "" (no change) into buf (PERCENT_TEXT). */
 static const char *percent(struct diff_value v, char *buf)
 {
 	if (v.before == v.after)
 		buf[0] = '\0';
 	else if (v.before)
-		snprintf(buf, 24, "%+.1f%%", (double)diff_change(v) * 100.0 /
+		snprintf(buf, PERCENT_TEXT, "%+.1f%%", (double)diff_change(v) * 100.0 /
 			 (double)v.before);
 	else
-		snprintf(buf, 24, "new");
+		snprintf(buf, PERCENT_TEXT, "new");
 	return buf;
 }
 
@@ -445,7 +451,8 @@ static void text_totals(const struct diff *d)
 {
 	static const char *const names[] = {"objects", "bytes", "retained"};
 	const struct diff_value v[] = {d->objects, d->bytes, d->retained};
-	char x[SIZE_TEXT + 1], y[SIZE_TEXT + 1], z[SIZE_TEXT + 1], p[24];
+	char x[SIZE_TEXT + 1], y[SIZE_TEXT + 1], z[SIZE_TEXT + 1];
+	char p[PERCENT_TEXT];
 	int w[3] = {6, 5, 6};
 
 	for (int i = 0; i < 3; i++) {
@@ -822,7 +829,8 @@ static void md_totals(const struct diff *d)
 {
 	static const char *const names[] = {"objects", "bytes", "retained"};
 	const struct diff_value v[] = {d->objects, d->bytes, d->retained};
-	char x[SIZE_TEXT + 1], y[SIZE_TEXT + 1], z[SIZE_TEXT + 1], p[24];
+	char x[SIZE_TEXT + 1], y[SIZE_TEXT + 1], z[SIZE_TEXT + 1];
+	char p[PERCENT_TEXT];
 
 	printf("\n| | before | after | change |\n|:--|--:|--:|--:|\n");
 	for (int i = 0; i < 3; i++) {

@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/parse-options.h"
 #include "cli/record.h"
+#include "lib/common/format.h"
 #include "util/alloc.h"
 #include "util/humanize.h"
 
@@ -406,6 +407,98 @@ static const struct runtime_recorder *find_runtime(char **argv)
 	return NULL;
 }
 
+/* ---- an output that is not the program's --------------------------------- */
+
+/* Whether path names the file of *out (by device and inode, after every
+ * link). */
+static bool names_file(const char *path, const struct stat *out)
+{
+	struct stat st;
+
+	return *path && stat(path, &st) == 0 && st.st_dev == out->st_dev &&
+	       st.st_ino == out->st_ino;
+}
+
+/* Whether a word of the program's command line (or a class path) names the
+ * file of *out: whole, after its first '=' (--file=PATH, -Dx=PATH), or as
+ * one of the ':'-separated entries of either (-cp a.jar:b, CLASSPATH). */
+static bool mentions_file(const char *word, const struct stat *out)
+{
+	const char *eq = strchr(word, '=');
+	const char *parts[2] = {word, eq ? eq + 1 : NULL};
+	char entry[PATH_MAX];
+
+	for (int i = 0; i < 2 && parts[i]; i++) {
+		const char *p = parts[i], *colon;
+
+		if (names_file(p, out))
+			return true;
+		for (; (colon = strchr(p, ':')); p = colon + 1) {
+			size_t n = (size_t)(colon - p);
+
+			if (n < sizeof(entry)) {
+				memcpy(entry, p, n);
+				entry[n] = '\0';
+				if (names_file(entry, out))
+					return true;
+			}
+		}
+		if (p != parts[i] && names_file(p, out))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the file at path holds a .ht trace as far as it goes: empty, or
+ * its first bytes those of HT_MAGIC (a recording cut short). A file that
+ * cannot be read is let be: removing it is what decides. */
+static bool may_be_trace(const char *path)
+{
+	unsigned char head[HT_MAGIC_LEN];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f)
+		return true;
+	n = fread(head, 1, sizeof(head), f);
+	fclose(f);
+	return memcmp(head, HT_MAGIC, n) == 0;
+}
+
+/* The trace replaces what -o names (run removes it first): refused, before
+ * anything runs, when that is a file the program needs. `record -o
+ * Hello.class -- java -cp . Hello` would remove the class and run the
+ * trace as it. A file that is not a trace is never the trace of an earlier
+ * run (the program, a class, a jar, a source); one the program's command
+ * line or CLASSPATH names is its input, even a trace. A trace in a
+ * directory of the class path (heaptrace.ht in -cp .) is fine: the JVM
+ * reads classes and jars there, not traces. */
+static int output_not_the_programs(const struct record_cmd *c,
+				   const struct runtime_recorder *rt,
+				   char **argv)
+{
+	const char *shown = c->output_arg ? c->output_arg : DEFAULT_TRACE;
+	const char *classpath = rt == &java_recorder ? getenv("CLASSPATH")
+						     : NULL;
+	struct stat out;
+
+	if (stat(c->output, &out) != 0 || !S_ISREG(out.st_mode))
+		return 0;
+	for (size_t i = 0; argv[i]; i++)
+		if (mentions_file(argv[i], &out))
+			return usage_error("record", "'%s' is named by the "
+					   "program's command line; the trace "
+					   "would replace it", shown);
+	if (classpath && mentions_file(classpath, &out))
+		return usage_error("record", "'%s' is on the CLASSPATH; the "
+				   "trace would replace it", shown);
+	if (!may_be_trace(c->output))
+		return usage_error("record", "'%s' exists and is not a "
+				   "heaptrace trace; the trace would replace "
+				   "it", shown);
+	return 0;
+}
+
 /* ---- running the program ------------------------------------------------- */
 
 /* environ with the edits applied; the strings of environ are shared, so
@@ -767,6 +860,8 @@ int cmd_record(int argc, char **argv)
 		return usage_error("record", "--allocations is not available "
 				   "for %s: its recorder records GCs and heap "
 				   "dumps only", rt->name);
+	if ((rc = output_not_the_programs(&c, rt, argv + optind)) != 0)
+		return rc;
 	c.argv = copy_argv(argv + optind);
 	if (!c.argv) {
 		error_msg("out of memory");

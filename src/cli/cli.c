@@ -85,14 +85,22 @@ const char *count_of(uint64_t n, const char *one, const char *many, char *buf)
 
 bool same_file(const char *input, const char *output)
 {
-	struct stat a, b;
+	struct stat in, out;
+	bool from_stdin = strcmp(input, "-") == 0;
 
-	if (strcmp(input, "-") == 0)
-		return false;
-	if (strcmp(input, output) == 0)
+	if (!from_stdin && strcmp(input, output) == 0)
 		return true;
-	return stat(input, &a) == 0 && stat(output, &b) == 0 &&
-	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	/* stat follows every symbolic link, /dev/stdin and /proc/self/fd/N
+	 * included, to the file itself; a hard link is the same inode. An
+	 * output that does not exist yet cannot be the input. */
+	if (stat(output, &out) != 0)
+		return false;
+	if (from_stdin ? fstat(STDIN_FILENO, &in) != 0 : stat(input, &in) != 0)
+		return false;
+	/* Only a regular file is harmed by being truncated: standard input
+	 * and output both /dev/null, or one terminal, lose nothing. */
+	return S_ISREG(out.st_mode) && in.st_dev == out.st_dev &&
+	       in.st_ino == out.st_ino;
 }
 
 struct ht_reader *open_trace(const char *path,

@@ -46,8 +46,10 @@ int parse_format(const char *arg);
 int parse_u64(const char *arg, uint64_t *out);
 
 /* Whether writing output would overwrite the trace read from input, by
- * the same name or through another path to the same file. "-" (standard
- * input) is never the same. */
+ * the same name or through another path to the same file (a hard or
+ * symbolic link, /dev/stdin, /proc/self/fd/N). For "-" (standard input),
+ * the file standard input is open on. Call it before the output is opened,
+ * which truncates it. */
 bool same_file(const char *input, const char *output);
 
 /* Opens the trace (DEFAULT_TRACE when path is NULL) with the reader

@@ -1366,6 +1366,88 @@ Test(yaml_errors, invalid_utf8_is_reported_at_its_byte)
 		  "%s", err.message);
 }
 
+/* n thread events, the name of event i "x" * (i % 7) then "é€😀" (2, 3
+ * and 4 bytes of UTF-8: the padding moves them across every place a read
+ * can end), then tail. Returns malloc'ed text. */
+static char *threads_text(size_t n, const char *tail)
+{
+	size_t cap = 64 + n * 64 + strlen(tail), used;
+	char *text = malloc(cap);
+
+	cr_assert(text);
+	used = (size_t)sprintf(text, "heaptrace: 1\nevents:\n");
+	for (size_t i = 0; i < n; i++)
+		used += (size_t)sprintf(text + used,
+					"  - thread: {id: %zu, name: \"%.*s"
+					"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}\n",
+					i + 1, (int)(i % 7), "xxxxxxx");
+	strcpy(text + used, tail);
+	return text;
+}
+
+static void assert_threads(struct ht_reader *r, size_t n)
+{
+	struct ht_event ev;
+	char want[32];
+
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(next(r, &ev), 1, "event %zu", i);
+		cr_assert_eq(ev.type, HT_EV_THREAD);
+		cr_assert_eq(ev.u.thread.id, i + 1);
+		snprintf(want, sizeof(want), "%.*s\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80",
+			 (int)(i % 7), "xxxxxxx");
+		cr_assert_str_eq(ev.u.thread.name, want, "event %zu", i);
+	}
+}
+
+Test(yaml_utf8, characters_across_reads_are_whole)
+{
+	char *text = threads_text(5000, "");
+	struct ht_reader r;
+	struct ht_event ev;
+
+	open_ok(&r, text);
+	assert_threads(&r, 5000);
+	cr_assert_eq(next(&r, &ev), 0);
+	close_source(&r);
+	free(text);
+}
+
+/* libyaml decodes 16 KiB ahead of its parser: the bad byte used to fail
+ * the file hundreds of events early (4,575 of 5,000 read). */
+Test(yaml_utf8, every_event_before_a_bad_byte_is_read)
+{
+	char *text = threads_text(5000, "  - thread: {id: 5001, name: \"\xc3(\"}\n");
+	struct ht_reader r;
+	struct ht_event ev;
+	struct ht_error err;
+	char want[96];
+
+	open_ok(&r, text);
+	assert_threads(&r, 5000);
+	cr_assert_eq(r.ops->next(r.self, &ev, &err), -1);
+	/* the '(' after the lead byte 0xc3 */
+	cr_assert_eq(err.offset, strlen(text) - 4, "%s (of %zu)", err.message,
+		     strlen(text));
+	snprintf(want, sizeof(want), "trace.yaml: byte %zu: invalid trailing "
+		 "UTF-8 octet (0x28)", strlen(text) - 4);
+	cr_assert_str_eq(err.message, want);
+	cr_assert_eq(r.ops->next(r.self, &ev, &err), -1, "the error repeats");
+	cr_assert_str_eq(err.message, want);
+	close_source(&r);
+	free(text);
+}
+
+/* A bad byte in the header: nothing is read, the byte is the error. */
+Test(yaml_utf8, a_bad_byte_in_the_header_fails_the_open)
+{
+	struct ht_error err = first_error("heaptrace: 1\nruntime: \x01\nevents: []\n");
+
+	cr_assert_eq(err.offset, 22);
+	cr_assert_str_eq(err.message, "trace.yaml: byte 22: control characters "
+			 "are not allowed (0x1)");
+}
+
 Test(yaml_errors, an_error_is_repeated_and_earlier_events_kept)
 {
 	struct ht_reader r;

@@ -8,6 +8,13 @@
  * an unknown, duplicate, missing or ill-typed field is an error that names
  * the event, the field and the line and column, since these files are
  * written by hand for tests and a silent default would hide a typo.
+ *
+ * The input is checked as UTF-8 here, ahead of libyaml: libyaml decodes a
+ * whole buffer (16 KiB) before its parser looks at it, so a bad byte would
+ * fail the file before the events ahead of it, however many. libyaml gets
+ * only the valid text before the first bad byte, then the end of its input;
+ * the events that lie wholly before that byte are delivered, and the error
+ * is the bad byte's, at its offset, in libyaml's own words.
  */
 #include "lib/read/source.h"
 
@@ -57,6 +64,26 @@ struct yaml_src {
 	bool have_ev;
 	FILE *f;
 	int read_errno;
+
+	/* UTF-8 checked ahead of libyaml (read_input) */
+	bool no_check;          /* UTF-16 (its byte order mark): libyaml's */
+	bool started;
+	unsigned char carry[4]; /* an incomplete sequence, from the last read */
+	size_t n_carry;
+	uint64_t offset;        /* bytes handed to libyaml so far */
+	bool bad;               /* stopped at a bad byte: */
+	uint64_t bad_offset;
+	uint64_t chars;         /* characters handed to libyaml so far */
+	uint64_t cut;           /* where libyaml's input ends (the start of
+				 * the character the bad byte is in), in
+				 * characters, as libyaml's marks count */
+	const char *bad_problem;
+	long bad_value;         /* -1: none to show */
+	/* Where the text of the parser events read so far ends (a mark's
+	 * index: characters), and whether that was a plain scalar (one cut
+	 * short by the bad byte looks complete). */
+	uint64_t text_end;
+	bool text_end_plain;
 	char *path;
 	enum read_state state;
 	struct ht_error error; /* repeated by every call after a failure */
@@ -131,6 +158,40 @@ static int fail_parser(struct yaml_src *s)
 	}
 }
 
+/* The bad byte read_input stopped at, as libyaml would have said it. */
+static int fail_bad_byte(struct yaml_src *s)
+{
+	if (s->bad_value >= 0)
+		err_at_offset(&s->error, HT_E_SYNTAX, s->path, s->bad_offset,
+			      "%s (0x%lx)", s->bad_problem,
+			      (unsigned long)s->bad_value);
+	else
+		err_at_offset(&s->error, HT_E_SYNTAX, s->path, s->bad_offset,
+			      "%s", s->bad_problem);
+	return -1;
+}
+
+/* Whether what has been read so far reaches the end libyaml was given
+ * before the bad byte: there the text was cut, and the bad byte is the
+ * error. A plain scalar that ends there may have been cut short; anything
+ * else (a quote, a bracket) that ends there is complete. */
+static bool reaches_bad_byte(const struct yaml_src *s)
+{
+	return s->bad && (s->text_end > s->cut ||
+			  (s->text_end == s->cut && s->text_end_plain));
+}
+
+/* After a failure: the bad byte, when libyaml's input was cut there and
+ * the failure is at that cut (the end of input it met, or a value cut
+ * short), rather than an error of the text before it. The failure's
+ * offset is then a mark's index (fail_at), in characters like the cut. */
+static void blame_bad_byte(struct yaml_src *s)
+{
+	if (s->bad && s->error.code == HT_E_SYNTAX &&
+	    (s->error.offset >= s->cut || reaches_bad_byte(s)))
+		fail_bad_byte(s);
+}
+
 /* ---- Pulling parser events ------------------------------------------------ */
 
 static const char *node_kind(const yaml_event_t *e)
@@ -161,6 +222,14 @@ static int pull(struct yaml_src *s)
 	if (!yaml_parser_parse(&s->parser, &s->ev))
 		return fail_parser(s);
 	s->have_ev = true;
+	/* Zero-width events (the end of a block, an empty scalar) are where
+	 * the next text starts, not text read. */
+	if (s->ev.end_mark.index > s->ev.start_mark.index) {
+		s->text_end = s->ev.end_mark.index;
+		s->text_end_plain =
+			s->ev.type == YAML_SCALAR_EVENT &&
+			s->ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	}
 	/* An alias would make one node count for many: a small input could
 	 * stand for an unbounded trace. The canonical form never has one. */
 	if (s->ev.type == YAML_ALIAS_EVENT)
@@ -1391,6 +1460,8 @@ static int yaml_next(void *self, struct ht_event *ev, struct ht_error *err)
 	case ST_NULL_EVENTS:
 		if (read_end(s) < 0)
 			goto fail;
+		if (s->bad)
+			goto bad_byte;
 		s->state = ST_DONE;
 		return 0;
 	case ST_EVENTS:
@@ -1401,14 +1472,24 @@ static int yaml_next(void *self, struct ht_event *ev, struct ht_error *err)
 	if (s->ev.type == YAML_SEQUENCE_END_EVENT) {
 		if (read_end(s) < 0)
 			goto fail;
+		if (s->bad)
+			goto bad_byte;
 		s->state = ST_DONE;
 		return 0;
 	}
 	if (read_event(s, ev) < 0)
 		goto fail;
+	/* An event whose text runs to the bad byte is not all there. */
+	if (reaches_bad_byte(s))
+		goto bad_byte;
 	s->events++;
 	return 1;
+bad_byte:
+	fail_bad_byte(s);
+	goto failed_now;
 fail:
+	blame_bad_byte(s);
+failed_now:
 	s->state = ST_FAILED;
 failed:
 	if (err)
@@ -1464,21 +1545,142 @@ static const struct ht_source_ops yaml_ops = {
 	.close = yaml_close,
 };
 
+/* One character of UTF-8 at p (avail bytes there, more to come unless
+ * at_end): its length, 0 when more bytes are needed, or -1 with the problem
+ * in libyaml's words (reader.c), where (*at: bytes into p) and its value
+ * (-1: none). libyaml would refuse the same bytes; it only says so too
+ * early (the file's comment). */
+static int utf8_char(const unsigned char *p, size_t avail, bool at_end,
+		     const char **problem, size_t *at, long *value)
+{
+	unsigned char c = p[0];
+	int width = (c & 0x80) == 0x00   ? 1
+		    : (c & 0xE0) == 0xC0 ? 2
+		    : (c & 0xF0) == 0xE0 ? 3
+		    : (c & 0xF8) == 0xF0 ? 4
+					 : 0;
+	uint32_t v;
+
+	*at = 0;
+	*value = -1;
+	if (!width) {
+		*problem = "invalid leading UTF-8 octet";
+		*value = c;
+		return -1;
+	}
+	if ((size_t)width > avail) {
+		if (!at_end)
+			return 0;
+		*problem = "incomplete UTF-8 octet sequence";
+		return -1;
+	}
+	v = width == 1 ? c : width == 2 ? c & 0x1Fu : width == 3 ? c & 0x0Fu
+								 : c & 0x07u;
+	for (int k = 1; k < width; k++) {
+		if ((p[k] & 0xC0) != 0x80) {
+			*problem = "invalid trailing UTF-8 octet";
+			*at = (size_t)k;
+			*value = p[k];
+			return -1;
+		}
+		v = (v << 6) + (p[k] & 0x3Fu);
+	}
+	if (!(width == 1 || (width == 2 && v >= 0x80) ||
+	      (width == 3 && v >= 0x800) || (width == 4 && v >= 0x10000))) {
+		*problem = "invalid length of a UTF-8 sequence";
+		return -1;
+	}
+	if ((v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF) {
+		*problem = "invalid Unicode character";
+		*value = v;
+		return -1;
+	}
+	if (!(v == 0x09 || v == 0x0A || v == 0x0D || (v >= 0x20 && v <= 0x7E) ||
+	      v == 0x85 || (v >= 0xA0 && v <= 0xD7FF) ||
+	      (v >= 0xE000 && v <= 0xFFFD) || (v >= 0x10000 && v <= 0x10FFFF))) {
+		*problem = "control characters are not allowed";
+		*value = v;
+		return -1;
+	}
+	return width;
+}
+
+/* The bytes of buf[0, n) that libyaml may have: whole valid characters.
+ * An incomplete one at the end is carried to the next read; at a bad byte
+ * the rest is dropped, and libyaml meets the end of its input there. */
+static size_t check_utf8(struct yaml_src *s, unsigned char *buf, size_t n,
+			 bool at_end)
+{
+	size_t i = 0, at;
+	const char *problem;
+	long value;
+	int w;
+
+	while (i < n) {
+		w = utf8_char(buf + i, n - i, at_end, &problem, &at, &value);
+		if (w == 0) {
+			s->n_carry = n - i;
+			memcpy(s->carry, buf + i, s->n_carry);
+			break;
+		}
+		if (w < 0) {
+			s->bad = true;
+			s->bad_offset = s->offset + i + at;
+			s->cut = s->chars;
+			s->bad_problem = problem;
+			s->bad_value = value;
+			break;
+		}
+		/* libyaml skips a byte order mark before its first mark */
+		if (!(s->offset + i == 0 && w == 3 &&
+		      memcmp(buf, "\xef\xbb\xbf", 3) == 0))
+			s->chars++;
+		i += (size_t)w;
+	}
+	s->offset += i;
+	return i;
+}
+
 /* fread rather than yaml_parser_set_input_file: keeps errno, so that a
- * read error is reported as one and not as a YAML problem. */
+ * read error is reported as one and not as a YAML problem. The text is
+ * checked as UTF-8 on its way (check_utf8). */
 static int read_input(void *data, unsigned char *buffer, size_t size,
 		      size_t *size_read)
 {
 	struct yaml_src *s = data;
-	size_t n;
+	size_t n, have;
 
+	*size_read = 0;
+	if (s->bad)
+		return 1;
+	/* libyaml asks for the free part of its 16 KiB buffer, never less
+	 * than what a carried sequence needs. */
+	if (size <= s->n_carry)
+		return 1;
+	have = s->n_carry;
+	memcpy(buffer, s->carry, have);
+	s->n_carry = 0;
 	errno = 0;
-	n = fread(buffer, 1, size, s->f);
+	n = fread(buffer + have, 1, size - have, s->f);
 	if (n == 0 && ferror(s->f)) {
 		s->read_errno = errno ? errno : EIO;
 		return 0;
 	}
-	*size_read = n;
+	if (!s->started) {
+		s->started = true;
+		/* UTF-16, which libyaml reads by its byte order mark */
+		s->no_check = n >= 2 && ((buffer[0] == 0xFE && buffer[1] == 0xFF) ||
+					 (buffer[0] == 0xFF && buffer[1] == 0xFE));
+	}
+	if (s->no_check) {
+		*size_read = n;
+		return 1;
+	}
+	*size_read = check_utf8(s, buffer, have + n, n == 0 || feof(s->f));
+	/* Nothing whole yet, but more to come: libyaml takes 0 bytes for the
+	 * end of its input, so read on. */
+	if (*size_read == 0 && !s->bad && s->n_carry && !feof(s->f))
+		return read_input(data, buffer, size, size_read);
 	return 1;
 }
 
@@ -1509,6 +1711,7 @@ int yaml_source_open(struct ht_reader *r, FILE *f, const char *path,
 	yaml_parser_set_input(&s->parser, read_input, s);
 	s->header.pointer_size = 8;
 	if (read_header(s) < 0) {
+		blame_bad_byte(s);
 		if (err)
 			*err = s->error;
 		free_src(s);

@@ -144,6 +144,25 @@ record_mode major 2
 record_mode every-gc 2
 record_mode signal 1
 
+# -o naming a trace of an earlier run is fine, in a directory of the class
+# path too (heaptrace.ht in -cp .); naming the program's class is refused
+# before the JVM runs, and the class is kept
+t=$work/classes/earlier.ht
+cp "$work/mode-signal.ht" "$t"
+echo go | "$heaptrace" record -q -o "$t" --dump-on exit -- "$java" \
+	-cp "$work/classes" KnownHeap 1000 4 4 1000 >/dev/null \
+	2>"$work/earlier.err" ||
+	fail "an earlier trace in the class path: exit $?: $(cat "$work/earlier.err")"
+"$heaptrace" check "$t" >/dev/null 2>&1 ||
+	fail "an earlier trace in the class path: the new one does not check"
+cp "$work/classes/KnownHeap.class" "$work/KnownHeap.class.orig"
+"$heaptrace" record -q -o "$work/classes/KnownHeap.class" -- "$java" \
+	-cp "$work/classes" KnownHeap 1000 4 4 1000 >/dev/null 2>"$work/err"
+rc=$?
+[ $rc -eq 2 ] || fail "-o naming the program's class: exit status $rc, not 2"
+cmp -s "$work/classes/KnownHeap.class" "$work/KnownHeap.class.orig" ||
+	fail "-o naming the program's class: the class was changed"
+
 "$heaptrace" record -q -o "$work/exit3.ht" -- "$java" -cp "$work/classes" \
 	NoSuchClass >/dev/null 2>&1
 rc=$?
