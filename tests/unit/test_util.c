@@ -2,8 +2,9 @@
  * test_util.c - the domain-free helpers of src/util: array growth that
  * refuses overflow without touching the array (alloc.h), the keyed id
  * map and how long its probes get on ids chosen to collide under the
- * Fibonacci hashing it replaced (idmap.h), and the size formatter
- * (humanize.h).
+ * Fibonacci hashing it replaced (idmap.h), the size formatter
+ * (humanize.h), and UTF-8 repaired and converted from modified UTF-8
+ * (utf8.h).
  */
 #include <criterion/criterion.h>
 
