@@ -97,7 +97,7 @@ static bool is_surrogate(const unsigned char *p, size_t left, bool high)
 	       (p[2] & 0xc0) == 0x80;
 }
 
-static size_t put_code_point(char *out, uint32_t cp)
+size_t utf8_put(char *out, uint32_t cp)
 {
 	if (cp < 0x80) {
 		out[0] = (char)cp;
@@ -137,7 +137,7 @@ size_t utf8_from_modified(char *out, const char *s, size_t n)
 			uint32_t lo = (uint32_t)(p[i + 4] & 0x0f) << 6 |
 				      (p[i + 5] & 0x3f);
 
-			o += put_code_point(out + o, 0x10000 + (hi << 10) + lo);
+			o += utf8_put(out + o, 0x10000 + (hi << 10) + lo);
 			i += 6;
 			continue;
 		}

@@ -34,6 +34,10 @@
  * left may be SIZE_MAX: the NUL ends any sequence. */
 size_t utf8_next(const unsigned char *p, size_t left, uint32_t *cp);
 
+/* Code point cp (a scalar value: at most U+10FFFF, no surrogate) as
+ * UTF-8 into out (4 bytes of room); returns the length, 1 to 4. */
+size_t utf8_put(char *out, uint32_t cp);
+
 /* Whether the n bytes at s are well-formed UTF-8. */
 bool utf8_valid(const char *s, size_t n);
 

@@ -1382,31 +1382,6 @@ static int chase_string(struct hprof_source *s, uint64_t at, uint64_t id,
 	return 0;
 }
 
-/* Appends code point cp as UTF-8. */
-static size_t put_utf8(char *out, uint32_t cp)
-{
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xc0 | cp >> 6);
-		out[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xe0 | cp >> 12);
-		out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-		out[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | cp >> 18);
-	out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-	out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-	out[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 /* A UTF-16 code unit, in either byte order. */
 static uint32_t unit(const uint8_t *p, bool big)
 {
@@ -1433,7 +1408,7 @@ static const char *decode_name(struct hprof_source *s, const uint8_t *p,
 		uint32_t cp, lo;
 
 		if (!utf16) {
-			len += put_utf8(out + len, p[i]);
+			len += utf8_put(out + len, p[i]);
 			continue;
 		}
 		cp = unit(p + 2 * i, big);
@@ -1449,7 +1424,7 @@ static const char *decode_name(struct hprof_source *s, const uint8_t *p,
 			cp = 0xfffd;
 		if (cp == 0)
 			cp = 0xfffd;
-		len += put_utf8(out + len, cp);
+		len += utf8_put(out + len, cp);
 	}
 	return text_copy(&s->text, out, len);
 }
