@@ -40,10 +40,12 @@ packages="meson ninja-build gcc pkg-config zlib1g-dev libyaml-dev"
 # screenshot). valgrind: the memcheck suite. visualvm: the heap library the
 # HPROF benchmark times heaptrace against. groff-base: the man pages' checks
 # (they render without a warning; every message is in the catalog).
+# cmark-gfm: GitHub's markdown, which renders `diff --format markdown` of
+# hostile names in the case names-markdown (no link may come out).
 test_packages="clang libcriterion-dev
 mono-runtime libmono-2.0-dev mono-mcs libmono-profiler mono-utils jq
 openjdk-17-jdk-headless python3 chromium
-valgrind libclang-rt-14-dev visualvm groff-base"
+valgrind libclang-rt-14-dev visualvm groff-base cmark-gfm"
 
 if $tests; then
 	packages="$packages $test_packages"

@@ -10,6 +10,17 @@
 # hashing the maps once used (`top` took 13.6 s over it), and a dump of
 # one object. The case top-classes-colliding answers it at once.
 #
+# names-invalid-utf8.ht has names and header strings that are not UTF-8
+# (a stray continuation byte, bytes 0xFF 0xFE, a truncated sequence, an
+# overlong form, an encoded surrogate) next to control characters: the
+# reader makes each ill-formed part U+FFFD (heaptrace(5), STRINGS) and
+# every output stays valid (the cases names-*).
+#
+# names-modified-utf8.hprof is a Java heap dump whose class names are in
+# the JVM's modified UTF-8: U+1F600 as two 3-byte surrogates, U+0000 as
+# C0 80, an unpaired surrogate. Written from the HPROF format as the JDK
+# documents it (big-endian), as tests/fuzz/make-hprof-seeds.py does.
+#
 # Written from the layout in heaptrace(5), independently of the library's
 # writer. Run from anywhere: python3 tools/make-hostile-traces.py
 import os
@@ -19,7 +30,8 @@ import zlib
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "testdata", "hostile")
 
-EV_CLASS, EV_BEGIN_CONTAINER, EV_OBJECT_REFERENCES = 1, 10, 12
+EV_CLASS, EV_THREAD, EV_METHOD = 1, 2, 3
+EV_BEGIN_CONTAINER, EV_OBJECT_REFERENCES = 10, 12
 C_BEGIN, C_HEAP, C_END = 1, 15, 16
 
 
@@ -37,7 +49,7 @@ def zigzag(v):
 
 
 def string(s, claimed=None):
-    data = s.encode()
+    data = s if isinstance(s, bytes) else s.encode()
     return varint((len(data) if claimed is None else claimed) + 1) + data
 
 
@@ -51,6 +63,79 @@ def header_payload(runtime="hostile", claimed=None):
     # runtime, runtime_version, pointer size, flags, command line, metadata
     return (string(runtime, claimed) + varint(0) + varint(8) + varint(0) +
             varint(0) + varint(0))
+
+
+def names_header_payload():
+    # every header string, with bytes that are not UTF-8 and controls
+    return (string(b"clr\xff") + string(b"4.\xc0\xaf\x1b[31m") + varint(8) +
+            varint(0) + string(b"app.exe \xe2\x82 --x\nforged: yes") +
+            varint(1) + string(b"k\xed\xa0\x80") + string(b"v\x80\x1b]0;t\x07"))
+
+
+def names_invalid_utf8():
+    """Classes whose names are not UTF-8, objects of each in one dump."""
+    names = [b"Stray\x80Continuation", b"Bytes\xff\xfeHere",
+             b"Truncated\xe2\x82", b"Overlong\xc0\xaf",
+             b"Surrogate\xed\xa0\x80", b"Esc\x1b[2J\xff\nforged 1 line"]
+    events = bytes([EV_THREAD]) + varint(7) + string(b"main\xf0\x9f")
+    events += bytes([EV_METHOD]) + varint(9) + string(b"run\xfe")
+    prev = 0
+    for i, name in enumerate(names):
+        cid = 0x40 + i
+        events += (bytes([EV_CLASS]) + varint(0) + varint(zigzag(cid - prev))
+                   + string(name))
+        prev = cid
+    dump = container(C_BEGIN) + container(C_HEAP)
+    prev_obj, prev_cls = 0, prev
+    for i in range(len(names)):
+        oid, cid = 0x1000 + 0x10 * i, 0x40 + i
+        dump += (bytes([EV_OBJECT_REFERENCES]) + varint(0) +
+                 varint(zigzag(oid - prev_obj)) +
+                 varint(zigzag(cid - prev_cls)) + varint(16 * (i + 1)) +
+                 varint(0) + varint(0))
+        prev_obj, prev_cls = oid, cid
+    dump += container(C_END)
+    n = 2 + len(names) + 3 + len(names)
+    return file_header(names_header_payload()) + chunk(events + dump, n)
+
+
+def names_modified_utf8():
+    """An HPROF 1.0.2 dump, 8-byte ids, with class names in modified UTF-8."""
+    def hid(v):
+        return v.to_bytes(8, "big")
+
+    out = bytearray(b"JAVA PROFILE 1.0.2\0" + struct.pack(">IQ", 8, 0))
+
+    def record(tag, body):
+        out.extend(struct.pack(">BII", tag, 0, len(body)) + body)
+
+    names = {0x100: b"java/lang/Object",
+             # U+1F600 as the surrogates D83D DE00, 3 bytes each
+             0x101: b"Emoji\xed\xa0\xbd\xed\xb8\x80Class",
+             # U+0000 as C0 80
+             0x102: b"Nul\xc0\x80Inside",
+             # a high surrogate with no low one after it
+             0x103: b"Lone\xed\xa0\xbdSurrogate"}
+    for sid, text in names.items():
+        record(0x01, hid(sid) + text)
+    for serial, cid in enumerate((0x1000, 0x1010, 0x1020, 0x1030), 1):
+        record(0x02, struct.pack(">I", serial) + hid(cid) +
+               struct.pack(">I", 1) + hid(0x100 + serial - 1))
+    body = bytearray()
+    for cid in (0x1000, 0x1010, 0x1020, 0x1030):
+        body += bytes([0x05]) + hid(cid)  # ROOT_STICKY_CLASS
+    for i in range(3):
+        body += bytes([0x01]) + hid(0x2000 + 0x10 * i) + hid(0x77)
+    for cid in (0x1000, 0x1010, 0x1020, 0x1030):
+        body += (bytes([0x20]) + hid(cid) + struct.pack(">I", 1) +
+                 hid(0 if cid == 0x1000 else 0x1000) + hid(0) * 5 +
+                 struct.pack(">IHHH", 0, 0, 0, 0))
+    for i, cid in enumerate((0x1010, 0x1020, 0x1030)):
+        body += (bytes([0x21]) + hid(0x2000 + 0x10 * i) +
+                 struct.pack(">I", 1) + hid(cid) + struct.pack(">I", 0))
+    record(0x1c, bytes(body))
+    record(0x2c, b"")
+    return bytes(out)
 
 
 def chunk(payload, events, first_event=0, stored=None, raw=None):
@@ -117,6 +202,9 @@ def main():
     dump = container(C_BEGIN) + container(C_HEAP) + obj + container(C_END)
     write("classes-colliding.ht",
           header + chunk(classes + dump, n_classes + 4))
+
+    write("names-invalid-utf8.ht", names_invalid_utf8())
+    write("names-modified-utf8.hprof", names_modified_utf8())
 
 
 if __name__ == "__main__":

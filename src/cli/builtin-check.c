@@ -6,6 +6,7 @@
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
+#include "cli/escape.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
 #include "util/alloc.h"
@@ -85,6 +86,7 @@ static int on_any_event(void *ctx, const struct ht_event *ev,
  * for a .ht (K bytes into the uncompressed payload of the chunk at C). */
 static void print_place(FILE *f, const char *path, const struct found *v)
 {
+	path = esc_text(path);
 	if (v->line)
 		fprintf(f, "%s:%u:%u: event %llu", path, v->line, v->column,
 			(unsigned long long)v->event);
@@ -145,25 +147,25 @@ static void report_text(const struct check *c, const struct ht_replay_summary *s
 		printf(": %s: %s", ht_violation_name(v->code),
 		       ht_violation_text(v->code));
 		if (v->detail[0])
-			printf(": %s", v->detail);
+			printf(": %s", esc_text(v->detail));
 		putchar('\n');
 	}
 	if (c->total > c->n_found)
 		printf("%s: ... and %llu more violations not listed (--max)\n",
-		       c->path, (unsigned long long)(c->total - c->n_found));
+		       esc_text(c->path), (unsigned long long)(c->total - c->n_found));
 	if (damage)
-		printf("%s\n", damage);
+		printf("%s\n", esc_text(damage));
 	for (int i = 0; i < m->n; i++)
-		printf("%s: %s\n", c->path, m->text[i]);
+		printf("%s: %s\n", esc_text(c->path), m->text[i]);
 	if (ix && ix->present && ix->dropped_events)
 		printf("%s: the recorder dropped %s (no thread slot free)\n",
-		       c->path, count_of(ix->dropped_events, "event", "events",
+		       esc_text(c->path), count_of(ix->dropped_events, "event", "events",
 					 buf[0]));
 	if (ix && ix->present)
 		for (int i = 1; i < HT_V_COUNT_; i++)
 			if (ix->recorder_violations[i])
 				printf("%s: the recorder counted %s of %s\n",
-				       c->path,
+				       esc_text(c->path),
 				       count_of(ix->recorder_violations[i],
 						"violation", "violations",
 						buf[0]),
@@ -171,8 +173,8 @@ static void report_text(const struct check *c, const struct ht_replay_summary *s
 	if (ix && !ix->present)
 		printf("%s: no index: the recorder did not close this trace "
 		       "(it was killed or crashed); every event was read by "
-		       "scanning\n", c->path);
-	printf("%s: %s: %s, %s, %s, %s\n", c->path,
+		       "scanning\n", esc_text(c->path));
+	printf("%s: %s: %s, %s, %s, %s\n", esc_text(c->path),
 	       clean ? "clean" : "NOT clean",
 	       count_of(s->events, "event", "events", buf[0]),
 	       count_of(s->dumps, "dump", "dumps", buf[1]),

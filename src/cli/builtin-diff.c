@@ -13,6 +13,7 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
+#include "cli/escape.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
@@ -424,11 +425,12 @@ static void text_heading(const struct diff_cmd *c)
 	if (c->n_paths == 2)
 		printf("dump %" PRIu64 " of %s -> dump %" PRIu64 " of %s; "
 		       "objects matched by their path from the roots\n",
-		       a->heap->dump, a->path, b->heap->dump, b->path);
+		       a->heap->dump, esc_text(a->path), b->heap->dump,
+		       esc_text(b->path));
 	else
 		printf("dump %" PRIu64 " -> dump %" PRIu64 " of %s; objects "
 		       "matched through the relocation history\n",
-		       a->heap->dump, b->heap->dump, a->path);
+		       a->heap->dump, b->heap->dump, esc_text(a->path));
 }
 
 /* The texts of total i (objects, bytes, retained): before, after, change;
@@ -515,7 +517,8 @@ static void text_classes(const struct diff_cmd *c)
 		       w[2], human_size(x->bytes.after, s1),
 		       w[3], signed_size(diff_change(x->bytes), b),
 		       w[4], human_size(x->retained.after, s2),
-		       w[5], signed_size(diff_change(x->retained), e), x->name);
+		       w[5], signed_size(diff_change(x->retained), e),
+		       esc_text(x->name));
 	}
 }
 
@@ -571,7 +574,7 @@ static int text_retainers(const struct diff_cmd *c)
 			       id_text(d->a, r->before, e));
 		else
 			printf("%*s  ", w[2], objects_text(r->objects, b));
-		printf("%s\n", path);
+		printf("%s\n", esc_text(path));
 		free(path);
 	}
 	return 0;
@@ -607,7 +610,7 @@ static int text_holders(const struct diff_cmd *c)
 			return -1;
 		printf("%*" PRIu64 "  %*s  %-*s  %s\n", w[0], x->new_objects,
 		       w[1], human_size(x->new_bytes, s), w[2],
-		       hex_id(d->b->id[x->after], id), path);
+		       hex_id(d->b->id[x->after], id), esc_text(path));
 		free(path);
 	}
 	return 0;
@@ -772,22 +775,16 @@ static int report_structured(const struct diff_cmd *c)
 
 /* ---- markdown ----------------------------------------------------------- */
 
-/*
- * Text as code, in a GitHub-flavoured markdown table cell: `x`, or `` x ``
- * when it holds a backtick; a '|' would end the cell even there, so it is
- * escaped (GitHub takes the backslash away).
- */
+/* Text as code, in a GitHub-flavoured markdown table cell (escape.h). */
 static void md_code(const char *s)
 {
-	bool tick = strchr(s, '`') != NULL;
+	esc_markdown_code(stdout, s, true);
+}
 
-	fputs(tick ? "`` " : "`", stdout);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '|')
-			putchar('\\');
-		putchar(*p < 0x20 ? ' ' : *p);
-	}
-	fputs(tick ? " ``" : "`", stdout);
+/* The same outside a table: a heading, a list item. */
+static void md_code_inline(const char *s)
+{
+	esc_markdown_code(stdout, s, false);
 }
 
 /* "358 B → 758 B (+400 B)", or one figure when it did not change. */
@@ -816,9 +813,9 @@ static void md_heading(const struct diff_cmd *c)
 
 	printf("### heaptrace diff\n\n");
 	printf("Dump %" PRIu64 " of ", a->heap->dump);
-	md_code(a->path);
+	md_code_inline(a->path);
 	printf(" \xe2\x86\x92 dump %" PRIu64 " of ", b->heap->dump);
-	md_code(b->path);
+	md_code_inline(b->path);
 	printf(c->n_paths == 2 ? "; objects matched by their path from the "
 				 "roots.\n"
 			       : "; objects matched through the relocation "
@@ -948,7 +945,7 @@ static void md_budgets(const struct diff_cmd *c)
 
 		/* the expression as code, the figures after it as text */
 		printf("- %s ", k->broken ? "**broken**" : "kept");
-		md_code(k->budget.text);
+		md_code_inline(k->budget.text);
 		printf(": %s\n", budget_figures_text(&k->budget, k->v,
 						      figures));
 	}

@@ -14,6 +14,7 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
+#include "cli/escape.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
@@ -440,7 +441,7 @@ static void print_lost(const struct history *h, const struct reloc_step *s)
 	case RELOC_LOST_DUMP:
 		printf("lost: the dump shows another object at %s (%s, %s), "
 		       "object %u; its fate is unknown\n", id,
-		       class_text(h, s->other_class, cls),
+		       esc_text(class_text(h, s->other_class, cls)),
 		       human_size(s->other_size, size), s->other);
 		break;
 	default:
@@ -504,11 +505,12 @@ static void print_object_text(const struct history *h, const struct life *l)
 
 	printf("\nobject %u: ", l->object);
 	if (last && class_name(h, last->class_id))
-		printf("%s (%s)", class_text(h, last->class_id, cls),
+		printf("%s (%s)", esc_text(class_text(h, last->class_id, cls)),
 		       hex_id(last->class_id, cid));
 	else
-		printf("class %s", last ? class_text(h, last->class_id, cls)
-					: "?");
+		printf("class %s",
+		       last ? esc_text(class_text(h, last->class_id, cls))
+			    : "?");
 	if (last && last->size)
 		printf(", %s", exact_size(last->size, size));
 	printf("\n");
@@ -522,7 +524,7 @@ static int report_text(const struct history *h, const struct life *l,
 {
 	char id[24], count[48];
 
-	printf("%s: %s had id %s", h->path,
+	printf("%s: %s had id %s", esc_text(h->path),
 	       count_of(n, "object", "objects", count), hex_id(h->target, id));
 	if (h->select >= 0)
 		printf(" in dump %lld", (long long)h->select);

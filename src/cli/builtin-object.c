@@ -6,6 +6,7 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
+#include "cli/escape.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
@@ -113,7 +114,7 @@ static void print_dominator_text(const struct object_report *r)
 		print_field("dominator", "a root");
 	} else {
 		snprintf(line, sizeof(line), "%s %s", hex_id(r->h->id[dom], id),
-			 heap_class_name(r->h, dom, cls));
+			 esc_text(heap_class_name(r->h, dom, cls)));
 		print_field("dominator", line);
 	}
 }
@@ -126,15 +127,15 @@ static void print_summary_text(const struct object_report *r)
 	uint32_t c = h->cls[r->target];
 
 	printf("object %s in dump %llu of %s\n", hex_id(r->target_id, id),
-	       (unsigned long long)h->dump, r->path);
+	       (unsigned long long)h->dump, esc_text(r->path));
 	/* an unnamed class is already called by its id */
 	if (c != HEAP_NO_CLASS && c < h->n_classes && h->classes[c].name)
 		snprintf(line, sizeof(line), "%s (%s)",
-			 heap_class_name(h, r->target, cls),
+			 esc_text(heap_class_name(h, r->target, cls)),
 			 hex_id(h->classes[c].id, id));
 	else
 		snprintf(line, sizeof(line), "%s",
-			 heap_class_name(h, r->target, cls));
+			 esc_text(heap_class_name(h, r->target, cls)));
 	print_field("class", line);
 	print_field("size", exact_size(h->size[r->target], buf));
 	print_field("retained", exact_size(r->d->retained[r->target], buf));
@@ -177,7 +178,8 @@ static void print_referrers_text(const struct object_report *r)
 		uint32_t o = r->referrers[i].object;
 
 		printf("  %-*s  field %-3u  %s\n", w_id, hex_id(r->h->id[o], id),
-		       r->referrers[i].field, heap_class_name(r->h, o, cls));
+		       r->referrers[i].field,
+		       esc_text(heap_class_name(r->h, o, cls)));
 	}
 	print_more(r, r->n_referrers);
 }
@@ -222,7 +224,7 @@ static void print_references_text(const struct object_report *r)
 			printf("  %-*s %-*s  %*s  %s\n", w_field, field, w_id,
 			       hex_id(r->h->id[x], id), w_size,
 			       human_size(r->h->size[x], size),
-			       heap_class_name(r->h, x, cls));
+			       esc_text(heap_class_name(r->h, x, cls)));
 	}
 	print_more(r, n);
 }

@@ -7,6 +7,7 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
+#include "cli/escape.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
@@ -72,7 +73,7 @@ static void print_step(const struct heap *h, const struct heap_path *p,
 		snprintf(field, sizeof(field), "[%u]", p->fields[i - 1]);
 	printf("  %*s %-*s  %*s  %s\n", w->field, field, w->id,
 	       hex_id(h->id[x], id), w->size, human_size(h->size[x], size),
-	       heap_class_name(h, x, cls));
+	       esc_text(heap_class_name(h, x, cls)));
 }
 
 static void print_path_text(const struct paths_report *r, size_t k)
@@ -93,9 +94,10 @@ static int report_text(const struct paths_report *r)
 	char id[24], cls[64], size[SIZE_TEXT], buf[48];
 
 	printf("object %s (%s, %s) in dump %llu of %s: ",
-	       hex_id(r->target_id, id), heap_class_name(r->h, r->target, cls),
+	       hex_id(r->target_id, id),
+	       esc_text(heap_class_name(r->h, r->target, cls)),
 	       human_size(r->h->size[r->target], size),
-	       (unsigned long long)r->h->dump, r->path);
+	       (unsigned long long)r->h->dump, esc_text(r->path));
 	if (r->n_paths == 0)
 		printf("no %sroot reaches it\n", r->exclude_weak ? "strong " : "");
 	else

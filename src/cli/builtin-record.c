@@ -11,6 +11,7 @@
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
+#include "cli/escape.h"
 #include "cli/parse-options.h"
 #include "cli/record.h"
 #include "lib/common/format.h"
@@ -754,7 +755,8 @@ static void print_summary(const char *path, const struct trace_summary *s)
 	char bytes[SIZE_TEXT], gcs[48], dumps[48], events[48];
 
 	format_size(s->bytes, SIZE_FROM_TEN, bytes);
-	fprintf(stderr, "heaptrace record: wrote %s: %s, %s, %s, %s\n", path,
+	fprintf(stderr, "heaptrace record: wrote %s: %s, %s, %s, %s\n",
+		esc_text(path),
 		count_of(s->gcs, "GC", "GCs", gcs),
 		count_of(s->dumps, "dump", "dumps", dumps),
 		count_of(s->events, "event", "events", events), bytes);

@@ -16,6 +16,7 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
+#include "cli/escape.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
@@ -226,7 +227,7 @@ static void print_classes_text(const struct stats *s,
 		       w_bytes, human_size(c->bytes, a));
 		if (s->retained_by_class)
 			printf("%*s  ", w_ret, human_size(c->retained, b));
-		printf("%s\n", c->name);
+		printf("%s\n", esc_text(c->name));
 	}
 }
 
@@ -417,7 +418,7 @@ static void print_heading_text(const struct stats *s)
 {
 	char a[48], b[48];
 
-	printf("%s: %s, %s\n", s->path,
+	printf("%s: %s, %s\n", esc_text(s->path),
 	       count_of(s->trace.dumps, "dump", "dumps", a),
 	       count_of(s->trace.n_gcs, "GC", "GCs", b));
 }

@@ -6,6 +6,7 @@
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
+#include "cli/escape.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
@@ -154,7 +155,7 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 		       w_ret, human_size(t->d->retained[o], a),
 		       w_self, human_size(t->h->size[o], b),
 		       w_id, hex_id(t->h->id[o], id),
-		       heap_class_name(t->h, o, cls));
+		       esc_text(heap_class_name(t->h, o, cls)));
 	}
 }
 
@@ -198,7 +199,8 @@ static void print_classes_text(const struct class_row *rows, size_t k)
 		printf("%*llu  %*s  %*s  %s\n",
 		       w_count, (unsigned long long)rows[i].count,
 		       w_self, human_size(rows[i].bytes, a),
-		       w_ret, human_size(rows[i].retained, b), rows[i].name);
+		       w_ret, human_size(rows[i].retained, b),
+		       esc_text(rows[i].name));
 	}
 }
 
@@ -241,7 +243,7 @@ static void print_heading(const struct top *t, size_t shown, size_t n_classes)
 	char total[SIZE_TEXT], objects[48], classes[48];
 
 	printf("dump %llu of %s: %s, %s", (unsigned long long)t->h->dump,
-	       t->path, count_of(t->h->n, "object", "objects", objects),
+	       esc_text(t->path), count_of(t->h->n, "object", "objects", objects),
 	       human_size(t->h->total_bytes, total));
 	if (t->classes)
 		printf(", %s", count_of(n_classes, "class", "classes", classes));

@@ -4,6 +4,8 @@
  */
 #include "cli/cli.h"
 
+#include "cli/escape.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -14,38 +16,63 @@
 
 const char *program_name = "heaptrace";
 
+/* Writes head, the message, tail to standard error, the message's text as
+ * text output shows it (escape.h): messages quote names, file names,
+ * arguments and what a damaged file holds, and none of them may move the
+ * cursor or start a line of its own. */
+static void put_message(const char *head, const char *tail, const char *fmt,
+			va_list ap)
+	__attribute__((format(printf, 3, 0)));
+static void put_message(const char *head, const char *tail, const char *fmt,
+			va_list ap)
+{
+	char *line = NULL, cut[4096];
+	va_list again;
+
+	va_copy(again, ap);
+	if (vasprintf(&line, fmt, ap) < 0) {
+		/* out of memory: what fits */
+		line = NULL;
+		vsnprintf(cut, sizeof(cut), fmt, again);
+	}
+	va_end(again);
+	fprintf(stderr, "%s%s%s", head, esc_text(line ? line : cut), tail);
+	free(line);
+}
+
 int usage_error(const char *cmd, const char *fmt, ...)
 {
+	char head[64];
 	va_list ap;
 
-	fprintf(stderr, "%s %s: ", program_name, cmd);
+	snprintf(head, sizeof(head), "%s %s: ", program_name, cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message(head, "\n", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s %s --help'.\n", program_name, cmd);
+	fprintf(stderr, "Try '%s %s --help'.\n", program_name, cmd);
 	return EXIT_USAGE;
 }
 
 void error_msg(const char *fmt, ...)
 {
+	char head[64];
 	va_list ap;
 
-	fprintf(stderr, "%s: ", program_name);
+	snprintf(head, sizeof(head), "%s: ", program_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message(head, "\n", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 void warning_msg(const char *fmt, ...)
 {
+	char head[64];
 	va_list ap;
 
-	fprintf(stderr, "%s: warning: ", program_name);
+	snprintf(head, sizeof(head), "%s: warning: ", program_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	put_message(head, "\n", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int parse_format(const char *arg)

@@ -4,6 +4,8 @@
  */
 #include "cli/describe.h"
 
+#include "cli/escape.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -117,7 +119,7 @@ static void add_thread(struct text *t, const struct heap *h, ht_id thread)
 	const char *name = heap_thread_name(h, thread);
 
 	if (name)
-		add(t, "thread %s", name);
+		add(t, "thread %s", esc_text(name));
 	else
 		add(t, "thread 0x%llx", (unsigned long long)thread);
 }
@@ -141,7 +143,7 @@ static void add_container_detail(struct text *t, const struct heap *h,
 		name = heap_thread_name(h, r->id1);
 	}
 	if (name)
-		add(t, " (%s)", name);
+		add(t, " (%s)", esc_text(name));
 }
 
 static void add_root_flags(struct text *t, unsigned flags)

@@ -4,6 +4,8 @@
  */
 #include "cli/flame-render.h"
 
+#include "cli/escape.h"
+
 #include "util/grouped.h"
 
 #include <inttypes.h>
@@ -13,18 +15,6 @@
 #include <string.h>
 
 /* ---- folded stacks ------------------------------------------------------ */
-
-static void put_folded_name(FILE *out, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == ';')
-			fputc(':', out);
-		else if (*p < 0x20 || *p == 0x7f)
-			fputc('?', out);
-		else
-			fputc(*p, out);
-	}
-}
 
 int flame_write_folded(const struct flame *f, FILE *out)
 {
@@ -41,7 +31,7 @@ int flame_write_folded(const struct flame *f, FILE *out)
 		for (uint32_t k = 0; k <= fr->depth; k++) {
 			if (k)
 				fputc(';', out);
-			put_folded_name(out, f->frames[stack[k]].name);
+			esc_folded(out, f->frames[stack[k]].name);
 		}
 		fprintf(out, " %" PRIu64 "\n", fr->self);
 	}
@@ -57,84 +47,6 @@ int flame_write_folded(const struct flame *f, FILE *out)
 #define SVG_ROW 17.0          /* a frame's row: 16 px and a gap */
 #define SVG_CHAR 7.25         /* width of a 12 px monospace character */
 #define SVG_MIN_WIDTH 0.1     /* narrower frames are left out */
-
-/* Length of the valid UTF-8 sequence at p, 0 if it is not one. */
-static size_t utf8_length(const unsigned char *p)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (*p < 0x80)
-		return 1;
-	if (*p >= 0xc2 && *p <= 0xdf)
-		len = 2, cp = *p & 0x1f;
-	else if (*p >= 0xe0 && *p <= 0xef)
-		len = 3, cp = *p & 0x0f;
-	else if (*p >= 0xf0 && *p <= 0xf4)
-		len = 4, cp = *p & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
-/* Characters of s as put_xml counts them. */
-static size_t xml_chars(const char *s)
-{
-	size_t n = 0;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; n++) {
-		size_t len = utf8_length(p);
-
-		p += len ? len : 1;
-	}
-	return n;
-}
-
-/*
- * At most max characters of s as XML character data: markup escaped, and
- * what XML cannot hold (control characters, bytes that are not UTF-8: a
- * class name is whatever the runtime said) as '?', so that the document
- * always parses.
- */
-static void put_xml(FILE *out, const char *s, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (size_t n = 0; *p && n < max; n++) {
-		size_t len = utf8_length(p);
-
-		if (!len || *p < 0x20 || *p == 0x7f) {
-			fputc('?', out);
-			p++;
-			continue;
-		}
-		switch (*p) {
-		case '&':
-			fputs("&amp;", out);
-			break;
-		case '<':
-			fputs("&lt;", out);
-			break;
-		case '>':
-			fputs("&gt;", out);
-			break;
-		case '"':
-			fputs("&quot;", out);
-			break;
-		default:
-			fwrite(p, 1, len, out);
-		}
-		p += len;
-	}
-}
 
 static uint32_t name_hash(const char *s)
 {
@@ -226,7 +138,7 @@ static void put_tooltip(const struct svg *s, const char *name, uint64_t total,
 				 : 0.0;
 
 	fputs("<title>", s->out);
-	put_xml(s->out, name, SIZE_MAX);
+	esc_xml(s->out, name, SIZE_MAX);
 	fprintf(s->out, ": %s B retained (%.2f%%), %s B self, %s object%s"
 		"</title>", grouped(total, a), pct, grouped(self, b),
 		grouped(objects, c), objects == 1 ? "" : "s");
@@ -240,7 +152,7 @@ static void put_box(const struct svg *s, const char *name, double x, double w,
 {
 	double y = SVG_TOP + row * SVG_ROW;
 	size_t fits = w > 6.0 ? (size_t)((w - 6.0) / SVG_CHAR) : 0;
-	size_t len = xml_chars(name);
+	size_t len = esc_xml_chars(name);
 
 	fputs("<g>", s->out);
 	put_tooltip(s, name, total, self, objects);
@@ -255,9 +167,9 @@ static void put_box(const struct svg *s, const char *name, double x, double w,
 		fprintf(s->out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3.0,
 			y + 12.0);
 		if (len <= fits) {
-			put_xml(s->out, name, SIZE_MAX);
+			esc_xml(s->out, name, SIZE_MAX);
 		} else {
-			put_xml(s->out, name, fits - 2);
+			esc_xml(s->out, name, fits - 2);
 			fputs("..", s->out);
 		}
 		fputs("</text>", s->out);
@@ -280,12 +192,12 @@ static void put_header(const struct svg *s, unsigned width, double height,
 	if (o && o->title) {
 		fprintf(s->out, "<text class=\"title\" x=\"%.0f\" y=\"24\">",
 			SVG_PAD);
-		put_xml(s->out, o->title, SIZE_MAX);
+		esc_xml(s->out, o->title, SIZE_MAX);
 		fputs("</text>\n", s->out);
 	}
 	if (o && o->subtitle) {
 		fprintf(s->out, "<text x=\"%.0f\" y=\"44\">", SVG_PAD);
-		put_xml(s->out, o->subtitle, SIZE_MAX);
+		esc_xml(s->out, o->subtitle, SIZE_MAX);
 		fputs("</text>\n", s->out);
 	}
 }

@@ -8,6 +8,8 @@
  */
 #include "cli/output.h"
 
+#include "cli/escape.h"
+
 #include "lib/read/textform.h"
 
 #include <stdlib.h>
@@ -55,36 +57,6 @@ static void indent(struct out *o, unsigned n)
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
-}
-
 static void json_prefix(struct out *o, const char *key)
 {
 	struct frame *t = top(o);
@@ -94,7 +66,7 @@ static void json_prefix(struct out *o, const char *key)
 	fputs(t->children ? ",\n" : "\n", o->f);
 	indent(o, 2 * o->depth);
 	if (key && !t->is_array) {
-		json_string(o->f, key);
+		esc_json(o->f, key);
 		fputs(": ", o->f);
 	}
 	t->children++;
@@ -229,7 +201,7 @@ void out_string(struct out *o, const char *key, const char *value)
 	if (!value)
 		fputs("null", o->f);
 	else if (o->format == FORMAT_JSON)
-		json_string(o->f, value);
+		esc_json(o->f, value);
 	else
 		yaml_write_string(o->f, value);
 	scalar_end(o);

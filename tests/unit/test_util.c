@@ -2,14 +2,16 @@
  * test_util.c - the domain-free helpers of src/util: array growth that
  * refuses overflow without touching the array (alloc.h), the keyed id
  * map and how long its probes get on ids chosen to collide under the
- * Fibonacci hashing it replaced (idmap.h), and the size formatter
- * (humanize.h).
+ * Fibonacci hashing it replaced (idmap.h), the size formatter
+ * (humanize.h), and UTF-8 repaired and converted from modified UTF-8
+ * (utf8.h).
  */
 #include <criterion/criterion.h>
 
 #include "util/alloc.h"
 #include "util/humanize.h"
 #include "util/idmap.h"
+#include "util/utf8.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -260,4 +262,100 @@ Test(humanize, signed_sizes)
 	cr_assert_str_eq(signed_size(-400, buf), "-400 B");
 	cr_assert_str_eq(signed_size(0, buf), "0 B");
 	cr_assert_str_eq(signed_size(INT64_MIN, buf), "-8.0 EiB");
+}
+
+/* ---- utf8 --------------------------------------------------------------- */
+
+#define R UTF8_REPLACEMENT
+
+static void expect_repair(const char *in, size_t n, const char *want)
+{
+	char out[64];
+	size_t len = utf8_repair(out, in, n);
+
+	cr_assert(len <= UTF8_REPAIR_BOUND(n));
+	cr_assert_eq(len, strlen(want));
+	cr_assert(memcmp(out, want, len) == 0);
+	cr_assert(utf8_valid(out, len));
+	cr_assert_eq(utf8_valid(in, n), strcmp(in, want) == 0 && n == len);
+}
+
+/* The expected strings are Python's bytes.decode("utf-8", "replace"):
+ * one U+FFFD for each maximal subpart of an ill-formed sequence. */
+Test(utf8, valid_text_is_kept_byte_for_byte)
+{
+	expect_repair("java.lang.String", 16, "java.lang.String");
+	expect_repair("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14,
+		      "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	expect_repair("\xef\xbf\xbd", 3, R);
+}
+
+Test(utf8, each_maximal_ill_formed_subpart_becomes_one_replacement)
+{
+	expect_repair("a\x80" "b", 3, "a" R "b");
+	expect_repair("\xff\xfe", 2, R R);
+	/* overlong forms */
+	expect_repair("\xc0\xaf", 2, R R);
+	expect_repair("\xe0\x80\x80", 3, R R R);
+	/* an encoded surrogate, a code point past U+10FFFF */
+	expect_repair("\xed\xa0\x80", 3, R R R);
+	expect_repair("\xf4\x90\x80\x80", 4, R R R R);
+	/* truncated sequences: one replacement for what was there */
+	expect_repair("\xe2\x82", 2, R);
+	expect_repair("\xf0\x9f\x98" "x", 4, R "x");
+	/* a truncated sequence at the end of the given length, before
+	 * bytes that would have completed it */
+	expect_repair("\xe2\x82\xac", 2, R);
+}
+
+Test(utf8, next_gives_code_points_and_lengths)
+{
+	uint32_t cp;
+
+	cr_assert_eq(utf8_next((const unsigned char *)"\x1b", 1, &cp), 1);
+	cr_assert_eq(cp, 0x1b);
+	cr_assert_eq(utf8_next((const unsigned char *)"\xc2\x85", 2, &cp), 2);
+	cr_assert_eq(cp, 0x85);
+	cr_assert_eq(utf8_next((const unsigned char *)"\xe2\x80\xa8", 3, &cp),
+		     3);
+	cr_assert_eq(cp, 0x2028);
+	cr_assert_eq(utf8_next((const unsigned char *)"\xf4\x8f\xbf\xbf", 4,
+			       &cp), 4);
+	cr_assert_eq(cp, 0x10ffff);
+	cr_assert_eq(utf8_next((const unsigned char *)"\xc2" "a", 2, &cp), 1);
+	cr_assert_eq(cp, UTF8_BAD);
+}
+
+static void expect_modified(const char *in, size_t n, const char *want)
+{
+	char out[64];
+	size_t len = utf8_from_modified(out, in, n);
+
+	cr_assert(len <= UTF8_REPAIR_BOUND(n));
+	cr_assert_eq(len, strlen(want), "length %zu, want %zu", len,
+		     strlen(want));
+	cr_assert(memcmp(out, want, len) == 0);
+	cr_assert(utf8_valid(out, len));
+}
+
+Test(utf8, modified_utf8_becomes_standard_utf8)
+{
+	/* U+1F600 as Java writes it: the surrogates D83D DE00, 3 bytes each */
+	expect_modified("A\xed\xa0\xbd\xed\xb8\x80" "B", 8,
+			"A\xf0\x9f\x98\x80" "B");
+	/* U+10FFFF: DBFF DFFF */
+	expect_modified("\xed\xaf\xbf\xed\xbf\xbf", 6, "\xf4\x8f\xbf\xbf");
+	/* U+0000, in Java's form and raw: not in a C string */
+	expect_modified("a\xc0\x80" "b", 4, "a" R "b");
+	expect_modified("a\0b", 3, "a" R "b");
+	/* unpaired surrogates: one replacement each */
+	expect_modified("\xed\xa0\xbd" "x", 4, R "x");
+	expect_modified("\xed\xb8\x80", 3, R);
+	expect_modified("\xed\xb8\x80\xed\xa0\xbd", 6, R R);
+	/* a high surrogate, then a low one cut short: the rest is repaired
+	 * as standard UTF-8, where ED B8 is two ill-formed subparts */
+	expect_modified("\xed\xa0\xbd\xed\xb8", 5, R R R);
+	/* ordinary text and other damage as utf8_repair does */
+	expect_modified("java/lang/String", 16, "java/lang/String");
+	expect_modified("\xc3\xa9\x80", 3, "\xc3\xa9" R);
 }

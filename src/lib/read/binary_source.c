@@ -8,6 +8,11 @@
  * when the index survived, what it cost. A file that simply stops at a chunk
  * boundary is a recording whose writer died: it reads to the end without
  * error, and its index info says present = false.
+ *
+ * Strings (names, the header's) that are not valid UTF-8 are repaired as
+ * they come out, each ill-formed part made U+FFFD (heaptrace(5), STRINGS):
+ * the writer never checked what the runtime gave it, and everything after
+ * the reader may rely on valid UTF-8.
  */
 #include "lib/read/source.h"
 
@@ -16,6 +21,7 @@
 #include "lib/common/format.h"
 #include "lib/common/varint.h"
 #include "util/alloc.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -53,6 +59,9 @@ struct binary_source {
 
 	struct ht_header header;
 	void *header_store;
+	char *header_repaired; /* the header's strings that were repaired */
+	char *name;            /* an event's name, repaired */
+	size_t name_cap;
 
 	struct ht_index_info index;
 	uint8_t *index_payload; /* kept: its dump and GC entries measure a loss */
@@ -603,6 +612,38 @@ static void track_groups(struct binary_source *s, const struct ht_event *ev)
 	}
 }
 
+/* The name of a class, thread or method event made valid UTF-8; -1 when
+ * out of memory. */
+static int repair_event_name(struct binary_source *s, struct ht_event *ev)
+{
+	const char **name;
+	size_t n;
+
+	switch (ev->type) {
+	case HT_EV_CLASS:
+		name = &ev->u.class_.name;
+		break;
+	case HT_EV_THREAD:
+		name = &ev->u.thread.name;
+		break;
+	case HT_EV_METHOD:
+		name = &ev->u.method.name;
+		break;
+	default:
+		return 0;
+	}
+	if (!*name)
+		return 0;
+	n = strlen(*name);
+	if (utf8_valid(*name, n))
+		return 0;
+	if (ALLOC_GROW(s->name, UTF8_REPAIR_BOUND(n) + 1, s->name_cap) < 0)
+		return -1;
+	s->name[utf8_repair(s->name, *name, n)] = '\0';
+	*name = s->name;
+	return 0;
+}
+
 /* 1: an event of the current chunk; 0: the chunk is done; -1: failed. */
 static int next_in_chunk(struct binary_source *s, struct ht_event *ev,
 			 struct ht_error *err)
@@ -645,6 +686,10 @@ static int next_in_chunk(struct binary_source *s, struct ht_event *ev,
 	s->chunk_events++;
 	s->events++;
 	track_groups(s, ev);
+	if (repair_event_name(s, ev) < 0)
+		return fail(s, err, HT_E_NOMEM, s->chunk_offset,
+			    "out of memory decoding event %u of the chunk",
+			    s->chunk_events - 1);
 	return 1;
 }
 
@@ -685,6 +730,48 @@ static int refuse_magic(struct binary_source *s, const uint8_t *fixed,
 		err_at_offset(err, HT_E_FORMAT, s->path, 0,
 			      "not a heaptrace file (bad magic)");
 	return -1;
+}
+
+
+/* The header's strings, made valid UTF-8: those that are not are copied,
+ * repaired, into one block. -1 when out of memory. */
+static int repair_header_strings(struct binary_source *s)
+{
+	struct ht_header *h = &s->header;
+	/* the metadata array lives in header_store, which the codec owns */
+	struct ht_metadata *meta = (struct ht_metadata *)h->metadata;
+	size_t n_fields = 3 + 2 * h->n_metadata, need = 0, at = 0;
+	const char **fields[3] = {&h->runtime, &h->runtime_version,
+				  &h->command_line};
+
+	for (size_t i = 0; i < n_fields; i++) {
+		const char *v = i < 3 ? *fields[i]
+				      : (i - 3) % 2 ? meta[(i - 3) / 2].value
+						    : meta[(i - 3) / 2].key;
+
+		if (v && !utf8_valid(v, strlen(v)))
+			need += UTF8_REPAIR_BOUND(strlen(v)) + 1;
+	}
+	if (!need)
+		return 0;
+	s->header_repaired = malloc(need);
+	if (!s->header_repaired)
+		return -1;
+	for (size_t i = 0; i < n_fields; i++) {
+		const char **v = i < 3 ? fields[i]
+				       : (i - 3) % 2 ? &meta[(i - 3) / 2].value
+						     : &meta[(i - 3) / 2].key;
+		char *out = s->header_repaired + at;
+		size_t n;
+
+		if (!*v || utf8_valid(*v, strlen(*v)))
+			continue;
+		n = utf8_repair(out, *v, strlen(*v));
+		out[n] = '\0';
+		at += n + 1;
+		*v = out;
+	}
+	return 0;
 }
 
 static int read_file_header(struct binary_source *s, struct ht_error *err)
@@ -755,6 +842,10 @@ static int read_file_header(struct binary_source *s, struct ht_error *err)
 			err_at_offset(err, HT_E_CORRUPT, s->path,
 				      sizeof(fixed), "bad file header: %s",
 				      why);
+		return -1;
+	}
+	if (repair_header_strings(s) < 0) {
+		err_plain(err, HT_E_NOMEM, s->path, "out of memory");
 		return -1;
 	}
 	s->header_end = sizeof(fixed) + (uint64_t)len + 4;
@@ -863,6 +954,8 @@ static void binary_close(void *self)
 	free(s->raw.data);
 	free(s->index_payload);
 	free(s->header_store);
+	free(s->header_repaired);
+	free(s->name);
 	/* standard input stays open for whoever reads it next */
 	if (s->f && s->f != stdin)
 		fclose(s->f);

@@ -16,6 +16,10 @@
  * after its roots. A pipe is first copied to a temporary file. Memory is
  * bounded by the names and classes, not by the objects.
  *
+ * Names come in Java's modified UTF-8 (a character past U+FFFF as two
+ * 3-byte surrogates, U+0000 as C0 80) and leave as standard UTF-8
+ * (utf8_from_modified), so that every output of them is valid.
+ *
  * Damage found by the index pass (a truncated record, a bad tag, a length
  * that does not add up) is delivered as an error after every event of the
  * records before it. Every length is checked against the bytes the file
@@ -27,6 +31,7 @@
 #include "lib/read/hprof_layout.h"
 #include "util/alloc.h"
 #include "util/idmap.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -823,7 +828,17 @@ static int index_utf8(struct hprof_source *s, uint64_t at, uint32_t len)
 	p = in_at(&s->in, at + RECORD_HEADER_LEN, len);
 	if (!p)
 		return io_damage(s, at);
-	text = text_copy(&s->text, p + s->id_size, n);
+	if (utf8_valid((const char *)p + s->id_size, n) &&
+	    !memchr(p + s->id_size, 0, n)) {
+		text = text_copy(&s->text, p + s->id_size, n);
+	} else {
+		char *t = text_alloc(&s->text, UTF8_REPAIR_BOUND(n) + 1);
+
+		if (t)
+			t[utf8_from_modified(t, (const char *)p + s->id_size,
+					     n)] = '\0';
+		text = t;
+	}
 	if (!text || ALLOC_GROW(s->utf8_text, s->n_utf8 + 1, s->cap_utf8) < 0 ||
 	    idmap_add(&s->utf8, get_id(s, p), (uint32_t)s->n_utf8) < 0)
 		return nomem_damage(s, at);
@@ -1367,31 +1382,6 @@ static int chase_string(struct hprof_source *s, uint64_t at, uint64_t id,
 	return 0;
 }
 
-/* Appends code point cp as UTF-8. */
-static size_t put_utf8(char *out, uint32_t cp)
-{
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xc0 | cp >> 6);
-		out[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xe0 | cp >> 12);
-		out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-		out[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | cp >> 18);
-	out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-	out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-	out[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 /* A UTF-16 code unit, in either byte order. */
 static uint32_t unit(const uint8_t *p, bool big)
 {
@@ -1418,7 +1408,7 @@ static const char *decode_name(struct hprof_source *s, const uint8_t *p,
 		uint32_t cp, lo;
 
 		if (!utf16) {
-			len += put_utf8(out + len, p[i]);
+			len += utf8_put(out + len, p[i]);
 			continue;
 		}
 		cp = unit(p + 2 * i, big);
@@ -1434,7 +1424,7 @@ static const char *decode_name(struct hprof_source *s, const uint8_t *p,
 			cp = 0xfffd;
 		if (cp == 0)
 			cp = 0xfffd;
-		len += put_utf8(out + len, cp);
+		len += utf8_put(out + len, cp);
 	}
 	return text_copy(&s->text, out, len);
 }

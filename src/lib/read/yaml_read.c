@@ -270,7 +270,9 @@ static bool is_null(const yaml_event_t *e)
 }
 
 /* A scalar with a NUL inside ("\0" in a quoted string) would be cut short
- * by every C string function: refused wherever a name is read. */
+ * by every C string function: refused wherever a name is read. Scalars
+ * need no UTF-8 repair (heaptrace(5), STRINGS): libyaml refuses input that
+ * is not UTF-8, and its escapes (\x, \u, \U) make only valid characters. */
 static bool has_nul(const yaml_event_t *e)
 {
 	return strlen(scalar_text(e)) != scalar_length(e);

@@ -12,6 +12,7 @@
 #include "lib/read/textform.h"
 
 #include "lib/common/error.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -165,43 +166,6 @@ static bool can_be_plain(const char *s)
 	return !is_yaml_special(s);
 }
 
-static bool is_continuation(unsigned char c)
-{
-	return (c & 0xc0) == 0x80;
-}
-
-/*
- * Length of the well-formed UTF-8 sequence at p (2 to 4 bytes, its code
- * point in *cp), or 0 if the bytes there are not one: overlong forms,
- * surrogates and code points past U+10FFFF are refused, as libyaml does.
- */
-static size_t utf8_sequence(const unsigned char *p, uint32_t *cp)
-{
-	unsigned char c = p[0];
-
-	if (c >= 0xc2 && c <= 0xdf && is_continuation(p[1])) {
-		*cp = (uint32_t)(c & 0x1f) << 6 | (p[1] & 0x3f);
-		return 2;
-	}
-	if (c >= 0xe0 && c <= 0xef && is_continuation(p[1]) &&
-	    is_continuation(p[2])) {
-		*cp = (uint32_t)(c & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 |
-		      (p[2] & 0x3f);
-		if (*cp < 0x800 || (*cp >= 0xd800 && *cp <= 0xdfff))
-			return 0;
-		return 3;
-	}
-	if (c >= 0xf0 && c <= 0xf4 && is_continuation(p[1]) &&
-	    is_continuation(p[2]) && is_continuation(p[3])) {
-		*cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
-		      (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
-		if (*cp < 0x10000 || *cp > 0x10ffff)
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
 static void put_escape(struct yaml_writer *w, char kind, uint32_t cp,
 		       int digits)
 {
@@ -243,16 +207,17 @@ static void put_quoted_ascii(struct yaml_writer *w, unsigned char c)
  * (U+0085, U+2028, U+2029), and U+FEFF, which could pass for a byte order
  * mark: these are escaped, which YAML reads back as the same character.
  * Bytes that are not UTF-8 cannot be represented in YAML at all; each
- * becomes U+FFFD, so that the output stays readable.
+ * ill-formed part becomes U+FFFD as the readers make it (util/utf8.h), so
+ * that the output stays readable.
  */
 static size_t put_quoted_utf8(struct yaml_writer *w, const unsigned char *p)
 {
 	uint32_t cp;
-	size_t n = utf8_sequence(p, &cp);
+	size_t n = utf8_next(p, SIZE_MAX, &cp);
 
-	if (n == 0) {
-		put(w, "\xef\xbf\xbd");
-		return 1;
+	if (cp == UTF8_BAD) {
+		put(w, UTF8_REPLACEMENT);
+		return n;
 	}
 	if (cp <= 0x9f)
 		put_escape(w, 'x', cp, 2);
