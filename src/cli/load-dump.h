@@ -15,6 +15,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
 
 /* Parses --dump's value into *select. EXIT_DONE, or EXIT_USAGE once said. */
 int parse_dump_option(const char *cmd, const char *arg, int64_t *select);
@@ -32,18 +34,27 @@ int trace_operand(const char *cmd, int argc, char **argv, const char **path);
  * An input that can be read more than once. A stream (a pipe on standard
  * input, or a named one such as the shell's <(...)) is first copied to a
  * temporary file that becomes standard input; the reader's messages then
- * call it "-".
+ * call it "-". A file is the same file each time it is opened, or it is
+ * refused ("the file changed while it was read"), as the HPROF reader
+ * refuses a dump that changes under it: a trace replaced between two
+ * passes would otherwise give an answer made of two traces.
  */
 struct input {
 	const char *name;       /* FILE as given: for messages and reports */
 	const char *open_path;  /* what the reader opens: name, or "-" */
 	const struct ht_reader_options *options; /* the command's */
+	bool known;             /* the file was there when prepared: */
+	dev_t dev;              /* which file it was, */
+	ino_t ino;
+	off_t size;             /* and what it held */
+	struct timespec mtime;
 };
 
 /* 0, or -1 once said why the copy failed. opts must outlive in. */
 int input_prepare(struct input *in, const char *path,
 		  const struct ht_reader_options *opts);
-/* open_trace, from the start of the input each time. */
+/* open_trace, from the start of the input each time; NULL (once said why)
+ * when it cannot be opened or is no longer the file input_prepare saw. */
 struct ht_reader *input_open(const struct input *in);
 
 /* ---- the dump ------------------------------------------------------------ */
