@@ -10,6 +10,15 @@
 # hashing the maps once used (`top` took 13.6 s over it), and a dump of
 # one object. The case top-classes-colliding answers it at once.
 #
+# null-refs-1m.ht, null-roots-1m.ht and moved-1m.ht are amplifications:
+# a few KB that describe a million null references, a million null roots
+# or a million moved blocks, which the heap graph and the relocation
+# tracker would store (8, 56 and 40 bytes each). The cases
+# diag-max-memory-* check that they are refused under --max-memory with
+# "needs more than N bytes" before that memory is taken, and answered
+# without it. roots-22m.ht describes 22 million roots (1.2 GB of graph)
+# in 44 KB: refused under the default limit.
+#
 # Written from the layout in heaptrace(5), independently of the library's
 # writer. Run from anywhere: python3 tools/make-hostile-traces.py
 import os
@@ -19,7 +28,9 @@ import zlib
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "testdata", "hostile")
 
-EV_CLASS, EV_BEGIN_CONTAINER, EV_OBJECT_REFERENCES = 1, 10, 12
+EV_CLASS, EV_MOVED_REFERENCES, EV_BEGIN_CONTAINER = 1, 7, 10
+EV_ROOT_REFERENCES, EV_OBJECT_REFERENCES = 11, 12
+EV_GC_STARTED, EV_GC_FINISHED = 5, 9
 C_BEGIN, C_HEAP, C_END = 1, 15, 16
 
 
@@ -117,6 +128,27 @@ def main():
     dump = container(C_BEGIN) + container(C_HEAP) + obj + container(C_END)
     write("classes-colliding.ht",
           header + chunk(classes + dump, n_classes + 4))
+
+    # amplifications: one event of a million null references or roots
+    n = 1000000
+    obj = (bytes([EV_OBJECT_REFERENCES]) + varint(0) + varint(zigzag(0x1000))
+           + varint(zigzag(0x40)) + varint(16) + varint(0) + varint(n)
+           + bytes(n))
+    write("null-refs-1m.ht", header + chunk(
+        container(C_BEGIN) + container(C_HEAP) + obj + container(C_END), 4))
+    roots = bytes([EV_ROOT_REFERENCES]) + varint(0) + varint(n) + bytes(2 * n)
+    write("null-roots-1m.ht", header + chunk(
+        container(C_BEGIN) + roots + container(C_END), 3))
+    moved = (bytes([EV_MOVED_REFERENCES]) + varint(n) +
+             (varint(zigzag(16)) + varint(zigzag(0)) + varint(8)) * n)
+    write("moved-1m.ht", header + chunk(
+        bytes([EV_GC_STARTED]) + varint(0) + varint(1) + moved +
+        bytes([EV_GC_FINISHED]), 3))
+    big = 22 << 20
+    roots = (bytes([EV_ROOT_REFERENCES]) + varint(0) + varint(big) +
+             bytes(2 * big))
+    write("roots-22m.ht", header + chunk(
+        container(C_BEGIN) + roots + container(C_END), 3))
 
 
 if __name__ == "__main__":

@@ -1072,6 +1072,7 @@ static int parse_options(struct diff_cmd *c, int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		HPROF_OOPS_OPTION,
+		MAX_MEMORY_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	int ch, status;
@@ -1097,6 +1098,9 @@ static int parse_options(struct diff_cmd *c, int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return -1;
+		case OPT_MAX_MEMORY:
+			status = parse_max_memory_option("diff", optarg);
+			break;
 		case OPT_HPROF_OOPS:
 			status = parse_hprof_oops_option(optarg,
 							 &c->reader_options);

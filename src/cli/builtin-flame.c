@@ -144,6 +144,7 @@ int cmd_flame(int argc, char **argv)
 		{"dump", required_argument, NULL, 'd'},
 		{"help", no_argument, NULL, 'h'},
 		HPROF_OOPS_OPTION,
+		MAX_MEMORY_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct flame_cmd c = {
@@ -181,6 +182,9 @@ int cmd_flame(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_MAX_MEMORY:
+			status = parse_max_memory_option("flame", optarg);
+			break;
 		case OPT_HPROF_OOPS:
 			status = parse_hprof_oops_option(optarg,
 							 &c.reader_options);

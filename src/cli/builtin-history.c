@@ -19,6 +19,7 @@
 
 #include "analysis/relocation.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -200,7 +201,10 @@ static int replay(struct history *h)
 	ht_reader_close(h->reader);
 	h->reader = NULL;
 	h->dumps_in_trace = summary.dumps;
-	if (rc > 0 || h->out_of_memory) {
+	if (rc > 0 && mem_budget_exceeded()) {
+		error_msg("%s: %s", h->path, reloc_error(h->tracker));
+		rc = EXIT_UNREADABLE;
+	} else if (rc > 0 || h->out_of_memory) {
 		error_msg("%s", h->out_of_memory ? "out of memory"
 						 : reloc_error(h->tracker));
 		rc = EXIT_UNREADABLE;
@@ -724,6 +728,7 @@ int cmd_history(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		HPROF_OOPS_OPTION,
+		MAX_MEMORY_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct history h = {.select = -1};
@@ -744,6 +749,9 @@ int cmd_history(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_MAX_MEMORY:
+			status = parse_max_memory_option("history", optarg);
+			break;
 		case OPT_HPROF_OOPS:
 			status = parse_hprof_oops_option(optarg,
 							 &h.reader_options);

@@ -411,6 +411,7 @@ int cmd_object(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		HPROF_OOPS_OPTION,
+		MAX_MEMORY_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct object_report r = {.select = HEAP_LAST_DUMP, .max_refs = 100};
@@ -437,6 +438,9 @@ int cmd_object(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_MAX_MEMORY:
+			status = parse_max_memory_option("object", optarg);
+			break;
 		case OPT_HPROF_OOPS:
 			status = parse_hprof_oops_option(optarg,
 							 &reader_options);

@@ -703,6 +703,7 @@ int cmd_stats(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		HPROF_OOPS_OPTION,
+		MAX_MEMORY_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct stats s = {.select = HEAP_ALL_DUMPS};
@@ -724,6 +725,9 @@ int cmd_stats(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_MAX_MEMORY:
+			status = parse_max_memory_option("stats", optarg);
+			break;
 		case OPT_HPROF_OOPS:
 			status = parse_hprof_oops_option(optarg,
 							 &s.reader_options);

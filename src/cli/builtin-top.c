@@ -362,6 +362,7 @@ int cmd_top(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		HPROF_OOPS_OPTION,
+		MAX_MEMORY_OPTION,
 		{NULL, 0, NULL, 0},
 	};
 	struct top t = {.select = HEAP_LAST_DUMP, .limit = 20};
@@ -393,6 +394,9 @@ int cmd_top(int argc, char **argv)
 		case 'h':
 			fputs(usage, stdout);
 			return EXIT_DONE;
+		case OPT_MAX_MEMORY:
+			status = parse_max_memory_option("top", optarg);
+			break;
 		case OPT_HPROF_OOPS:
 			status = parse_hprof_oops_option(optarg,
 							 &t.reader_options);

@@ -4,7 +4,10 @@
  */
 #include "cli/load-dump.h"
 
+#include "cli/budget.h"
+
 #include "lib/read/forms.h"
+#include "util/membudget.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +33,24 @@ int parse_format_option(const char *cmd, const char *arg, int *format)
 	if (*format < 0)
 		return usage_error(cmd, "unknown format '%s'", arg);
 	return EXIT_DONE;
+}
+
+/* --max-memory's value; 0 until given */
+static uint64_t max_memory;
+
+int parse_max_memory_option(const char *cmd, const char *arg)
+{
+	if (parse_size(arg, &max_memory) < 0)
+		return usage_error(cmd, "--max-memory takes a size in bytes "
+				   "(512MiB, 2GB)");
+	return EXIT_DONE;
+}
+
+/* The memory budget of an input of `bytes` (util/membudget.h). */
+static void set_budget(uint64_t bytes)
+{
+	mem_budget_set(max_memory ? max_memory
+				  : mem_budget_default(bytes, mem_budget_ram()));
 }
 
 int trace_operand(const char *cmd, int argc, char **argv, const char **path)
@@ -141,15 +162,21 @@ int input_prepare(struct input *in, const char *path,
 	if (is_stdin(path)) {
 		if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
 			remember(in, &st);
+			set_budget((uint64_t)st.st_size);
 			return 0;
 		}
-		return spool_to_stdin(stdin, path);
+		rc = spool_to_stdin(stdin, path);
+		if (rc == 0 && fstat(STDIN_FILENO, &st) == 0)
+			set_budget((uint64_t)st.st_size);
+		return rc;
 	}
+	set_budget(0);
 	/* a file that is missing or a directory is reported when opened */
 	if (stat(path, &st) != 0 || S_ISDIR(st.st_mode))
 		return 0;
 	if (S_ISREG(st.st_mode)) {
 		remember(in, &st);
+		set_budget((uint64_t)st.st_size);
 		return 0;
 	}
 	f = fopen(path, "rb");
@@ -158,6 +185,8 @@ int input_prepare(struct input *in, const char *path,
 	rc = spool_to_stdin(f, path);
 	fclose(f);
 	in->open_path = "-";
+	if (rc == 0 && fstat(STDIN_FILENO, &st) == 0)
+		set_budget((uint64_t)st.st_size);
 	return rc;
 }
 

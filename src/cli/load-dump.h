@@ -24,6 +24,19 @@ int parse_dump_option(const char *cmd, const char *arg, int64_t *select);
 /* Parses --format's value into *format. EXIT_DONE, or EXIT_USAGE once said. */
 int parse_format_option(const char *cmd, const char *arg, int *format);
 
+/*
+ * --max-memory SIZE: the most memory an input may cost (util/membudget.h),
+ * for every analysis command; by default MEM_BUDGET_RATIO times the
+ * input's size, at least 1 GiB, at most three quarters of the machine's
+ * memory (heaptrace(1)). MAX_MEMORY_OPTION is its row in a getopt_long
+ * table, OPT_MAX_MEMORY what getopt_long returns for it.
+ */
+#define OPT_MAX_MEMORY 0x101
+#define MAX_MEMORY_OPTION \
+	{"max-memory", required_argument, NULL, OPT_MAX_MEMORY}
+/* EXIT_DONE, or EXIT_USAGE once said. */
+int parse_max_memory_option(const char *cmd, const char *arg);
+
 /* The FILE operand: NULL (use DEFAULT_TRACE) or the one given; more than
  * one is a usage error. EXIT_DONE, or EXIT_USAGE once said. */
 int trace_operand(const char *cmd, int argc, char **argv, const char **path);
