@@ -21,6 +21,24 @@
 # C0 80, an unpaired surrogate. Written from the HPROF format as the JDK
 # documents it (big-endian), as tests/fuzz/make-hprof-seeds.py does.
 #
+# null-refs-1m.ht, null-roots-1m.ht and moved-1m.ht are amplifications:
+# a few KB that describe a million null references, a million null roots
+# or a million moved blocks, which the heap graph and the relocation
+# tracker would store (8, 56 and 40 bytes each). The cases
+# diag-max-memory-* check that they are refused under --max-memory with
+# "needs more than N bytes" before that memory is taken, and answered
+# without it. roots-22m.ht describes 22 million roots (1.2 GB of graph)
+# in 44 KB: refused under the default limit.
+#
+# deep-hierarchy.hprof is an HPROF heap dump of 1,024 classes, each the
+# super class of the next and each adding a long and an int, with an
+# instance of a few: every class once copied the field blocks of all its
+# super classes (1,024 classes of 180 fields took stats 23 s and 775 MB).
+# With compressed oops, class k (from 0) packs its 12(k+1) bytes of
+# fields after the 12-byte header without a gap: an instance is
+# 24 + 12k bytes, rounded up to 8 (HPROF written by hand, big-endian, as
+# tests/fuzz/make-hprof-seeds.py writes it).
+#
 # Written from the layout in heaptrace(5), independently of the library's
 # writer. Run from anywhere: python3 tools/make-hostile-traces.py
 import os
@@ -31,7 +49,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "testdata", "hostile")
 
 EV_CLASS, EV_THREAD, EV_METHOD = 1, 2, 3
-EV_BEGIN_CONTAINER, EV_OBJECT_REFERENCES = 10, 12
+EV_GC_STARTED, EV_MOVED_REFERENCES, EV_GC_FINISHED = 5, 7, 9
+EV_BEGIN_CONTAINER, EV_ROOT_REFERENCES, EV_OBJECT_REFERENCES = 10, 11, 12
 C_BEGIN, C_HEAP, C_END = 1, 15, 16
 
 
@@ -205,6 +224,71 @@ def main():
 
     write("names-invalid-utf8.ht", names_invalid_utf8())
     write("names-modified-utf8.hprof", names_modified_utf8())
+
+    # amplifications: one event of a million null references or roots
+    n = 1000000
+    obj = (bytes([EV_OBJECT_REFERENCES]) + varint(0) + varint(zigzag(0x1000))
+           + varint(zigzag(0x40)) + varint(16) + varint(0) + varint(n)
+           + bytes(n))
+    write("null-refs-1m.ht", header + chunk(
+        container(C_BEGIN) + container(C_HEAP) + obj + container(C_END), 4))
+    roots = bytes([EV_ROOT_REFERENCES]) + varint(0) + varint(n) + bytes(2 * n)
+    write("null-roots-1m.ht", header + chunk(
+        container(C_BEGIN) + roots + container(C_END), 3))
+    moved = (bytes([EV_MOVED_REFERENCES]) + varint(n) +
+             (varint(zigzag(16)) + varint(zigzag(0)) + varint(8)) * n)
+    write("moved-1m.ht", header + chunk(
+        bytes([EV_GC_STARTED]) + varint(0) + varint(1) + moved +
+        bytes([EV_GC_FINISHED]), 3))
+    big = 22 << 20
+    roots = (bytes([EV_ROOT_REFERENCES]) + varint(0) + varint(big) +
+             bytes(2 * big))
+    write("roots-22m.ht", header + chunk(
+        container(C_BEGIN) + roots + container(C_END), 3))
+    write("deep-hierarchy.hprof", deep_hierarchy(1024))
+
+
+def deep_hierarchy(depth):
+    out = bytearray(b"JAVA PROFILE 1.0.2\0" + struct.pack(">IQ", 8, 0))
+
+    def record(tag, body):
+        out.extend(struct.pack(">BII", tag, 0, len(body)) + body)
+
+    def ident(v):
+        return struct.pack(">Q", v)
+
+    def utf8(sid, text):
+        record(0x01, ident(sid) + text.encode())
+
+    def class_dump(cid, super_id, fields):
+        body = (bytes([0x20]) + ident(cid) + struct.pack(">I", 1) +
+                ident(super_id) + ident(0) * 5 + struct.pack(">IHH", 0, 0, 0)
+                + struct.pack(">H", len(fields)))
+        for sid, ftype in fields:
+            body += ident(sid) + bytes([ftype])
+        return body
+
+    utf8(1, "java/lang/Object")
+    utf8(2, "l")
+    utf8(3, "i")
+    record(0x02, struct.pack(">I", 1) + ident(0x100) + struct.pack(">I", 1)
+           + ident(1))
+    heap = bytearray(class_dump(0x100, 0, []))
+    fields = [(2, 11), (3, 10)]  # long l, int i
+    for k in range(depth):
+        utf8(0x1000 + k, "C%d" % k)
+        record(0x02, struct.pack(">I", 2 + k) + ident(0x10000 + k) +
+               struct.pack(">I", 1) + ident(0x1000 + k))
+        heap += class_dump(0x10000 + k, 0x100 if k == 0 else 0xffff + k,
+                           fields)
+    for k in (0, 1, 2, 511, depth - 1):
+        heap += (bytes([0x21]) + ident(0x900000 + k) + struct.pack(">I", 1)
+                 + ident(0x10000 + k) + struct.pack(">I", 12 * (k + 1))
+                 + bytes(12 * (k + 1)))
+        heap += bytes([0xff]) + ident(0x900000 + k)  # a root: unknown
+    record(0x1c, bytes(heap))
+    record(0x2c, b"")
+    return bytes(out)
 
 
 if __name__ == "__main__":

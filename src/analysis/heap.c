@@ -19,6 +19,7 @@
 #include "lib/common/error.h"
 #include "util/alloc.h"
 #include "util/idmap.h"
+#include "util/membudget.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -283,6 +284,7 @@ struct raw_dump {
 	size_t n_roots, cap_roots;
 	struct heap_root *roots; /* object still unresolved */
 	uint64_t bytes;      /* self sizes of the parts that begin an object */
+	uint64_t charged;    /* to the memory budget (util/membudget.h) */
 };
 
 static void raw_clear(struct raw_dump *raw)
@@ -308,6 +310,7 @@ static void raw_free(struct raw_dump *raw)
 	free(raw->gen);
 	free(raw->ref);
 	free(raw->roots);
+	mem_budget_release(raw->charged);
 	memset(raw, 0, sizeof(*raw));
 }
 
@@ -328,9 +331,16 @@ static int raw_grow_parts(struct raw_dump *raw)
 				    sizeof(*raw->id));
 	size_t old_words = (raw->cap_parts + 63) / 64;
 	size_t words = (cap + 63) / 64;
+	/* the columns, a generation byte and a bit of each part */
+	uint64_t per_part = sizeof(*raw->id) + sizeof(*raw->cls) +
+			    sizeof(*raw->size) + sizeof(*raw->ref_end) + 1;
+	uint64_t more = (uint64_t)(cap - raw->cap_parts) * per_part +
+			(words - old_words) * sizeof(uint64_t);
 
-	if (cap == 0 ||
-	    RESIZE_ARRAY(raw->id, cap) < 0 ||
+	if (cap == 0 || mem_budget_charge(more) < 0)
+		return -1;
+	raw->charged += more;
+	if (RESIZE_ARRAY(raw->id, cap) < 0 ||
 	    RESIZE_ARRAY(raw->cls, cap) < 0 ||
 	    RESIZE_ARRAY(raw->size, cap) < 0 ||
 	    RESIZE_ARRAY(raw->ref_end, cap) < 0 ||
@@ -347,7 +357,8 @@ static int raw_reserve_refs(struct raw_dump *raw, size_t more)
 {
 	if (more > SIZE_MAX - raw->n_refs)
 		return -1;
-	return ALLOC_GROW(raw->ref, raw->n_refs + more, raw->cap_refs);
+	return BUDGET_GROW(raw->ref, raw->n_refs + more, raw->cap_refs,
+			   raw->charged);
 }
 
 /* Generations are kept only for dumps that give them. */
@@ -1028,6 +1039,9 @@ static int scan_fail(struct scan *s, enum ht_error_code code,
 
 static int out_of_memory(struct scan *s)
 {
+	if (mem_budget_exceeded())
+		return scan_fail(s, HT_E_NOMEM, MEM_BUDGET_MESSAGE,
+				 mem_budget_limit());
 	return scan_fail(s, HT_E_NOMEM, "out of memory building dump %" PRIu64,
 			 s->meta.dump);
 }
@@ -1227,7 +1241,8 @@ static int on_roots(void *ctx, const struct ht_event *ev,
 	if (!s->collecting || e->count == 0)
 		return 0;
 	if (e->count > SIZE_MAX - raw->n_roots ||
-	    ALLOC_GROW(raw->roots, raw->n_roots + e->count, raw->cap_roots) < 0)
+	    BUDGET_GROW(raw->roots, raw->n_roots + e->count, raw->cap_roots,
+			raw->charged) < 0)
 		return out_of_memory(s);
 	for (size_t i = 0; i < e->count; i++)
 		raw->roots[raw->n_roots++] = root_of(e, i, st);

@@ -23,6 +23,7 @@
  */
 #include "analysis/relocation.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
 #include "util/saturating.h"
 
 #include <stdio.h>
@@ -441,6 +442,7 @@ struct reloc {
 	struct reloc_totals totals;
 	bool failed;
 	char error[160];
+	uint64_t charged; /* to the memory budget (util/membudget.h) */
 };
 
 struct reloc *reloc_new(bool reports_survivors, const struct reloc_hooks *hooks)
@@ -476,6 +478,7 @@ void reloc_free(struct reloc *t)
 	free(t->dump_order);
 	free(t->age);
 	free(t->ages);
+	mem_budget_release(t->charged);
 	free(t);
 }
 
@@ -489,6 +492,13 @@ static int fail(struct reloc *t, const char *why)
 
 static int out_of_memory(struct reloc *t)
 {
+	char why[96];
+
+	if (mem_budget_exceeded()) {
+		snprintf(why, sizeof(why), MEM_BUDGET_MESSAGE,
+			 mem_budget_limit());
+		return fail(t, why);
+	}
 	return fail(t, "out of memory tracking objects across GCs");
 }
 
@@ -1138,7 +1148,7 @@ static int add_block(struct reloc *t, ht_id old, ht_id dest, uint64_t length,
 {
 	struct spans *l = &t->gc.blocks;
 
-	if (ALLOC_GROW(l->s, l->n + 1, l->cap) < 0)
+	if (BUDGET_GROW(l->s, l->n + 1, l->cap, t->charged) < 0)
 		return out_of_memory(t);
 	l->s[l->n++] = (struct span){
 		.start = old,

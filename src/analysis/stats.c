@@ -11,6 +11,7 @@
 
 #include "lib/common/error.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
 #include "util/saturating.h"
 
 #include <stdlib.h>
@@ -415,8 +416,10 @@ int stats_scan_gcs(struct ht_reader *r, struct trace_stats *ts,
 	if (rc > 0) {
 		const char *why = reloc_error(scan.tracker);
 
-		err_plain(err, *why ? HT_E_LIMIT : HT_E_NOMEM, NULL, "%s",
-			  *why ? why : "out of memory");
+		/* the budget's refusal names the input, as the graph's does */
+		err_plain(err, *why ? HT_E_LIMIT : HT_E_NOMEM,
+			  mem_budget_exceeded() ? ht_reader_path(r) : NULL,
+			  "%s", *why ? why : "out of memory");
 		rc = -1;
 	} else if (rc < 0 && summary.read_error) {
 		ts->damaged = true;

@@ -259,6 +259,21 @@ static int unit_factor(const char *unit, long double *factor)
 	return -1;
 }
 
+int parse_size(const char *text, uint64_t *bytes)
+{
+	long double v, factor = 1.0L;
+	const char *unit;
+
+	if (parse_number(text, &v, &unit) < 0 ||
+	    (*unit && unit_factor(unit, &factor) < 0))
+		return -1;
+	v *= factor;
+	if (v < 1.0L || v >= 18446744073709551616.0L)
+		return -1;
+	*bytes = (uint64_t)v;
+	return 0;
+}
+
 static bool in_bytes(enum diff_metric m)
 {
 	return m != DIFF_COUNT;

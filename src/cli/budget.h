@@ -90,6 +90,11 @@ const char *budget_figures_text(const struct budget *b, struct diff_value v,
 const char *budget_describe(const struct budget *b, struct diff_value v,
 			    char *buf, size_t len);
 
+/* A SIZE, NUMBER [UNIT] as in a budget's VALUE ("512MiB", "2GB"), into
+ * *bytes, at least 1: 0, or -1 when it is not one. What --max-memory
+ * takes too. */
+int parse_size(const char *text, uint64_t *bytes);
+
 /* "count", "bytes", "retained". */
 const char *budget_metric_name(enum diff_metric m);
 

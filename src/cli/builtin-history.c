@@ -21,6 +21,7 @@
 
 #include "analysis/relocation.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -200,7 +201,10 @@ static int replay(struct history *h)
 	ht_reader_close(h->reader);
 	h->reader = NULL;
 	h->dumps_in_trace = summary.dumps;
-	if (rc > 0 || h->out_of_memory) {
+	if (rc > 0 && mem_budget_exceeded()) {
+		error_msg("%s: %s", h->path, reloc_error(h->tracker));
+		rc = EXIT_UNREADABLE;
+	} else if (rc > 0 || h->out_of_memory) {
 		error_msg("%s", h->out_of_memory ? "out of memory"
 						 : reloc_error(h->tracker));
 		rc = EXIT_UNREADABLE;
@@ -725,6 +729,7 @@ int cmd_history(int argc, char **argv)
 		OPT_DUMP(&h.select, "only the object that had ID in dump N"),
 		OPT_FORMAT(&h.format),
 		OPT_HELP(),
+		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&h.reader_options),
 		OPT_END(),
 	};

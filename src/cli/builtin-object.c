@@ -421,6 +421,7 @@ int cmd_object(int argc, char **argv)
 			     "(default 100; 0: all); all are counted"),
 		OPT_FORMAT(&r.format),
 		OPT_HELP(),
+		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&reader_options),
 		OPT_END(),
 	};

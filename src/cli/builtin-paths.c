@@ -220,6 +220,7 @@ int cmd_paths(int argc, char **argv)
 		OPT_DUMP(&r.select, "the dump to look in (default: the last)"),
 		OPT_FORMAT(&r.format),
 		OPT_HELP(),
+		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&reader_options),
 		OPT_END(),
 	};

@@ -702,6 +702,7 @@ int cmd_stats(int argc, char **argv)
 			 "objects no object of the class dominates"),
 		OPT_FORMAT(&s.format),
 		OPT_HELP(),
+		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&s.reader_options),
 		OPT_END(),
 	};

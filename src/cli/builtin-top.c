@@ -370,6 +370,7 @@ int cmd_top(int argc, char **argv)
 		OPT_DUMP(&t.select, "the dump to analyze (default: the last)"),
 		OPT_FORMAT(&t.format),
 		OPT_HELP(),
+		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&t.reader_options),
 		OPT_END(),
 	};

@@ -4,12 +4,36 @@
  */
 #include "cli/load-dump.h"
 
+#include "cli/budget.h"
+
+#include "lib/read/forms.h"
+#include "util/membudget.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* --max-memory's value; 0 until given */
+static uint64_t max_memory;
+
+int parse_max_memory_option(const char *cmd, const char *arg, void *unused)
+{
+	(void)unused;
+	if (parse_size(arg, &max_memory) < 0)
+		return usage_error(cmd, "--max-memory takes a size in bytes "
+				   "(512MiB, 2GB)");
+	return EXIT_DONE;
+}
+
+/* The memory budget of an input of `bytes` (util/membudget.h). */
+static void set_budget(uint64_t bytes)
+{
+	mem_budget_set(max_memory ? max_memory
+				  : mem_budget_default(bytes, mem_budget_ram()));
+}
 
 int trace_operand(const char *cmd, int argc, char **argv, const char **path)
 {
@@ -31,18 +55,38 @@ static bool is_stdin(const char *path)
 static off_t stdin_origin = -1;
 static bool stdin_opened;
 
-/* Copies f to a temporary file, unlinked, that becomes standard input. */
-static int spool_to_stdin(FILE *f, const char *name)
+/*
+ * Copies f to a temporary file, unlinked, that becomes standard input.
+ * path names it in messages ("-" for standard input). Its first bytes are
+ * looked at before anything is copied: a stream that no input form starts
+ * as (/dev/zero, a random device) is refused at once with the reader's
+ * own words, as `heaptrace check` refuses it, instead of
+ * filling the temporary directory until the disk is full.
+ */
+static int spool_to_stdin(FILE *f, const char *path)
 {
+	const char *name = is_stdin(path) ? "standard input" : path;
 	char buf[1 << 16];
-	FILE *tmp = tmpfile();
-	size_t n;
+	FILE *tmp;
+	size_t n = 0, got;
 
+	while (n < HT_SNIFF_MAX &&
+	       (got = fread(buf + n, 1, HT_SNIFF_MAX - n, f)) > 0)
+		n += got;
+	if (n > 0 && !reader_sniff_form((const unsigned char *)buf, n)) {
+		error_msg("%s: %s", path, HT_NOT_A_TRACE);
+		return -1;
+	}
+	tmp = tmpfile();
 	if (!tmp) {
 		error_msg("%s: cannot make a temporary copy: %m", name);
 		return -1;
 	}
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+	if (n > 0 && fwrite(buf, 1, n, tmp) != n)
+		n = 0; /* ferror(tmp) says why, below */
+	else
+		n = ferror(f) ? 0 : fread(buf, 1, sizeof(buf), f);
+	for (; n > 0; n = fread(buf, 1, sizeof(buf), f)) {
 		if (fwrite(buf, 1, n, tmp) != n)
 			break;
 	}
@@ -61,6 +105,31 @@ static int spool_to_stdin(FILE *f, const char *name)
 	return 0;
 }
 
+/* Which file the input is now, and what it holds: 0, or -1. */
+static int identify(const struct input *in, struct stat *st)
+{
+	if (is_stdin(in->open_path))
+		return fstat(STDIN_FILENO, st);
+	return stat(in->open_path, st);
+}
+
+static void remember(struct input *in, const struct stat *st)
+{
+	in->known = true;
+	in->dev = st->st_dev;
+	in->ino = st->st_ino;
+	in->size = st->st_size;
+	in->mtime = st->st_mtim;
+}
+
+static bool same_input(const struct input *in, const struct stat *st)
+{
+	return in->dev == st->st_dev && in->ino == st->st_ino &&
+	       in->size == st->st_size &&
+	       in->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       in->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
 int input_prepare(struct input *in, const char *path,
 		  const struct ht_reader_options *opts)
 {
@@ -68,28 +137,46 @@ int input_prepare(struct input *in, const char *path,
 	FILE *f;
 	int rc;
 
+	memset(in, 0, sizeof(*in));
 	in->name = path;
 	in->open_path = path;
 	in->options = opts;
 	if (is_stdin(path)) {
-		if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
+		if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+			remember(in, &st);
+			set_budget((uint64_t)st.st_size);
 			return 0;
-		return spool_to_stdin(stdin, "standard input");
+		}
+		rc = spool_to_stdin(stdin, path);
+		if (rc == 0 && fstat(STDIN_FILENO, &st) == 0)
+			set_budget((uint64_t)st.st_size);
+		return rc;
 	}
+	set_budget(0);
 	/* a file that is missing or a directory is reported when opened */
-	if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+	if (stat(path, &st) != 0 || S_ISDIR(st.st_mode))
 		return 0;
+	if (S_ISREG(st.st_mode)) {
+		remember(in, &st);
+		set_budget((uint64_t)st.st_size);
+		return 0;
+	}
 	f = fopen(path, "rb");
 	if (!f)
 		return 0;
 	rc = spool_to_stdin(f, path);
 	fclose(f);
 	in->open_path = "-";
+	if (rc == 0 && fstat(STDIN_FILENO, &st) == 0)
+		set_budget((uint64_t)st.st_size);
 	return rc;
 }
 
 struct ht_reader *input_open(const struct input *in)
 {
+	struct ht_reader *r;
+	struct stat st;
+
 	if (is_stdin(in->open_path)) {
 		if (!stdin_opened) {
 			stdin_origin = ftello(stdin);
@@ -103,7 +190,14 @@ struct ht_reader *input_open(const struct input *in)
 			}
 		}
 	}
-	return open_trace(in->open_path, in->options);
+	r = open_trace(in->open_path, in->options);
+	/* checked once open, so that the file checked is the one read */
+	if (r && in->known && (identify(in, &st) != 0 || !same_input(in, &st))) {
+		ht_reader_close(r);
+		error_msg("%s: the file changed while it was read", in->name);
+		return NULL;
+	}
+	return r;
 }
 
 /* ---- the dump ------------------------------------------------------------ */

@@ -10,11 +10,26 @@
 #define HT_LOAD_DUMP_H
 
 #include "cli/cli.h"
+#include "cli/parse-options.h"
 
 #include "analysis/heap.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/*
+ * --max-memory SIZE: the most memory an input may cost (util/membudget.h),
+ * for every analysis command; by default MEM_BUDGET_RATIO times the
+ * input's size, at least 1 GiB, at most three quarters of the machine's
+ * memory (heaptrace(1)). An option_parser; the limit is the process's.
+ */
+int parse_max_memory_option(const char *cmd, const char *arg, void *unused);
+#define OPT_MAX_MEMORY() \
+	OPT_CALLBACK(0, "max-memory", "SIZE", NULL, parse_max_memory_option, \
+		     "the most memory the input may cost (default: 64\n" \
+		     "times its size, at least 1 GiB, at most 3/4 of RAM)")
 
 /* The FILE operand: NULL (use DEFAULT_TRACE) or the one given; more than
  * one is a usage error. EXIT_DONE, or EXIT_USAGE once said. */
@@ -26,18 +41,27 @@ int trace_operand(const char *cmd, int argc, char **argv, const char **path);
  * An input that can be read more than once. A stream (a pipe on standard
  * input, or a named one such as the shell's <(...)) is first copied to a
  * temporary file that becomes standard input; the reader's messages then
- * call it "-".
+ * call it "-". A file is the same file each time it is opened, or it is
+ * refused ("the file changed while it was read"), as the HPROF reader
+ * refuses a dump that changes under it: a trace replaced between two
+ * passes would otherwise give an answer made of two traces.
  */
 struct input {
 	const char *name;       /* FILE as given: for messages and reports */
 	const char *open_path;  /* what the reader opens: name, or "-" */
 	const struct ht_reader_options *options; /* the command's */
+	bool known;             /* the file was there when prepared: */
+	dev_t dev;              /* which file it was, */
+	ino_t ino;
+	off_t size;             /* and what it held */
+	struct timespec mtime;
 };
 
 /* 0, or -1 once said why the copy failed. opts must outlive in. */
 int input_prepare(struct input *in, const char *path,
 		  const struct ht_reader_options *opts);
-/* open_trace, from the start of the input each time. */
+/* open_trace, from the start of the input each time; NULL (once said why)
+ * when it cannot be opened or is no longer the file input_prepare saw. */
 struct ht_reader *input_open(const struct input *in);
 
 /* ---- the dump ------------------------------------------------------------ */

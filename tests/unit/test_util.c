@@ -12,6 +12,7 @@
 #include "util/humanize.h"
 #include "util/idmap.h"
 #include "util/utf8.h"
+#include "util/membudget.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -358,4 +359,38 @@ Test(utf8, modified_utf8_becomes_standard_utf8)
 	/* ordinary text and other damage as utf8_repair does */
 	expect_modified("java/lang/String", 16, "java/lang/String");
 	expect_modified("\xc3\xa9\x80", 3, "\xc3\xa9" R);
+}
+
+/* ---- membudget.h --------------------------------------------------------- */
+
+Test(membudget, default_scales_with_the_input_within_floor_and_ram)
+{
+	uint64_t gib = (uint64_t)1 << 30;
+
+	/* a hostile MB gets the floor, not 12 GB */
+	cr_assert_eq(mem_budget_default(1 << 20, 64 * gib), gib);
+	/* a real trace of 122 MB gets 64 times its size */
+	cr_assert_eq(mem_budget_default(122000000, 64 * gib),
+		     (uint64_t)122000000 * 64);
+	/* never more than three quarters of the machine */
+	cr_assert_eq(mem_budget_default(100 * gib, 16 * gib), 12 * gib);
+	cr_assert_eq(mem_budget_default(UINT64_MAX, 0), UINT64_MAX);
+}
+
+Test(membudget, growth_past_the_limit_is_refused_and_given_back)
+{
+	uint64_t *v = NULL, charged = 0;
+	size_t cap = 0;
+
+	mem_budget_set(2000);
+	cr_assert_eq(BUDGET_GROW(v, 100, cap, charged), 0);
+	cr_assert_eq(charged, cap * sizeof(*v));
+	cr_assert_not(mem_budget_exceeded());
+	cr_assert_eq(BUDGET_GROW(v, 200, cap, charged), -1);
+	cr_assert(mem_budget_exceeded());
+	cr_assert_eq(cap, 128, "the array is untouched");
+	mem_budget_release(charged);
+	mem_budget_set(0);
+	cr_assert_eq(BUDGET_GROW(v, 200, cap, charged), 0);
+	free(v);
 }

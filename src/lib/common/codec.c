@@ -395,11 +395,52 @@ void codec_dec_free(struct codec_dec *d)
 	free(d->u8b);
 	free(d->blocks);
 	free(d->str);
+	if (d->release)
+		d->release(d->charged);
 	codec_dec_init(d);
 }
 
-/* Grows the scratch array d->field to n elements (util/alloc.h). */
-#define RESERVE(d, field, n) ALLOC_GROW((d)->field, (n), (d)->field##_cap)
+/*
+ * Makes room for `need` elements of elem bytes in the scratch array *p of
+ * capacity *cap (util/alloc.h), charging what it grows by to d->charge
+ * first when the reader set one (its memory budget): one chunk of a few
+ * hundred KB can hold 134 million roots. 0, or -1 when refused or out of
+ * memory, the array untouched.
+ */
+static int reserve(struct codec_dec *d, void **p, size_t *cap, size_t need,
+		   size_t elem)
+{
+	size_t c;
+	uint64_t more;
+
+	if (need <= *cap)
+		return 0;
+	c = grown_capacity(*cap, need, elem);
+	if (!c)
+		return -1;
+	more = (uint64_t)(c - *cap) * elem;
+	if (d->charge && d->charge(more) < 0)
+		return -1;
+	if (grow_array(p, cap, need, elem) < 0) {
+		if (d->release)
+			d->release(more);
+		return -1;
+	}
+	d->charged += more;
+	return 0;
+}
+
+/* Grows the scratch array d->field to n elements. */
+#define RESERVE(d, field, n)                                              \
+	__extension__({                                                   \
+		void *reserved_ = (d)->field;                             \
+		int reserve_rc_ = reserve((d), &reserved_,                \
+					  &(d)->field##_cap, (n),         \
+					  sizeof(*(d)->field));           \
+		if (reserve_rc_ == 0)                                     \
+			(d)->field = reserved_;                           \
+		reserve_rc_;                                              \
+	})
 
 /* Decoding fails through these: a bad input sets *why and returns -1; out of
  * memory returns -2. */
@@ -583,7 +624,7 @@ static int get_generation_bounds(struct codec_dec *d,
 	ht_id prev = 0;
 
 	TRY(get_count(d, 4, "generation ranges", &b->count, why));
-	if (grow_array(&d->blocks, &d->blocks_cap,
+	if (reserve(d, &d->blocks, &d->blocks_cap,
 		       b->count * sizeof(*r) + 1, 1) < 0)
 		return -2;
 	r = d->blocks;
@@ -604,7 +645,7 @@ static int get_moved(struct codec_dec *d, struct ht_ev_moved_references *m,
 	int64_t shift = 0;
 
 	TRY(get_count(d, 3, "moved blocks", &m->count, why));
-	if (grow_array(&d->blocks, &d->blocks_cap,
+	if (reserve(d, &d->blocks, &d->blocks_cap,
 		       m->count * sizeof(*b) + 1, 1) < 0)
 		return -2;
 	b = d->blocks;
@@ -627,7 +668,7 @@ static int get_surviving(struct codec_dec *d,
 	struct ht_surviving_block *b;
 
 	TRY(get_count(d, 2, "surviving blocks", &s->count, why));
-	if (grow_array(&d->blocks, &d->blocks_cap,
+	if (reserve(d, &d->blocks, &d->blocks_cap,
 		       s->count * sizeof(*b) + 1, 1) < 0)
 		return -2;
 	b = d->blocks;

@@ -76,6 +76,12 @@ struct codec_dec {
 	void *blocks;     size_t blocks_cap; /* bytes */
 	char *str;        size_t str_cap;
 	const char *what; /* "chunk" or "file header", for messages */
+	/* when set (after codec_dec_init), what the scratch grows by is
+	 * charged first (0, or -1 to refuse) and given back when freed: a
+	 * reader's memory budget, which the recording shim has none of */
+	int (*charge)(uint64_t bytes);
+	void (*release)(uint64_t bytes);
+	uint64_t charged;
 };
 
 void codec_dec_init(struct codec_dec *d);

@@ -22,6 +22,7 @@
 #include "lib/common/varint.h"
 #include "util/alloc.h"
 #include "util/utf8.h"
+#include "util/membudget.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -661,6 +662,10 @@ static int next_in_chunk(struct binary_source *s, struct ht_event *ev,
 		s->chunks_read++;
 		return 0;
 	}
+	if (rc == -2 && mem_budget_exceeded())
+		return fail(s, err, HT_E_NOMEM, s->chunk_offset,
+			    "event %u of the chunk " MEM_BUDGET_MESSAGE,
+			    s->chunk_events, mem_budget_limit());
 	if (rc == -2)
 		return fail(s, err, HT_E_NOMEM, s->chunk_offset,
 			    "out of memory decoding event %u of the chunk",
@@ -985,6 +990,8 @@ int binary_source_open(struct ht_reader *r, FILE *f, const char *path,
 	s->f = f;
 	s->path = path;
 	codec_dec_init(&s->dec);
+	s->dec.charge = mem_budget_charge;
+	s->dec.release = mem_budget_release;
 	/* ftello counts a byte the front pushed back with ungetc */
 	s->start = ftello(f);
 	if (read_file_header(s, err) < 0 || read_index_if_seekable(s, err) < 0) {

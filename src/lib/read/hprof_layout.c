@@ -158,7 +158,7 @@ static const struct contended_field *contended_field(const struct contended *c,
 /* ---- placing fields ---------------------------------------------------- */
 
 struct builder {
-	struct field_block *blocks; /* fields placed, inherited ones first */
+	struct field_block *blocks; /* the class's own fields, placed */
 	uint32_t n_blocks;
 	size_t cap_blocks;
 	struct field_block *holes;  /* free gaps, sorted by offset */
@@ -270,33 +270,77 @@ static int compare_blocks(const void *x, const void *y)
 }
 
 /*
- * The super class's fields where they lie. The gaps between them are
- * free unless the super class itself uses @Contended: then they are
- * padding, 128 more bytes of it follow, and the new fields only append.
- * Returns whether they only append.
+ * The super class's fields where they lie: the gaps between them are free
+ * unless the super class itself uses @Contended: then they are padding,
+ * 128 more bytes of it follow, and the new fields only append. Returns
+ * whether they only append. Only the class's own fields become blocks.
  */
 static bool start_from_super(struct builder *b, const struct jvm_layout *m,
 			     const struct field_layout *super)
 {
-	uint32_t end = m->header;
-
 	b->tail = m->header;
 	if (!super)
 		return false;
-	for (uint32_t i = 0; i < super->n_blocks; i++) {
-		const struct field_block *f = &super->blocks[i];
-
-		if (f->offset > end && !super->contended)
-			add_hole(b, end, f->offset - end);
-		add_block(b, f->offset, f->size);
-		if (f->offset + f->size > end)
-			end = f->offset + f->size;
-	}
-	b->tail = end;
+	for (uint32_t i = 0; i < super->n_gaps && !super->contended; i++)
+		add_hole(b, super->gaps[i].offset, super->gaps[i].size);
+	b->tail = super->block_end;
 	if (!super->contended)
 		return false;
 	b->tail += CONTENDED_PADDING;
-	return super->n_blocks > 0;
+	return super->has_fields;
+}
+
+/*
+ * The gaps between the fields of the class laid out in b over super: the
+ * super class's gaps and the space after its last field, less the blocks
+ * of the class's own fields (sorted), which lie in one or the other.
+ * As HotSpot's layout does, a later subclass may fill any of them, the
+ * padding of an @Contended super class's super class included.
+ */
+static int own_gaps(const struct builder *b, const struct jvm_layout *m,
+		    const struct field_layout *super, struct field_layout *out)
+{
+	uint32_t start = super ? super->block_end : m->header;
+	uint32_t end = start, n_super = super ? super->n_gaps : 0;
+	struct field_block *gaps = NULL;
+	size_t cap = 0;
+	uint32_t n = 0, own = 0;
+
+	for (uint32_t i = 0; i < b->n_blocks; i++)
+		if (b->blocks[i].offset + b->blocks[i].size > end)
+			end = b->blocks[i].offset + b->blocks[i].size;
+	/* each interval, cut by the own blocks that lie in it */
+	for (uint32_t i = 0; i <= n_super; i++) {
+		struct field_block g = i < n_super ? super->gaps[i]
+			: (struct field_block){start, end - start};
+		uint32_t at = g.offset, stop = g.offset + g.size;
+
+		for (; own < b->n_blocks && b->blocks[own].offset < stop; own++) {
+			const struct field_block *f = &b->blocks[own];
+
+			if (f->offset > at) {
+				if (ALLOC_GROW(gaps, (size_t)n + 1, cap) < 0)
+					goto fail;
+				gaps[n++] = (struct field_block){at,
+								 f->offset - at};
+			}
+			at = f->offset + f->size;
+		}
+		if (stop > at) {
+			if (ALLOC_GROW(gaps, (size_t)n + 1, cap) < 0)
+				goto fail;
+			gaps[n++] = (struct field_block){at, stop - at};
+		}
+	}
+	SHRINK_ARRAY(gaps, n);
+	out->block_end = end;
+	out->has_fields = (super && super->has_fields) || b->n_blocks > 0;
+	out->n_gaps = n;
+	out->gaps = gaps;
+	return 0;
+fail:
+	free(gaps);
+	return -1;
 }
 
 /* The fields of one group: primitives widest first, then references. */
@@ -378,22 +422,21 @@ int layout_class(const struct jvm_layout *m, const struct class_fields *c,
 	if (padded)
 		b.tail += CONTENDED_PADDING;
 	free(b.holes);
-	if (b.failed) {
+	if (b.n_blocks)
+		qsort(b.blocks, b.n_blocks, sizeof(*b.blocks), compare_blocks);
+	if (b.failed || own_gaps(&b, m, super, out) < 0) {
 		free(b.blocks);
 		return -1;
 	}
-	if (b.n_blocks)
-		qsort(b.blocks, b.n_blocks, sizeof(*b.blocks), compare_blocks);
+	free(b.blocks);
 	out->end = b.tail;
 	out->contended = con != NULL;
-	out->n_blocks = b.n_blocks;
-	out->blocks = b.blocks;
 	return 0;
 }
 
 void layout_free(struct field_layout *l)
 {
-	free(l->blocks);
+	free(l->gaps);
 	memset(l, 0, sizeof(*l));
 }
 

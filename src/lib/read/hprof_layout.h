@@ -69,12 +69,20 @@ struct field_block {
 	uint32_t offset, size;
 };
 
-/* Where the fields of a class, inherited ones included, lie. */
+/*
+ * What a subclass needs of the fields of a class, inherited ones
+ * included: not where each lies, but the gaps between them, which its
+ * own fields may fill. A deep hierarchy of classes with many fields would
+ * otherwise hold every inherited field once per subclass (1,024 classes
+ * of 180 fields: 775 MB); the gaps are few.
+ */
 struct field_layout {
 	uint32_t end;          /* past the last field or padding */
+	uint32_t block_end;    /* past the last field */
 	bool contended;        /* the class (not its supers) uses @Contended */
-	uint32_t n_blocks;
-	struct field_block *blocks; /* sorted by offset */
+	bool has_fields;       /* it or a super class has a field */
+	uint32_t n_gaps;
+	struct field_block *gaps; /* free between header and block_end, sorted */
 };
 
 /* Lays out class c over its super class's layout (NULL: no super class).

@@ -28,6 +28,7 @@
 #include "lib/read/source.h"
 
 #include "lib/common/error.h"
+#include "lib/read/forms.h"
 #include "lib/read/hprof_layout.h"
 #include "util/alloc.h"
 #include "util/idmap.h"
@@ -3021,9 +3022,7 @@ static int read_file_header(struct hprof_source *s, struct ht_error *err)
 		return -1;
 	}
 	if (memcmp(p, MAGIC_PREFIX, have < prefix ? have : prefix) != 0) {
-		err_plain(err, HT_E_FORMAT, s->path,
-			  "not a trace: neither a .ht file, its YAML form, nor "
-			  "an HPROF heap dump (\"JAVA PROFILE 1.0.2\")");
+		err_plain(err, HT_E_FORMAT, s->path, HT_NOT_A_TRACE);
 		return -1;
 	}
 	if (have < FILE_HEADER_LEN) {

@@ -5,6 +5,7 @@
  * command accepts every form.
  */
 #include "lib/read/source.h"
+#include "lib/read/forms.h"
 
 #include "lib/common/error.h"
 #include "lib/common/format.h"
@@ -29,62 +30,115 @@ struct input_form {
 		    struct ht_error *err);
 };
 
+/* Whether the n bytes of head begin as the len bytes of prefix do (as
+ * far as both go). */
+static bool starts_as(const unsigned char *head, size_t n, const char *prefix,
+		      size_t len)
+{
+	return memcmp(head, prefix, n < len ? n : len) == 0;
+}
+
 /* The .ht magic starts with 0x89, which no YAML document can. */
 static bool sniff_binary(const unsigned char *head, size_t n)
 {
-	(void)n;
-	return head[0] == (unsigned char)HT_MAGIC[0];
+	return starts_as(head, n, HT_MAGIC, HT_MAGIC_LEN);
 }
 
 /* An HPROF heap dump starts "JAVA PROFILE 1.0.x", and no YAML trace can
  * start with a 'J' (its keys are lowercase). */
 static bool sniff_hprof(const unsigned char *head, size_t n)
 {
-	(void)n;
-	return head[0] == 'J';
+	return starts_as(head, n, "JAVA PROFILE ", 13);
 }
 
-/* Anything else is taken for YAML, whose parser says where it is not. */
-static bool sniff_anything(const unsigned char *head, size_t n)
+/* Whether c can be in YAML text as a byte of UTF-8: no control
+ * character but a tab or a line break, no byte UTF-8 never uses. */
+static bool yaml_byte(unsigned c)
 {
-	(void)head;
-	(void)n;
+	return c == '\t' || c == '\n' || c == '\r' ||
+	       (c >= 0x20 && c != 0x7f && c != 0xc0 && c != 0xc1 && c < 0xf5);
+}
+
+/*
+ * Anything else that can start a YAML document is taken for YAML, whose
+ * parser says where it is not: printable ASCII, a tab or line break, the
+ * lead byte of a UTF-8 sequence (a byte order mark's 0xEF too), or the
+ * first byte of a UTF-16 byte order mark (libyaml reads UTF-16). A NUL,
+ * another control character or a stray continuation byte is no form's:
+ * /dev/zero is refused at its first byte. Given more bytes, UTF-8 text
+ * must go on as text, which a random device's bytes do not.
+ */
+static bool sniff_yaml(const unsigned char *head, size_t n)
+{
+	size_t i = 0;
+
+	if (head[0] == 0xfe || head[0] == 0xff)
+		return true;
+	while (i < n) {
+		unsigned c = head[i];
+		size_t cont = 0; /* continuation bytes due after c */
+
+		if (!yaml_byte(c) || (c >= 0x80 && c < 0xc2))
+			return false;
+		if (c >= 0xc2)
+			cont = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+		for (size_t k = 1; k <= cont && i + k < n; k++)
+			if ((head[i + k] & 0xc0) != 0x80)
+				return false;
+		i += 1 + cont;
+	}
 	return true;
 }
 
 /*
  * The input forms, tried in order: the first whose sniff accepts the
- * input's first bytes opens it, and the last takes whatever is left. A new
- * form is one row, before any row that would take its first bytes too.
+ * input's first bytes opens it; an input none accepts is not a trace. A
+ * new form is one row, before any row that would take its first bytes
+ * too.
  *
- * Only the first byte is looked at (SNIFF_BYTES): it is peeked and given
- * back with ungetc, which stdio guarantees for one byte only, and standard
- * input cannot be rewound. One byte tells these forms apart, and gzip's
- * first, 0x1f, is none of theirs either.
+ * When opening, only the first byte is looked at (SNIFF_BYTES): it is
+ * peeked and given back with ungetc, which stdio guarantees for one byte
+ * only, and standard input cannot be rewound. One byte tells these forms
+ * apart, and gzip's first, 0x1f, is none of theirs either. Whoever holds
+ * more of the head (reader_sniff_form, forms.h) gets a closer guess.
  */
 static const struct input_form input_forms[] = {
 	{"ht", sniff_binary, binary_source_open},
 	{"hprof", sniff_hprof, hprof_source_open},
-	{"yaml", sniff_anything, yaml_source_open},
+	{"yaml", sniff_yaml, yaml_source_open},
 };
 
 #define SNIFF_BYTES 1
 #define N_FORMS (sizeof(input_forms) / sizeof(input_forms[0]))
 
-/* The form of f, from its first byte, which stays unread; NULL when f is
- * empty or cannot be read (ferror tells which). */
-static const struct input_form *sniff_form(FILE *f)
+static const struct input_form *form_of(const unsigned char *head, size_t n)
+{
+	for (size_t i = 0; i < N_FORMS; i++)
+		if (input_forms[i].sniff(head, n))
+			return &input_forms[i];
+	return NULL;
+}
+
+const char *reader_sniff_form(const unsigned char *head, size_t n)
+{
+	const struct input_form *form = form_of(head, n);
+
+	return form ? form->name : NULL;
+}
+
+/* The form of f, from its first byte, which stays unread; NULL with
+ * *empty set when f is empty or cannot be read (ferror tells which), NULL
+ * when no form starts with that byte. */
+static const struct input_form *sniff_form(FILE *f, bool *empty)
 {
 	unsigned char head[SNIFF_BYTES];
 	int c = getc(f);
 
-	if (c == EOF || ungetc(c, f) == EOF)
+	*empty = c == EOF || ungetc(c, f) == EOF;
+	if (*empty)
 		return NULL;
 	head[0] = (unsigned char)c;
-	for (size_t i = 0; i < N_FORMS; i++)
-		if (input_forms[i].sniff(head, SNIFF_BYTES))
-			return &input_forms[i];
-	return NULL; /* not reached: the last row takes anything */
+	return form_of(head, SNIFF_BYTES);
 }
 
 /* A caller's value out of range is refused before anything is opened. */
@@ -113,6 +167,7 @@ struct ht_reader *ht_reader_open_with(const char *path,
 	static const struct ht_reader_options defaults;
 	const struct input_form *form;
 	struct ht_reader *r;
+	bool empty;
 	FILE *f;
 
 	err_clear(err);
@@ -131,13 +186,15 @@ struct ht_reader *ht_reader_open_with(const char *path,
 			return NULL;
 		}
 	}
-	form = sniff_form(f);
+	form = sniff_form(f, &empty);
 	if (!form) {
-		if (ferror(f))
+		if (empty && ferror(f))
 			err_sys(err, errno, path, "cannot read");
-		else
+		else if (empty)
 			err_plain(err, HT_E_FORMAT, path,
 				  "empty file: not a trace");
+		else
+			err_plain(err, HT_E_FORMAT, path, HT_NOT_A_TRACE);
 		if (f != stdin)
 			fclose(f);
 		return NULL;
