@@ -37,6 +37,9 @@
  *   index     rebuilt (mostly), left stale, or dropped with the trailer
  *   zlib      levels 0 to 9; one chunk in 64 claims one event too many or
  *             too few (all else right)
+ *   bare      one call in 16 writes the events alone, as a chunk payload
+ *             (fuzz_ht decodes its input as one too); such an input, or
+ *             any that decodes as events, is mutated the same way
  * LLVMFuzzerCustomCrossOver splices a run of events of the other input
  * into a chunk, or puts one of its chunks among the first's chunks;
  * and in one call in five plain LLVMFuzzerMutate on the whole file, so the
@@ -618,6 +621,7 @@ struct file {
 	const uint8_t *index_raw; /* the old index payload, for a stale one */
 	size_t index_raw_len;
 	bool had_index;
+	bool bare; /* a chunk payload alone, no file around it */
 	struct model m;
 	uint8_t **raws; /* inflated payloads, owned */
 	size_t nraws, rawcap;
@@ -1441,11 +1445,15 @@ static int s_chunks(struct file *f, struct rng *r, size_t max)
 /* The file header payload mutated; its length and CRC made right. */
 static int s_header(struct file *f, struct rng *r)
 {
-	size_t hlen = f->header_len - HT_FILE_HEADER_FIXED - 4;
-	size_t cap = hlen * 2 + 64;
-	uint8_t *h = malloc(HT_FILE_HEADER_FIXED + cap + 4);
+	size_t hlen, cap;
+	uint8_t *h;
 
 	(void)r;
+	if (f->bare)
+		return -1;
+	hlen = f->header_len - HT_FILE_HEADER_FIXED - 4;
+	cap = hlen * 2 + 64;
+	h = malloc(HT_FILE_HEADER_FIXED + cap + 4);
 	if (!h)
 		abort();
 	mem_move(h, f->header, HT_FILE_HEADER_FIXED + hlen);
@@ -1484,6 +1492,23 @@ static int one_strategy(struct file *f, struct rng *r, size_t max)
 	}
 }
 
+/* The events alone, as fuzz_ht also reads its input: a chunk payload. */
+static size_t serialize_bare(struct file *f, uint8_t *out, size_t max)
+{
+	struct buf b = {0};
+	size_t ret = 0;
+
+	for (size_t i = 0; i < f->nc; i++)
+		if (f->c[i].form != CH_VERBATIM)
+			encode_chunk(&b, &f->c[i], SIZE_MAX, SIZE_MAX, NULL);
+	if (b.n <= max && b.n <= RAW_BUDGET) {
+		mem_move(out, b.d, b.n);
+		ret = b.n;
+	}
+	free(b.d);
+	return ret;
+}
+
 static size_t mutate_file(struct file *f, struct rng *r, uint8_t *out,
 			  size_t max)
 {
@@ -1491,7 +1516,34 @@ static size_t mutate_file(struct file *f, struct rng *r, uint8_t *out,
 
 	for (size_t i = 0; i < n; i++)
 		(void)one_strategy(f, r, max);
+	if (f->bare || one_in(r, 16))
+		return serialize_bare(f, out, max);
 	return serialize(f, r, out, max);
+}
+
+/* Input that is not a .ht but decodes as events (fuzz_ht's other reading
+ * of its input): one chunk of them, written back bare. */
+static int parse_bare(struct file *f, const uint8_t *d, size_t size)
+{
+	size_t first, count, tail;
+	struct chunk *c;
+
+	file_free(f);
+	memset(f, 0, sizeof(*f));
+	f->bare = true;
+	if (size > RAW_BUDGET)
+		return -1;
+	parse_payload(&f->m, d, size, &first, &count, &tail);
+	if (count == 0)
+		return -1;
+	c = add_chunk(f);
+	c->kind = HT_CHUNK_EVENTS;
+	c->form = CH_EVENTS;
+	for (size_t i = 0; i < count; i++)
+		chunk_add_ev(c, &f->m, first + i);
+	c->tail = d + tail;
+	c->tail_len = size - tail;
+	return 0;
 }
 
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
@@ -1506,7 +1558,7 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
 		return LLVMFuzzerMutate(data, size, max_size);
 	/* the model points into the input: parse a copy, write over data */
 	mem_move(copy, data, size);
-	if (parse_file(&f, copy, size) == 0)
+	if (parse_file(&f, copy, size) == 0 || parse_bare(&f, copy, size) == 0)
 		n = mutate_file(&f, &r, data, max_size);
 	file_free(&f);
 	free(copy);
