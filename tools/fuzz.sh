@@ -2,7 +2,11 @@
 # fuzz.sh TARGET [SECONDS] - fuzzes one target of tests/fuzz (ht, yaml,
 # replay) with libFuzzer for SECONDS (default 60), starting from its seed
 # corpus. Builds the targets first in build-fuzz (clang, AddressSanitizer
-# and UndefinedBehaviorSanitizer, -Dfuzzing=true, warnings as errors).
+# and UndefinedBehaviorSanitizer, -Dfuzzing=true, warnings as errors). The
+# .ht targets (ht, replay) mutate with tests/fuzz/ht_mutator.c: it takes a
+# .ht apart into chunks and events, makes them hostile, and writes lengths,
+# CRCs and the index right, so the decoder, the replay and the analyses see
+# it.
 #
 # What the run finds goes under build-fuzz/, never into the committed
 # seeds: new inputs to fuzz-corpus/TARGET, a crashing input to
