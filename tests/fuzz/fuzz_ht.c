@@ -17,6 +17,7 @@
 
 #include "lib/common/codec.h"
 #include "lib/common/format.h"
+#include "util/utf8.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -121,8 +122,31 @@ struct decoded {
 	bool whole; /* decoded to the end without error */
 };
 
+/*
+ * The name of a class, thread or method event as the reader delivers it:
+ * ill-formed UTF-8 repaired (heaptrace(5), STRINGS), into *buf, which the
+ * caller frees. The decoder gives the bytes as written.
+ */
+static void repair_name(struct ht_event *ev, char **buf)
+{
+	const char **name = ev->type == HT_EV_CLASS    ? &ev->u.class_.name
+			    : ev->type == HT_EV_THREAD ? &ev->u.thread.name
+			    : ev->type == HT_EV_METHOD ? &ev->u.method.name
+						       : NULL;
+	size_t n;
+
+	if (!name || !*name || utf8_valid(*name, n = strlen(*name)))
+		return;
+	free(*buf);
+	*buf = malloc(UTF8_REPAIR_BOUND(n) + 1);
+	FUZZ_CHECK(*buf, "out of memory");
+	(*buf)[utf8_repair(*buf, *name, n)] = '\0';
+	*name = *buf;
+}
+
 static void decode_payload(const uint8_t *data, size_t size, struct decoded *o)
 {
+	char *repaired = NULL;
 	struct codec_dec d;
 	struct ht_event ev;
 	const char *why = NULL;
@@ -135,9 +159,11 @@ static void decode_payload(const uint8_t *data, size_t size, struct decoded *o)
 	       (rc = codec_get_event(&d, &ev, &why)) == 1) {
 		FUZZ_CHECK(d.p > d.start && d.p <= d.end,
 			   "decoder cursor out of the payload");
+		repair_name(&ev, &repaired);
 		o->digest = fuzz_digest_event(o->digest, &ev);
 		o->events++;
 	}
+	free(repaired);
 	FUZZ_CHECK(rc == 0 || rc == -1 || rc == -2, "codec_get_event: %d", rc);
 	FUZZ_CHECK(rc != -1 || (why && *why), "decoding failed without a why");
 	o->whole = rc == 0;
