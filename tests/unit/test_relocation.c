@@ -5,8 +5,10 @@
  * adjacent and overlapping; generations not collected; promotions by
  * finishing bounds and by a GC's own references; deaths by (a), (b) and
  * (c) and never otherwise; reused ids; objects lost to a block, an
- * allocation or a dump; ages; watching by id; and thousands of small
- * random GCs against a naive O(N * R) reference fed by the same replay.
+ * allocation or a dump; ages; watching by id; the relocation proof (each
+ * contradiction, and what it must not call one); and thousands of small
+ * random GCs against a naive O(N * R) reference fed by the same replay,
+ * with the proof on and off.
  */
 #include <criterion/criterion.h>
 
@@ -161,6 +163,20 @@ static void abort_dump(void)
 /* What the tracker said on the last run (reloc_reference.h). */
 static struct rref_outcome got;
 
+/* The relocation proof: on for the next runs when set; what it found. */
+static bool proving;
+#define MAX_FOUND 64
+static struct reloc_inconsistency found[MAX_FOUND];
+static size_t n_found;
+
+static void note_inconsistency(void *ctx, const struct reloc_inconsistency *x)
+{
+	(void)ctx;
+	if (n_found < MAX_FOUND)
+		found[n_found] = *x;
+	n_found++;
+}
+
 /* Replays the events of the trace in memory through a tracker that
  * watches every object (and the naive reference, if given). */
 static void run_with(bool reports_survivors, struct rref_outcome *o,
@@ -172,8 +188,12 @@ static void run_with(bool reports_survivors, struct rref_outcome *o,
 	struct replayer *r;
 
 	memset(o, 0, sizeof(*o));
+	n_found = 0;
+	hooks.inconsistent = note_inconsistency;
 	p.tracker = reloc_new(reports_survivors, &hooks);
 	cr_assert_not_null(p.tracker);
+	if (proving)
+		reloc_prove(p.tracker);
 	for (uint32_t i = 0; i < RREF_MAX_OBJECTS; i++)
 		cr_assert_eq(reloc_watch_object(p.tracker, i), 0);
 	r = replayer_new(&cb, &p);
@@ -896,6 +916,207 @@ Test(watch, by_id)
 		cr_assert(watched_objects[i] == A || watched_objects[i] == B);
 }
 
+/* ---- The relocation proof ------------------------------------------------ */
+
+static void run_proof(bool reports_survivors)
+{
+	proving = true;
+	run_clean(reports_survivors);
+	proving = false;
+}
+
+static void assert_found(size_t k, enum reloc_inconsistency_kind kind,
+			 int64_t gc, ht_id old_id, ht_id predicted_id)
+{
+	const struct reloc_inconsistency *x = &found[k];
+
+	cr_assert_lt(k, n_found, "only %zu inconsistencies", n_found);
+	cr_assert_eq(x->kind, kind, "inconsistency %zu is of kind %d", k,
+		     x->kind);
+	cr_assert_eq(x->gc, gc, "inconsistency %zu: GC %lld, not %lld", k,
+		     (long long)x->gc, (long long)gc);
+	cr_assert_eq(x->old_id, old_id, "inconsistency %zu: old id 0x%llx",
+		     k, (unsigned long long)x->old_id);
+	cr_assert_eq(x->predicted_id, predicted_id,
+		     "inconsistency %zu: predicted id 0x%llx", k,
+		     (unsigned long long)x->predicted_id);
+}
+
+/* The seed's GC with its formula's lengths and its own references as
+ * the runtime would give them: every survivor where the blocks put it. */
+Test(proof, seed_consistent)
+{
+	seed_objects(true);
+	gc_start(GENS(0));
+	BOUNDS({0, 0x08, 0x12, 0x1000});
+	MOVED({0x08, 0x07, 1}, {0x10, 0x08, 3}, {0x15, 0x11, 4});
+	object(0x07, 1, 1);
+	object(0x08, 2, 2);
+	object(0x0a, 1, 1);
+	for (ht_id id = 0x11; id <= 0x14; id++)
+		object(id, 1, 1);
+	gc_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 0);
+	assert_died(DEAD13, RELOC_DIED_BOUNDS);
+}
+
+/* Its own references showing another class where a block put A. */
+Test(proof, displaced_in_gc_references)
+{
+	alloc(0x100, 1, 16);
+	gc_start(GENS(0));
+	MOVED({0x100, 0x10, 0x10});
+	object(0x10, 2, 16);
+	gc_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 1);
+	assert_found(0, RELOC_INCONSISTENT_DISPLACED, 0, 0x100, 0x10);
+	cr_assert_eq(found[0].class_id, 1);
+	cr_assert_eq(found[0].found_class, 2);
+	cr_assert_eq(found[0].size, 16);
+	cr_assert_eq(found[0].found_size, 16);
+	cr_assert_eq(found[0].dump, 0);
+}
+
+/* A generation the GC does not collect keeps what a block put there: a
+ * later dump with another size there contradicts the move. */
+Test(proof, wrong_size_after_an_untouching_gc)
+{
+	alloc(0x120, 1, 16);
+	gc_start(GENS(0));
+	MOVED({0x120, 0x20, 0x10});
+	BOUNDS({0, 0x200, 0x100, 0}, {1, 0x10, 0x1f0, 0});
+	gc_end();
+	gc_start(GENS(0));
+	gc_end();
+	dump_begin();
+	object(0x20, 1, 24);
+	dump_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 1);
+	assert_found(0, RELOC_INCONSISTENT_DISPLACED, 0, 0x120, 0x20);
+	cr_assert_eq(found[0].found_size, 24);
+}
+
+/* A survivor the GC's own references lack; an object allocated after it
+ * and absent from the next dump is no contradiction (it may have died). */
+Test(proof, missing_from_gc_references_only)
+{
+	alloc(0x100, 1, 16);
+	alloc(0x110, 2, 16);
+	gc_start(GENS(0));
+	MOVED({0x100, 0x10, 0x10});
+	SURVIVING({0x110, 0x10});
+	object(0x10, 1, 16);
+	gc_end();
+	alloc(0x300, 2, 24);
+	dump_begin();
+	object(0x10, 1, 16);
+	dump_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 1);
+	assert_found(0, RELOC_INCONSISTENT_MISSING, 0, 0x110, 0x110);
+	cr_assert_eq(found[0].dump, 0);
+}
+
+/* Proven dead by the bounds, still in the GC's own references; the same
+ * with a block landing there is the object that moved in. */
+Test(proof, dead_present_unless_a_block_lands)
+{
+	alloc(0x100, 1, 16);
+	alloc(0x130, 2, 16);
+	alloc(0x140, 1, 16);
+	gc_start(GENS(0));
+	BOUNDS({0, 0x100, 0x100, 0});
+	MOVED({0x100, 0x10, 0x10});
+	object(0x10, 1, 16);
+	object(0x130, 2, 16);
+	gc_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 1);
+	assert_found(0, RELOC_INCONSISTENT_DEAD_PRESENT, 0, 0x130, 0x130);
+	cr_assert_eq(found[0].cause, RELOC_DIED_BOUNDS);
+
+	reset_trace();
+	alloc(0x130, 2, 16);
+	alloc(0x140, 1, 16);
+	gc_start(GENS(0));
+	BOUNDS({0, 0x100, 0x100, 0});
+	MOVED({0x140, 0x130, 0x10});
+	object(0x130, 1, 16);
+	gc_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 0);
+}
+
+/* Without bounds, a full GC proves deaths (rule (b)): the same holds. */
+Test(proof, dead_present_after_a_full_gc)
+{
+	alloc(0x100, 1, 16);
+	gc_start(GENS(0, 1, 2));
+	object(0x100, 1, 16);
+	gc_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 1);
+	assert_found(0, RELOC_INCONSISTENT_DEAD_PRESENT, 0, 0x100, 0x100);
+	cr_assert_eq(found[0].cause, RELOC_DIED_FULL_GC);
+}
+
+/* Kept without proof (a runtime that does not report survivors), lost,
+ * or never tracked: anything may be there, or nothing. */
+Test(proof, nothing_claimed_without_proof)
+{
+	alloc(0x100, 1, 16);
+	alloc(0x110, 1, 16);
+	alloc(0x120, 1, 16);
+	gc_start(GENS(0, 1));
+	MOVED({0x100, 0x10, 1});
+	object(0x10, 1, 16);
+	object(0x110, 2, 32);
+	object(0x50, 2, 8);
+	gc_end();
+	gc_start(GENS(0, 1));
+	object(0x10, 2, 16);
+	gc_end();
+	run_proof(false);
+	cr_assert_eq(n_found, 0);
+}
+
+/* Two dumps and no GC: the trace may not record its GCs, so another
+ * object where one was proves nothing. */
+Test(proof, nothing_claimed_without_gcs)
+{
+	dump_begin();
+	object(0x10, 1, 16);
+	dump_end();
+	dump_begin();
+	object(0x10, 2, 16);
+	dump_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 0);
+}
+
+/* An unfinished GC claims nothing, and unplaces what it kept. */
+Test(proof, nothing_claimed_by_an_unfinished_gc)
+{
+	alloc(0x100, 1, 16);
+	alloc(0x200, 1, 16);
+	gc_start(GENS(0));
+	BOUNDS({0, 0x100, 0x200, 0});
+	MOVED({0x100, 0x10, 0x10});
+	gc_start(GENS(0));
+	gc_end();
+	dump_begin();
+	object(0x200, 2, 16);
+	dump_end();
+	proving = true;
+	run(true); /* a GC begun inside another breaks the protocol */
+	proving = false;
+	cr_assert_eq(got.violations, 1);
+	cr_assert_eq(n_found, 0);
+}
+
 /* ---- Random traces against the reference --------------------------------- */
 
 static uint64_t rng_state;
@@ -1008,12 +1229,15 @@ static void random_trace(void)
 	}
 }
 
+/* The proof on changes nothing of what the tracker says (every other
+ * seed). */
 Test(random, against_naive_reference, .timeout = 300)
 {
 	uint64_t gcs = 0;
 	char why[256];
 
 	for (uint64_t seed = 1; seed <= 3000; seed++) {
+		proving = seed % 2 == 0;
 		struct rref_naive *v;
 		const char *diff;
 		bool reports;
@@ -1032,6 +1256,7 @@ Test(random, against_naive_reference, .timeout = 300)
 		gcs += got.totals.gcs;
 		rref_naive_free(v);
 	}
+	proving = false;
 	cr_assert_gt(gcs, 5000, "only %llu random GCs",
 		     (unsigned long long)gcs);
 }
