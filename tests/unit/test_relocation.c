@@ -1229,6 +1229,186 @@ static void random_trace(void)
 	}
 }
 
+/*
+ * An honest heap, CLR style, for the proof: objects bump-allocated in
+ * generation 0 at [GEN0, ...), which each GC of generation 0 empties,
+ * moving its survivors to the top of generation 1 at [GEN1, ...) in
+ * blocks of one object; a full GC also kills objects of generation 1
+ * and slides the rest down, the ones that stay in surviving blocks.
+ * Bounds at each GC's start and finish, its own references list every
+ * live object, and dumps between GCs list some of them (as a walk from
+ * the roots would, leaving out garbage not yet collected). Nothing in
+ * such a trace contradicts the rules.
+ */
+#define GEN1 0x1000u
+#define GEN0 0x100000u
+#define HEAP_MAX 512
+
+struct sim_object {
+	ht_id id, cls;
+	uint64_t size;
+};
+
+static struct sim_object heap[HEAP_MAX];
+static size_t heap_n;
+static ht_id gen0_top, gen1_top;
+
+static void sim_bounds(void)
+{
+	BOUNDS({1, GEN1, gen1_top - GEN1, 0}, {0, GEN0, gen0_top - GEN0, 0});
+}
+
+static void sim_references(void)
+{
+	for (size_t i = 0; i < heap_n; i++)
+		object(heap[i].id, heap[i].cls, heap[i].size);
+}
+
+/* One GC: of generation 0, or of both. heap[] stays in id order: the
+ * objects of generation 1 first. */
+static void sim_gc(bool full)
+{
+	size_t n = 0;
+	ht_id top = GEN1;
+
+	gc_start(full ? GENS(0, 1) : GENS(0, 1) & ~2u);
+	sim_bounds();
+	for (size_t i = 0; i < heap_n; i++) {
+		struct sim_object o = heap[i];
+		bool young = o.id >= GEN0;
+
+		if ((young || full) && rnd(3) == 0)
+			continue; /* dies */
+		if (!young && !full) {
+			top = o.id + o.size;
+		} else if (o.id == top) {
+			SURVIVING({o.id, o.size});
+			top += o.size;
+		} else {
+			MOVED({o.id, top, o.size});
+			o.id = top;
+			top += o.size;
+		}
+		heap[n++] = o;
+	}
+	heap_n = n;
+	gen1_top = top;
+	gen0_top = GEN0;
+	sim_references();
+	sim_bounds();
+	gc_end();
+}
+
+static void sim_allocate(void)
+{
+	struct sim_object o = {gen0_top, 1 + rnd(4), 8 * (1 + rnd(8))};
+
+	if (heap_n == HEAP_MAX)
+		return;
+	heap[heap_n++] = o;
+	gen0_top += o.size;
+	alloc(o.id, o.cls, o.size);
+}
+
+static void sim_dump(void)
+{
+	dump_begin();
+	for (size_t i = 0; i < heap_n; i++)
+		if (rnd(5))
+			object(heap[i].id, heap[i].cls, heap[i].size);
+	dump_end();
+}
+
+static void honest_trace(void)
+{
+	reset_trace();
+	heap_n = 0;
+	gen0_top = GEN0;
+	gen1_top = GEN1;
+	sim_bounds();
+	for (size_t step = 0, steps = 10 + rnd(30); step < steps; step++) {
+		switch (rnd(6)) {
+		case 0:
+			sim_gc(rnd(3) == 0);
+			break;
+		case 1:
+			sim_dump();
+			break;
+		default:
+			for (size_t k = 1 + rnd(10); k > 0; k--)
+				sim_allocate();
+		}
+	}
+	sim_gc(false);
+}
+
+/* The GC references of the trace in memory: the last GC's objects. */
+static struct ht_ev_object_references *last_gc_reference(void)
+{
+	for (size_t i = n_events; i > 0; i--) {
+		if (events[i - 1].type == HT_EV_GC_STARTED)
+			return NULL;
+		if (events[i - 1].type == HT_EV_OBJECT_REFERENCES)
+			return &events[i - 1].u.object_references;
+	}
+	return NULL;
+}
+
+Test(proof, honest_heaps_are_consistent, .timeout = 120)
+{
+	uint64_t checked = 0, caught = 0, missing = 0;
+
+	for (uint64_t seed = 1; seed <= 500; seed++) {
+		struct ht_ev_object_references *e;
+
+		rng_state = seed * 0x9e3779b97f4a7c15ULL;
+		honest_trace();
+		run_proof(true);
+		cr_assert_eq(n_found, 0, "seed %llu: %zu inconsistencies, the "
+			     "first of kind %d at 0x%llx",
+			     (unsigned long long)seed, n_found, found[0].kind,
+			     (unsigned long long)found[0].predicted_id);
+		checked += got.totals.gcs;
+		/* the same trace with the last object of the last GC's
+		 * references of another class (even seeds) or moved by 4
+		 * bytes, where no object is (odd seeds): caught when the rules
+		 * placed it (displaced), or when that GC's block carried it
+		 * (missing) */
+		e = last_gc_reference();
+		if (!e)
+			continue;
+		if (seed % 2) {
+			ht_id was = e->id;
+
+			e->id += 4;
+			run_proof(true);
+			cr_assert_leq(n_found, 1, "seed %llu",
+				      (unsigned long long)seed);
+			if (!n_found)
+				continue;
+			cr_assert_eq(found[0].kind, RELOC_INCONSISTENT_MISSING);
+			cr_assert_eq(found[0].predicted_id, was);
+			cr_assert_eq(found[0].gc, (int64_t)got.totals.gcs - 1);
+			missing++;
+			continue;
+		}
+		e->class_id += 100;
+		run_proof(true);
+		cr_assert_leq(n_found, 1, "seed %llu", (unsigned long long)seed);
+		if (n_found) {
+			cr_assert_eq(found[0].kind, RELOC_INCONSISTENT_DISPLACED);
+			cr_assert_eq(found[0].predicted_id, e->id);
+			cr_assert_eq(found[0].found_class, e->class_id);
+			caught++;
+		}
+	}
+	cr_assert_gt(checked, 2000, "only %llu GCs", (unsigned long long)checked);
+	cr_assert_gt(caught, 200, "only %llu of 250 changed classes caught",
+		     (unsigned long long)caught);
+	cr_assert_gt(missing, 150, "only %llu of 250 moved objects caught",
+		     (unsigned long long)missing);
+}
+
 /* The proof on changes nothing of what the tracker says (every other
  * seed). */
 Test(random, against_naive_reference, .timeout = 300)
