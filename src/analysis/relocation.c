@@ -711,7 +711,8 @@ static size_t add_object(struct reloc *t, ht_id id, ht_id cls, uint64_t size,
 		return SIZE_MAX;
 	}
 	if (objects_reserve(o, o->n + 1) < 0 ||
-	    ALLOC_GROW(t->tail_event, tail + 1, t->cap_tail_event) < 0) {
+	    BUDGET_GROW(t->tail_event, tail + 1, t->cap_tail_event,
+			t->charged) < 0) {
 		out_of_memory(t);
 		return SIZE_MAX;
 	}
@@ -812,8 +813,8 @@ static int settle(struct reloc *t)
 
 	if (!waiting && !t->has_gone)
 		return 0;
-	if (ALLOC_GROW(t->order, waiting, t->cap_order) < 0 ||
-	    ALLOC_GROW(t->movers, waiting, t->cap_movers) < 0)
+	if (BUDGET_GROW(t->order, waiting, t->cap_order, t->charged) < 0 ||
+	    BUDGET_GROW(t->movers, waiting, t->cap_movers, t->charged) < 0)
 		return out_of_memory(t);
 	for (size_t w = 0; w < waiting; w++)
 		t->order[w] = (uint32_t)(o->n_sorted + w);
@@ -1028,7 +1029,7 @@ static int order_movers(struct reloc *t, const struct spans *blocks,
 	ht_id reach = 0;
 	bool sorted = true;
 
-	if (ALLOC_GROW(t->order, m, t->cap_order) < 0)
+	if (BUDGET_GROW(t->order, m, t->cap_order, t->charged) < 0)
 		return -1;
 	d = malloc((blocks->n ? blocks->n : 1) * sizeof(*d));
 	if (!d)
@@ -1175,7 +1176,7 @@ static int apply_gc(struct reloc *t, bool finished, uint64_t event_index)
 	gc->open = false;
 	if (settle(t) != 0)
 		return RELOC_STOP;
-	if (ALLOC_GROW(t->movers, o->n, t->cap_movers) < 0)
+	if (BUDGET_GROW(t->movers, o->n, t->cap_movers, t->charged) < 0)
 		return out_of_memory(t);
 	normalize(&gc->blocks);
 	gc->sum.gc = gc->number;
@@ -1406,8 +1407,9 @@ static int order_sightings(struct reloc *t, size_t *distinct)
 	struct dump_state *d = &t->dump;
 	size_t n = 0;
 
-	if (ALLOC_GROW(t->dump_order, d->n, t->cap_dump_order) < 0 ||
-	    ALLOC_GROW(t->order, d->n, t->cap_order) < 0)
+	if (BUDGET_GROW(t->dump_order, d->n, t->cap_dump_order,
+			t->charged) < 0 ||
+	    BUDGET_GROW(t->order, d->n, t->cap_order, t->charged) < 0)
 		return -1;
 	for (size_t k = 0; k < d->n; k++)
 		t->dump_order[k] = (uint32_t)k;

@@ -185,7 +185,8 @@ static void print_inconsistency(const struct check *c,
 		       (unsigned long long)x->found_size);
 }
 
-static void out_inconsistency(struct out *o, const struct reloc_inconsistency *x)
+static void out_inconsistency(struct out *o,
+			      const struct reloc_inconsistency *x)
 {
 	out_begin_object(o, NULL);
 	out_string(o, "rule", inconsistency_name(x->kind));
@@ -456,7 +457,7 @@ int cmd_check(int argc, char **argv)
 			     "inconsistencies (default 1000; all are counted)"),
 		OPT_BOOL(0, "no-relocation", &no_relocation,
 			 "skip the relocation proof (and the memory it\n"
-			 "takes: about 110 bytes an object)"),
+			 "takes: about 100 bytes an object)"),
 		OPT_MAX_MEMORY(),
 		OPT_HELP(),
 		OPT_HPROF_OOPS(&reader_options),

@@ -1394,15 +1394,18 @@ Test(proof, honest_heaps_are_consistent, .timeout = 120)
 		}
 		e->class_id += 100;
 		run_proof(true);
-		cr_assert_leq(n_found, 1, "seed %llu", (unsigned long long)seed);
+		cr_assert_leq(n_found, 1, "seed %llu",
+			      (unsigned long long)seed);
 		if (n_found) {
-			cr_assert_eq(found[0].kind, RELOC_INCONSISTENT_DISPLACED);
+			cr_assert_eq(found[0].kind,
+				     RELOC_INCONSISTENT_DISPLACED);
 			cr_assert_eq(found[0].predicted_id, e->id);
 			cr_assert_eq(found[0].found_class, e->class_id);
 			caught++;
 		}
 	}
-	cr_assert_gt(checked, 2000, "only %llu GCs", (unsigned long long)checked);
+	cr_assert_gt(checked, 2000, "only %llu GCs",
+		     (unsigned long long)checked);
 	cr_assert_gt(caught, 200, "only %llu of 250 changed classes caught",
 		     (unsigned long long)caught);
 	cr_assert_gt(missing, 150, "only %llu of 250 moved objects caught",
