@@ -157,6 +157,9 @@ ok "every-gc: $dumps dumps for $gcs GCs, exact counts at the end"
 
 # ---- --dump-on signal: SIGUSR1 to heaptrace, passed on, makes a dump ------------
 t=$work/signal.ht
+# emptied first: the background job truncates it only once it runs, and
+# the "ready" the last program printed there would send the signal early
+: >"$work/out"
 "$heaptrace" record -q -o "$t" --dump-on signal -- mono "$exe" \
 	$N $DEPTH $LEAVES $GARBAGE 0 3000 >"$work/out" 2>"$work/err" &
 pid=$!
