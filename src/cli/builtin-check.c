@@ -7,6 +7,7 @@
  * rules predict (doc/design.md section 3, the relocation proof).
  */
 #include "cli/builtin.h"
+#include "cli/class-names.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
 #include "cli/escape.h"
@@ -53,6 +54,7 @@ struct check {
 	uint64_t n_inconsistent;
 	struct reloc_inconsistency *incons;
 	size_t n_incons, cap_incons;
+	struct class_names classes;  /* to name what the proof finds */
 	struct progress *progress;
 	struct ht_reader *reader;
 	uint64_t events;
@@ -107,7 +109,14 @@ static int on_any_event(void *ctx, const struct ht_event *ev,
 	c->events = st->event_index + 1;
 	progress_update(c->progress, c->events,
 			ht_reader_position(c->reader).offset);
-	return c->tracker ? reloc_on_event(c->tracker, ev, st) : 0;
+	if (!c->tracker)
+		return 0;
+	if (ev->type == HT_EV_CLASS &&
+	    class_names_add(&c->classes, &ev->u.class_) < 0) {
+		c->out_of_memory = true;
+		return 1;
+	}
+	return reloc_on_event(c->tracker, ev, st);
 }
 
 static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
@@ -164,30 +173,34 @@ static const char *gc_text(int64_t gc, char *buf)
 
 /* One line: where, the rule, then what the rules said and the dump showed:
  * "F: event 40: relocation-displaced: ...: GC 1, dump 2: 0x10 -> 0x08,
- * class 0x200, 16 bytes; found class 0x300, 16 bytes". */
+ * App.Node (0x200), 16 bytes; found App.Leaf (0x300), 16 bytes". */
 static void print_inconsistency(const struct check *c,
 				const struct reloc_inconsistency *x)
 {
-	char g[32], a[24], b[24], k[24], f[24];
+	char g[32], a[24], b[24], k[24], name[CLASS_TEXT_SIZE];
 
-	printf("%s: event %llu: %s: %s: %s, dump %lld: %s -> %s, class %s, "
+	printf("%s: event %llu: %s: %s: %s, dump %lld: %s -> %s, %s (%s), "
 	       "%llu bytes", esc_text(c->path),
 	       (unsigned long long)x->event_index, inconsistency_name(x->kind),
 	       inconsistency_text(x->kind), gc_text(x->gc, g),
 	       (long long)x->dump, hex_id(x->old_id, a),
-	       hex_id(x->predicted_id, b), hex_id(x->class_id, k),
-	       (unsigned long long)x->size);
-	if (x->kind == RELOC_INCONSISTENT_MISSING)
+	       hex_id(x->predicted_id, b),
+	       esc_text(class_names_text(&c->classes, x->class_id, name)),
+	       hex_id(x->class_id, k), (unsigned long long)x->size);
+	if (x->kind == RELOC_INCONSISTENT_MISSING) {
 		printf("; not in the dump\n");
-	else
-		printf("; found class %s, %llu bytes\n",
-		       hex_id(x->found_class, f),
-		       (unsigned long long)x->found_size);
+		return;
+	}
+	printf("; found %s (%s), %llu bytes\n",
+	       esc_text(class_names_text(&c->classes, x->found_class, name)),
+	       hex_id(x->found_class, k), (unsigned long long)x->found_size);
 }
 
-static void out_inconsistency(struct out *o,
+static void out_inconsistency(struct out *o, const struct check *c,
 			      const struct reloc_inconsistency *x)
 {
+	char name[CLASS_TEXT_SIZE];
+
 	out_begin_object(o, NULL);
 	out_string(o, "rule", inconsistency_name(x->kind));
 	out_string(o, "message", inconsistency_text(x->kind));
@@ -200,12 +213,17 @@ static void out_inconsistency(struct out *o,
 	out_u64(o, "object", x->object);
 	out_id(o, "old_id", x->old_id);
 	out_id(o, "predicted_id", x->predicted_id);
+	out_string(o, "class", class_names_text(&c->classes, x->class_id,
+						 name));
 	out_id(o, "class_id", x->class_id);
 	out_u64(o, "size", x->size);
 	if (x->kind == RELOC_INCONSISTENT_MISSING) {
+		out_null(o, "found_class");
 		out_null(o, "found_class_id");
 		out_null(o, "found_size");
 	} else {
+		out_string(o, "found_class",
+			   class_names_text(&c->classes, x->found_class, name));
 		out_id(o, "found_class_id", x->found_class);
 		out_u64(o, "found_size", x->found_size);
 	}
@@ -362,7 +380,7 @@ static int report_structured(const struct check *c,
 	out_end_array(o);
 	out_begin_array(o, "relocation_inconsistencies");
 	for (size_t i = 0; i < c->n_incons; i++)
-		out_inconsistency(o, &c->incons[i]);
+		out_inconsistency(o, c, &c->incons[i]);
 	out_end_array(o);
 	out_string(o, "damage", damage);
 	out_begin_array(o, "index_mismatches");
@@ -430,6 +448,7 @@ static void check_free(struct check *c)
 {
 	free(c->found);
 	free(c->incons);
+	class_names_free(&c->classes);
 	reloc_free(c->tracker);
 	ht_reader_close(c->reader);
 }
@@ -497,6 +516,7 @@ int cmd_check(int argc, char **argv)
 	}
 	ix = ht_reader_index(c.reader);
 	compare_index(ix, &summary, &mismatch);
+	class_names_sort(&c.classes);
 	clean = rc == 0 && c.total == 0 && c.n_inconsistent == 0 &&
 		!mismatch.any &&
 		recorder_violations(ix) == 0 &&
