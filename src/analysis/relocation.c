@@ -242,7 +242,7 @@ struct info {
 struct objects {
 	size_t n, n_sorted, cap;
 	bool with_prev;      /* the prev column is kept (reloc_prove) */
-	uint64_t charged;
+	uint64_t charged;    /* to the memory budget */
 	ht_id *id;
 	ht_id *prev;         /* its id before its last move */
 	uint64_t *size;      /* 0 when not known */
@@ -430,8 +430,7 @@ struct dead_object {
 	ht_id id, cls;
 	uint64_t size;
 	uint32_t serial;
-	uint32_t alive;          /* its alive mark when it died */
-	ht_id prev;
+	ht_id prev;              /* its id before its last move */
 };
 
 struct age_slot {
@@ -941,7 +940,6 @@ static void note_dead(struct reloc *t, size_t i)
 		.cls = o->info[i].cls,
 		.size = o->size[i],
 		.serial = o->info[i].serial,
-		.alive = o->alive[i],
 		.prev = o->prev ? o->prev[i] : o->id[i],
 	};
 }
