@@ -211,6 +211,8 @@ static void radix_sort(uint32_t *idx, uint32_t *tmp, size_t n,
 #define WATCHED 0x01u       /* its steps are reported */
 #define PROMOTED_NOW 0x02u  /* promoted by the GC applied last */
 #define GONE 0x04u          /* died or lost: dropped at the next settle */
+#define UNPLACED 0x08u      /* kept without proof since it was last proven
+			       alive at its id: the proof claims nothing */
 #define FATE_SHIFT 4        /* during a GC: enum fate */
 #define FATE_MASK (0x7u << FATE_SHIFT)
 
@@ -231,14 +233,18 @@ struct info {
 };
 
 /*
- * Every tracked object, a row of parallel arrays: 38 bytes an object,
- * and as many of scratch for rearranging them. Rows [0, n_sorted) are
- * sorted by id, rows [n_sorted, n) wait to be sorted in. What a GC
- * writes of every object has columns of its own.
+ * Every tracked object, a row of parallel arrays: 38 bytes an object
+ * (46 with prev, for the proof), and as many of scratch for rearranging
+ * them. Rows [0, n_sorted) are sorted by id, rows [n_sorted, n) wait to
+ * be sorted in. What a GC writes of every object has columns of its own.
+ * The columns are charged to the memory budget.
  */
 struct objects {
 	size_t n, n_sorted, cap;
+	bool with_prev;      /* the prev column is kept (reloc_prove) */
+	uint64_t charged;    /* to the memory budget */
 	ht_id *id;
+	ht_id *prev;         /* its id before its last move */
 	uint64_t *size;      /* 0 when not known */
 	uint8_t *gen;        /* RELOC_NO_GENERATION when not known */
 	uint8_t *flags;
@@ -255,6 +261,7 @@ struct objects {
 static void objects_free(struct objects *o)
 {
 	free(o->id);
+	free(o->prev);
 	free(o->size);
 	free(o->gen);
 	free(o->flags);
@@ -271,13 +278,23 @@ static void objects_free(struct objects *o)
  * the scratch of its width can trade places. */
 static int objects_reserve(struct objects *o, size_t need)
 {
+	/* every column, the scratch of each width, perm: by row */
+	uint64_t row = sizeof(*o->id) + sizeof(*o->size) + sizeof(*o->scratch) +
+		       2 * sizeof(*o->info) + 2 * sizeof(*o->alive) +
+		       3 * sizeof(*o->gen) + sizeof(*o->perm) +
+		       (o->with_prev ? sizeof(*o->prev) : 0);
+	uint64_t more;
 	size_t cap;
 
 	if (need <= o->cap)
 		return 0;
 	cap = grown_capacity(o->cap, need, sizeof(uint64_t));
-	if (cap == 0 ||
-	    RESIZE_ARRAY(o->id, cap) < 0 ||
+	more = (uint64_t)(cap - o->cap) * row;
+	if (cap == 0 || mem_budget_charge(more) < 0)
+		return -1;
+	o->charged += more;
+	if (RESIZE_ARRAY(o->id, cap) < 0 ||
+	    (o->with_prev && RESIZE_ARRAY(o->prev, cap) < 0) ||
 	    RESIZE_ARRAY(o->size, cap) < 0 ||
 	    RESIZE_ARRAY(o->gen, cap) < 0 ||
 	    RESIZE_ARRAY(o->flags, cap) < 0 ||
@@ -319,6 +336,8 @@ static void objects_permute(struct objects *o, size_t from, size_t m)
 	const uint32_t *perm = o->perm;
 
 	GATHER(o->id, o->scratch, perm, from, m);
+	if (o->prev)
+		GATHER(o->prev, o->scratch, perm, from, m);
 	GATHER(o->size, o->scratch, perm, from, m);
 	GATHER(o->gen, o->scratch8, perm, from, m);
 	GATHER(o->flags, o->scratch8, perm, from, m);
@@ -338,6 +357,8 @@ static void objects_compact(struct objects *o, size_t from, size_t m)
 		if (row == to)
 			continue;
 		o->id[to] = o->id[row];
+		if (o->prev)
+			o->prev[to] = o->prev[row];
 		o->size[to] = o->size[row];
 		o->gen[to] = o->gen[row];
 		o->flags[to] = o->flags[row];
@@ -396,10 +417,20 @@ struct dump_state {
 	bool gc_dump;
 	int64_t gc;
 	size_t n, cap;
+	uint64_t charged;        /* to the memory budget */
 	ht_id *id;
 	ht_id *cls;
 	uint64_t *size;
 	uint8_t *gen;
+};
+
+/* An object that the GC applied last proved dead (rules (a), (b)), for
+ * the proof to hold against that GC's own dump. */
+struct dead_object {
+	ht_id id, cls;
+	uint64_t size;
+	uint32_t serial;
+	ht_id prev;              /* its id before its last move */
 };
 
 struct age_slot {
@@ -438,6 +469,15 @@ struct reloc {
 	size_t cap_age;
 	struct reloc_age *ages;
 	size_t cap_ages;
+
+	/* the relocation proof (reloc_prove) */
+	bool proving;
+	struct dead_object *dead; /* proven dead by the GC applied last, */
+	size_t n_dead, cap_dead;  /* in id order */
+	bool dead_by_full_gc;     /* by rule (b), not (a) */
+	struct span *landing;     /* that GC's moved blocks by destination */
+	size_t n_landing, cap_landing;
+	bool landing_ready;
 
 	struct reloc_totals totals;
 	bool failed;
@@ -478,7 +518,9 @@ void reloc_free(struct reloc *t)
 	free(t->dump_order);
 	free(t->age);
 	free(t->ages);
-	mem_budget_release(t->charged);
+	free(t->dead);
+	free(t->landing);
+	mem_budget_release(t->charged + t->obj.charged + t->dump.charged);
 	free(t);
 }
 
@@ -531,6 +573,12 @@ int reloc_watch_object(struct reloc *t, uint32_t serial)
 	t->watch[at] = serial;
 	t->n_watch++;
 	return 0;
+}
+
+void reloc_prove(struct reloc *t)
+{
+	t->proving = true;
+	t->obj.with_prev = true;
 }
 
 void reloc_watch_id(struct reloc *t, ht_id id)
@@ -597,6 +645,43 @@ static void emit(const struct reloc *t, const struct reloc_step *s)
 	t->hooks.step(t->hooks.ctx, s);
 }
 
+/* ---- The proof ----------------------------------------------------------- */
+
+/* Whether the rules hold row i at its id: the proof may claim. */
+static bool placed(const struct reloc *t, size_t i)
+{
+	return t->proving && !(t->obj.flags[i] & UNPLACED);
+}
+
+/* A contradiction about row i, as it is now; the caller sets what the
+ * dump showed. */
+static struct reloc_inconsistency inconsistency_of(
+	const struct reloc *t, enum reloc_inconsistency_kind kind, size_t i,
+	int64_t dump, uint64_t event_index)
+{
+	const struct objects *o = &t->obj;
+
+	return (struct reloc_inconsistency){
+		.kind = kind,
+		.cause = RELOC_CAUSE_NONE,
+		.object = o->info[i].serial,
+		.gc = (int64_t)o->alive[i] - 1,
+		.dump = dump,
+		.event_index = event_index,
+		.old_id = o->prev ? o->prev[i] : o->id[i],
+		.predicted_id = o->id[i],
+		.class_id = o->info[i].cls,
+		.size = o->size[i],
+	};
+}
+
+static void report_inconsistency(const struct reloc *t,
+				 const struct reloc_inconsistency *x)
+{
+	if (t->hooks.inconsistent)
+		t->hooks.inconsistent(t->hooks.ctx, x);
+}
+
 /* ---- New objects --------------------------------------------------------- */
 
 /* The generation that the bounds in effect give id. */
@@ -625,11 +710,14 @@ static size_t add_object(struct reloc *t, ht_id id, ht_id cls, uint64_t size,
 		return SIZE_MAX;
 	}
 	if (objects_reserve(o, o->n + 1) < 0 ||
-	    ALLOC_GROW(t->tail_event, tail + 1, t->cap_tail_event) < 0) {
+	    BUDGET_GROW(t->tail_event, tail + 1, t->cap_tail_event,
+			t->charged) < 0) {
 		out_of_memory(t);
 		return SIZE_MAX;
 	}
 	o->id[i] = id;
+	if (o->prev)
+		o->prev[i] = id;
 	o->info[i].cls = cls;
 	o->size[i] = size;
 	o->info[i].serial = (uint32_t)t->next_serial++;
@@ -724,8 +812,8 @@ static int settle(struct reloc *t)
 
 	if (!waiting && !t->has_gone)
 		return 0;
-	if (ALLOC_GROW(t->order, waiting, t->cap_order) < 0 ||
-	    ALLOC_GROW(t->movers, waiting, t->cap_movers) < 0)
+	if (BUDGET_GROW(t->order, waiting, t->cap_order, t->charged) < 0 ||
+	    BUDGET_GROW(t->movers, waiting, t->cap_movers, t->charged) < 0)
 		return out_of_memory(t);
 	for (size_t w = 0; w < waiting; w++)
 		t->order[w] = (uint32_t)(o->n_sorted + w);
@@ -836,6 +924,26 @@ static enum reloc_step_kind step_kind_of(enum fate f)
 	}
 }
 
+/* Row i died by the GC being applied: kept for the proof, which holds it
+ * against the GC's own dump. Out of memory stops the tracker after the
+ * walk. */
+static void note_dead(struct reloc *t, size_t i)
+{
+	const struct objects *o = &t->obj;
+
+	if (BUDGET_GROW(t->dead, t->n_dead + 1, t->cap_dead, t->charged) < 0) {
+		out_of_memory(t);
+		return;
+	}
+	t->dead[t->n_dead++] = (struct dead_object){
+		.id = o->id[i],
+		.cls = o->info[i].cls,
+		.size = o->size[i],
+		.serial = o->info[i].serial,
+		.prev = o->prev ? o->prev[i] : o->id[i],
+	};
+}
+
 /* One object through the GC: its fate, its new id in place, its count. */
 static void walk_one(struct reloc *t, struct gc_walk *w, size_t i)
 {
@@ -852,6 +960,9 @@ static void walk_one(struct reloc *t, struct gc_walk *w, size_t i)
 	switch (f) {
 	case FATE_MOVED:
 		o->id[i] = b->dest + (from - b->start);
+		if (o->prev)
+			o->prev[i] = from;
+		o->flags[i] &= (uint8_t)~UNPLACED;
 		watch_if_holding(t, i);
 		if (!b->count++)
 			b->first = (uint32_t)w->movers;
@@ -861,9 +972,11 @@ static void walk_one(struct reloc *t, struct gc_walk *w, size_t i)
 		break;
 	case FATE_SURVIVED:
 		o->alive[i] = (uint32_t)(t->gc.number + 1);
+		o->flags[i] &= (uint8_t)~UNPLACED;
 		count(&g->survived_objects, &g->survived_bytes, o->size[i]);
 		break;
 	case FATE_KEPT:
+		o->flags[i] |= UNPLACED;
 		count(&g->kept_objects, &g->kept_bytes, o->size[i]);
 		break;
 	case FATE_UNTOUCHED:
@@ -872,6 +985,8 @@ static void walk_one(struct reloc *t, struct gc_walk *w, size_t i)
 	case FATE_DIED:
 		count(&g->died_objects, &g->died_bytes, o->size[i]);
 		t->totals.died++;
+		if (t->proving)
+			note_dead(t, i);
 		break;
 	}
 	if (!is_watched(t, i))
@@ -912,7 +1027,7 @@ static int order_movers(struct reloc *t, const struct spans *blocks,
 	ht_id reach = 0;
 	bool sorted = true;
 
-	if (ALLOC_GROW(t->order, m, t->cap_order) < 0)
+	if (BUDGET_GROW(t->order, m, t->cap_order, t->charged) < 0)
 		return -1;
 	d = malloc((blocks->n ? blocks->n : 1) * sizeof(*d));
 	if (!d)
@@ -1059,15 +1174,20 @@ static int apply_gc(struct reloc *t, bool finished, uint64_t event_index)
 	gc->open = false;
 	if (settle(t) != 0)
 		return RELOC_STOP;
-	if (ALLOC_GROW(t->movers, o->n, t->cap_movers) < 0)
+	if (BUDGET_GROW(t->movers, o->n, t->cap_movers, t->charged) < 0)
 		return out_of_memory(t);
 	normalize(&gc->blocks);
 	gc->sum.gc = gc->number;
 	gc->sum.generations = gc->generations;
 	gc->sum.finished = finished;
 	gc->sum.bounds = has_bounds ? gc->start_source : RELOC_BOUNDS_NONE;
+	t->n_dead = 0;
+	t->dead_by_full_gc = w.may_kill_all;
+	t->landing_ready = false;
 	for (size_t i = 0; i < o->n; i++)
 		walk_one(t, &w, i);
+	if (t->failed)
+		return RELOC_STOP;
 	if (order_movers(t, &gc->blocks, w.movers) < 0)
 		return out_of_memory(t);
 	rows = merge_after_gc(t, w.movers, event_index);
@@ -1205,13 +1325,19 @@ int reloc_on_dump_begin(void *ctx, const struct ht_replay_state *st)
 /* The dump's columns share one capacity. */
 static int dump_reserve(struct dump_state *d, size_t need)
 {
+	uint64_t row = sizeof(*d->id) + sizeof(*d->cls) + sizeof(*d->size) +
+		       sizeof(*d->gen);
+	uint64_t more;
 	size_t cap;
 
 	if (need <= d->cap)
 		return 0;
 	cap = grown_capacity(d->cap, need, sizeof(uint64_t));
-	if (cap == 0 ||
-	    RESIZE_ARRAY(d->id, cap) < 0 ||
+	more = (uint64_t)(cap - d->cap) * row;
+	if (cap == 0 || mem_budget_charge(more) < 0)
+		return -1;
+	d->charged += more;
+	if (RESIZE_ARRAY(d->id, cap) < 0 ||
 	    RESIZE_ARRAY(d->cls, cap) < 0 ||
 	    RESIZE_ARRAY(d->size, cap) < 0 ||
 	    RESIZE_ARRAY(d->gen, cap) < 0)
@@ -1279,8 +1405,9 @@ static int order_sightings(struct reloc *t, size_t *distinct)
 	struct dump_state *d = &t->dump;
 	size_t n = 0;
 
-	if (ALLOC_GROW(t->dump_order, d->n, t->cap_dump_order) < 0 ||
-	    ALLOC_GROW(t->order, d->n, t->cap_order) < 0)
+	if (BUDGET_GROW(t->dump_order, d->n, t->cap_dump_order,
+			t->charged) < 0 ||
+	    BUDGET_GROW(t->order, d->n, t->cap_order, t->charged) < 0)
 		return -1;
 	for (size_t k = 0; k < d->n; k++)
 		t->dump_order[k] = (uint32_t)k;
@@ -1298,6 +1425,8 @@ struct dump_walk {
 	int64_t dump;
 	bool gc_dump;
 	bool complete;
+	bool prove;               /* its ids are those the rules predict */
+	int64_t own_gc;           /* a GC's own complete dump: the GC */
 	uint64_t event_index;
 	struct reloc_dump_summary sum;
 };
@@ -1325,6 +1454,7 @@ static int seen(struct reloc *t, struct dump_walk *w, size_t i, size_t k)
 	if (!o->size[i])
 		o->size[i] = d->size[k];
 	o->alive[i] = alive_mark(t);
+	o->flags[i] &= (uint8_t)~UNPLACED;
 	/* a GC's own references may tell of a promotion its finishing
 	 * bounds did not */
 	if (dgen != RELOC_NO_GENERATION && w->gc_dump &&
@@ -1389,6 +1519,16 @@ static void absent(struct reloc *t, struct dump_walk *w, size_t i)
 	struct objects *o = &t->obj;
 	struct reloc_step s;
 
+	/* only the references of the GC whose block carried it are sure to
+	 * show it: any later dump may leave out what died since */
+	if (w->prove && placed(t, i) && w->own_gc >= 0 &&
+	    o->alive[i] == (uint64_t)w->own_gc + 1) {
+		struct reloc_inconsistency x = inconsistency_of(
+			t, RELOC_INCONSISTENT_MISSING, i, w->dump,
+			w->event_index);
+
+		report_inconsistency(t, &x);
+	}
 	o->flags[i] |= GONE;
 	t->has_gone = true;
 	count(&w->sum.died_objects, &w->sum.died_bytes, o->size[i]);
@@ -1410,6 +1550,16 @@ static int displaced(struct reloc *t, struct dump_walk *w, size_t i, size_t k)
 	const struct dump_state *d = &t->dump;
 	struct reloc_step s;
 
+	/* a trace that records no GC may have lost one that freed it */
+	if (w->prove && placed(t, i) && t->last_gc >= 0) {
+		struct reloc_inconsistency x = inconsistency_of(
+			t, RELOC_INCONSISTENT_DISPLACED, i, w->dump,
+			w->event_index);
+
+		x.found_class = d->cls[k];
+		x.found_size = d->size[k];
+		report_inconsistency(t, &x);
+	}
 	o->flags[i] |= GONE;
 	t->has_gone = true;
 	w->sum.lost_objects++;
@@ -1457,6 +1607,112 @@ static int walk_dump(struct reloc *t, struct dump_walk *w, size_t distinct)
 	return rc;
 }
 
+static int compare_landing(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->dest != y->dest)
+		return x->dest < y->dest ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The GC's moved blocks as the ranges they land on, sorted by where they
+ * start, each end raised to the furthest reached so far (so that one
+ * binary search tells whether any covers an id). Built at the first
+ * need: a GC's own dump that shows an object where one died. */
+static int prepare_landing(struct reloc *t)
+{
+	const struct spans *b = &t->gc.blocks;
+	ht_id reach = 0;
+	size_t n = 0;
+
+	if (t->landing_ready)
+		return 0;
+	if (BUDGET_GROW(t->landing, b->n, t->cap_landing, t->charged) < 0)
+		return -1;
+	for (size_t k = 0; k < b->n; k++) {
+		if (b->s[k].kind != SPAN_MOVED || b->s[k].dest == b->s[k].start)
+			continue;
+		t->landing[n] = b->s[k];
+		t->landing[n].start = b->s[k].dest;
+		t->landing[n].end = span_end(b->s[k].dest,
+					     b->s[k].end - b->s[k].start);
+		n++;
+	}
+	qsort(t->landing, n, sizeof(*t->landing), compare_landing);
+	for (size_t k = 0; k < n; k++) {
+		if (t->landing[k].end < reach)
+			t->landing[k].end = reach;
+		reach = t->landing[k].end;
+	}
+	t->n_landing = n;
+	t->landing_ready = true;
+	return 0;
+}
+
+/* Whether a moved block of the GC applied last lands on id. */
+static bool lands_on(const struct reloc *t, ht_id id)
+{
+	size_t lo = 0, hi = t->n_landing;
+
+	/* the last range that starts at or before id */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->landing[mid].start <= id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && t->landing[lo - 1].end > id;
+}
+
+/*
+ * The proof against a GC's own complete dump: an object there at the id
+ * of one the GC proved dead, where no moved block of the GC lands, is the
+ * dead one still there or one that came from nowhere: nothing is
+ * allocated inside a GC. Both lists are in id order.
+ */
+static int dead_present(struct reloc *t, const struct dump_walk *w,
+			size_t distinct)
+{
+	const struct dump_state *d = &t->dump;
+	size_t j = 0;
+
+	for (size_t k = 0; k < t->n_dead; k++) {
+		const struct dead_object *x = &t->dead[k];
+		size_t at;
+
+		while (j < distinct && d->id[t->dump_order[j]] < x->id)
+			j++;
+		if (j == distinct)
+			break;
+		at = t->dump_order[j];
+		if (d->id[at] != x->id)
+			continue;
+		if (prepare_landing(t) < 0)
+			return out_of_memory(t);
+		if (lands_on(t, x->id))
+			continue;
+		report_inconsistency(t, &(struct reloc_inconsistency){
+			.kind = RELOC_INCONSISTENT_DEAD_PRESENT,
+			.cause = t->dead_by_full_gc ? RELOC_DIED_FULL_GC
+						    : RELOC_DIED_BOUNDS,
+			.object = x->serial,
+			.gc = d->gc,
+			.dump = w->dump,
+			.event_index = w->event_index,
+			.old_id = x->prev,
+			.predicted_id = x->id,
+			.class_id = x->cls,
+			.size = x->size,
+			.found_class = d->cls[at],
+			.found_size = d->size[at],
+		});
+	}
+	return 0;
+}
+
 /*
  * The end of a dump: its objects matched against the tracked ones. A GC's
  * references end with the GC (at gc_finished, which applied it); if they
@@ -1485,11 +1741,18 @@ int reloc_on_dump_end(void *ctx, const struct ht_replay_state *st)
 	d->open = false;
 	if (d->gc_dump && (t->gc.open || t->gc.number != d->gc))
 		w.complete = false; /* not after its own GC: ids unsure */
+	/* a dump inside a GC not applied yet (a violation) has ids that are
+	 * neither before nor after it */
+	w.prove = t->proving && !t->gc.open;
+	w.own_gc = w.complete && d->gc_dump && t->gc.number == d->gc ? d->gc
+								      : -1;
 	if (settle(t) != 0)
 		return RELOC_STOP;
 	if (order_sightings(t, &distinct) < 0)
 		return out_of_memory(t);
 	if (walk_dump(t, &w, distinct) != 0 || settle(t) != 0)
+		return RELOC_STOP;
+	if (w.prove && w.own_gc >= 0 && dead_present(t, &w, distinct) != 0)
 		return RELOC_STOP;
 	w.sum.dump = d->number;
 	w.sum.gc_dump = d->gc_dump;

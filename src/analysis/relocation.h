@@ -45,6 +45,23 @@
  * What the tracker finds comes out through hooks: a summary per GC, one
  * per dump (with the ages of the objects in it), and every step in the
  * life of the objects being watched.
+ *
+ * A tracker asked to prove (reloc_prove) also holds the rules to what the
+ * dumps show, and reports every contradiction through the inconsistency
+ * hook (doc/design.md section 3, "The relocation proof"). An object is
+ * *placed* from the moment its id is proven (its allocation, a dump that
+ * reports it, a block that carries it) for as long as every GC since left
+ * it alone or carried it with a block; a GC that keeps it without proof
+ * unplaces it. Then:
+ *  - a dump that shows another class or size at a placed object's id
+ *    contradicts the rules (RELOC_INCONSISTENT_DISPLACED);
+ *  - a complete dump that lacks a placed object does too: nothing but a
+ *    GC frees an object (RELOC_INCONSISTENT_MISSING);
+ *  - a GC's own complete dump that shows an object at the id of one that
+ *    the GC's bounds proved dead (rules (a), (b)), where no moved block
+ *    of that GC lands, does too: nothing is allocated inside a GC
+ *    (RELOC_INCONSISTENT_DEAD_PRESENT).
+ * An object kept without proof, lost, or never tracked proves nothing.
  */
 #ifndef HT_RELOCATION_H
 #define HT_RELOCATION_H
@@ -148,12 +165,45 @@ struct reloc_dump_summary {
 	const struct reloc_age *ages;
 };
 
+/* What the relocation proof found (reloc_prove). */
+enum reloc_inconsistency_kind {
+	RELOC_INCONSISTENT_DISPLACED,    /* another class or size at its id */
+	RELOC_INCONSISTENT_MISSING,      /* placed, absent from a complete dump */
+	RELOC_INCONSISTENT_DEAD_PRESENT, /* proven dead, its id in the GC's
+					    own dump */
+};
+
+/*
+ * One contradiction between the rules and a dump. The object is the
+ * tracked one: its class and size as last known, old_id where it was
+ * before the last GC that moved it (its id when it never moved),
+ * predicted_id where the rules put it (for DEAD_PRESENT: where it died).
+ * gc: DISPLACED, MISSING: the last GC after which it was proven alive
+ * (by a block or a dump; -1: not since any GC, by its allocation or a
+ * dump before every GC); DEAD_PRESENT: the GC that proved it dead.
+ * found_*: what the dump shows at predicted_id (DISPLACED, DEAD_PRESENT).
+ */
+struct reloc_inconsistency {
+	enum reloc_inconsistency_kind kind;
+	enum reloc_cause cause;   /* DEAD_PRESENT: bounds or full_gc */
+	uint32_t object;          /* its serial number */
+	int64_t gc;
+	int64_t dump;             /* the dump that contradicts */
+	uint64_t event_index;     /* of the event that ended it */
+	ht_id old_id, predicted_id;
+	ht_id class_id;           /* 0 when not known */
+	uint64_t size;
+	ht_id found_class;
+	uint64_t found_size;
+};
+
 /* The summaries are valid during the call only. A hook may be NULL. */
 struct reloc_hooks {
 	void *ctx;
 	void (*gc_done)(void *ctx, const struct reloc_gc_summary *g);
 	void (*dump_done)(void *ctx, const struct reloc_dump_summary *d);
 	void (*step)(void *ctx, const struct reloc_step *s);
+	void (*inconsistent)(void *ctx, const struct reloc_inconsistency *x);
 };
 
 struct reloc_totals {
@@ -177,6 +227,11 @@ void reloc_free(struct reloc *t);
  * memory. */
 int reloc_watch_object(struct reloc *t, uint32_t serial);
 void reloc_watch_id(struct reloc *t, ht_id id);
+
+/* Turns the relocation proof on, before the first event: 8 bytes more an
+ * object (where it was before its last move) and a list of the objects
+ * each GC proves dead. */
+void reloc_prove(struct reloc *t);
 
 /* The replay callbacks, ctx being the tracker. They return 0, or
  * RELOC_STOP when the tracker cannot go on (reloc_error says why). */

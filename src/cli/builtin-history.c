@@ -12,6 +12,7 @@
  * so that it can be read twice.
  */
 #include "cli/builtin.h"
+#include "cli/class-names.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
 #include "cli/escape.h"
@@ -39,13 +40,6 @@ static const struct command_usage usage = {
 		"Exits 1 when no object had ID.\n",
 };
 
-/* A class name the trace gave, copied. */
-struct class_name {
-	ht_id id;
-	char *name;
-	size_t order; /* of arrival: the last name of an id wins */
-};
-
 struct history {
 	const char *path;
 	struct input input;
@@ -65,8 +59,7 @@ struct history {
 	size_t n_holders, cap_holders;
 	struct reloc_step *steps;
 	size_t n_steps, cap_steps;
-	struct class_name *classes;
-	size_t n_classes, cap_classes;
+	struct class_names classes;
 	bool out_of_memory;
 };
 
@@ -101,23 +94,6 @@ static void note_step(void *ctx, const struct reloc_step *s)
 	h->steps[h->n_steps++] = *s;
 }
 
-static int remember_class(struct history *h, const struct ht_ev_class *e)
-{
-	struct class_name *c;
-
-	if (!e->name)
-		return 0;
-	if (ALLOC_GROW(h->classes, h->n_classes + 1, h->cap_classes) < 0)
-		return -1;
-	c = &h->classes[h->n_classes];
-	c->name = strdup(e->name);
-	if (!c->name)
-		return -1;
-	c->id = e->id;
-	c->order = h->n_classes++;
-	return 0;
-}
-
 static int on_event(void *ctx, const struct ht_event *ev,
 		    const struct ht_replay_state *st)
 {
@@ -126,7 +102,7 @@ static int on_event(void *ctx, const struct ht_event *ev,
 	progress_update(h->progress, st->event_index + 1,
 			ht_reader_position(h->reader).offset);
 	if (h->collect && ev->type == HT_EV_CLASS &&
-	    remember_class(h, &ev->u.class_) < 0) {
+	    class_names_add(&h->classes, &ev->u.class_) < 0) {
 		h->out_of_memory = true;
 		return 1;
 	}
@@ -245,51 +221,18 @@ static void unique_holders(struct history *h)
 
 /* ---- names --------------------------------------------------------------- */
 
-static int compare_classes(const void *a, const void *b)
-{
-	const struct class_name *x = a, *y = b;
-
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return (x->order > y->order) - (x->order < y->order);
-}
-
-static void sort_classes(struct history *h)
-{
-	if (h->n_classes)
-		qsort(h->classes, h->n_classes, sizeof(*h->classes),
-		      compare_classes);
-}
-
 /* The last name the trace gave the class, NULL if none. */
 static const char *class_name(const struct history *h, ht_id id)
 {
-	size_t lo = 0, hi = h->n_classes;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (h->classes[mid].id <= id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && h->classes[lo - 1].id == id ? h->classes[lo - 1].name
-						 : NULL;
+	return class_names_find(&h->classes, id);
 }
 
 /* "System.String", "?0x100", or "?" when the class is not known; buf
- * holds 32 bytes. */
-static const char *class_text(const struct history *h, ht_id id, char *buf)
+ * holds CLASS_TEXT_SIZE bytes. */
+static const char *class_text(const struct history *h, ht_id id,
+			      char *buf)
 {
-	const char *name = class_name(h, id);
-
-	if (name)
-		return name;
-	if (!id)
-		return "?";
-	snprintf(buf, 32, "?0x%llx", (unsigned long long)id);
-	return buf;
+	return class_names_text(&h->classes, id, buf);
 }
 
 /* ---- what an object is --------------------------------------------------- */
@@ -434,7 +377,7 @@ static void print_died(const struct reloc_step *s)
 
 static void print_lost(const struct history *h, const struct reloc_step *s)
 {
-	char id[24], cls[32], size[SIZE_TEXT];
+	char id[24], cls[CLASS_TEXT_SIZE], size[SIZE_TEXT];
 
 	hex_id(s->from, id);
 	switch (s->cause) {
@@ -504,7 +447,7 @@ static void print_step(const struct history *h, const struct reloc_step *s)
 
 static void print_object_text(const struct history *h, const struct life *l)
 {
-	char cls[32], size[SIZE_TEXT], cid[24];
+	char cls[CLASS_TEXT_SIZE], size[SIZE_TEXT], cid[24];
 	const struct reloc_step *last = l->last;
 
 	printf("\nobject %u: ", l->object);
@@ -568,7 +511,7 @@ static void out_object(struct out *o, const struct history *h,
 		       const struct life *l)
 {
 	const struct reloc_step *last = l->last;
-	char cls[32];
+	char cls[CLASS_TEXT_SIZE];
 
 	out_begin_object(o, NULL);
 	out_u64(o, "object", l->object);
@@ -658,7 +601,7 @@ static int report(struct history *h)
 	size_t n;
 	int rc;
 
-	sort_classes(h);
+	class_names_sort(&h->classes);
 	l = lives_of(h, &n);
 	if (!l) {
 		error_msg("out of memory");
@@ -698,9 +641,7 @@ static int run_history(struct history *h)
 
 static void free_history(struct history *h)
 {
-	for (size_t i = 0; i < h->n_classes; i++)
-		free(h->classes[i].name);
-	free(h->classes);
+	class_names_free(&h->classes);
 	free(h->holders);
 	free(h->steps);
 }

@@ -35,6 +35,15 @@ static void set_budget(uint64_t bytes)
 				  : mem_budget_default(bytes, mem_budget_ram()));
 }
 
+void set_input_budget(const char *path)
+{
+	struct stat st;
+	int rc = strcmp(path, "-") == 0 ? fstat(STDIN_FILENO, &st)
+					: stat(path, &st);
+
+	set_budget(rc == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0);
+}
+
 int trace_operand(const char *cmd, int argc, char **argv, const char **path)
 {
 	if (argc - optind > 1)

@@ -31,6 +31,11 @@ int parse_max_memory_option(const char *cmd, const char *arg, void *unused);
 		     "the most memory the input may cost (default: 64\n" \
 		     "times its size, at least 1 GiB, at most 3/4 of RAM)")
 
+/* Sets the memory budget for the input at path (--max-memory, or the
+ * default for its size; a stream counts as empty). For a command that
+ * reads its input once, without input_prepare. */
+void set_input_budget(const char *path);
+
 /* The FILE operand: NULL (use DEFAULT_TRACE) or the one given; more than
  * one is a usage error. EXIT_DONE, or EXIT_USAGE once said. */
 int trace_operand(const char *cmd, int argc, char **argv, const char **path);

@@ -58,7 +58,7 @@ dumps_in() {
 		mprof-report --reports=heapshot "$1" 2>/dev/null |
 			grep -c 'Heap shot [0-9]* at' ;;
 	*)
-		"$heaptrace" check "$1" 2>/dev/null |
+		"$heaptrace" check --no-relocation "$1" 2>/dev/null |
 			sed -n 's/.*, \([0-9]*\) dumps*, .*/\1/p' ;;
 	esac
 }

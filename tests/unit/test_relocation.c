@@ -5,8 +5,10 @@
  * adjacent and overlapping; generations not collected; promotions by
  * finishing bounds and by a GC's own references; deaths by (a), (b) and
  * (c) and never otherwise; reused ids; objects lost to a block, an
- * allocation or a dump; ages; watching by id; and thousands of small
- * random GCs against a naive O(N * R) reference fed by the same replay.
+ * allocation or a dump; ages; watching by id; the relocation proof (each
+ * contradiction, and what it must not call one); and thousands of small
+ * random GCs against a naive O(N * R) reference fed by the same replay,
+ * with the proof on and off.
  */
 #include <criterion/criterion.h>
 
@@ -161,6 +163,20 @@ static void abort_dump(void)
 /* What the tracker said on the last run (reloc_reference.h). */
 static struct rref_outcome got;
 
+/* The relocation proof: on for the next runs when set; what it found. */
+static bool proving;
+#define MAX_FOUND 64
+static struct reloc_inconsistency found[MAX_FOUND];
+static size_t n_found;
+
+static void note_inconsistency(void *ctx, const struct reloc_inconsistency *x)
+{
+	(void)ctx;
+	if (n_found < MAX_FOUND)
+		found[n_found] = *x;
+	n_found++;
+}
+
 /* Replays the events of the trace in memory through a tracker that
  * watches every object (and the naive reference, if given). */
 static void run_with(bool reports_survivors, struct rref_outcome *o,
@@ -172,8 +188,12 @@ static void run_with(bool reports_survivors, struct rref_outcome *o,
 	struct replayer *r;
 
 	memset(o, 0, sizeof(*o));
+	n_found = 0;
+	hooks.inconsistent = note_inconsistency;
 	p.tracker = reloc_new(reports_survivors, &hooks);
 	cr_assert_not_null(p.tracker);
+	if (proving)
+		reloc_prove(p.tracker);
 	for (uint32_t i = 0; i < RREF_MAX_OBJECTS; i++)
 		cr_assert_eq(reloc_watch_object(p.tracker, i), 0);
 	r = replayer_new(&cb, &p);
@@ -896,6 +916,207 @@ Test(watch, by_id)
 		cr_assert(watched_objects[i] == A || watched_objects[i] == B);
 }
 
+/* ---- The relocation proof ------------------------------------------------ */
+
+static void run_proof(bool reports_survivors)
+{
+	proving = true;
+	run_clean(reports_survivors);
+	proving = false;
+}
+
+static void assert_found(size_t k, enum reloc_inconsistency_kind kind,
+			 int64_t gc, ht_id old_id, ht_id predicted_id)
+{
+	const struct reloc_inconsistency *x = &found[k];
+
+	cr_assert_lt(k, n_found, "only %zu inconsistencies", n_found);
+	cr_assert_eq(x->kind, kind, "inconsistency %zu is of kind %d", k,
+		     x->kind);
+	cr_assert_eq(x->gc, gc, "inconsistency %zu: GC %lld, not %lld", k,
+		     (long long)x->gc, (long long)gc);
+	cr_assert_eq(x->old_id, old_id, "inconsistency %zu: old id 0x%llx",
+		     k, (unsigned long long)x->old_id);
+	cr_assert_eq(x->predicted_id, predicted_id,
+		     "inconsistency %zu: predicted id 0x%llx", k,
+		     (unsigned long long)x->predicted_id);
+}
+
+/* The seed's GC with its formula's lengths and its own references as
+ * the runtime would give them: every survivor where the blocks put it. */
+Test(proof, seed_consistent)
+{
+	seed_objects(true);
+	gc_start(GENS(0));
+	BOUNDS({0, 0x08, 0x12, 0x1000});
+	MOVED({0x08, 0x07, 1}, {0x10, 0x08, 3}, {0x15, 0x11, 4});
+	object(0x07, 1, 1);
+	object(0x08, 2, 2);
+	object(0x0a, 1, 1);
+	for (ht_id id = 0x11; id <= 0x14; id++)
+		object(id, 1, 1);
+	gc_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 0);
+	assert_died(DEAD13, RELOC_DIED_BOUNDS);
+}
+
+/* Its own references showing another class where a block put A. */
+Test(proof, displaced_in_gc_references)
+{
+	alloc(0x100, 1, 16);
+	gc_start(GENS(0));
+	MOVED({0x100, 0x10, 0x10});
+	object(0x10, 2, 16);
+	gc_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 1);
+	assert_found(0, RELOC_INCONSISTENT_DISPLACED, 0, 0x100, 0x10);
+	cr_assert_eq(found[0].class_id, 1);
+	cr_assert_eq(found[0].found_class, 2);
+	cr_assert_eq(found[0].size, 16);
+	cr_assert_eq(found[0].found_size, 16);
+	cr_assert_eq(found[0].dump, 0);
+}
+
+/* A generation the GC does not collect keeps what a block put there: a
+ * later dump with another size there contradicts the move. */
+Test(proof, wrong_size_after_an_untouching_gc)
+{
+	alloc(0x120, 1, 16);
+	gc_start(GENS(0));
+	MOVED({0x120, 0x20, 0x10});
+	BOUNDS({0, 0x200, 0x100, 0}, {1, 0x10, 0x1f0, 0});
+	gc_end();
+	gc_start(GENS(0));
+	gc_end();
+	dump_begin();
+	object(0x20, 1, 24);
+	dump_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 1);
+	assert_found(0, RELOC_INCONSISTENT_DISPLACED, 0, 0x120, 0x20);
+	cr_assert_eq(found[0].found_size, 24);
+}
+
+/* A survivor the GC's own references lack; an object allocated after it
+ * and absent from the next dump is no contradiction (it may have died). */
+Test(proof, missing_from_gc_references_only)
+{
+	alloc(0x100, 1, 16);
+	alloc(0x110, 2, 16);
+	gc_start(GENS(0));
+	MOVED({0x100, 0x10, 0x10});
+	SURVIVING({0x110, 0x10});
+	object(0x10, 1, 16);
+	gc_end();
+	alloc(0x300, 2, 24);
+	dump_begin();
+	object(0x10, 1, 16);
+	dump_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 1);
+	assert_found(0, RELOC_INCONSISTENT_MISSING, 0, 0x110, 0x110);
+	cr_assert_eq(found[0].dump, 0);
+}
+
+/* Proven dead by the bounds, still in the GC's own references; the same
+ * with a block landing there is the object that moved in. */
+Test(proof, dead_present_unless_a_block_lands)
+{
+	alloc(0x100, 1, 16);
+	alloc(0x130, 2, 16);
+	alloc(0x140, 1, 16);
+	gc_start(GENS(0));
+	BOUNDS({0, 0x100, 0x100, 0});
+	MOVED({0x100, 0x10, 0x10});
+	object(0x10, 1, 16);
+	object(0x130, 2, 16);
+	gc_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 1);
+	assert_found(0, RELOC_INCONSISTENT_DEAD_PRESENT, 0, 0x130, 0x130);
+	cr_assert_eq(found[0].cause, RELOC_DIED_BOUNDS);
+
+	reset_trace();
+	alloc(0x130, 2, 16);
+	alloc(0x140, 1, 16);
+	gc_start(GENS(0));
+	BOUNDS({0, 0x100, 0x100, 0});
+	MOVED({0x140, 0x130, 0x10});
+	object(0x130, 1, 16);
+	gc_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 0);
+}
+
+/* Without bounds, a full GC proves deaths (rule (b)): the same holds. */
+Test(proof, dead_present_after_a_full_gc)
+{
+	alloc(0x100, 1, 16);
+	gc_start(GENS(0, 1, 2));
+	object(0x100, 1, 16);
+	gc_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 1);
+	assert_found(0, RELOC_INCONSISTENT_DEAD_PRESENT, 0, 0x100, 0x100);
+	cr_assert_eq(found[0].cause, RELOC_DIED_FULL_GC);
+}
+
+/* Kept without proof (a runtime that does not report survivors), lost,
+ * or never tracked: anything may be there, or nothing. */
+Test(proof, nothing_claimed_without_proof)
+{
+	alloc(0x100, 1, 16);
+	alloc(0x110, 1, 16);
+	alloc(0x120, 1, 16);
+	gc_start(GENS(0, 1));
+	MOVED({0x100, 0x10, 1});
+	object(0x10, 1, 16);
+	object(0x110, 2, 32);
+	object(0x50, 2, 8);
+	gc_end();
+	gc_start(GENS(0, 1));
+	object(0x10, 2, 16);
+	gc_end();
+	run_proof(false);
+	cr_assert_eq(n_found, 0);
+}
+
+/* Two dumps and no GC: the trace may not record its GCs, so another
+ * object where one was proves nothing. */
+Test(proof, nothing_claimed_without_gcs)
+{
+	dump_begin();
+	object(0x10, 1, 16);
+	dump_end();
+	dump_begin();
+	object(0x10, 2, 16);
+	dump_end();
+	run_proof(true);
+	cr_assert_eq(n_found, 0);
+}
+
+/* An unfinished GC claims nothing, and unplaces what it kept. */
+Test(proof, nothing_claimed_by_an_unfinished_gc)
+{
+	alloc(0x100, 1, 16);
+	alloc(0x200, 1, 16);
+	gc_start(GENS(0));
+	BOUNDS({0, 0x100, 0x200, 0});
+	MOVED({0x100, 0x10, 0x10});
+	gc_start(GENS(0));
+	gc_end();
+	dump_begin();
+	object(0x200, 2, 16);
+	dump_end();
+	proving = true;
+	run(true); /* a GC begun inside another breaks the protocol */
+	proving = false;
+	cr_assert_eq(got.violations, 1);
+	cr_assert_eq(n_found, 0);
+}
+
 /* ---- Random traces against the reference --------------------------------- */
 
 static uint64_t rng_state;
@@ -1008,12 +1229,198 @@ static void random_trace(void)
 	}
 }
 
+/*
+ * An honest heap, CLR style, for the proof: objects bump-allocated in
+ * generation 0 at [GEN0, ...), which each GC of generation 0 empties,
+ * moving its survivors to the top of generation 1 at [GEN1, ...) in
+ * blocks of one object; a full GC also kills objects of generation 1
+ * and slides the rest down, the ones that stay in surviving blocks.
+ * Bounds at each GC's start and finish, its own references list every
+ * live object, and dumps between GCs list some of them (as a walk from
+ * the roots would, leaving out garbage not yet collected). Nothing in
+ * such a trace contradicts the rules.
+ */
+#define GEN1 0x1000u
+#define GEN0 0x100000u
+#define HEAP_MAX 512
+
+struct sim_object {
+	ht_id id, cls;
+	uint64_t size;
+};
+
+static struct sim_object heap[HEAP_MAX];
+static size_t heap_n;
+static ht_id gen0_top, gen1_top;
+
+static void sim_bounds(void)
+{
+	BOUNDS({1, GEN1, gen1_top - GEN1, 0}, {0, GEN0, gen0_top - GEN0, 0});
+}
+
+static void sim_references(void)
+{
+	for (size_t i = 0; i < heap_n; i++)
+		object(heap[i].id, heap[i].cls, heap[i].size);
+}
+
+/* One GC: of generation 0, or of both. heap[] stays in id order: the
+ * objects of generation 1 first. */
+static void sim_gc(bool full)
+{
+	size_t n = 0;
+	ht_id top = GEN1;
+
+	gc_start(full ? GENS(0, 1) : GENS(0, 1) & ~2u);
+	sim_bounds();
+	for (size_t i = 0; i < heap_n; i++) {
+		struct sim_object o = heap[i];
+		bool young = o.id >= GEN0;
+
+		if ((young || full) && rnd(3) == 0)
+			continue; /* dies */
+		if (!young && !full) {
+			top = o.id + o.size;
+		} else if (o.id == top) {
+			SURVIVING({o.id, o.size});
+			top += o.size;
+		} else {
+			MOVED({o.id, top, o.size});
+			o.id = top;
+			top += o.size;
+		}
+		heap[n++] = o;
+	}
+	heap_n = n;
+	gen1_top = top;
+	gen0_top = GEN0;
+	sim_references();
+	sim_bounds();
+	gc_end();
+}
+
+static void sim_allocate(void)
+{
+	struct sim_object o = {gen0_top, 1 + rnd(4), 8 * (1 + rnd(8))};
+
+	if (heap_n == HEAP_MAX)
+		return;
+	heap[heap_n++] = o;
+	gen0_top += o.size;
+	alloc(o.id, o.cls, o.size);
+}
+
+static void sim_dump(void)
+{
+	dump_begin();
+	for (size_t i = 0; i < heap_n; i++)
+		if (rnd(5))
+			object(heap[i].id, heap[i].cls, heap[i].size);
+	dump_end();
+}
+
+static void honest_trace(void)
+{
+	reset_trace();
+	heap_n = 0;
+	gen0_top = GEN0;
+	gen1_top = GEN1;
+	sim_bounds();
+	for (size_t step = 0, steps = 10 + rnd(30); step < steps; step++) {
+		switch (rnd(6)) {
+		case 0:
+			sim_gc(rnd(3) == 0);
+			break;
+		case 1:
+			sim_dump();
+			break;
+		default:
+			for (size_t k = 1 + rnd(10); k > 0; k--)
+				sim_allocate();
+		}
+	}
+	sim_gc(false);
+}
+
+/* The GC references of the trace in memory: the last GC's objects. */
+static struct ht_ev_object_references *last_gc_reference(void)
+{
+	for (size_t i = n_events; i > 0; i--) {
+		if (events[i - 1].type == HT_EV_GC_STARTED)
+			return NULL;
+		if (events[i - 1].type == HT_EV_OBJECT_REFERENCES)
+			return &events[i - 1].u.object_references;
+	}
+	return NULL;
+}
+
+Test(proof, honest_heaps_are_consistent, .timeout = 120)
+{
+	uint64_t checked = 0, caught = 0, missing = 0;
+
+	for (uint64_t seed = 1; seed <= 500; seed++) {
+		struct ht_ev_object_references *e;
+
+		rng_state = seed * 0x9e3779b97f4a7c15ULL;
+		honest_trace();
+		run_proof(true);
+		cr_assert_eq(n_found, 0, "seed %llu: %zu inconsistencies, the "
+			     "first of kind %d at 0x%llx",
+			     (unsigned long long)seed, n_found, found[0].kind,
+			     (unsigned long long)found[0].predicted_id);
+		checked += got.totals.gcs;
+		/* the same trace with the last object of the last GC's
+		 * references of another class (even seeds) or moved by 4
+		 * bytes, where no object is (odd seeds): caught when the rules
+		 * placed it (displaced), or when that GC's block carried it
+		 * (missing) */
+		e = last_gc_reference();
+		if (!e)
+			continue;
+		if (seed % 2) {
+			ht_id was = e->id;
+
+			e->id += 4;
+			run_proof(true);
+			cr_assert_leq(n_found, 1, "seed %llu",
+				      (unsigned long long)seed);
+			if (!n_found)
+				continue;
+			cr_assert_eq(found[0].kind, RELOC_INCONSISTENT_MISSING);
+			cr_assert_eq(found[0].predicted_id, was);
+			cr_assert_eq(found[0].gc, (int64_t)got.totals.gcs - 1);
+			missing++;
+			continue;
+		}
+		e->class_id += 100;
+		run_proof(true);
+		cr_assert_leq(n_found, 1, "seed %llu",
+			      (unsigned long long)seed);
+		if (n_found) {
+			cr_assert_eq(found[0].kind,
+				     RELOC_INCONSISTENT_DISPLACED);
+			cr_assert_eq(found[0].predicted_id, e->id);
+			cr_assert_eq(found[0].found_class, e->class_id);
+			caught++;
+		}
+	}
+	cr_assert_gt(checked, 2000, "only %llu GCs",
+		     (unsigned long long)checked);
+	cr_assert_gt(caught, 200, "only %llu of 250 changed classes caught",
+		     (unsigned long long)caught);
+	cr_assert_gt(missing, 150, "only %llu of 250 moved objects caught",
+		     (unsigned long long)missing);
+}
+
+/* The proof on changes nothing of what the tracker says (every other
+ * seed). */
 Test(random, against_naive_reference, .timeout = 300)
 {
 	uint64_t gcs = 0;
 	char why[256];
 
 	for (uint64_t seed = 1; seed <= 3000; seed++) {
+		proving = seed % 2 == 0;
 		struct rref_naive *v;
 		const char *diff;
 		bool reports;
@@ -1032,6 +1439,7 @@ Test(random, against_naive_reference, .timeout = 300)
 		gcs += got.totals.gcs;
 		rref_naive_free(v);
 	}
+	proving = false;
 	cr_assert_gt(gcs, 5000, "only %llu random GCs",
 		     (unsigned long long)gcs);
 }
