@@ -9,9 +9,10 @@
  *
  * (`heaptrace record` sets these.) What the runtime tells, and what it
  * becomes in the trace (doc/design.md, "The CLR"):
- *   - GarbageCollectionStarted: gc_started (collected generations as a bit
- *     set, induced or not, our count of GCs), then the generation bounds;
- *     GarbageCollectionFinished: the bounds after it, then gc_finished.
+ *   - GarbageCollectionStarted: the generation bounds, then gc_started
+ *     (collected generations as a bit set, induced or not, our count of
+ *     GCs); GarbageCollectionFinished: the bounds after it, then
+ *     gc_finished.
  *   - MovedReferences2 and SurvivingReferences2: moved_references and
  *     surviving_references, blocks as given (the CLR reports every
  *     survivor: the header says reports_survivors).
@@ -781,9 +782,13 @@ static clr_hresult on_gc_started(CLR_THIS, int n, clr_bool collected[],
 	if (dump)
 		dependents_clear();
 	set_flag(&state.dump_gc, dump);
+	/* The bounds at the start go just before gc_started, which the
+	 * shim writes after every other thread's events: recorded after
+	 * it, they could be written after the moves of a server GC's other
+	 * threads, which the shim orders only at a GC's start and end. */
+	record_bounds();
 	ht_gc_started(state.rec, atomic_fetch_add(&state.gc_number, 1), gens,
 		      reason == 1 ? HT_GC_INDUCED : HT_GC_OTHER);
-	record_bounds();
 	leave();
 	return CLR_S_OK;
 }
