@@ -45,8 +45,8 @@
  */
 #include "recorders/clr/corprof.h"
 #include "recorders/clr/names.h"
-#include "recorders/mono/idset.h"
-#include "recorders/mono/options.h"
+#include "recorders/idset.h"
+#include "recorders/options.h"
 
 #include <heaptrace/record.h>
 
@@ -110,7 +110,7 @@ static struct {
 	struct clr_factory factory;
 	struct clr_info *info;
 	int info_level;        /* the highest ICorProfilerInfo obtained */
-	struct mrec_options opt;
+	struct rec_options opt;
 	char *output;
 	struct ht_recorder *rec;
 
@@ -1377,7 +1377,7 @@ static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 		say("out of memory; not recording");
 		goto fail;
 	}
-	if (mrec_parse_options(options, &state.opt, err, sizeof(err)) < 0) {
+	if (rec_parse_options(options, &state.opt, err, sizeof(err)) < 0) {
 		say("HEAPTRACE_CLR_OPTIONS: %s; not recording", err);
 		goto fail;
 	}
