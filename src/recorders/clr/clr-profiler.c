@@ -896,8 +896,9 @@ static clr_hresult on_gc_finished(CLR_THIS)
 		return CLR_S_OK;
 	dump = flag(&state.dump_gc);
 	if (dump) {
-		record_frozen_objects();
+		/* the recorder thread lists the non-GC heap, then names */
 		name_dump();
+		record_frozen_objects();
 	}
 	record_bounds();
 	ht_gc_finished(state.rec);
