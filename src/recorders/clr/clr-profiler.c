@@ -1306,14 +1306,19 @@ static void put_env(const char *name, const char *value)
 
 /* `heaptrace record` changes CORECLR_* and others for the program and
  * saves their old values (HEAPTRACE_RESTORE): put them back, so that
- * processes the program starts are not recorded into the same file. */
+ * processes the program starts are not recorded into the same file.
+ * Loaded by hand, profiling is turned off for them. */
 static void restore_environment(void)
 {
 	const char *list = getenv("HEAPTRACE_RESTORE");
 	char *copy, *save = NULL;
 
-	if (!list)
+	if (!list) {
+		/* loaded by hand: the program's children would record into
+		 * the same trace */
+		put_env("CORECLR_ENABLE_PROFILING", NULL);
 		return;
+	}
 	copy = strdup(list);
 	if (!copy)
 		return;
