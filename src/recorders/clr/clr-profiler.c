@@ -159,7 +159,6 @@ static struct {
 	/* the recorder thread */
 	pthread_t thread;
 	bool thread_started;
-	pthread_t thread_id_self;
 	int wake[2];
 	_Atomic unsigned requests;
 	_Atomic uint64_t name_asked, name_done;
