@@ -24,7 +24,8 @@
  *     a GC dump. The objects of the non-GC heap (string literals, frozen
  *     RuntimeType objects), which the walk does not visit but which its
  *     objects reference, are added to each dump from a list taken with
- *     EnumerateNonGCObjects.
+ *     EnumerateNonGCObjects, each also a root of kind other (the runtime
+ *     never frees them).
  *   - ObjectAllocated (alloc): object_allocated; ThreadCreated ("thread
  *     N", its system id) and ThreadNameChanged: thread.
  *
@@ -746,6 +747,23 @@ static void record_object(uint64_t id, uint64_t cls, uint64_t size,
 			     HT_RESULT_OK);
 }
 
+/* The runtime never frees them: each is also a root, of kind other. */
+static void record_frozen_roots(const struct frozen *f)
+{
+	uint32_t obj_flags[BATCH] = {0};
+	uint8_t kinds[BATCH], root_flags[BATCH] = {0};
+	ht_id ids[BATCH] = {0};
+
+	memset(kinds, HT_ROOT_OTHER, sizeof(kinds));
+	for (size_t done = 0; done < f->n;) {
+		size_t m = f->n - done < BATCH ? f->n - done : BATCH;
+
+		ht_root_references(state.rec, m, f->ids + done, obj_flags,
+				   kinds, root_flags, ids, HT_RESULT_OK);
+		done += m;
+	}
+}
+
 static void record_frozen_objects(void)
 {
 	struct frozen *f;
@@ -759,6 +777,8 @@ static void record_frozen_objects(void)
 		record_object(f->ids[i], f->classes[i], f->sizes[i], n,
 			      n ? f->refs + f->ref_start[i] : none);
 	}
+	if (f)
+		record_frozen_roots(f);
 	atomic_fetch_sub(&state.frozen_readers, 1);
 }
 
