@@ -1132,7 +1132,8 @@ static void after_gc(void)
 {
 	bounds_make_room();
 	dependents_make_room();
-	idset_make_room(&state.classes_seen, 4096);
+	/* a walk adds without growing: room for this many new ids */
+	idset_make_room(&state.classes_seen, 16384);
 	idset_make_room(&state.methods_seen, 4096);
 	refresh_frozen();
 }
@@ -1485,7 +1486,7 @@ static bool allocate_tables(void)
 	state.dependents_mask = FIRST_DEPENDENTS - 1;
 	state.dependents = calloc(FIRST_DEPENDENTS, sizeof(*state.dependents));
 	return state.clr_bounds && state.bounds && state.dependents &&
-	       idset_init(&state.classes_seen, 16384) == 0 &&
+	       idset_init(&state.classes_seen, 65536) == 0 &&
 	       idset_init(&state.classes_named, 16384) == 0 &&
 	       idset_init(&state.methods_seen, 4096) == 0 &&
 	       idset_init(&state.methods_named, 4096) == 0;
