@@ -151,6 +151,7 @@ static struct {
 	struct idset classes_seen, classes_named;
 	struct idset methods_seen, methods_named;
 	_Atomic uint64_t naming_late;
+	uint64_t naming_longest_ms;  /* the GC thread's alone */
 
 	/* the non-GC heap's objects, published whole */
 	_Atomic(struct frozen *) frozen;
@@ -985,7 +986,7 @@ static clr_hresult on_object(CLR_THIS, clr_uptr object, clr_uptr cls,
  * which reads metadata while this thread holds the GC. */
 static void name_dump(void)
 {
-	uint64_t ticket;
+	uint64_t ticket, start = ms_now(), took;
 
 	if (!state.thread_started)
 		return;
@@ -993,6 +994,9 @@ static void name_dump(void)
 	request(REQ_NAME);
 	if (!wait_for(&state.name_done, ticket, NAMING_WAIT_MS))
 		atomic_fetch_add(&state.naming_late, 1);
+	took = ms_now() - start;
+	if (took > state.naming_longest_ms)
+		state.naming_longest_ms = took;
 }
 
 static clr_hresult on_gc_finished(CLR_THIS)
@@ -1257,8 +1261,8 @@ static void report_stats(void)
 	say("%s: %llu event%s, %llu GC%s, %llu bytes (%llu before "
 	    "compression), %llu wait%s for a buffer, %llu event%s dropped, "
 	    "%llu dependent handle%s before the key's fields, %llu dropped, "
-	    "%llu GC%s with generation bounds cut, %llu dump%s named late",
-	    state.output,
+	    "%llu GC%s with generation bounds cut, %llu dump%s named late "
+	    "(the longest wait for names %llu ms)", state.output,
 	    (unsigned long long)st.events, plural(st.events),
 	    (unsigned long long)st.gcs, plural(st.gcs),
 	    (unsigned long long)st.bytes_written,
@@ -1270,7 +1274,8 @@ static void report_stats(void)
 	    (unsigned long long)state.dependents_dropped,
 	    (unsigned long long)state.bounds_cut, plural(state.bounds_cut),
 	    (unsigned long long)state.naming_late,
-	    plural(state.naming_late));
+	    plural(state.naming_late),
+	    (unsigned long long)state.naming_longest_ms);
 }
 
 static void close_recorder(void)
