@@ -72,6 +72,13 @@ enum ht_container_type {
 #define HT_OBJ_ALREADY_VISITED 0x00002u
 #define HT_OBJ_MORE_REFERENCES 0x10000u
 
+/* ref_flags of object_references. A dependent reference is no field: a
+ * dependent handle (the CLR's ConditionalWeakTable) makes the referrer,
+ * its key, keep the referent, its value, alive. Readers that know no
+ * ref_flags take it for a reference like any other, which it is for
+ * reachability. */
+#define HT_REF_DEPENDENT 0x1u
+
 /* What the profiler's callback returned. */
 enum ht_result {
 	HT_RESULT_OK = 0,       /* S_OK */

@@ -42,8 +42,9 @@ static const struct command_usage usage = {
 		"\n"
 		"Runs CMD, a program of a runtime heaptrace can record, with the\n"
 		"runtime's recorder loaded, and writes its GCs and heap dumps to\n"
-		"FILE. Runtimes: mono (mono [OPTIONS] PROG.exe ..., or PROG.exe ...)\n"
-		"and java. Exits with CMD's exit status (128+N when signal N killed\n"
+		"FILE. Runtimes: mono (mono [OPTIONS] PROG.exe ..., or PROG.exe ...),\n"
+		"java, and .NET (dotnet APP.dll ..., APP.dll ..., dotnet build ...,\n"
+		"or a published app). Exits with CMD's exit status (128+N when signal N killed\n"
 		"it), 2 on a usage error, 3 when FILE cannot be written or the\n"
 		"recorder cannot be found, did not load or wrote no trace, 126 or\n"
 		"127 when CMD cannot be run.\n",
@@ -55,6 +56,7 @@ static const struct command_usage usage = {
 static const struct runtime_recorder *const runtimes[] = {
 	&mono_recorder,
 	&java_recorder,
+	&clr_recorder,
 };
 #define N_RUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
 
@@ -857,7 +859,9 @@ int cmd_record(int argc, char **argv)
 	if (!rt)
 		return usage_error("record", "'%s' is not a command heaptrace "
 				   "can record: it knows mono (mono PROG.exe, "
-				   "or PROG.exe) and java", argv[optind]);
+				   "or PROG.exe), java and dotnet (dotnet "
+				   "APP.dll, APP.dll, or a published app)",
+				   argv[optind]);
 	if (c.opt.allocations && !rt->records_allocations)
 		return usage_error("record", "--allocations is not available "
 				   "for %s: its recorder records GCs and heap "

@@ -68,7 +68,7 @@ int find_recorder(const char *subdir, const char *file, char *path,
 		  size_t len, struct ht_error *err);
 
 struct runtime_recorder {
-	const char *name;  /* "mono", "java": for messages */
+	const char *name;  /* "mono", "java", "dotnet": for messages */
 	/* How the runtime takes a recorder it cannot load: the second line
 	 * of the message that says no trace came out. */
 	const char *not_loaded;
@@ -84,6 +84,7 @@ struct runtime_recorder {
 
 extern const struct runtime_recorder mono_recorder;
 extern const struct runtime_recorder java_recorder;
+extern const struct runtime_recorder clr_recorder;
 
 /* Fills err with code HT_E_INVALID and a formatted message; returns -1. */
 int record_error(struct ht_error *err, const char *fmt, ...)

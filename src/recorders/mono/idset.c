@@ -174,3 +174,42 @@ int idset_add(struct idset *s, uint64_t id, bool in_pause)
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
+
+int idset_make_room(struct idset *s, size_t more)
+{
+	struct idset_table *t;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	t = atomic_load_explicit(&s->table, memory_order_relaxed);
+	while (atomic_load_explicit(&t->count, memory_order_relaxed) + more >
+	       (t->mask + 1) / 2) {
+		struct idset_table *n = grow(s, t);
+
+		if (!n) {
+			rc = -1;
+			break;
+		}
+		t = n;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void idset_for_each(struct idset *s, void (*fn)(uint64_t id, void *ctx),
+		    void *ctx)
+{
+	struct idset_table *t;
+
+	pthread_mutex_lock(&s->lock);
+	t = atomic_load_explicit(&s->table, memory_order_acquire);
+	pthread_mutex_unlock(&s->lock);
+	/* tables are retired, never freed, until idset_destroy */
+	for (size_t i = 0; i <= t->mask; i++) {
+		uint64_t k = atomic_load_explicit(&t->keys[i],
+						  memory_order_relaxed);
+
+		if (k)
+			fn(k, ctx);
+	}
+}

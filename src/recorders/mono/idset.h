@@ -38,4 +38,14 @@ bool idset_contains(const struct idset *s, uint64_t id);
 /* 1 added, 0 already there, -1 not added (no room, or no memory). */
 int idset_add(struct idset *s, uint64_t id, bool in_pause);
 
+/* Outside pauses: grows the table until `more` ids fit without it
+ * growing (so that adds inside the next pause find room). 0, or -1 when
+ * memory ran out. */
+int idset_make_room(struct idset *s, size_t more);
+
+/* Calls fn for every id of the table in use (an id added meanwhile may
+ * or may not be seen). Outside pauses. */
+void idset_for_each(struct idset *s, void (*fn)(uint64_t id, void *ctx),
+		    void *ctx);
+
 #endif

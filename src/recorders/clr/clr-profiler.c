@@ -1,0 +1,1563 @@
+/*
+ * clr-profiler.c - libheaptrace-clr: a CoreCLR profiler that records the
+ * runtime's GCs and heap walks through the heaptrace shim.
+ *
+ *   CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER={any GUID}
+ *   CORECLR_PROFILER_PATH=/path/libheaptrace-clr.so
+ *   HEAPTRACE_CLR_OPTIONS=dump=major,every=1,alloc HEAPTRACE_OUTPUT=FILE
+ *   dotnet app.dll
+ *
+ * (`heaptrace record` sets these.) What the runtime tells, and what it
+ * becomes in the trace (doc/design.md, "The CLR"):
+ *   - GarbageCollectionStarted: gc_started (collected generations as a bit
+ *     set, induced or not, our count of GCs), then the generation bounds;
+ *     GarbageCollectionFinished: the bounds after it, then gc_finished.
+ *   - MovedReferences2 and SurvivingReferences2: moved_references and
+ *     surviving_references, blocks as given (the CLR reports every
+ *     survivor: the header says reports_survivors).
+ *   - the heap walk the runtime makes after each GC, when this GC is one
+ *     to dump: RootReferences2 as root_references with kinds, flags and
+ *     ids; ConditionalWeakTableElementReferences as extra references from
+ *     each key to its value (flagged HT_REF_DEPENDENT); ObjectReferences as
+ *     one object_references each, with its size. They land inside the GC:
+ *     a GC dump. The objects of the non-GC heap (string literals, frozen
+ *     RuntimeType objects), which the walk does not visit but which its
+ *     objects reference, are added to each dump from a list taken with
+ *     EnumerateNonGCObjects.
+ *   - ObjectAllocated (alloc): object_allocated; ThreadNameChanged and
+ *     ThreadAssignedToOSThread: thread.
+ *
+ * Names. Metadata may not be read inside GC callbacks, and a dump's names
+ * must be in the trace before the dump ends. The walk adds the class of
+ * each object (and the function of each stack root) to a lock-free set;
+ * at the end of a dump GC the collecting thread wakes the recorder thread
+ * (our own, not the runtime's) and waits, bounded, while it names the new
+ * ids with the metadata interfaces; then the GC is closed. Classes of
+ * allocations are named by that thread as they come.
+ *
+ * Dumps at other times (--dump-on exit or signal, and the one at exit)
+ * are collections forced with ForceGC from a thread of ours that has no
+ * profiler callback on its stack.
+ *
+ * GC callbacks run with the program's threads suspended, possibly inside
+ * malloc: that path uses the shim, atomics, and memory allocated before.
+ */
+#include "recorders/clr/corprof.h"
+#include "recorders/clr/names.h"
+#include "recorders/mono/idset.h"
+#include "recorders/mono/options.h"
+
+#include <heaptrace/record.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ht_config.h"
+
+#define DEFAULT_OUTPUT "heaptrace.ht"
+#define DUMP_SIGNAL SIGUSR1
+/* Roots are passed to the shim in batches from the stack. */
+#define BATCH 256
+/* How long a GC waits for the recorder thread to name its classes, and
+ * the exit for its dump. */
+#define NAMING_WAIT_MS 10000
+#define EXIT_DUMP_WAIT_MS 60000
+/* Generation ranges room at first (regions: many per generation). */
+#define FIRST_BOUNDS 1024
+/* Dependent handles room at first. */
+#define FIRST_DEPENDENTS 4096
+
+__attribute__((visibility("default")))
+clr_hresult DllGetClassObject(const struct clr_guid *clsid,
+			      const struct clr_guid *iid, void **out);
+
+/* Requests to the recorder thread: bits of state.requests. */
+enum {
+	REQ_NAME = 1,      /* name the new classes and methods, then say so */
+	REQ_AFTER_GC = 2,  /* make room for the next GC, refresh the lists */
+	REQ_DUMP = 4,      /* force a GC to dump (signal, exit) */
+	REQ_QUIT = 8,
+};
+
+/* A dependent handle of the current walk: key keeps value alive. */
+struct dependent {
+	_Atomic uint64_t key;
+	_Atomic uint64_t value;
+};
+
+/* The objects of the non-GC heap, as last listed; refs flattened. */
+struct frozen {
+	size_t n, n_refs;
+	uint64_t *ids, *classes, *sizes;
+	size_t *ref_start; /* n + 1 entries into refs */
+	uint64_t *refs;
+};
+
+static struct {
+	struct clr_callback callback;
+	struct clr_factory factory;
+	struct clr_info *info;
+	int info_level;        /* the highest ICorProfilerInfo obtained */
+	struct mrec_options opt;
+	char *output;
+	struct ht_recorder *rec;
+
+	/* guard for closing while a callback may still record */
+	_Atomic int inflight;
+	_Atomic bool closed;
+
+	/* GCs: one at a time (the runtime serializes them) */
+	_Atomic int64_t gc_number;
+	uint64_t qualifying;         /* collections that count for --every */
+	_Atomic bool dump_gc;        /* this GC's walk is recorded */
+	_Atomic bool forced_pending; /* a forced dump is on its way */
+	_Atomic bool exiting;        /* the exit dump is taken: no more */
+	struct clr_generation_range *clr_bounds;
+	struct ht_generation_range *bounds;
+	size_t bounds_cap;
+	_Atomic size_t bounds_needed;
+	_Atomic uint64_t bounds_cut;
+
+	/* dependent handles of the walk: open addressing by key */
+	struct dependent *dependents;
+	size_t dependents_mask;
+	_Atomic size_t dependents_used;
+	_Atomic uint64_t dependents_dropped;
+
+	/* names */
+	struct idset classes_seen, classes_named;
+	struct idset methods_seen, methods_named;
+	_Atomic uint64_t naming_late;
+
+	/* the non-GC heap's objects, published whole */
+	_Atomic(struct frozen *) frozen;
+	struct frozen *frozen_retired;
+	_Atomic int frozen_readers;
+
+	/* the recorder thread */
+	pthread_t thread;
+	bool thread_started;
+	pthread_t thread_id_self;
+	int wake[2];
+	_Atomic unsigned requests;
+	_Atomic uint64_t name_asked, name_done;
+	_Atomic uint64_t dumps_asked, dumps_done;
+	sem_t progress;              /* posted when name_done or dumps_done move */
+	pthread_t forcer;
+	_Atomic bool forcing;
+} state;
+
+/* ---- flags, messages, and the recording guard ----------------------------- */
+
+static bool flag(_Atomic bool *f)
+{
+	return atomic_load_explicit(f, memory_order_acquire);
+}
+
+static void set_flag(_Atomic bool *f, bool value)
+{
+	atomic_store_explicit(f, value, memory_order_release);
+}
+
+static void leave(void)
+{
+	atomic_fetch_sub_explicit(&state.inflight, 1, memory_order_release);
+}
+
+/* enter() and close_recorder() each write one variable and then read the
+ * other: sequentially consistent, so that they cannot both miss. */
+static bool enter(void)
+{
+	atomic_fetch_add(&state.inflight, 1);
+	if (atomic_load(&state.closed) || !state.rec) {
+		leave();
+		return false;
+	}
+	return true;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "heaptrace: clr recorder: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static bool same_guid(const struct clr_guid *a, const struct clr_guid *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+static uint64_t ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* ---- the recorder thread's requests --------------------------------------- */
+
+/* Async-signal-safe: an atomic or and a write to a pipe. */
+static void request(unsigned bits)
+{
+	char c = 1;
+	int saved = errno;
+
+	atomic_fetch_or(&state.requests, bits);
+	if (state.wake[1] >= 0 && write(state.wake[1], &c, 1) < 0) {
+		/* full: a wake-up is pending anyway */
+	}
+	errno = saved;
+}
+
+/* Waits until *done reaches target, at most ms milliseconds: true when it
+ * did. */
+static bool wait_for(_Atomic uint64_t *done, uint64_t target, unsigned ms)
+{
+	uint64_t deadline = ms_now() + ms;
+
+	while (atomic_load(done) < target) {
+		struct timespec until;
+		uint64_t now = ms_now();
+
+		if (now >= deadline)
+			return false;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 20 * 1000 * 1000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		sem_timedwait(&state.progress, &until);
+	}
+	return true;
+}
+
+static void progress(_Atomic uint64_t *done, uint64_t value)
+{
+	atomic_store(done, value);
+	sem_post(&state.progress);
+}
+
+/* ---- names ----------------------------------------------------------------- */
+
+static struct clr_metadata *metadata_of(clr_uptr module)
+{
+	static const struct clr_guid iid = CLR_IID_METADATA_IMPORT;
+	void *md = NULL;
+
+	if (CLR_FAILED(state.info->vtbl->GetModuleMetaData(
+		    state.info, module, CLR_OPEN_READ, &iid, &md)) || !md)
+		return NULL;
+	return md;
+}
+
+static void release_metadata(struct clr_metadata *md)
+{
+	if (md)
+		md->vtbl->Release(md);
+}
+
+/* The type definition's name, and those it is nested in, innermost
+ * first. */
+static int nesting_of(struct clr_metadata *md, clr_token td,
+		      struct clrn_type *t)
+{
+	t->n_nest = 0;
+	while (t->n_nest < CLRN_MAX_NEST) {
+		clr_wchar wname[CLRN_SEGMENT_MAX];
+		clr_ulong n = 0, flags = 0;
+		clr_token extends = 0, outer = 0;
+
+		if (CLR_FAILED(md->vtbl->GetTypeDefProps(md, td, wname,
+							 CLRN_SEGMENT_MAX, &n,
+							 &flags, &extends)))
+			break;
+		clrn_from_utf16(t->nest[t->n_nest], CLRN_SEGMENT_MAX, wname,
+				n < CLRN_SEGMENT_MAX ? n : CLRN_SEGMENT_MAX);
+		t->n_nest++;
+		if (md->vtbl->GetNestedClassProps(md, td, &outer) != CLR_S_OK ||
+		    (outer & 0x00FFFFFFu) == 0)
+			break;
+		td = outer;
+	}
+	return t->n_nest ? 0 : -1;
+}
+
+static int source_array(void *ctx, uint64_t cls, unsigned *rank,
+			uint64_t *elem, uint32_t *elem_type)
+{
+	clr_uptr base = 0;
+	clr_ulong r = 0;
+	uint32_t et = 0;
+	clr_hresult hr;
+
+	(void)ctx;
+	hr = state.info->vtbl->IsArrayClass(state.info, (clr_uptr)cls, &et,
+					    &base, &r);
+	if (hr == CLR_S_FALSE)
+		return 0;
+	if (hr != CLR_S_OK)
+		return -1;
+	*rank = (unsigned)r;
+	*elem = base;
+	*elem_type = et;
+	return 1;
+}
+
+static int source_type(void *ctx, uint64_t cls, struct clrn_type *t)
+{
+	clr_uptr module = 0, parent = 0, args[CLRN_MAX_ARGS];
+	clr_token td = 0;
+	clr_ulong n_args = 0;
+	struct clr_metadata *md;
+	int rc;
+
+	(void)ctx;
+	if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
+		    state.info, (clr_uptr)cls, &module, &td, &parent,
+		    CLRN_MAX_ARGS, &n_args, args)))
+		return -1;
+	md = metadata_of(module);
+	if (!md)
+		return -1;
+	rc = nesting_of(md, td, t);
+	release_metadata(md);
+	t->n_args = n_args < CLRN_MAX_ARGS ? n_args : CLRN_MAX_ARGS;
+	for (size_t i = 0; i < t->n_args; i++)
+		t->args[i] = args[i];
+	return rc;
+}
+
+static const struct clrn_source runtime_source = {
+	.array = source_array,
+	.type = source_type,
+};
+
+static void name_class(uint64_t id, void *ctx)
+{
+	char name[4096];
+	struct clrn_buf b;
+
+	(void)ctx;
+	if (idset_contains(&state.classes_named, id))
+		return;
+	clrn_init(&b, name, sizeof(name));
+	clrn_class_name(&runtime_source, id, &b);
+	ht_class(state.rec, id, name, false, 0);
+	idset_add(&state.classes_named, id, false);
+}
+
+/* Class.Method; the class from the function's own class id (exact for a
+ * generic instance), else from its type definition. */
+static void method_name(uint64_t fid, struct clrn_buf *b)
+{
+	clr_uptr cls = 0, module = 0;
+	clr_token token = 0, td = 0;
+	clr_wchar wname[CLRN_SEGMENT_MAX];
+	char name[CLRN_SEGMENT_MAX * 3];
+	clr_ulong n = 0, attr = 0, sig_size = 0, rva = 0, impl = 0;
+	const uint8_t *sig = NULL;
+	struct clr_metadata *md;
+	struct clrn_type t;
+
+	if (CLR_FAILED(state.info->vtbl->GetFunctionInfo(state.info,
+							 (clr_uptr)fid, &cls,
+							 &module, &token)) ||
+	    !(md = metadata_of(module))) {
+		snprintf(name, sizeof(name), "function 0x%llx",
+			 (unsigned long long)fid);
+		clrn_put(b, name);
+		return;
+	}
+	if (CLR_FAILED(md->vtbl->GetMethodProps(md, token, &td, wname,
+						CLRN_SEGMENT_MAX, &n, &attr,
+						&sig, &sig_size, &rva,
+						&impl))) {
+		release_metadata(md);
+		snprintf(name, sizeof(name), "function 0x%llx",
+			 (unsigned long long)fid);
+		clrn_put(b, name);
+		return;
+	}
+	clrn_from_utf16(name, sizeof(name), wname,
+			n < CLRN_SEGMENT_MAX ? n : CLRN_SEGMENT_MAX);
+	if (cls) {
+		clrn_class_name(&runtime_source, cls, b);
+	} else if (nesting_of(md, td, &t) == 0) {
+		for (size_t i = t.n_nest; i-- > 0;) {
+			clrn_put(b, t.nest[i]);
+			if (i)
+				clrn_put(b, "+");
+		}
+	}
+	release_metadata(md);
+	clrn_put(b, ".");
+	clrn_put(b, name);
+}
+
+static void name_method(uint64_t id, void *ctx)
+{
+	char name[4096];
+	struct clrn_buf b;
+
+	(void)ctx;
+	if (idset_contains(&state.methods_named, id))
+		return;
+	clrn_init(&b, name, sizeof(name));
+	method_name(id, &b);
+	ht_method(state.rec, id, name);
+	idset_add(&state.methods_named, id, false);
+}
+
+static void name_new_ids(void)
+{
+	idset_for_each(&state.classes_seen, name_class, NULL);
+	idset_for_each(&state.methods_seen, name_method, NULL);
+}
+
+/* Inside pauses as well: no lock, no malloc. */
+static void saw_class(clr_uptr cls)
+{
+	if (cls && !idset_contains(&state.classes_seen, cls))
+		idset_add(&state.classes_seen, cls, true);
+}
+
+static void saw_method(clr_uptr fid)
+{
+	if (fid && !idset_contains(&state.methods_seen, fid))
+		idset_add(&state.methods_seen, fid, true);
+}
+
+/* ---- the non-GC heap ------------------------------------------------------- */
+
+static void frozen_free(struct frozen *f)
+{
+	if (!f)
+		return;
+	free(f->ids);
+	free(f->classes);
+	free(f->sizes);
+	free(f->ref_start);
+	free(f->refs);
+	free(f);
+}
+
+struct ref_list {
+	uint64_t *refs;
+	size_t n, cap;
+	bool failed;
+};
+
+static clr_bool collect_ref(clr_uptr object, clr_uptr *ref, void *data)
+{
+	struct ref_list *l = data;
+
+	(void)object;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		uint64_t *r = realloc(l->refs, cap * sizeof(*r));
+
+		if (!r) {
+			l->failed = true;
+			return 0;
+		}
+		l->refs = r;
+		l->cap = cap;
+	}
+	l->refs[l->n++] = *ref;
+	return 1;
+}
+
+/* Lists the non-GC heap (ICorProfilerInfo14): id, class, size and
+ * references of each object. NULL when the runtime has none to list. */
+static struct frozen *list_frozen(void)
+{
+	struct clr_object_enum *e = NULL;
+	struct frozen *f;
+	struct ref_list refs = {0};
+	clr_ulong count = 0;
+	size_t cap;
+
+	if (state.info_level < 14 ||
+	    CLR_FAILED(state.info->vtbl->EnumerateNonGCObjects(state.info,
+							       &e)) || !e)
+		return NULL;
+	if (CLR_FAILED(e->vtbl->GetCount(e, &count)))
+		count = 0;
+	cap = (size_t)count + 64;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		goto fail;
+	f->ids = malloc(cap * sizeof(*f->ids));
+	f->classes = malloc(cap * sizeof(*f->classes));
+	f->sizes = malloc(cap * sizeof(*f->sizes));
+	f->ref_start = malloc((cap + 1) * sizeof(*f->ref_start));
+	if (!f->ids || !f->classes || !f->sizes || !f->ref_start)
+		goto fail;
+	for (;;) {
+		clr_uptr batch[256];
+		clr_ulong got = 0;
+
+		if (CLR_FAILED(e->vtbl->Next(e, 256, batch, &got)) || got == 0)
+			break;
+		for (clr_ulong i = 0; i < got && f->n < cap; i++) {
+			clr_uptr cls = 0, size = 0;
+
+			if (CLR_FAILED(state.info->vtbl->GetClassFromObject(
+				    state.info, batch[i], &cls)))
+				continue;
+			state.info->vtbl->GetObjectSize2(state.info, batch[i],
+							 &size);
+			f->ids[f->n] = batch[i];
+			f->classes[f->n] = cls;
+			f->sizes[f->n] = size;
+			f->ref_start[f->n] = refs.n;
+			if (state.info_level >= 10)
+				state.info->vtbl->EnumerateObjectReferences(
+					state.info, batch[i], collect_ref,
+					&refs);
+			f->n++;
+			saw_class(cls);
+		}
+	}
+	e->vtbl->Release(e);
+	e = NULL;
+	if (refs.failed)
+		goto fail;
+	f->ref_start[f->n] = refs.n;
+	f->refs = refs.refs;
+	f->n_refs = refs.n;
+	return f;
+fail:
+	if (e)
+		e->vtbl->Release(e);
+	free(refs.refs);
+	frozen_free(f);
+	return NULL;
+}
+
+/* Publishes a new list; the one it replaces is freed once no GC reads
+ * it (a reader that began before the exchange holds it). */
+static void refresh_frozen(void)
+{
+	struct frozen *f = list_frozen(), *old;
+
+	if (!f)
+		return;
+	old = atomic_exchange(&state.frozen, f);
+	frozen_free(state.frozen_retired);
+	state.frozen_retired = NULL;
+	if (atomic_load(&state.frozen_readers) == 0)
+		frozen_free(old);
+	else
+		state.frozen_retired = old;
+}
+
+/* ---- dependent handles ----------------------------------------------------- */
+
+static size_t hash_id(uint64_t id)
+{
+	id ^= id >> 33;
+	id *= 0xff51afd7ed558ccdull;
+	id ^= id >> 33;
+	return (size_t)id;
+}
+
+static void dependents_clear(void)
+{
+	for (size_t i = 0; i <= state.dependents_mask; i++) {
+		atomic_store_explicit(&state.dependents[i].key, 0,
+				      memory_order_relaxed);
+		atomic_store_explicit(&state.dependents[i].value, 0,
+				      memory_order_relaxed);
+	}
+	atomic_store(&state.dependents_used, 0);
+}
+
+/* Lock-free, inside the pause; a pair that finds no room is counted. */
+static void dependent_add(uint64_t key, uint64_t value)
+{
+	size_t mask = state.dependents_mask;
+
+	if (atomic_fetch_add(&state.dependents_used, 1) >= mask - mask / 8) {
+		atomic_fetch_add(&state.dependents_dropped, 1);
+		return;
+	}
+	for (size_t i = hash_id(key) & mask;; i = (i + 1) & mask) {
+		uint64_t empty = 0;
+
+		if (atomic_compare_exchange_strong(&state.dependents[i].key,
+						   &empty, key)) {
+			atomic_store(&state.dependents[i].value, value);
+			return;
+		}
+	}
+}
+
+/* The values that key keeps alive, up to max; how many. */
+static size_t dependents_of(uint64_t key, uint64_t *values, size_t max)
+{
+	size_t mask = state.dependents_mask, n = 0;
+
+	if (atomic_load_explicit(&state.dependents_used,
+				 memory_order_relaxed) == 0)
+		return 0;
+	for (size_t i = hash_id(key) & mask;; i = (i + 1) & mask) {
+		uint64_t k = atomic_load_explicit(&state.dependents[i].key,
+						  memory_order_relaxed);
+
+		if (k == 0)
+			return n;
+		if (k == key && n < max)
+			values[n++] = atomic_load(&state.dependents[i].value);
+	}
+}
+
+/* Outside GCs: room for twice as many pairs as the last walk had. */
+static void dependents_make_room(void)
+{
+	size_t want = 2 * atomic_load(&state.dependents_used), cap;
+	struct dependent *d;
+
+	if (want < (state.dependents_mask + 1) / 2)
+		return;
+	cap = state.dependents_mask + 1;
+	while (cap < 2 * want)
+		cap *= 2;
+	d = calloc(cap, sizeof(*d));
+	if (!d)
+		return;
+	/* no GC runs: the recorder thread is woken after one, and the next
+	 * one waits for the dump flag it sets at its start */
+	free(state.dependents);
+	state.dependents = d;
+	state.dependents_mask = cap - 1;
+	atomic_store(&state.dependents_used, 0);
+}
+
+/* ---- the objects of a dump ------------------------------------------------- */
+
+/* An object, then the values its dependent handles keep alive, as a
+ * continuation with each reference flagged HT_REF_DEPENDENT. */
+static void record_object(uint64_t id, uint64_t cls, uint64_t size,
+			  size_t n, const ht_id *refs)
+{
+	uint64_t values[64];
+	uint32_t flags[64];
+	size_t k = dependents_of(id, values, 64);
+
+	ht_object_references(state.rec, id, cls, size,
+			     k ? HT_OBJ_MORE_REFERENCES : 0, n, refs, NULL, -1,
+			     HT_RESULT_OK);
+	if (!k)
+		return;
+	for (size_t i = 0; i < k; i++)
+		flags[i] = HT_REF_DEPENDENT;
+	ht_object_references(state.rec, id, cls, size, 0, k, values, flags, -1,
+			     HT_RESULT_OK);
+}
+
+static void record_frozen_objects(void)
+{
+	struct frozen *f;
+
+	atomic_fetch_add(&state.frozen_readers, 1);
+	f = atomic_load(&state.frozen);
+	for (size_t i = 0; f && i < f->n; i++)
+		record_object(f->ids[i], f->classes[i], f->sizes[i],
+			      f->ref_start[i + 1] - f->ref_start[i],
+			      f->refs + f->ref_start[i]);
+	atomic_fetch_sub(&state.frozen_readers, 1);
+}
+
+/* ---- GCs ------------------------------------------------------------------- */
+
+static void record_bounds(void)
+{
+	clr_ulong n = 0;
+	size_t m;
+
+	if (CLR_FAILED(state.info->vtbl->GetGenerationBounds(
+		    state.info, (clr_ulong)state.bounds_cap, &n,
+		    state.clr_bounds)))
+		return;
+	if (n > state.bounds_needed)
+		atomic_store(&state.bounds_needed, n);
+	m = n < state.bounds_cap ? n : state.bounds_cap;
+	if (m < n)
+		atomic_fetch_add(&state.bounds_cut, 1);
+	for (size_t i = 0; i < m; i++)
+		state.bounds[i] = (struct ht_generation_range){
+			.generation = state.clr_bounds[i].generation,
+			.start = state.clr_bounds[i].start,
+			.length = state.clr_bounds[i].length,
+			.reserved = state.clr_bounds[i].reserved,
+		};
+	ht_generation_bounds(state.rec, m, state.bounds);
+}
+
+/* Outside GCs: room for the most ranges seen, and more. */
+static void bounds_make_room(void)
+{
+	size_t need = atomic_load(&state.bounds_needed), cap;
+	struct clr_generation_range *c;
+	struct ht_generation_range *h;
+
+	if (need + need / 2 < state.bounds_cap)
+		return;
+	cap = 2 * need;
+	c = calloc(cap, sizeof(*c));
+	h = calloc(cap, sizeof(*h));
+	if (!c || !h) {
+		free(c);
+		free(h);
+		return;
+	}
+	free(state.clr_bounds);
+	free(state.bounds);
+	state.clr_bounds = c;
+	state.bounds = h;
+	state.bounds_cap = cap;
+}
+
+static bool due(uint64_t ordinal)
+{
+	return ordinal % state.opt.every == 0;
+}
+
+static bool qualifies(uint32_t generations)
+{
+	switch (state.opt.dump_on) {
+	case DUMP_ON_MAJOR:
+		return (generations & (1u << 2)) != 0;
+	case DUMP_ON_EVERY_GC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool dump_this_gc(uint32_t generations)
+{
+	if (flag(&state.forced_pending))
+		return true;
+	if (flag(&state.exiting) || !qualifies(generations))
+		return false;
+	return due(++state.qualifying);
+}
+
+static clr_hresult on_gc_started(CLR_THIS, int n, clr_bool collected[],
+				 int32_t reason)
+{
+	uint32_t gens = 0;
+	bool dump;
+
+	(void)self;
+	if (!enter())
+		return CLR_S_OK;
+	for (int i = 0; i < n && i <= HT_GEN_MAX; i++)
+		if (collected[i])
+			gens |= 1u << i;
+	dump = dump_this_gc(gens);
+	if (dump)
+		dependents_clear();
+	set_flag(&state.dump_gc, dump);
+	ht_gc_started(state.rec, atomic_fetch_add(&state.gc_number, 1), gens,
+		      reason == 1 ? HT_GC_INDUCED : HT_GC_OTHER);
+	record_bounds();
+	leave();
+	return CLR_S_OK;
+}
+
+/* Blocks as given; failing makes the runtime skip the older callback
+ * with 32-bit lengths. */
+static clr_hresult on_moved(CLR_THIS, clr_ulong n, clr_uptr old_starts[],
+			    clr_uptr new_starts[], clr_uptr lengths[])
+{
+	(void)self;
+	if (!enter())
+		return CLR_E_FAIL;
+	ht_moved_references(state.rec, n, old_starts, new_starts, lengths);
+	leave();
+	return CLR_E_FAIL;
+}
+
+static clr_hresult on_surviving(CLR_THIS, clr_ulong n, clr_uptr starts[],
+				clr_uptr lengths[])
+{
+	(void)self;
+	if (!enter())
+		return CLR_E_FAIL;
+	ht_surviving_references(state.rec, n, starts, lengths);
+	leave();
+	return CLR_E_FAIL;
+}
+
+static clr_hresult on_roots(CLR_THIS, clr_ulong n, clr_uptr refs[],
+			    int32_t kinds[], int32_t flags[], clr_uptr ids[])
+{
+	uint32_t obj_flags[BATCH] = {0};
+	uint8_t k8[BATCH], f8[BATCH];
+
+	(void)self;
+	if (!flag(&state.dump_gc) || !enter())
+		return CLR_S_OK;
+	for (clr_ulong done = 0; done < n;) {
+		size_t m = n - done < BATCH ? n - done : BATCH;
+
+		for (size_t i = 0; i < m; i++) {
+			k8[i] = (uint8_t)kinds[done + i];
+			f8[i] = (uint8_t)flags[done + i];
+			if (kinds[done + i] == CLR_ROOT_STACK)
+				saw_method(ids[done + i]);
+		}
+		ht_root_references(state.rec, m, refs + done, obj_flags, k8,
+				   f8, ids + done, HT_RESULT_OK);
+		done += m;
+	}
+	leave();
+	return CLR_S_OK;
+}
+
+static clr_hresult on_dependents(CLR_THIS, clr_ulong n, clr_uptr keys[],
+				 clr_uptr values[], clr_uptr handles[])
+{
+	(void)self;
+	(void)handles;
+	if (!flag(&state.dump_gc))
+		return CLR_S_OK;
+	for (clr_ulong i = 0; i < n; i++)
+		if (keys[i] && values[i])
+			dependent_add(keys[i], values[i]);
+	return CLR_S_OK;
+}
+
+/* Failing stops the walk until the next GC: what a GC not dumped does
+ * at its first object. */
+static clr_hresult on_object(CLR_THIS, clr_uptr object, clr_uptr cls,
+			     clr_ulong n, clr_uptr refs[])
+{
+	clr_uptr size = 0;
+
+	(void)self;
+	if (!flag(&state.dump_gc) || !enter())
+		return CLR_E_FAIL;
+	state.info->vtbl->GetObjectSize2(state.info, object, &size);
+	saw_class(cls);
+	record_object(object, cls, size, n, refs);
+	leave();
+	return CLR_S_OK;
+}
+
+/* Names the dump's new classes and methods through the recorder thread,
+ * which reads metadata while this thread holds the GC. */
+static void name_dump(void)
+{
+	uint64_t ticket;
+
+	if (!state.thread_started)
+		return;
+	ticket = atomic_fetch_add(&state.name_asked, 1) + 1;
+	request(REQ_NAME);
+	if (!wait_for(&state.name_done, ticket, NAMING_WAIT_MS))
+		atomic_fetch_add(&state.naming_late, 1);
+}
+
+static clr_hresult on_gc_finished(CLR_THIS)
+{
+	bool dump;
+
+	(void)self;
+	if (!enter())
+		return CLR_S_OK;
+	dump = flag(&state.dump_gc);
+	if (dump) {
+		record_frozen_objects();
+		name_dump();
+	}
+	record_bounds();
+	ht_gc_finished(state.rec);
+	set_flag(&state.dump_gc, false);
+	if (dump && flag(&state.forced_pending)) {
+		set_flag(&state.forced_pending, false);
+		progress(&state.dumps_done, atomic_load(&state.dumps_asked));
+	}
+	request(REQ_AFTER_GC);
+	leave();
+	return CLR_S_OK;
+}
+
+/* ---- allocations, threads -------------------------------------------------- */
+
+static clr_hresult on_allocated(CLR_THIS, clr_uptr object, clr_uptr cls)
+{
+	clr_uptr size = 0;
+
+	(void)self;
+	if (!enter())
+		return CLR_S_OK;
+	state.info->vtbl->GetObjectSize2(state.info, object, &size);
+	ht_object_allocated(state.rec, object, cls, size);
+	saw_class(cls);
+	leave();
+	return CLR_S_OK;
+}
+
+static clr_hresult on_thread_name(CLR_THIS, clr_uptr thread, clr_ulong n,
+				  clr_wchar name[])
+{
+	char utf8[1024];
+
+	(void)self;
+	if (!enter())
+		return CLR_S_OK;
+	clrn_from_utf16(utf8, sizeof(utf8), name ? name : (clr_wchar *)"\0",
+			name ? n : 0);
+	ht_thread(state.rec, thread, utf8);
+	leave();
+	return CLR_S_OK;
+}
+
+static clr_hresult on_thread_os(CLR_THIS, clr_uptr thread, clr_ulong os_id)
+{
+	char name[48];
+
+	(void)self;
+	if (!enter())
+		return CLR_S_OK;
+	snprintf(name, sizeof(name), "thread %lu", (unsigned long)os_id);
+	ht_thread(state.rec, thread, name);
+	leave();
+	return CLR_S_OK;
+}
+
+/* ---- forced GCs ------------------------------------------------------------ */
+
+/* A thread of ours with no profiler callback on its stack, as ForceGC
+ * requires; one at a time. */
+static void *forcer_main(void *arg)
+{
+	clr_hresult hr;
+
+	(void)arg;
+	hr = state.info->vtbl->ForceGC(state.info);
+	if (CLR_FAILED(hr)) {
+		say("ForceGC failed (0x%08x): no dump now",
+		    (unsigned)hr);
+		set_flag(&state.forced_pending, false);
+		progress(&state.dumps_done, atomic_load(&state.dumps_asked));
+	}
+	set_flag(&state.forcing, false);
+	return NULL;
+}
+
+static void force_dump(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (flag(&state.forcing))
+		return; /* the collection on its way will do */
+	refresh_frozen();
+	if (state.thread_started && flag(&state.forcing) == false) {
+		/* the last forcer has returned: reap it */
+		static bool joinable;
+
+		if (joinable)
+			pthread_join(state.forcer, NULL);
+		set_flag(&state.forced_pending, true);
+		set_flag(&state.forcing, true);
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_create(&state.forcer, NULL, forcer_main, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		joinable = rc == 0;
+		if (rc != 0) {
+			set_flag(&state.forcing, false);
+			set_flag(&state.forced_pending, false);
+			progress(&state.dumps_done,
+				 atomic_load(&state.dumps_asked));
+		}
+	}
+}
+
+/* ---- the recorder thread --------------------------------------------------- */
+
+static void after_gc(void)
+{
+	bounds_make_room();
+	dependents_make_room();
+	idset_make_room(&state.classes_seen, 4096);
+	idset_make_room(&state.methods_seen, 4096);
+	refresh_frozen();
+}
+
+static void *recorder_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		struct pollfd p = {.fd = state.wake[0], .events = POLLIN};
+		char drain[64];
+		unsigned bits;
+
+		poll(&p, 1, 200);
+		while (read(state.wake[0], drain, sizeof(drain)) > 0)
+			;
+		bits = atomic_exchange(&state.requests, 0);
+		if (bits & REQ_NAME) {
+			uint64_t asked = atomic_load(&state.name_asked);
+
+			refresh_frozen();
+			name_new_ids();
+			progress(&state.name_done, asked);
+		}
+		if (bits & REQ_QUIT)
+			break;
+		if (bits & REQ_AFTER_GC)
+			after_gc();
+		if (bits & REQ_DUMP)
+			force_dump();
+		if (state.opt.allocations)
+			name_new_ids();
+	}
+	if (flag(&state.forcing) || state.forcer)
+		pthread_join(state.forcer, NULL);
+	return NULL;
+}
+
+static int start_recorder_thread(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (pipe(state.wake) != 0)
+		return -1;
+	fcntl(state.wake[0], F_SETFL, O_NONBLOCK);
+	fcntl(state.wake[1], F_SETFL, O_NONBLOCK);
+	fcntl(state.wake[0], F_SETFD, FD_CLOEXEC);
+	fcntl(state.wake[1], F_SETFD, FD_CLOEXEC);
+	if (sem_init(&state.progress, 0, 0) != 0)
+		return -1;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&state.thread, NULL, recorder_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -1;
+	state.thread_started = true;
+	return 0;
+}
+
+static void stop_recorder_thread(void)
+{
+	if (!state.thread_started)
+		return;
+	request(REQ_QUIT);
+	pthread_join(state.thread, NULL);
+	state.thread_started = false;
+}
+
+/* Asks for a dump and waits for it: ms at most. */
+static bool dump_now(unsigned ms)
+{
+	uint64_t ticket = atomic_fetch_add(&state.dumps_asked, 1) + 1;
+
+	request(REQ_DUMP);
+	return wait_for(&state.dumps_done, ticket, ms);
+}
+
+static void on_dump_signal(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&state.dumps_asked, 1);
+	request(REQ_DUMP);
+}
+
+static void catch_dump_signal(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_dump_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	if (sigaction(DUMP_SIGNAL, &sa, NULL) != 0)
+		say("cannot catch SIGUSR1 for dump=signal: dumping at exit "
+		    "only");
+}
+
+/* ---- closing --------------------------------------------------------------- */
+
+static const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/* HEAPTRACE_VERBOSE: what the shim saw, and what this recorder dropped. */
+static void report_stats(void)
+{
+	struct ht_record_stats st;
+
+	if (!getenv("HEAPTRACE_VERBOSE"))
+		return;
+	ht_recorder_stats(state.rec, &st);
+	say("%s: %llu event%s, %llu GC%s, %llu bytes (%llu before "
+	    "compression), %llu wait%s for a buffer, %llu event%s dropped, "
+	    "%llu dependent handle%s dropped, %llu GC%s with generation "
+	    "bounds cut, %llu dump%s named late", state.output,
+	    (unsigned long long)st.events, plural(st.events),
+	    (unsigned long long)st.gcs, plural(st.gcs),
+	    (unsigned long long)st.bytes_written,
+	    (unsigned long long)st.bytes_uncompressed,
+	    (unsigned long long)st.waits, plural(st.waits),
+	    (unsigned long long)st.dropped_events, plural(st.dropped_events),
+	    (unsigned long long)state.dependents_dropped,
+	    plural(state.dependents_dropped),
+	    (unsigned long long)state.bounds_cut, plural(state.bounds_cut),
+	    (unsigned long long)state.naming_late,
+	    plural(state.naming_late));
+}
+
+static void close_recorder(void)
+{
+	struct ht_error err;
+	struct timespec tick = {0, 1000 * 1000};
+
+	if (!state.rec || atomic_exchange(&state.closed, true))
+		return;
+	stop_recorder_thread();
+	for (int i = 0; i < 2000 && atomic_load(&state.inflight) > 0; i++)
+		nanosleep(&tick, NULL);
+	if (atomic_load(&state.inflight) > 0) {
+		say("%s: a thread is still recording; the trace is left "
+		    "without its index", state.output);
+		return;
+	}
+	report_stats();
+	if (ht_recorder_close(state.rec, &err) != HT_OK)
+		say("%s", err.message);
+}
+
+/* The exit dump, forced from our thread while the runtime still runs
+ * (Shutdown is the last callback where it may be asked anything). */
+static clr_hresult on_shutdown(CLR_THIS)
+{
+	(void)self;
+	if (!state.rec || flag(&state.closed))
+		return CLR_S_OK;
+	if (!dump_now(EXIT_DUMP_WAIT_MS))
+		say("%s: no dump at exit: the runtime did not collect within "
+		    "%d seconds", state.output, EXIT_DUMP_WAIT_MS / 1000);
+	set_flag(&state.exiting, true);
+	close_recorder();
+	return CLR_S_OK;
+}
+
+/* For an exit that skips the runtime's shutdown (exit() from native code,
+ * Environment.Exit is not one). */
+static void at_exit(void)
+{
+	close_recorder();
+}
+
+/* ---- loading --------------------------------------------------------------- */
+
+/* Sets or (value NULL) removes a variable in the C library's environment
+ * and in the runtime's own copy, which is what processes the program
+ * starts inherit (ICorProfilerInfo11). */
+static void put_env(const char *name, const char *value)
+{
+	uint16_t wname[256], wvalue[4096];
+
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
+	if (state.info_level < 11 || clrn_to_utf16(wname, 256, name) < 0 ||
+	    (value && clrn_to_utf16(wvalue, 4096, value) < 0))
+		return;
+	state.info->vtbl->SetEnvironmentVariable(state.info, wname,
+						 value ? wvalue : NULL);
+}
+
+/* `heaptrace record` changes CORECLR_* and others for the program and
+ * saves their old values (HEAPTRACE_RESTORE): put them back, so that
+ * processes the program starts are not recorded into the same file. */
+static void restore_environment(void)
+{
+	const char *list = getenv("HEAPTRACE_RESTORE");
+	char *copy, *save = NULL;
+
+	if (!list)
+		return;
+	copy = strdup(list);
+	if (!copy)
+		return;
+	for (char *name = strtok_r(copy, " ", &save); name;
+	     name = strtok_r(NULL, " ", &save)) {
+		char saved_name[256];
+		const char *old;
+		char *old_copy;
+
+		snprintf(saved_name, sizeof(saved_name), "HEAPTRACE_SAVED_%s",
+			 name);
+		old = getenv(saved_name);
+		old_copy = old ? strdup(old) : NULL;
+		put_env(name, old_copy);
+		put_env(saved_name, NULL);
+		free(old_copy);
+	}
+	free(copy);
+	put_env("HEAPTRACE_RESTORE", NULL);
+}
+
+/* The process's command line, arguments joined by spaces. */
+static char *command_line(void)
+{
+	char buf[8192];
+	ssize_t n = 0, r;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	while (n < (ssize_t)sizeof(buf) - 1 &&
+	       (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+static void runtime_version(char *out, size_t len)
+{
+	clr_wchar w[128];
+	clr_ulong n = 0;
+	uint16_t major = 0, minor = 0, build = 0, qfe = 0, instance = 0;
+	int32_t type = 0;
+
+	snprintf(out, len, "?");
+	if (CLR_FAILED(state.info->vtbl->GetRuntimeInformation(
+		    state.info, &instance, &type, &major, &minor, &build, &qfe,
+		    128, &n, w)))
+		return;
+	if (n > 0)
+		clrn_from_utf16(out, len, w, n < 128 ? n : 128);
+	else
+		snprintf(out, len, "%u.%u.%u", major, minor, build);
+}
+
+/* The shim's buffers are resident from the start: 8 MiB rather than its
+ * default 32. A GC may record from several threads (server GC). */
+static const struct ht_record_options record_options = {
+	.buffer_size = 512 << 10,
+	.buffers = 16,
+	.compression_level = -1,
+};
+
+static bool open_trace(void)
+{
+	char every[24], pid[24], version[128], *cmd = command_line();
+	struct ht_metadata meta[] = {
+		{"recorder", "libheaptrace-clr " HT_VERSION},
+		{"dump_on", dump_on_name(state.opt.dump_on)},
+		{"every", every},
+		{"allocations", state.opt.allocations ? "yes" : "no"},
+		{"pid", pid},
+	};
+	struct ht_header h = {
+		.version = HT_FORMAT_VERSION,
+		.runtime = "clr",
+		.runtime_version = version,
+		.pointer_size = (uint32_t)sizeof(void *),
+		.reports_survivors = true,
+		.command_line = cmd,
+		.has_start_time = true,
+		.start_time = (int64_t)time(NULL),
+		.n_metadata = sizeof(meta) / sizeof(meta[0]),
+		.metadata = meta,
+	};
+	struct ht_error err;
+
+	runtime_version(version, sizeof(version));
+	snprintf(every, sizeof(every), "%u", state.opt.every);
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	state.rec = ht_recorder_open(state.output, &h, &record_options, &err);
+	free(cmd);
+	if (!state.rec)
+		say("cannot record: %s", err.message);
+	return state.rec != NULL;
+}
+
+/* The highest ICorProfilerInfo the runtime gives, 4 at least. */
+static bool get_info(void *unknown)
+{
+	static const struct {
+		int level;
+		struct clr_guid iid;
+	} levels[] = {
+		{14, CLR_IID_INFO14}, {11, CLR_IID_INFO11},
+		{10, CLR_IID_INFO10}, {5, CLR_IID_INFO5}, {4, CLR_IID_INFO4},
+	};
+	struct clr_info *u = unknown;
+
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		void *p = NULL;
+
+		if (u->vtbl->QueryInterface(u, &levels[i].iid, &p) ==
+			    CLR_S_OK && p) {
+			state.info = p;
+			state.info_level = levels[i].level;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool allocate_tables(void)
+{
+	state.bounds_cap = FIRST_BOUNDS;
+	state.clr_bounds = calloc(FIRST_BOUNDS, sizeof(*state.clr_bounds));
+	state.bounds = calloc(FIRST_BOUNDS, sizeof(*state.bounds));
+	state.dependents_mask = FIRST_DEPENDENTS - 1;
+	state.dependents = calloc(FIRST_DEPENDENTS, sizeof(*state.dependents));
+	return state.clr_bounds && state.bounds && state.dependents &&
+	       idset_init(&state.classes_seen, 16384) == 0 &&
+	       idset_init(&state.classes_named, 16384) == 0 &&
+	       idset_init(&state.methods_seen, 4096) == 0 &&
+	       idset_init(&state.methods_named, 4096) == 0;
+}
+
+static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
+{
+	char err[256], *options, *env_output;
+	clr_ulong mask = CLR_MONITOR_GC | CLR_MONITOR_THREADS;
+
+	(void)self;
+	state.wake[0] = state.wake[1] = -1;
+	if (!get_info(info_unknown)) {
+		say("the runtime offers no ICorProfilerInfo4; not recording");
+		return CLR_E_FAIL;
+	}
+	/* read before the environment is put back, which unsets them */
+	options = getenv("HEAPTRACE_CLR_OPTIONS");
+	options = strdup(options ? options : "");
+	env_output = getenv("HEAPTRACE_OUTPUT");
+	env_output = strdup(env_output ? env_output : DEFAULT_OUTPUT);
+	restore_environment();
+	if (!options || !env_output) {
+		say("out of memory; not recording");
+		goto fail;
+	}
+	if (mrec_parse_options(options, &state.opt, err, sizeof(err)) < 0) {
+		say("HEAPTRACE_CLR_OPTIONS: %s; not recording", err);
+		goto fail;
+	}
+	state.output = state.opt.output ? strdup(state.opt.output)
+					 : strdup(env_output);
+	if (!state.output || !allocate_tables()) {
+		say("out of memory; not recording");
+		goto fail;
+	}
+	if (!open_trace())
+		goto fail;
+	if (state.opt.allocations)
+		mask |= CLR_ENABLE_OBJECT_ALLOCATED |
+			CLR_MONITOR_OBJECT_ALLOCATED;
+	if (CLR_FAILED(state.info->vtbl->SetEventMask(state.info, mask))) {
+		say("the runtime refused the event mask 0x%x; not recording",
+		    (unsigned)mask);
+		goto fail_open;
+	}
+	if (start_recorder_thread() < 0) {
+		say("cannot start the recorder thread; not recording");
+		goto fail_open;
+	}
+	if (state.opt.dump_on == DUMP_ON_SIGNAL)
+		catch_dump_signal();
+	atexit(at_exit);
+	free(options);
+	free(env_output);
+	return CLR_S_OK;
+fail_open:
+	ht_recorder_close(state.rec, NULL);
+	state.rec = NULL;
+fail:
+	free(options);
+	free(env_output);
+	return CLR_E_FAIL;
+}
+
+/* ---- COM: the callback object and its factory ------------------------------ */
+
+static clr_hresult callback_query(CLR_THIS, const struct clr_guid *iid,
+				  void **out)
+{
+	static const struct clr_guid ours[] = {
+		CLR_IID_IUNKNOWN,   CLR_IID_CALLBACK,   CLR_IID_CALLBACK2,
+		CLR_IID_CALLBACK3,  CLR_IID_CALLBACK4,  CLR_IID_CALLBACK5,
+		CLR_IID_CALLBACK6,  CLR_IID_CALLBACK7,  CLR_IID_CALLBACK8,
+		CLR_IID_CALLBACK9,  CLR_IID_CALLBACK10, CLR_IID_CALLBACK11,
+	};
+
+	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+		if (same_guid(iid, &ours[i])) {
+			*out = self;
+			return CLR_S_OK;
+		}
+	}
+	*out = NULL;
+	return CLR_E_NOINTERFACE;
+}
+
+/* One static object for the process's life: counting does not matter. */
+static clr_ulong callback_addref(CLR_THIS)
+{
+	(void)self;
+	return 1;
+}
+
+static clr_ulong callback_release(CLR_THIS)
+{
+	(void)self;
+	return 1;
+}
+
+static clr_hresult on_notification_only(CLR_THIS, clr_bool *only)
+{
+	(void)self;
+	*only = 0;
+	return CLR_S_OK;
+}
+
+/* Every other slot: a stub of its exact type, doing nothing. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#define CLR_STUB(ret, name, params) \
+	static ret stub_##name params { return 0; }
+CLR_CALLBACK_METHODS(CLR_STUB)
+#undef CLR_STUB
+#pragma GCC diagnostic pop
+
+static struct clr_callback_vtbl callback_vtbl;
+
+static void build_callback_vtbl(void)
+{
+	struct clr_callback_vtbl *v = &callback_vtbl;
+
+#define CLR_STUB_SLOT(ret, name, params) v->name = stub_##name;
+	CLR_CALLBACK_METHODS(CLR_STUB_SLOT)
+#undef CLR_STUB_SLOT
+	v->QueryInterface = callback_query;
+	v->AddRef = callback_addref;
+	v->Release = callback_release;
+	v->Initialize = on_initialize;
+	v->Shutdown = on_shutdown;
+	v->ThreadAssignedToOSThread = on_thread_os;
+	v->ThreadNameChanged = on_thread_name;
+	v->ObjectAllocated = on_allocated;
+	v->GarbageCollectionStarted = on_gc_started;
+	v->GarbageCollectionFinished = on_gc_finished;
+	v->MovedReferences2 = on_moved;
+	v->SurvivingReferences2 = on_surviving;
+	v->RootReferences2 = on_roots;
+	v->ObjectReferences = on_object;
+	v->ConditionalWeakTableElementReferences = on_dependents;
+	v->LoadAsNotificationOnly = on_notification_only;
+}
+
+static clr_hresult factory_query(struct clr_factory *self,
+				 const struct clr_guid *iid, void **out)
+{
+	static const struct clr_guid unknown = CLR_IID_IUNKNOWN;
+	static const struct clr_guid factory = CLR_IID_ICLASSFACTORY;
+
+	if (same_guid(iid, &unknown) || same_guid(iid, &factory)) {
+		*out = self;
+		return CLR_S_OK;
+	}
+	*out = NULL;
+	return CLR_E_NOINTERFACE;
+}
+
+static clr_ulong factory_addref(struct clr_factory *self)
+{
+	(void)self;
+	return 1;
+}
+
+static clr_ulong factory_release(struct clr_factory *self)
+{
+	(void)self;
+	return 1;
+}
+
+static clr_hresult factory_create(struct clr_factory *self, void *outer,
+				  const struct clr_guid *iid, void **out)
+{
+	(void)self;
+	*out = NULL;
+	if (outer)
+		return CLR_CLASS_E_NOAGGREGATION;
+	return callback_query(&state.callback, iid, out);
+}
+
+static clr_hresult factory_lock(struct clr_factory *self, clr_bool lock)
+{
+	(void)self;
+	(void)lock;
+	return CLR_S_OK;
+}
+
+static const struct clr_factory_vtbl factory_vtbl = {
+	.QueryInterface = factory_query,
+	.AddRef = factory_addref,
+	.Release = factory_release,
+	.CreateInstance = factory_create,
+	.LockServer = factory_lock,
+};
+
+static pthread_once_t built = PTHREAD_ONCE_INIT;
+
+static void build_objects(void)
+{
+	build_callback_vtbl();
+	state.callback.vtbl = &callback_vtbl;
+	state.factory.vtbl = &factory_vtbl;
+}
+
+/* The one export. The runtime loads the library named by
+ * CORECLR_PROFILER_PATH for the CLSID in CORECLR_PROFILER: this library
+ * is only loaded that way, so it answers to any CLSID. */
+clr_hresult DllGetClassObject(const struct clr_guid *clsid,
+			      const struct clr_guid *iid, void **out)
+{
+	(void)clsid;
+	if (!out)
+		return CLR_E_FAIL;
+	pthread_once(&built, build_objects);
+	return factory_query(&state.factory, iid, out);
+}
