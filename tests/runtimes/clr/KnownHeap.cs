@@ -45,7 +45,8 @@
  *
  * (the collection counts at that point), and with "wait" reads one line of
  * standard input first, a point where a test takes its heap dump (for
- * instance with dotnet-gcdump). Last it prints
+ * instance with dotnet-gcdump). Last it prints one more sample of Tracked
+ * and
  *
  *   done GEN0 GEN1 GEN2 PAUSE_MS
  *
@@ -263,6 +264,10 @@ static class Program {
 		Console.Out.Flush();
 		if (wait)
 			Console.In.ReadLine();
+		/* after the GCs a test may have caused meanwhile */
+		samples.Clear();
+		Sample();
+		Console.WriteLine(samples[0]);
 		if (weakToKept.Target != weakKept || weakToOnly.Target != null)
 			Console.WriteLine("weak references: not as expected");
 		Finish(root, code);

@@ -20,6 +20,12 @@
 #     birth, the GC figures, and the exit status (7) passed through.
 # Exits 77 (skipped) without dotnet or python3, or when KnownHeap could not
 # be built (for net8 and net9: its runtime packs did not restore, named).
+#
+# Under AddressSanitizer (HT_SANITIZE names it; HT_CC is the compiler) the
+# recorder is instrumented and the runtime is not: the sanitizer's runtime
+# is then preloaded into the program alone, through a wrapper (a `dotnet`
+# first on PATH, or the apphost moved aside behind a script of its name),
+# since it must come first in the process.
 set -u
 if [ $# -ne 5 ]; then
 	echo "usage: $0 HEAPTRACE SOURCE_DIR KNOWNHEAP_STAMP WORK_DIR FLAVOUR" >&2
@@ -32,9 +38,10 @@ status=0
 . "$src/../../lib.sh"
 need_tools dotnet python3
 rm -rf "$work"
-mkdir -p "$work" || exit 1
+mkdir -p "$work" "$work.dotnet" || exit 1
 work=$(cd "$work" && pwd -P)
-dotnet_dir=$work
+# kept from run to run: NuGet's packages for net8 and net9
+dotnet_dir=$(cd "$work.dotnet" && pwd -P)
 . "$src/dotnet-env.sh"
 started=$(date +%s)
 
@@ -63,6 +70,47 @@ net8|net9)
 	exit 2
 	;;
 esac
+# The sanitizer runtime the recorder needs loaded first, if it needs one.
+sanitizer_runtime() {
+	case ${HT_SANITIZE:-none} in
+	*address*) ;;
+	*) return 0 ;;
+	esac
+	recorder=$(dirname "$heaptrace")/../recorders/clr/libheaptrace-clr.so
+	lib=$(ldd "$recorder" 2>/dev/null | awk '/libasan|libclang_rt.asan/ { print $3 }')
+	[ -n "$lib" ] || lib=$(${HT_CC:-cc} -print-file-name=libclang_rt.asan-x86_64.so)
+	echo "$lib"
+}
+
+# wrap REAL WRAPPER: a script WRAPPER that runs REAL with the sanitizer's
+# runtime preloaded (the runtime handles SIGSEGV and friends itself, and
+# keeps what it allocates until exit).
+wrap() {
+	cat >"$2" <<WRAPPER
+#!/bin/sh
+LD_PRELOAD=$runtime\${LD_PRELOAD:+:\$LD_PRELOAD} \\
+ASAN_OPTIONS=\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:allow_user_segv_handler=1 \\
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
+exec "$1" "\$@"
+WRAPPER
+	chmod +x "$2"
+}
+
+runtime=$(sanitizer_runtime)
+if [ -n "$runtime" ]; then
+	[ -f "$runtime" ] ||
+		{ echo "SKIP: sanitizer build, no runtime '$runtime' to preload"; exit 77; }
+	case $1 in
+	dotnet)
+		mkdir -p "$work/bin"
+		wrap "$(command -v dotnet)" "$work/bin/dotnet"
+		PATH=$work/bin:$PATH ;;
+	*)
+		mv "$1" "$1.real"
+		wrap "$1.real" "$1" ;;
+	esac
+	echo "note: the program runs with $runtime preloaded"
+fi
 export DOTNET_GCgen0size=0x40000
 if [ "$flavour" = server ]; then
 	export DOTNET_gcServer=1 DOTNET_GCHeapCount=2
