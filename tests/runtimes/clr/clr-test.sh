@@ -27,6 +27,9 @@
 # first on PATH, or the apphost moved aside behind a script of its name),
 # since it must come first in the process.
 set -u
+# a program that died does not take this script with it when it is told
+# to go on
+trap '' PIPE
 if [ $# -ne 5 ]; then
 	echo "usage: $0 HEAPTRACE SOURCE_DIR KNOWNHEAP_STAMP WORK_DIR FLAVOUR" >&2
 	exit 2
