@@ -72,7 +72,7 @@ print(len(s["dumps"]), sum(d["objects"] for d in s["dumps"]), "-")' \
 	esac
 }
 
-bare_per_gc=
+bare_per_gc= bare_pause=
 
 # config NAME OUTPUT KIND COMMAND...: runs it $runs times; one line of
 # results. KIND: plain, or gcdump (the program waits at its end while
@@ -122,7 +122,8 @@ config() {
 	done
 	gcs=$(median <"$work/gcs") pause=$(median <"$work/pause")
 	per_gc=$(echo "$pause $gcs" | awk '$2 > 0 { printf "%.2f", $1 / $2 }')
-	[ -n "$bare_per_gc" ] || bare_per_gc=$per_gc
+	[ -n "$bare_per_gc" ] || bare_per_gc=$per_gc bare_pause=$pause
+	more=$(echo "$pause $bare_pause" | awk '$1 != "-" { printf "%+.0f", $1 - $2 }')
 	added=$(echo "$per_gc $bare_per_gc" | awk 'NF == 2 { printf "%+.2f", $1 - $2 }')
 	bytes=- dumps=- perobj=-
 	if [ "$out" != - ] && [ -s "$out" ]; then
@@ -137,18 +138,20 @@ config() {
 		perobj=$(echo "$bytes ${n:--}" | awk '$2 > 0 { printf "%.2f/%s", $1 / $2, u }' u="$unit")
 		bytes=$(echo "$bytes" | awk '{ printf "%.1f", $1 / 1048576 }')
 	fi
-	printf '%-30s %7s %7s %8s %5s %9s %7s %7s %9s %5s %s\n' "$name" \
+	printf '%-30s %7s %7s %8s %5s %9s %7s %7s %7s %9s %5s %s\n' "$name" \
 		"$(median <"$work/wall")" "$(median <"$work/cpu")" \
-		"$(median <"$work/rss")" "$gcs" "$pause" "${per_gc:--}" "${added:--}" \
+		"$(median <"$work/rss")" "$gcs" "$pause" "${more:--}" \
+		"${per_gc:--}" "${added:--}" \
 		"$bytes" "$dumps" "${perobj:--}$([ $failed = 0 ] || echo " ($failed failed)")"
 }
 
 trace=$work/trace.ht
 {
 	echo "ClrChurn $args on .NET $(dotnet --list-runtimes | awk '/NETCore/ { v = $2 } END { print v }'), $runs runs each, medians; $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
-	echo "pause: GC.GetTotalPauseDuration() at exit, ms; +pause/GC: per GC, against no recorder"
-	printf '%-30s %7s %7s %8s %5s %9s %7s %7s %9s %5s %s\n' configuration \
-		"wall s" "CPU s" "RSS MiB" GCs "pause ms" "ms/GC" "+ms/GC" \
+	echo "pause: GC.GetTotalPauseDuration() when the program ends (a dump at exit comes after), ms;"
+	echo "+pause, +ms/GC: against no recorder; bytes per object dumped (per event with --allocations)"
+	printf '%-30s %7s %7s %8s %5s %9s %7s %7s %7s %9s %5s %s\n' configuration \
+		"wall s" "CPU s" "RSS MiB" GCs "pause ms" "+pause" "ms/GC" "+ms/GC" \
 		"trace MiB" dumps "bytes per"
 	config "no recorder" - plain dotnet "$dll"
 	config "record --dump-on major" "$trace" plain "$heaptrace" record -q \
