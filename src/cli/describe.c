@@ -160,6 +160,16 @@ static void add_root_flags(struct text *t, unsigned flags)
 		add(t, "]");
 }
 
+/* A CLR stack root's id is the FunctionID of its frame's method: its
+ * name, when a method event gives one. */
+static const char *stack_root_method(const struct heap *h,
+				     const struct heap_root *r)
+{
+	if (r->container || r->kind != HT_ROOT_STACK || !r->root_id)
+		return NULL;
+	return heap_method_name(h, r->root_id);
+}
+
 const char *describe_root(const struct heap *h, const struct heap_root *r,
 			  char *buf, size_t len)
 {
@@ -178,11 +188,15 @@ const char *describe_root(const struct heap *h, const struct heap_root *r,
 		const char *kind = r->kind == HEAP_NO_KIND ? NULL :
 			ht_root_kind_name((enum ht_root_kind)r->kind);
 
+		const char *method = stack_root_method(h, r);
+
 		if (kind)
 			add(&t, "%s ", kind);
 		add(&t, "root");
 		if (r->root_id)
 			add(&t, " 0x%llx", (unsigned long long)r->root_id);
+		if (method)
+			add(&t, " (%s)", esc_text(method));
 	}
 	add_root_flags(&t, r->root_flags);
 	return buf;
@@ -205,9 +219,14 @@ static void out_thread(struct out *o, const struct heap *h,
 static void out_method(struct out *o, const struct heap *h,
 		       const struct heap_root *r)
 {
+	const char *clr = stack_root_method(h, r);
+
 	if (ht_container_is_frame(r->container) && r->id2) {
 		out_id(o, "method", r->id2);
 		out_string(o, "method_name", heap_method_name(h, r->id2));
+	} else if (clr) {
+		out_id(o, "method", r->root_id);
+		out_string(o, "method_name", clr);
 	} else {
 		out_null(o, "method");
 		out_null(o, "method_name");

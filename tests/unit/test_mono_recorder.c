@@ -3,8 +3,8 @@
  * argument parser, the registered root ranges and the set of named
  * classes, including what they do when a pause finds a writer's lock held.
  */
-#include "recorders/mono/idset.h"
-#include "recorders/mono/options.h"
+#include "recorders/idset.h"
+#include "recorders/options.h"
 #include "recorders/mono/rootmap.h"
 
 #include <criterion/criterion.h>
@@ -15,23 +15,23 @@
 
 Test(options, defaults)
 {
-	struct mrec_options o;
+	struct rec_options o;
 	char err[256];
 
-	cr_assert_eq(mrec_parse_options("", &o, err, sizeof(err)), 0);
+	cr_assert_eq(rec_parse_options("", &o, err, sizeof(err)), 0);
 	cr_assert_eq(o.dump_on, DUMP_ON_MAJOR);
 	cr_assert_eq(o.every, 1);
 	cr_assert(!o.allocations);
 	cr_assert_null(o.output);
-	cr_assert_eq(mrec_parse_options(NULL, &o, err, sizeof(err)), 0);
+	cr_assert_eq(rec_parse_options(NULL, &o, err, sizeof(err)), 0);
 }
 
 Test(options, all_of_them)
 {
-	struct mrec_options o;
+	struct rec_options o;
 	char err[256];
 
-	cr_assert_eq(mrec_parse_options("dump=every-gc,every=3,alloc,"
+	cr_assert_eq(rec_parse_options("dump=every-gc,every=3,alloc,"
 					"output=/tmp/a,b c.ht", &o, err,
 					sizeof(err)), 0, "%s", err);
 	cr_assert_eq(o.dump_on, DUMP_ON_EVERY_GC);
@@ -39,8 +39,8 @@ Test(options, all_of_them)
 	cr_assert(o.allocations);
 	/* output= takes the rest, commas and spaces included */
 	cr_assert_str_eq(o.output, "/tmp/a,b c.ht");
-	mrec_free_options(&o);
-	cr_assert_eq(mrec_parse_options("dump=signal,,allocations", &o, err,
+	rec_free_options(&o);
+	cr_assert_eq(rec_parse_options("dump=signal,,allocations", &o, err,
 					sizeof(err)), 0, "%s", err);
 	cr_assert_eq(o.dump_on, DUMP_ON_SIGNAL);
 	cr_assert(o.allocations);
@@ -51,10 +51,10 @@ Test(options, all_of_them)
  * heaptrace(1); the module adds "; not recording"). */
 static void refused(const char *args, const char *message)
 {
-	struct mrec_options o;
+	struct rec_options o;
 	char err[256] = "";
 
-	cr_assert_eq(mrec_parse_options(args, &o, err, sizeof(err)), -1,
+	cr_assert_eq(rec_parse_options(args, &o, err, sizeof(err)), -1,
 		     "%s accepted", args);
 	cr_assert_str_eq(err, message, "arguments '%s'", args);
 	cr_assert_null(o.output);
@@ -88,10 +88,10 @@ Test(options, refusals)
 
 Test(options, largest_every)
 {
-	struct mrec_options o;
+	struct rec_options o;
 	char err[256];
 
-	cr_assert_eq(mrec_parse_options("every=1000000000", &o, err,
+	cr_assert_eq(rec_parse_options("every=1000000000", &o, err,
 					sizeof(err)), 0, "%s", err);
 	cr_assert_eq(o.every, 1000000000);
 }

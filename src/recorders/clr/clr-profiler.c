@@ -9,9 +9,10 @@
  *
  * (`heaptrace record` sets these.) What the runtime tells, and what it
  * becomes in the trace (doc/design.md, "The CLR"):
- *   - GarbageCollectionStarted: gc_started (collected generations as a bit
- *     set, induced or not, our count of GCs), then the generation bounds;
- *     GarbageCollectionFinished: the bounds after it, then gc_finished.
+ *   - GarbageCollectionStarted: the generation bounds, then gc_started
+ *     (collected generations as a bit set, induced or not, our count of
+ *     GCs); GarbageCollectionFinished: the bounds after it, then
+ *     gc_finished.
  *   - MovedReferences2 and SurvivingReferences2: moved_references and
  *     surviving_references, blocks as given (the CLR reports every
  *     survivor: the header says reports_survivors).
@@ -44,8 +45,8 @@
  */
 #include "recorders/clr/corprof.h"
 #include "recorders/clr/names.h"
-#include "recorders/mono/idset.h"
-#include "recorders/mono/options.h"
+#include "recorders/idset.h"
+#include "recorders/options.h"
 
 #include <heaptrace/record.h>
 
@@ -109,7 +110,7 @@ static struct {
 	struct clr_factory factory;
 	struct clr_info *info;
 	int info_level;        /* the highest ICorProfilerInfo obtained */
-	struct mrec_options opt;
+	struct rec_options opt;
 	char *output;
 	struct ht_recorder *rec;
 
@@ -781,9 +782,13 @@ static clr_hresult on_gc_started(CLR_THIS, int n, clr_bool collected[],
 	if (dump)
 		dependents_clear();
 	set_flag(&state.dump_gc, dump);
+	/* The bounds at the start go just before gc_started, which the
+	 * shim writes after every other thread's events: recorded after
+	 * it, they could be written after the moves of a server GC's other
+	 * threads, which the shim orders only at a GC's start and end. */
+	record_bounds();
 	ht_gc_started(state.rec, atomic_fetch_add(&state.gc_number, 1), gens,
 		      reason == 1 ? HT_GC_INDUCED : HT_GC_OTHER);
-	record_bounds();
 	leave();
 	return CLR_S_OK;
 }
@@ -891,8 +896,9 @@ static clr_hresult on_gc_finished(CLR_THIS)
 		return CLR_S_OK;
 	dump = flag(&state.dump_gc);
 	if (dump) {
-		record_frozen_objects();
+		/* the recorder thread lists the non-GC heap, then names */
 		name_dump();
+		record_frozen_objects();
 	}
 	record_bounds();
 	ht_gc_finished(state.rec);
@@ -1372,7 +1378,7 @@ static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 		say("out of memory; not recording");
 		goto fail;
 	}
-	if (mrec_parse_options(options, &state.opt, err, sizeof(err)) < 0) {
+	if (rec_parse_options(options, &state.opt, err, sizeof(err)) < 0) {
 		say("HEAPTRACE_CLR_OPTIONS: %s; not recording", err);
 		goto fail;
 	}

@@ -22,7 +22,7 @@ void clrn_init(struct clrn_buf *b, char *s, size_t len)
 
 void clrn_putn(struct clrn_buf *b, const char *s, size_t n)
 {
-	if (b->len == 0)
+	if (b->len == 0 || b->cut)
 		return;
 	if (b->at + n + 1 > b->len) {
 		n = b->len - 1 - b->at;

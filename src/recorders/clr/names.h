@@ -21,7 +21,7 @@
 #define CLRN_MAX_DEPTH 6
 
 /* A bounded string being built: what does not fit is cut (at a UTF-8
- * character boundary) and `cut` set. */
+ * character boundary), `cut` set, and nothing more is added. */
 struct clrn_buf {
 	char *s;
 	size_t len, at;

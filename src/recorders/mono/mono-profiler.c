@@ -33,8 +33,8 @@
  * the shim's ht_* calls, Mono's plain getters, atomics and data allocated
  * beforehand (rootmap.h, idset.h).
  */
-#include "recorders/mono/idset.h"
-#include "recorders/mono/options.h"
+#include "recorders/idset.h"
+#include "recorders/options.h"
 #include "recorders/mono/rootmap.h"
 #include "util/alloc.h"
 
@@ -92,7 +92,7 @@ struct piece {
 static struct {
 	struct _MonoProfiler prof;
 	MonoProfilerHandle handle;
-	struct mrec_options opt;
+	struct rec_options opt;
 	char *output;
 	struct ht_recorder *rec;
 	struct rootmap roots;
@@ -989,7 +989,7 @@ void mono_profiler_init_heaptrace(const char *desc)
 	check_module(getenv("HEAPTRACE_MODULE"));
 	env_output = env_output ? strdup(env_output) : NULL;
 	restore_environment();
-	if (mrec_parse_options(args_of(desc), &state.opt, err,
+	if (rec_parse_options(args_of(desc), &state.opt, err,
 			       sizeof(err)) < 0) {
 		say("%s; not recording", err);
 		free(env_output);

@@ -1,8 +1,8 @@
 /*
- * options.c - parses the Mono recorder's --profile arguments. Runs once,
- * at load, before the runtime starts: it may allocate.
+ * options.c - parses the Mono and CLR recorders' arguments (options.h).
+ * Runs once, at load, before the runtime starts: it may allocate.
  */
-#include "recorders/mono/options.h"
+#include "recorders/options.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@ static const char *value_of(const char *s, size_t n, const char *key)
 	return NULL;
 }
 
-static int parse_every(const char *v, size_t n, struct mrec_options *o)
+static int parse_every(const char *v, size_t n, struct rec_options *o)
 {
 	char buf[16], *end;
 	unsigned long x;
@@ -37,7 +37,7 @@ static int parse_every(const char *v, size_t n, struct mrec_options *o)
 }
 
 /* One item of the list, [s, s + n), other than output=. */
-static int parse_item(const char *s, size_t n, struct mrec_options *o,
+static int parse_item(const char *s, size_t n, struct rec_options *o,
 		      char *err, size_t errlen)
 {
 	const char *v;
@@ -67,7 +67,7 @@ static int parse_item(const char *s, size_t n, struct mrec_options *o,
 	return -1;
 }
 
-int mrec_parse_options(const char *args, struct mrec_options *o, char *err,
+int rec_parse_options(const char *args, struct rec_options *o, char *err,
 		       size_t errlen)
 {
 	const char *p = args ? args : "";
@@ -100,11 +100,11 @@ int mrec_parse_options(const char *args, struct mrec_options *o, char *err,
 	}
 	return 0;
 fail:
-	mrec_free_options(o);
+	rec_free_options(o);
 	return -1;
 }
 
-void mrec_free_options(struct mrec_options *o)
+void rec_free_options(struct rec_options *o)
 {
 	free(o->output);
 	o->output = NULL;

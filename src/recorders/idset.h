@@ -1,6 +1,7 @@
 /*
  * idset.h - a set of non-zero ids (the classes already named in the
- * trace), asked from inside GC pauses without a lock or malloc.
+ * trace, those a dump has used), asked from inside GC pauses without a
+ * lock or malloc: the Mono and CLR recorders' tables.
  *
  * Open addressing with linear probing; an id goes in with one
  * compare-and-swap. Outside a pause, adds serialize on a mutex and the
@@ -9,8 +10,8 @@
  * grow the table; one that races a replacement half done by a suspended
  * thread may be lost, which costs a repeated name, nothing worse.
  */
-#ifndef MREC_IDSET_H
-#define MREC_IDSET_H
+#ifndef HT_REC_IDSET_H
+#define HT_REC_IDSET_H
 
 #include <pthread.h>
 #include <stdatomic.h>

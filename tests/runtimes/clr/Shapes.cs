@@ -1,0 +1,67 @@
+// Shapes.cs - a heap whose classes clr-test.sh names: generic, nested,
+// array forms, a ConditionalWeakTable value held only by its key.
+//
+//   dotnet Shapes.dll N STATUS [wait MS | child]
+//
+// keeps N Outer.Inner objects in a List, one int[], one int[,], one
+// string[][], a Dictionary<string, int> of N entries and a
+// List<string> of N strings; forces a full collection; then waits MS
+// milliseconds (for a signal) or runs a child process that prints
+// whether it sees CORECLR_ENABLE_PROFILING; exits with STATUS.
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using System.Threading;
+
+class Outer
+{
+    public class Inner
+    {
+        public int Value;
+    }
+}
+
+class CwtKey { }
+class CwtValue { public string Note = "held by its key"; }
+
+static class Shapes
+{
+    static List<Outer.Inner> inners = new List<Outer.Inner>();
+    static List<string> strings = new List<string>();
+    static Dictionary<string, int> counts = new Dictionary<string, int>();
+    static int[] vector = new int[16];
+    static int[,] matrix = new int[3, 4];
+    static string[][] jagged = new string[][] { new string[] { "a" } };
+    static ConditionalWeakTable<CwtKey, CwtValue> table =
+        new ConditionalWeakTable<CwtKey, CwtValue>();
+    static CwtKey key = new CwtKey();
+
+    static int Main(string[] args)
+    {
+        int n = int.Parse(args[0]);
+        int status = int.Parse(args[1]);
+        for (int i = 0; i < n; i++)
+        {
+            inners.Add(new Outer.Inner { Value = i });
+            strings.Add("s" + i);
+            counts["k" + i] = i;
+        }
+        table.Add(key, new CwtValue());
+        GC.Collect();
+        if (args.Length > 3 && args[2] == "wait")
+            Thread.Sleep(int.Parse(args[3]));
+        if (args.Length > 2 && args[2] == "child")
+        {
+            var start = new ProcessStartInfo("sh",
+                "-c \"echo child sees ${CORECLR_ENABLE_PROFILING:-no profiler}\"");
+            start.UseShellExecute = false;
+            Process.Start(start).WaitForExit();
+        }
+        Console.WriteLine("kept " + inners.Count + " " + strings.Count + " " +
+                          counts.Count + " " + vector.Length + matrix.Length +
+                          jagged.Length);
+        GC.KeepAlive(key);
+        return status;
+    }
+}
