@@ -54,6 +54,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -82,6 +83,8 @@
 __attribute__((visibility("default")))
 clr_hresult DllGetClassObject(const struct clr_guid *clsid,
 			      const struct clr_guid *iid, void **out);
+
+enum { TABLES_IDLE, TABLES_IN_GC, TABLES_SWAPPING };
 
 /* Requests to the recorder thread: bits of state.requests. */
 enum {
@@ -118,7 +121,12 @@ static struct {
 	_Atomic int inflight;
 	_Atomic bool closed;
 
-	/* GCs: one at a time (the runtime serializes them) */
+	/* GCs: one at a time (the runtime serializes them). The tables a GC
+	 * uses (bounds, dependent handles) are replaced by the recorder
+	 * thread between GCs only: tables holds TABLES_IDLE, TABLES_IN_GC
+	 * from a GC's start to its finish, TABLES_SWAPPING while the recorder
+	 * swaps pointers (a GC that starts then waits for it, briefly). */
+	_Atomic int tables;
 	_Atomic int64_t gc_number;
 	uint64_t qualifying;         /* collections that count for --every */
 	_Atomic bool dump_gc;        /* this GC's walk is recorded */
@@ -134,7 +142,9 @@ static struct {
 	struct dependent *dependents;
 	size_t dependents_mask;
 	_Atomic size_t dependents_used;
+	_Atomic size_t dependents_peak;     /* most pairs a walk had */
 	_Atomic uint64_t dependents_dropped;
+	_Atomic uint64_t dependents_early;  /* recorded before the key's fields */
 
 	/* names */
 	struct idset classes_seen, classes_named;
@@ -156,6 +166,7 @@ static struct {
 	_Atomic uint64_t dumps_asked, dumps_done;
 	sem_t progress;              /* posted when name_done or dumps_done move */
 	pthread_t forcer;
+	bool forcer_joinable;        /* the recorder thread's alone */
 	_Atomic bool forcing;
 } state;
 
@@ -594,13 +605,33 @@ static void dependents_clear(void)
 	atomic_store(&state.dependents_used, 0);
 }
 
-/* Lock-free, inside the pause; a pair that finds no room is counted. */
+/* A pair the table has no room for: the key's reference to its value is
+ * recorded at once, as the first part of the key's object_references,
+ * which its own report (the walk's, or the non-GC heap's) continues. */
+static void dependent_now(uint64_t key, uint64_t value)
+{
+	clr_uptr cls = 0, size = 0;
+	uint32_t flag = HT_REF_DEPENDENT;
+
+	if (CLR_FAILED(state.info->vtbl->GetClassFromObject(state.info, key,
+							    &cls)) ||
+	    CLR_FAILED(state.info->vtbl->GetObjectSize2(state.info, key,
+							&size))) {
+		atomic_fetch_add(&state.dependents_dropped, 1);
+		return;
+	}
+	atomic_fetch_add(&state.dependents_early, 1);
+	ht_object_references(state.rec, key, cls, size, HT_OBJ_MORE_REFERENCES,
+			     1, &value, &flag, -1, HT_RESULT_OK);
+}
+
+/* Lock-free, inside the pause. */
 static void dependent_add(uint64_t key, uint64_t value)
 {
 	size_t mask = state.dependents_mask;
 
 	if (atomic_fetch_add(&state.dependents_used, 1) >= mask - mask / 8) {
-		atomic_fetch_add(&state.dependents_dropped, 1);
+		dependent_now(key, value);
 		return;
 	}
 	for (size_t i = hash_id(key) & mask;; i = (i + 1) & mask) {
@@ -633,11 +664,46 @@ static size_t dependents_of(uint64_t key, uint64_t *values, size_t max)
 	}
 }
 
-/* Outside GCs: room for twice as many pairs as the last walk had. */
+/* The recorder thread, to replace tables: true when no GC runs and none
+ * will start until swap_done. */
+static bool swap_begin(void)
+{
+	int idle = TABLES_IDLE;
+
+	return atomic_compare_exchange_strong(&state.tables, &idle,
+					      TABLES_SWAPPING);
+}
+
+static void swap_done(void)
+{
+	atomic_store(&state.tables, TABLES_IDLE);
+}
+
+/* A GC's start: waits out a swap (pointer stores only). */
+static void tables_enter_gc(void)
+{
+	for (;;) {
+		int idle = TABLES_IDLE;
+
+		if (atomic_compare_exchange_weak(&state.tables, &idle,
+						 TABLES_IN_GC))
+			return;
+		if (idle == TABLES_IN_GC)
+			return; /* a GC whose finish never came */
+		sched_yield();
+	}
+}
+
+static void tables_leave_gc(void)
+{
+	atomic_store(&state.tables, TABLES_IDLE);
+}
+
+/* Between GCs: room for twice as many pairs as the last walk had. */
 static void dependents_make_room(void)
 {
-	size_t want = 2 * atomic_load(&state.dependents_used), cap;
-	struct dependent *d;
+	size_t want = 2 * atomic_load(&state.dependents_peak), cap;
+	struct dependent *d, *old;
 
 	if (want < (state.dependents_mask + 1) / 2)
 		return;
@@ -647,12 +713,16 @@ static void dependents_make_room(void)
 	d = calloc(cap, sizeof(*d));
 	if (!d)
 		return;
-	/* no GC runs: the recorder thread is woken after one, and the next
-	 * one waits for the dump flag it sets at its start */
-	free(state.dependents);
+	if (!swap_begin()) {
+		free(d); /* a GC runs: after the next one */
+		return;
+	}
+	old = state.dependents;
 	state.dependents = d;
 	state.dependents_mask = cap - 1;
 	atomic_store(&state.dependents_used, 0);
+	swap_done();
+	free(old);
 }
 
 /* ---- the objects of a dump ------------------------------------------------- */
@@ -716,7 +786,21 @@ static void record_bounds(void)
 	ht_generation_bounds(state.rec, m, state.bounds);
 }
 
-/* Outside GCs: room for the most ranges seen, and more. */
+static void swap(struct clr_generation_range **c,
+		 struct clr_generation_range **clr_bounds,
+		 struct ht_generation_range **h,
+		 struct ht_generation_range **bounds)
+{
+	struct clr_generation_range *tc = *clr_bounds;
+	struct ht_generation_range *th = *bounds;
+
+	*clr_bounds = *c;
+	*bounds = *h;
+	*c = tc;
+	*h = th;
+}
+
+/* Between GCs: room for the most ranges seen, and more. */
 static void bounds_make_room(void)
 {
 	size_t need = atomic_load(&state.bounds_needed), cap;
@@ -728,16 +812,16 @@ static void bounds_make_room(void)
 	cap = 2 * need;
 	c = calloc(cap, sizeof(*c));
 	h = calloc(cap, sizeof(*h));
-	if (!c || !h) {
-		free(c);
+	if (!c || !h || !swap_begin()) {
+		free(c); /* or a GC runs: after the next one */
 		free(h);
 		return;
 	}
-	free(state.clr_bounds);
-	free(state.bounds);
-	state.clr_bounds = c;
-	state.bounds = h;
+	swap(&c, &state.clr_bounds, &h, &state.bounds);
 	state.bounds_cap = cap;
+	swap_done();
+	free(c);
+	free(h);
 }
 
 static bool due(uint64_t ordinal)
@@ -775,6 +859,7 @@ static clr_hresult on_gc_started(CLR_THIS, int n, clr_bool collected[],
 	(void)self;
 	if (!enter())
 		return CLR_S_OK;
+	tables_enter_gc();
 	for (int i = 0; i < n && i <= HT_GEN_MAX; i++)
 		if (collected[i])
 			gens |= 1u << i;
@@ -848,11 +933,12 @@ static clr_hresult on_dependents(CLR_THIS, clr_ulong n, clr_uptr keys[],
 {
 	(void)self;
 	(void)handles;
-	if (!flag(&state.dump_gc))
+	if (!flag(&state.dump_gc) || !enter())
 		return CLR_S_OK;
 	for (clr_ulong i = 0; i < n; i++)
 		if (keys[i] && values[i])
 			dependent_add(keys[i], values[i]);
+	leave();
 	return CLR_S_OK;
 }
 
@@ -896,6 +982,10 @@ static clr_hresult on_gc_finished(CLR_THIS)
 		return CLR_S_OK;
 	dump = flag(&state.dump_gc);
 	if (dump) {
+		size_t used = atomic_load(&state.dependents_used);
+
+		if (used > atomic_load(&state.dependents_peak))
+			atomic_store(&state.dependents_peak, used);
 		/* the recorder thread lists the non-GC heap, then names */
 		name_dump();
 		record_frozen_objects();
@@ -907,6 +997,7 @@ static clr_hresult on_gc_finished(CLR_THIS)
 		set_flag(&state.forced_pending, false);
 		progress(&state.dumps_done, atomic_load(&state.dumps_asked));
 	}
+	tables_leave_gc();
 	request(REQ_AFTER_GC);
 	leave();
 	return CLR_S_OK;
@@ -984,25 +1075,21 @@ static void force_dump(void)
 	if (flag(&state.forcing))
 		return; /* the collection on its way will do */
 	refresh_frozen();
-	if (state.thread_started && flag(&state.forcing) == false) {
-		/* the last forcer has returned: reap it */
-		static bool joinable;
-
-		if (joinable)
-			pthread_join(state.forcer, NULL);
-		set_flag(&state.forced_pending, true);
-		set_flag(&state.forcing, true);
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		rc = pthread_create(&state.forcer, NULL, forcer_main, NULL);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		joinable = rc == 0;
-		if (rc != 0) {
-			set_flag(&state.forcing, false);
-			set_flag(&state.forced_pending, false);
-			progress(&state.dumps_done,
-				 atomic_load(&state.dumps_asked));
-		}
+	/* the last forcer has returned: reap it */
+	if (state.forcer_joinable)
+		pthread_join(state.forcer, NULL);
+	state.forcer_joinable = false;
+	set_flag(&state.forced_pending, true);
+	set_flag(&state.forcing, true);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&state.forcer, NULL, forcer_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	state.forcer_joinable = rc == 0;
+	if (rc != 0) {
+		set_flag(&state.forcing, false);
+		set_flag(&state.forced_pending, false);
+		progress(&state.dumps_done, atomic_load(&state.dumps_asked));
 	}
 }
 
@@ -1045,8 +1132,15 @@ static void *recorder_main(void *arg)
 		if (state.opt.allocations)
 			name_new_ids();
 	}
-	if (flag(&state.forcing) || state.forcer)
-		pthread_join(state.forcer, NULL);
+	/* a forcer still inside ForceGC (the runtime would not collect) is
+	 * left to the process's end */
+	if (state.forcer_joinable) {
+		if (flag(&state.forcing))
+			pthread_detach(state.forcer);
+		else
+			pthread_join(state.forcer, NULL);
+	}
+	state.forcer_joinable = false;
 	return NULL;
 }
 
@@ -1128,16 +1222,18 @@ static void report_stats(void)
 	ht_recorder_stats(state.rec, &st);
 	say("%s: %llu event%s, %llu GC%s, %llu bytes (%llu before "
 	    "compression), %llu wait%s for a buffer, %llu event%s dropped, "
-	    "%llu dependent handle%s dropped, %llu GC%s with generation "
-	    "bounds cut, %llu dump%s named late", state.output,
+	    "%llu dependent handle%s before the key's fields, %llu dropped, "
+	    "%llu GC%s with generation bounds cut, %llu dump%s named late",
+	    state.output,
 	    (unsigned long long)st.events, plural(st.events),
 	    (unsigned long long)st.gcs, plural(st.gcs),
 	    (unsigned long long)st.bytes_written,
 	    (unsigned long long)st.bytes_uncompressed,
 	    (unsigned long long)st.waits, plural(st.waits),
 	    (unsigned long long)st.dropped_events, plural(st.dropped_events),
+	    (unsigned long long)state.dependents_early,
+	    plural(state.dependents_early),
 	    (unsigned long long)state.dependents_dropped,
-	    plural(state.dependents_dropped),
 	    (unsigned long long)state.bounds_cut, plural(state.bounds_cut),
 	    (unsigned long long)state.naming_late,
 	    plural(state.naming_late));
