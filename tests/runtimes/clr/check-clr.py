@@ -17,23 +17,29 @@ Checks, one line each (FAIL: or ok:), exits 1 if any failed:
     it counts them;
   - the trace has the GCs the runtime counted (GC.CollectionCount of each
     generation when the program printed "ready" and "done"), and the GC the
-    program induced is a full, induced one, with a dump of its references;
+    program induced is a full, induced one (.NET 8 reports it as "other"),
+    with a dump of its references;
   - that dump (and dotnet-gcdump's, and the last) holds exactly the
     program's objects, type by type; dotnet-gcdump's report agrees on the
     count and bytes of each of them; how far the whole histograms agree is
     printed;
   - retained sizes: the list's head retains its nodes and their payloads,
-    the tree's root its nodes (not the shared leaves), the leaves' array the
-    leaves; each sum computed here from the object sizes the dump reports;
-  - roots: the tree is held by a stack root in Main, the pinned array by a
+    the tree's root its nodes; the leaves, which the tree and their array
+    share, neither; each sum computed here from the object sizes the dump
+    reports and the program's structure, not from heaptrace's dominators;
+  - roots: the tree is held by a stack root of KnownHeap.Program.Main (the
+    root id is the frame's FunctionID, named by the trace), the pinned array by a
     pinning handle, WeakKept also by a weak handle; the POH array is in
     generation 4; the ConditionalWeakTable's live value is reachable;
   - `heaptrace history` of Tracked: its moves are the address changes the
     program saw, in the same GCs, and its generations the ones
-    GC.GetGeneration gave, through promotions 0 -> 1 -> 2;
-  - with --allocations: per GC, moved + survived + died + kept + untouched
-    + lost is the number of tracked objects alive before it, which the
-    allocations between GCs and the GC before give.
+    GC.GetGeneration gave (from its birth, through promotions 0 -> 1 -> 2,
+    with --allocations; else from the dump of the program's GC on);
+  - with --allocations: every object the program made was recorded; per
+    GC, moved + survived + died + kept + untouched + lost is the number of
+    tracked objects alive before it, which the allocations between GCs
+    (counted from the events) and the GC before give; and a full GC's dump
+    holds exactly the objects it moved, left in place or kept.
 """
 import json
 import re
