@@ -28,9 +28,10 @@ Checks, one line each (FAIL: or ok:), exits 1 if any failed:
     share, neither; each sum computed here from the object sizes the dump
     reports and the program's structure, not from heaptrace's dominators;
   - roots: the tree is held by a stack root of KnownHeap.Program.Main (the
-    root id is the frame's FunctionID, named by the trace), the pinned array by a
-    pinning handle, WeakKept also by a weak handle; the POH array is in
-    generation 4; the ConditionalWeakTable's live value is reachable;
+    root id is the frame's FunctionID, named by the trace), the pinned
+    array by a pinning handle, WeakKept also by a weak handle; the POH
+    array is in generation 4; the ConditionalWeakTable's live value is
+    reachable;
   - `heaptrace history` of Tracked: its moves are the address changes the
     program saw, in the same GCs, and its generations the ones
     GC.GetGeneration gave (from its birth, through promotions 0 -> 1 -> 2,
