@@ -74,61 +74,63 @@ print(len(s["dumps"]), sum(d["objects"] for d in s["dumps"]), "-")' \
 
 bare_per_gc= bare_pause=
 
-# config NAME OUTPUT KIND COMMAND...: runs it $runs times; one line of
-# results. KIND: plain, or gcdump (the program waits at its end while
+# run_once KEY NAME OUTPUT KIND COMMAND...: one run, its figures added to
+# $work/KEY.*. KIND: plain, or gcdump (the program waits at its end while
 # dotnet-gcdump collects a dump into OUTPUT).
-config() {
-	name=$1 out=$2 kind=$3
-	shift 3
-	: >"$work/wall"; : >"$work/cpu"; : >"$work/rss"; : >"$work/gcs"
-	: >"$work/pause"
-	failed=0
-	i=0
-	while [ $i -lt "$runs" ]; do
-		i=$((i + 1))
-		[ "$out" = - ] || rm -f "$out"
-		child_cpu >"$work/before"
-		if [ "$kind" = gcdump ]; then
-			rm -f "$work/fifo"; mkfifo "$work/fifo"
-			# shellcheck disable=SC2086
-			timeout -k 5 600 "$measure" "$work/cost" "$@" $args wait \
-				<"$work/fifo" >"$work/stdout" 2>"$work/stderr" &
-			prog=$!
-			exec 3>"$work/fifo"
-			while ! grep -q '^ready' "$work/stdout" && kill -0 $prog 2>/dev/null; do
-				sleep 0.1
-			done
-			pid=$(awk '/^ready/ { print $2 }' "$work/stdout")
-			"$measure" "$work/gcdump-cost" "$gcdump" collect -p "$pid" \
-				-o "$out" >/dev/null 2>&1 || failed=$((failed + 1))
-			read -r gwall _ <"$work/gcdump-cost"
-			echo go >&3
-			exec 3>&-
-			wait $prog || failed=$((failed + 1))
-			echo "$gwall" >>"$work/gcdump-wall"
-		else
-			# shellcheck disable=SC2086
-			timeout -k 5 900 "$measure" "$work/cost" "$@" $args \
-				>"$work/stdout" 2>"$work/stderr" || failed=$((failed + 1))
-		fi
-		child_cpu >"$work/after"
-		read -r wall rss _ <"$work/cost" 2>/dev/null || { wall=- rss=-; }
-		echo "$wall" >>"$work/wall"
-		echo $((rss / 1024)) >>"$work/rss"
-		paste "$work/after" "$work/before" |
-			awk '{ printf "%.3f\n", $1 - $2 }' >>"$work/cpu"
-		awk '/^done/ { print $2; exit }' "$work/stdout" >>"$work/gcs"
-		awk '/^done/ { print $5; exit }' "$work/stdout" >>"$work/pause"
-	done
-	gcs=$(median <"$work/gcs") pause=$(median <"$work/pause")
+run_once() {
+	key=$1 out=$3 kind=$4
+	shift 4
+	[ "$out" = - ] || rm -f "$out"
+	child_cpu >"$work/before"
+	if [ "$kind" = gcdump ]; then
+		rm -f "$work/fifo"; mkfifo "$work/fifo"
+		# shellcheck disable=SC2086
+		timeout -k 5 600 "$measure" "$work/cost" "$@" $args wait \
+			<"$work/fifo" >"$work/stdout" 2>"$work/stderr" &
+		prog=$!
+		exec 3>"$work/fifo"
+		while ! grep -q '^ready' "$work/stdout" && kill -0 $prog 2>/dev/null; do
+			sleep 0.1
+		done
+		pid=$(awk '/^ready/ { print $2 }' "$work/stdout")
+		"$measure" "$work/gcdump-cost" "$gcdump" collect -p "$pid" \
+			-o "$out" >/dev/null 2>&1 || echo >>"$work/$key.failed"
+		read -r gwall _ <"$work/gcdump-cost"
+		echo go >&3
+		exec 3>&-
+		wait $prog || echo >>"$work/$key.failed"
+		echo "$gwall" >>"$work/gcdump-wall"
+	else
+		# shellcheck disable=SC2086
+		timeout -k 5 900 "$measure" "$work/cost" "$@" $args \
+			>"$work/stdout" 2>"$work/stderr" || echo >>"$work/$key.failed"
+	fi
+	child_cpu >"$work/after"
+	read -r wall rss _ <"$work/cost" 2>/dev/null || { wall=- rss=-; }
+	echo "$wall" >>"$work/$key.wall"
+	echo $((rss / 1024)) >>"$work/$key.rss"
+	paste "$work/after" "$work/before" |
+		awk '{ printf "%.3f\n", $1 - $2 }' >>"$work/$key.cpu"
+	awk '/^done/ { print $2; exit }' "$work/stdout" >>"$work/$key.gcs"
+	awk '/^done/ { print $5; exit }' "$work/stdout" >>"$work/$key.pause"
+	[ "$out" = - ] || [ ! -f "$out" ] || mv "$out" "$work/$key.last"
+}
+
+# report KEY NAME OUTPUT ...: the line of results of configuration KEY,
+# medians of its runs; the sizes are those of its last run's output.
+report() {
+	key=$1 name=$2 out=$3
+	gcs=$(median <"$work/$key.gcs") pause=$(median <"$work/$key.pause")
 	per_gc=$(echo "$pause $gcs" | awk '$2 > 0 { printf "%.2f", $1 / $2 }')
 	[ -n "$bare_per_gc" ] || bare_per_gc=$per_gc bare_pause=$pause
 	more=$(echo "$pause $bare_pause" | awk '$1 != "-" { printf "%+.0f", $1 - $2 }')
 	added=$(echo "$per_gc $bare_per_gc" | awk 'NF == 2 { printf "%+.2f", $1 - $2 }')
 	bytes=- dumps=- perobj=-
-	if [ "$out" != - ] && [ -s "$out" ]; then
-		bytes=$(file_bytes "$out")
-		objects "$out" >"$work/objects"
+	last=$work/$key.last
+	if [ "$out" != - ] && [ -s "$last" ]; then
+		bytes=$(file_bytes "$last")
+		case $out in *.gcdump) mv "$last" "$last.gcdump"; last=$last.gcdump ;; esac
+		objects "$last" >"$work/objects"
 		read -r dumps objs _ <"$work/objects"
 		events=$(awk '/^events/ { print $2 }' "$work/objects")
 		case $name in
@@ -138,34 +140,49 @@ config() {
 		perobj=$(echo "$bytes ${n:--}" | awk '$2 > 0 { printf "%.2f/%s", $1 / $2, u }' u="$unit")
 		bytes=$(echo "$bytes" | awk '{ printf "%.1f", $1 / 1048576 }')
 	fi
+	failed=$(cat "$work/$key.failed" 2>/dev/null | wc -l)
 	printf '%-30s %7s %7s %8s %5s %9s %7s %7s %7s %9s %5s %s\n' "$name" \
-		"$(median <"$work/wall")" "$(median <"$work/cpu")" \
-		"$(median <"$work/rss")" "$gcs" "$pause" "${more:--}" \
+		"$(median <"$work/$key.wall")" "$(median <"$work/$key.cpu")" \
+		"$(median <"$work/$key.rss")" "$gcs" "$pause" "${more:--}" \
 		"${per_gc:--}" "${added:--}" \
-		"$bytes" "$dumps" "${perobj:--}$([ $failed = 0 ] || echo " ($failed failed)")"
+		"$bytes" "$dumps" "${perobj:--}$([ "$failed" = 0 ] || echo " ($failed failed)")"
+}
+
+# each_config ACTION: ACTION KEY NAME OUTPUT KIND COMMAND... for each
+# configuration, in the order of the table.
+each_config() {
+	$1 bare "no recorder" - plain dotnet "$dll"
+	$1 major "record --dump-on major" "$trace" plain "$heaptrace" record -q \
+		--dump-on major -o "$trace" -- dotnet "$dll"
+	$1 every "record --dump-on every-gc" "$trace" plain "$heaptrace" record \
+		-q --dump-on every-gc -o "$trace" -- dotnet "$dll"
+	$1 exit "record --dump-on exit" "$trace" plain "$heaptrace" record -q \
+		--dump-on exit -o "$trace" -- dotnet "$dll"
+	$1 alloc "record --allocations (major)" "$trace" plain "$heaptrace" \
+		record -q --dump-on major --allocations -o "$trace" -- dotnet "$dll"
+	[ -z "$gcdump" ] ||
+		$1 gcdump "dotnet-gcdump collect, once" "$work/heap.gcdump" gcdump \
+			dotnet "$dll"
 }
 
 trace=$work/trace.ht
+: >"$work/gcdump-wall"
+# the runs of all configurations interleaved, so that a change of load on
+# the machine falls on them all alike
+i=0
+while [ $i -lt "$runs" ]; do
+	i=$((i + 1))
+	each_config run_once
+done
 {
-	echo "ClrChurn $args on .NET $(dotnet --list-runtimes | awk '/NETCore/ { v = $2 } END { print v }'), $runs runs each, medians; $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+	echo "ClrChurn $args on .NET $(dotnet --list-runtimes | awk '/NETCore/ { v = $2 } END { print v }'), $runs runs each (interleaved), medians; $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 	echo "pause: GC.GetTotalPauseDuration() when the program ends (a dump at exit comes after), ms;"
 	echo "+pause, +ms/GC: against no recorder; bytes per object dumped (per event with --allocations)"
 	printf '%-30s %7s %7s %8s %5s %9s %7s %7s %7s %9s %5s %s\n' configuration \
 		"wall s" "CPU s" "RSS MiB" GCs "pause ms" "+pause" "ms/GC" "+ms/GC" \
 		"trace MiB" dumps "bytes per"
-	config "no recorder" - plain dotnet "$dll"
-	config "record --dump-on major" "$trace" plain "$heaptrace" record -q \
-		--dump-on major -o "$trace" -- dotnet "$dll"
-	config "record --dump-on every-gc" "$trace" plain "$heaptrace" record -q \
-		--dump-on every-gc -o "$trace" -- dotnet "$dll"
-	config "record --dump-on exit" "$trace" plain "$heaptrace" record -q \
-		--dump-on exit -o "$trace" -- dotnet "$dll"
-	config "record --allocations (major)" "$trace" plain "$heaptrace" \
-		record -q --dump-on major --allocations -o "$trace" -- dotnet "$dll"
+	each_config report
 	if [ -n "$gcdump" ]; then
-		: >"$work/gcdump-wall"
-		config "dotnet-gcdump collect, once" "$work/heap.gcdump" gcdump \
-			dotnet "$dll"
 		echo "dotnet-gcdump collect alone: $(median <"$work/gcdump-wall") s wall (median)"
 	else
 		echo "dotnet-gcdump: not installed (sh tools/install-deps.sh --tests)"
