@@ -72,7 +72,7 @@ print(len(s["dumps"]), sum(d["objects"] for d in s["dumps"]), "-")' \
 	esac
 }
 
-bare_per_gc= bare_pause=
+bare_per_gc= bare_pause= bare_least=
 
 # run_once KEY NAME OUTPUT KIND COMMAND...: one run, its figures added to
 # $work/KEY.*. KIND: plain, or gcdump (the program waits at its end while
@@ -122,8 +122,11 @@ report() {
 	key=$1 name=$2 out=$3
 	gcs=$(median <"$work/$key.gcs") pause=$(median <"$work/$key.pause")
 	per_gc=$(echo "$pause $gcs" | awk '$2 > 0 { printf "%.2f", $1 / $2 }')
-	[ -n "$bare_per_gc" ] || bare_per_gc=$per_gc bare_pause=$pause
+	least=$(sort -n "$work/$key.pause" | head -1)
+	[ -n "$bare_per_gc" ] || bare_per_gc=$per_gc bare_pause=$pause \
+		bare_least=$least
 	more=$(echo "$pause $bare_pause" | awk '$1 != "-" { printf "%+.0f", $1 - $2 }')
+	more_least=$(echo "$least $bare_least" | awk '$1 != "" { printf "%+.0f", $1 - $2 }')
 	added=$(echo "$per_gc $bare_per_gc" | awk 'NF == 2 { printf "%+.2f", $1 - $2 }')
 	bytes=- dumps=- perobj=-
 	last=$work/$key.last
@@ -141,9 +144,10 @@ report() {
 		bytes=$(echo "$bytes" | awk '{ printf "%.1f", $1 / 1048576 }')
 	fi
 	failed=$(cat "$work/$key.failed" 2>/dev/null | wc -l)
-	printf '%-30s %7s %7s %8s %5s %9s %7s %7s %7s %9s %5s %s\n' "$name" \
+	printf '%-30s %7s %7s %8s %5s %9s %7s %7s %7s %7s %9s %5s %s\n' "$name" \
 		"$(median <"$work/$key.wall")" "$(median <"$work/$key.cpu")" \
 		"$(median <"$work/$key.rss")" "$gcs" "$pause" "${more:--}" \
+		"${more_least:--}" \
 		"${per_gc:--}" "${added:--}" \
 		"$bytes" "$dumps" "${perobj:--}$([ "$failed" = 0 ] || echo " ($failed failed)")"
 }
@@ -177,9 +181,11 @@ done
 {
 	echo "ClrChurn $args on .NET $(dotnet --list-runtimes | awk '/NETCore/ { v = $2 } END { print v }'), $runs runs each (interleaved), medians; $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 	echo "pause: GC.GetTotalPauseDuration() when the program ends (a dump at exit comes after), ms;"
-	echo "+pause, +ms/GC: against no recorder; bytes per object dumped (per event with --allocations)"
-	printf '%-30s %7s %7s %8s %5s %9s %7s %7s %7s %9s %5s %s\n' configuration \
-		"wall s" "CPU s" "RSS MiB" GCs "pause ms" "+pause" "ms/GC" "+ms/GC" \
+	echo "+pause, +ms/GC: against no recorder (+least: the least pause of the runs against the"
+	echo "least of no recorder's, the one least touched by other load); bytes per object dumped"
+	echo "(per event with --allocations)"
+	printf '%-30s %7s %7s %8s %5s %9s %7s %7s %7s %7s %9s %5s %s\n' configuration \
+		"wall s" "CPU s" "RSS MiB" GCs "pause ms" "+pause" "+least" "ms/GC" "+ms/GC" \
 		"trace MiB" dumps "bytes per"
 	each_config report
 	if [ -n "$gcdump" ]; then

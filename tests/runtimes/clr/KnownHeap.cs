@@ -151,11 +151,15 @@ static class Program {
 			GC.CollectionCount(2);
 	}
 
-	/* Where Tracked is now and in which generation. */
+	/* Where Tracked is now and in which generation, read before anything
+	 * is allocated (a GC could come in between). */
 	static void Sample() {
-		samples.Add("tracked " + Counts() + " 0x" +
-			AddressOf(tracked).ToString("x") + " " +
-			GC.GetGeneration(tracked));
+		int gen0 = GC.CollectionCount(0), gen1 = GC.CollectionCount(1);
+		int gen2 = GC.CollectionCount(2);
+		ulong address = AddressOf(tracked);
+		int generation = GC.GetGeneration(tracked);
+		samples.Add("tracked " + gen0 + " " + gen1 + " " + gen2 + " 0x" +
+			address.ToString("x") + " " + generation);
 	}
 
 	static ListNode BuildList(int n) {

@@ -163,10 +163,13 @@ def check_trace_clean(heaptrace, trace):
     check(r.returncode == 0, "heaptrace check: clean",
           "heaptrace check exits %d: %s" %
           (r.returncode, (r.stdout + r.stderr).strip()[-2000:]))
-    m = re.search(r"(\d+) relocation inconsistenc", r.stdout)
-    if m:
-        check(m.group(1) == "0", "heaptrace check: 0 relocation inconsistencies",
-              "heaptrace check: %s relocation inconsistencies" % m.group(1))
+    for line in r.stdout.splitlines():
+        if "relocation inconsistenc" in line:
+            m = re.search(r"(\d+) relocation inconsistenc", line) or \
+                re.search(r"relocation inconsistenc\w*\W+(\d+)", line)
+            check(m and m.group(1) == "0",
+                  "heaptrace check: 0 relocation inconsistencies",
+                  "heaptrace check: %s" % line.strip())
 
 
 def check_gc_counts(stats, ready, done, runtime):

@@ -147,10 +147,10 @@ report=
 if wait_ready "$work/major.out" $record; then
 	pid=$(awk '/^ready/ { print $2 }' "$work/major.out")
 	if [ -n "$gcdump" ]; then
-		if "$gcdump" collect -p "$pid" -o "$work/known.gcdump" \
-			>"$work/gcdump.log" 2>&1 &&
-			"$gcdump" report "$work/known.gcdump" >"$work/gcdump.txt" \
-			2>>"$work/gcdump.log"; then
+		if timeout -k 5 120 "$gcdump" collect -p "$pid" \
+			-o "$work/known.gcdump" >"$work/gcdump.log" 2>&1 &&
+			timeout -k 5 60 "$gcdump" report "$work/known.gcdump" \
+			>"$work/gcdump.txt" 2>>"$work/gcdump.log"; then
 			report=$work/gcdump.txt
 		else
 			fail "$flavour: dotnet-gcdump: $(cat "$work/gcdump.log")"
