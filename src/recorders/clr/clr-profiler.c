@@ -753,10 +753,13 @@ static void record_frozen_objects(void)
 
 	atomic_fetch_add(&state.frozen_readers, 1);
 	f = atomic_load(&state.frozen);
-	for (size_t i = 0; f && i < f->n; i++)
-		record_object(f->ids[i], f->classes[i], f->sizes[i],
-			      f->ref_start[i + 1] - f->ref_start[i],
-			      f->refs + f->ref_start[i]);
+	for (size_t i = 0; f && i < f->n; i++) {
+		size_t n = f->ref_start[i + 1] - f->ref_start[i];
+		static const ht_id none[1];
+
+		record_object(f->ids[i], f->classes[i], f->sizes[i], n,
+			      n ? f->refs + f->ref_start[i] : none);
+	}
 	atomic_fetch_sub(&state.frozen_readers, 1);
 }
 

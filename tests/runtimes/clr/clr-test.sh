@@ -1,5 +1,6 @@
 #!/bin/sh
-# clr-test.sh HEAPTRACE MODULE SRCDIR BUILDDIR - `heaptrace record` on a real
+# clr-test.sh HEAPTRACE MODULE SRCDIR BUILDDIR [SANITIZER_RUNTIME] -
+# `heaptrace record` on a real
 # .NET runtime: builds Shapes.cs with the SDK (offline: no NuGet package,
 # HOME and the CLI's home inside BUILDDIR), records it in each dump mode,
 # and checks that the traces are clean, that classes carry the names a .NET
@@ -8,8 +9,13 @@
 # ConditionalWeakTable value is held by its key, that the program's exit
 # status passes through, and that a child process is not profiled.
 # Exits 77 (skipped) where dotnet, the module or jq is missing.
+#
+# In a sanitizer build the module is instrumented and dotnet is not:
+# SANITIZER_RUNTIME (the ASan shared library) is then preloaded into every
+# dotnet the test records, through a `dotnet` wrapper first on PATH (the
+# SDK builds Shapes.cs unwrapped), and the module runs checked.
 set -u
-heaptrace=$1 module=$2 src=$3 build=$4
+heaptrace=$1 module=$2 src=$3 build=$4 sanitizer=${5:-}
 command -v dotnet >/dev/null || { echo "SKIP: dotnet is not installed"; exit 77; }
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 [ -f "$module" ] || { echo "SKIP: the CLR recorder was not built"; exit 77; }
@@ -30,6 +36,23 @@ if ! dotnet build "$build/project/Shapes.csproj" -c Release \
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [ -n "$sanitizer" ]; then
+	[ -f "$sanitizer" ] ||
+		{ echo "SKIP: sanitizer build, no runtime '$sanitizer' to preload into dotnet"; exit 77; }
+	mkdir "$work/bin"
+	cat >"$work/bin/dotnet" <<EOF2
+#!/bin/sh
+# dotnet runs the instrumented recorder with the sanitizer's runtime; the
+# runtime leaks by design, so leaks are not reported
+LD_PRELOAD=$sanitizer\${LD_PRELOAD:+:\$LD_PRELOAD} \\
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1\${ASAN_OPTIONS:+:\$ASAN_OPTIONS} \\
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
+exec $(command -v dotnet) "\$@"
+EOF2
+	chmod +x "$work/bin/dotnet"
+	PATH=$work/bin:$PATH
+	echo "note: dotnet runs with $sanitizer preloaded"
+fi
 app=$build/out/Shapes.dll
 failures=0
 
@@ -146,7 +169,9 @@ inner=$("$heaptrace" top -n 100000 --format json "$t" |
 	fail "allocations: no allocation in the history of $inner"
 
 # --- a published app (apphost), and a child that is not profiled
-if [ -x "$build/out/Shapes" ]; then
+# (not in a sanitizer build: the app host would need the preload that
+# the dotnet wrapper gives)
+if [ -x "$build/out/Shapes" ] && [ -z "$sanitizer" ]; then
 	t=$work/apphost.ht
 	record "$t" 3 -- "$build/out/Shapes" $N 3 child
 	grep -q "child sees no profiler" "$work/out" &&
