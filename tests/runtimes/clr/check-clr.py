@@ -143,6 +143,24 @@ def gcdump_report(path):
     return rows
 
 
+def gcdump_forms(name):
+    """The ways dotnet-gcdump may write the type the trace calls NAME."""
+    flat = name.replace(", ", ",")
+    depth, cut = 0, -1
+    for i, ch in enumerate(flat):
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "+" and depth == 0:
+            cut = i
+    if cut < 0:
+        return {flat}
+    outer, inner = flat[:cut], flat[cut + 1:]
+    args = outer[outer.index("<"):outer.rindex(">") + 1] if "<" in outer \
+        else ""
+    base = inner.split("[")[0]
+    return {flat, base + args + inner[len(base):]}
+
+
 def dump_classes(stats, index):
     d = [x for x in stats["dumps"] if x["index"] == index][0]
     return {c["name"]: (c["count"], c["bytes"]) for c in d["classes"]}
@@ -228,26 +246,28 @@ def compare_gcdump(stats, dump, report, expected):
           "known types (dump %d)" % (len(expected), dump),
           "dotnet-gcdump disagrees (count, bytes) on dump %d: %s"
           % (dump, "; ".join(wrong)))
-    # the whole histogram, for the report. dotnet-gcdump names a nested
-    # type without its outer types (OrdinalComparer for
-    # ...NonRandomizedStringEqualityComparer+OrdinalComparer) and generic
-    # types its own way: a name of its that the trace lacks is matched to
-    # the one trace name that ends with "+" and it, when there is one.
+    # the whole histogram, for the report. dotnet-gcdump writes names its
+    # own way: no space after the comma of generic arguments, a nested type
+    # without its outer types but with their generic arguments
+    # (Entry<System.String,System.Object>[] for the trace's
+    # System.Collections.Generic.Dictionary<System.String, System.Object>+Entry[]).
+    # A name of its that the trace lacks is matched to the one trace name
+    # written so, when there is one.
     theirs = dict(theirs)
+    unmatched = [x for x in ours if x not in theirs]
     for name in [x for x in theirs if x not in ours]:
-        nested = [x for x in ours if x.endswith("+" + name)
-                  and x not in theirs]
-        if len(nested) == 1:
-            c, b = theirs.pop(name)
-            theirs[nested[0]] = (c, b)
+        like = [x for x in unmatched if name in gcdump_forms(x)]
+        if len(like) == 1:
+            theirs[like[0]] = theirs.pop(name)
+            unmatched.remove(like[0])
     names = set(ours) | set(theirs)
     same = [x for x in names if ours.get(x, (0,))[0] == theirs.get(x, (0,))[0]]
     objects_ours = sum(c for c, _ in ours.values())
     objects_theirs = sum(c for c, _ in theirs.values())
     agreeing = sum(ours[x][0] for x in same if x in ours)
     print("note: %swhole histogram: the trace has %d objects in %d types, "
-          "dotnet-gcdump %d in %d; %d types by name in both (nested types "
-          "matched), %d with the same count, holding %d of the trace's "
+          "dotnet-gcdump %d in %d; %d types by name in both (as dotnet-gcdump "
+          "writes them), %d with the same count, holding %d of the trace's "
           "objects (%.1f%%)"
           % (label, objects_ours, len(ours), objects_theirs, len(theirs),
              len(set(ours) & set(theirs)), len(same), agreeing,
