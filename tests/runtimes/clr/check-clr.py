@@ -31,7 +31,7 @@ Checks, one line each (FAIL: or ok:), exits 1 if any failed:
     root id is the frame's FunctionID, named by the trace), the pinned
     array by a pinning handle, WeakKept also by a weak handle; the POH
     array is in generation 4; the ConditionalWeakTable's live value is
-    reachable;
+    reachable; neither pinned array ever moves;
   - `heaptrace history` of Tracked: its moves are the address changes the
     program saw, in the same GCs, and its generations the ones
     GC.GetGeneration gave (from its birth, through promotions 0 -> 1 -> 2,
@@ -408,6 +408,20 @@ def check_structure(heaptrace, trace, dump, n, depth, leaves, methods):
               "the ConditionalWeakTable's value %s, alive while its key is, "
               "is unreachable in the dump (roots %s, referrers %s)"
               % (value["id"], roots_text(v["roots"]), v["referrers"]))
+    # pinned objects stay where they were born, through every GC
+    for what, o in (("the pinned array", pinned), ("the POH array", poh)):
+        if not o:
+            continue
+        h = analysis(heaptrace, "history", "--dump", str(dump), trace,
+                     o["id"])
+        steps = h["timeline"]
+        moved = [x for x in steps if x["event"] == "moved" and
+                 x["from"] != x["to"]]
+        gcs = {x["gc"] for x in steps if x["gc"] is not None}
+        check(len(h["objects"]) == 1 and not moved and
+              h["objects"][0]["id"] == o["id"],
+              "%s stays at %s through %d GCs" % (what, o["id"], len(gcs)),
+              "%s moved: %s" % (what, json.dumps(h)[:600]))
     tracked = first_of("KnownHeap.Tracked", 1)
     return tracked["id"] if tracked else None
 
