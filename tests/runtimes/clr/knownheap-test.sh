@@ -41,10 +41,11 @@ status=0
 . "$src/../../lib.sh"
 need_tools dotnet python3
 rm -rf "$work"
-mkdir -p "$work" "$work.dotnet" || exit 1
+mkdir -p "$work" || exit 1
 work=$(cd "$work" && pwd -P)
-# kept from run to run: NuGet's packages for net8 and net9
-dotnet_dir=$(cd "$work.dotnet" && pwd -P)
+# NuGet's packages for net8 and net9, kept from run to run and shared by
+# the tests (NuGet locks what it extracts there)
+dotnet_dir=$(dirname "$work")
 . "$src/dotnet-env.sh"
 started=$(date +%s)
 
