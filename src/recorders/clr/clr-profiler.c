@@ -25,8 +25,8 @@
  *     RuntimeType objects), which the walk does not visit but which its
  *     objects reference, are added to each dump from a list taken with
  *     EnumerateNonGCObjects.
- *   - ObjectAllocated (alloc): object_allocated; ThreadNameChanged and
- *     ThreadAssignedToOSThread: thread.
+ *   - ObjectAllocated (alloc): object_allocated; ThreadCreated ("thread
+ *     N", its system id) and ThreadNameChanged: thread.
  *
  * Names. Metadata may not be read inside GC callbacks, and a dump's names
  * must be in the trace before the dump ends. The walk adds the class of
@@ -1037,18 +1037,29 @@ static clr_hresult on_thread_name(CLR_THIS, clr_uptr thread, clr_ulong n,
 	return CLR_S_OK;
 }
 
-static clr_hresult on_thread_os(CLR_THIS, clr_uptr thread, clr_ulong os_id)
+/* A thread is known by its system id until the program names it. */
+static void name_by_os_id(clr_uptr thread, clr_ulong os_id)
 {
 	char name[48];
+
+	snprintf(name, sizeof(name), "thread %lu", (unsigned long)os_id);
+	ht_thread(state.rec, thread, name);
+}
+
+static clr_hresult on_thread_created(CLR_THIS, clr_uptr thread)
+{
+	clr_ulong os_id = 0;
 
 	(void)self;
 	if (!enter())
 		return CLR_S_OK;
-	snprintf(name, sizeof(name), "thread %lu", (unsigned long)os_id);
-	ht_thread(state.rec, thread, name);
+	if (state.info->vtbl->GetThreadInfo(state.info, thread, &os_id) ==
+		    CLR_S_OK && os_id)
+		name_by_os_id(thread, os_id);
 	leave();
 	return CLR_S_OK;
 }
+
 
 /* ---- forced GCs ------------------------------------------------------------ */
 
@@ -1306,14 +1317,19 @@ static void put_env(const char *name, const char *value)
 
 /* `heaptrace record` changes CORECLR_* and others for the program and
  * saves their old values (HEAPTRACE_RESTORE): put them back, so that
- * processes the program starts are not recorded into the same file. */
+ * processes the program starts are not recorded into the same file.
+ * Loaded by hand, profiling is turned off for them. */
 static void restore_environment(void)
 {
 	const char *list = getenv("HEAPTRACE_RESTORE");
 	char *copy, *save = NULL;
 
-	if (!list)
+	if (!list) {
+		/* loaded by hand: the program's children would record into
+		 * the same trace */
+		put_env("CORECLR_ENABLE_PROFILING", NULL);
 		return;
+	}
 	copy = strdup(list);
 	if (!copy)
 		return;
@@ -1581,7 +1597,7 @@ static void build_callback_vtbl(void)
 	v->Release = callback_release;
 	v->Initialize = on_initialize;
 	v->Shutdown = on_shutdown;
-	v->ThreadAssignedToOSThread = on_thread_os;
+	v->ThreadCreated = on_thread_created;
 	v->ThreadNameChanged = on_thread_name;
 	v->ObjectAllocated = on_allocated;
 	v->GarbageCollectionStarted = on_gc_started;

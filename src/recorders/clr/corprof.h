@@ -248,7 +248,9 @@ struct clr_info_vtbl {
 	clr_hresult (*IsArrayClass)(CLR_INFO, clr_uptr class_id,        /* 11 */
 				    uint32_t *elem_type, clr_uptr *elem_class,
 				    clr_ulong *rank);
-	clr_unused_slot unused_12_14[3];
+	clr_hresult (*GetThreadInfo)(CLR_INFO, clr_uptr thread,          /* 12 */
+				     clr_ulong *os_thread);
+	clr_unused_slot unused_13_14[2];
 	clr_hresult (*GetFunctionInfo)(CLR_INFO, clr_uptr function,     /* 15 */
 				       clr_uptr *class_id, clr_uptr *module,
 				       clr_token *token);
@@ -307,6 +309,8 @@ struct clr_info {
 	const struct clr_info_vtbl *vtbl;
 };
 
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetThreadInfo) == 12,
+	       "GetThreadInfo");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, ForceGC) == 28, "ForceGC");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassIDInfo2) == 41,
 	       "GetClassIDInfo2");

@@ -50,7 +50,12 @@ static class Shapes
         table.Add(key, new CwtValue());
         GC.Collect();
         if (args.Length > 3 && args[2] == "wait")
+        {
+            // the recorder has caught SIGUSR1 since the runtime started
+            Console.WriteLine("waiting");
+            Console.Out.Flush();
             Thread.Sleep(int.Parse(args[3]));
+        }
         if (args.Length > 2 && args[2] == "child")
         {
             var start = new ProcessStartInfo("sh",

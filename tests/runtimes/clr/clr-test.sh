@@ -144,10 +144,15 @@ record "$t" 0 --dump-on exit -- dotnet "$app" $N 0
 
 # --- signal: a dump per SIGUSR1, and one at exit
 t=$work/signal.ht
-"$heaptrace" record -q -o "$t" --dump-on signal -- dotnet "$app" $N 0 wait 3000 \
+"$heaptrace" record -q -o "$t" --dump-on signal -- dotnet "$app" $N 0 wait 2000 \
 	>"$work/out" 2>"$work/err" &
 pid=$!
-sleep 1.5
+# the program says when it waits: SIGUSR1 before the runtime has loaded
+# the recorder would kill it
+for i in $(seq 100); do
+	grep -q waiting "$work/out" 2>/dev/null && break
+	sleep 0.1
+done
 kill -USR1 $pid
 wait $pid || fail "signal: record failed: $(cat "$work/err")"
 "$heaptrace" check "$t" >/dev/null || fail "signal: the trace is not clean"
