@@ -5,12 +5,13 @@
  *   dotnet ClrChurn.dll ITEMS ROUNDS [wait]
  *
  * Keeps ITEMS ClrChurn.Item alive, each with a byte[128] of its own
- * (about 190 bytes per item: 1,000,000 items make a live heap of about
- * 190 MB in 2 million objects), held by one static array, every 16 in a
- * chain. Then, for ROUNDS rounds, allocates 500,000 short-lived
- * ClrChurn.Temp (20 MB) and replaces 1% of the items with new ones, so
- * that the ephemeral generations collect often and the old one now and
- * then.
+ * (192 bytes per item), held by one static array, every 16 in a chain.
+ * Then, for ROUNDS rounds, allocates 500,000 short-lived ClrChurn.Temp
+ * (20 MB) and replaces 1% of the items with new ones, so that the
+ * ephemeral generations collect often and the old one now and then; the
+ * items replaced stay reachable through the chains of others. With
+ * 1,000,000 items and 20 rounds the live heap at the end is 233 MB in 2.34
+ * million objects.
  * With "wait" it then prints "ready PID" and reads a line of standard
  * input (a point where a test takes a heap dump of its own). Last it
  * prints
