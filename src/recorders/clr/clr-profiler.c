@@ -24,7 +24,8 @@
  *     a GC dump. The objects of the non-GC heap (string literals, frozen
  *     RuntimeType objects), which the walk does not visit but which its
  *     objects reference, are added to each dump from a list taken with
- *     EnumerateNonGCObjects.
+ *     EnumerateNonGCObjects, each also a root of kind other (the runtime
+ *     never frees them).
  *   - ObjectAllocated (alloc): object_allocated; ThreadCreated ("thread
  *     N", its system id) and ThreadNameChanged: thread.
  *
@@ -159,7 +160,6 @@ static struct {
 	/* the recorder thread */
 	pthread_t thread;
 	bool thread_started;
-	pthread_t thread_id_self;
 	int wake[2];
 	_Atomic unsigned requests;
 	_Atomic uint64_t name_asked, name_done;
@@ -747,6 +747,23 @@ static void record_object(uint64_t id, uint64_t cls, uint64_t size,
 			     HT_RESULT_OK);
 }
 
+/* The runtime never frees them: each is also a root, of kind other. */
+static void record_frozen_roots(const struct frozen *f)
+{
+	uint32_t obj_flags[BATCH] = {0};
+	uint8_t kinds[BATCH], root_flags[BATCH] = {0};
+	ht_id ids[BATCH] = {0};
+
+	memset(kinds, HT_ROOT_OTHER, sizeof(kinds));
+	for (size_t done = 0; done < f->n;) {
+		size_t m = f->n - done < BATCH ? f->n - done : BATCH;
+
+		ht_root_references(state.rec, m, f->ids + done, obj_flags,
+				   kinds, root_flags, ids, HT_RESULT_OK);
+		done += m;
+	}
+}
+
 static void record_frozen_objects(void)
 {
 	struct frozen *f;
@@ -760,6 +777,8 @@ static void record_frozen_objects(void)
 		record_object(f->ids[i], f->classes[i], f->sizes[i], n,
 			      n ? f->refs + f->ref_start[i] : none);
 	}
+	if (f)
+		record_frozen_roots(f);
 	atomic_fetch_sub(&state.frozen_readers, 1);
 }
 
@@ -1113,7 +1132,8 @@ static void after_gc(void)
 {
 	bounds_make_room();
 	dependents_make_room();
-	idset_make_room(&state.classes_seen, 4096);
+	/* a walk adds without growing: room for this many new ids */
+	idset_make_room(&state.classes_seen, 16384);
 	idset_make_room(&state.methods_seen, 4096);
 	refresh_frozen();
 }
@@ -1466,7 +1486,7 @@ static bool allocate_tables(void)
 	state.dependents_mask = FIRST_DEPENDENTS - 1;
 	state.dependents = calloc(FIRST_DEPENDENTS, sizeof(*state.dependents));
 	return state.clr_bounds && state.bounds && state.dependents &&
-	       idset_init(&state.classes_seen, 16384) == 0 &&
+	       idset_init(&state.classes_seen, 65536) == 0 &&
 	       idset_init(&state.classes_named, 16384) == 0 &&
 	       idset_init(&state.methods_seen, 4096) == 0 &&
 	       idset_init(&state.methods_named, 4096) == 0;

@@ -141,6 +141,11 @@ record "$t" 0 --dump-on exit -- dotnet "$app" $N 0
 	ok "exit: one dump" || fail "exit: not one dump"
 [ "$(count "$t" "Outer+Inner")" = $N ] && ok "exit: $N Outer+Inner at exit" ||
 	fail "exit: $(count "$t" "Outer+Inner") Outer+Inner, not $N"
+# after a full collection every object is reachable: the non-GC heap's
+# objects are roots
+unreachable=$("$heaptrace" stats --format json "$t" | jq '.dumps[-1].unreachable_objects')
+[ "$unreachable" = 0 ] && ok "exit: no unreachable object after a full GC" ||
+	fail "exit: $unreachable unreachable objects after a full GC"
 
 # --- signal: a dump per SIGUSR1, and one at exit
 t=$work/signal.ht
