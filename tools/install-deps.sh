@@ -12,7 +12,12 @@
 #                                      where Mono or a JDK is found)
 #   sh tools/install-deps.sh --tests   also everything the whole test suite
 #                                      (tools/test-all.sh) needs, as .ci/run
-#                                      does
+#                                      does; where the .NET SDK (dotnet) is
+#                                      on PATH, also the .NET diagnostic
+#                                      tools the CoreCLR tests compare with
+#                                      (dotnet-gcdump, dotnet-dump), from
+#                                      NuGet, into $HEAPTRACE_DOTNET_TOOLS
+#                                      (default /opt/heaptrace/dotnet-tools)
 set -eu
 usage="usage: sh tools/install-deps.sh [--tests]"
 tests=false
@@ -60,4 +65,31 @@ if [ -n "$missing" ]; then
 	apt-get update -q
 	# shellcheck disable=SC2086
 	apt-get install -y -q --no-install-recommends $missing
+fi
+
+# The CoreCLR recorder's tests and benchmark compare its dumps with
+# dotnet-gcdump's (and dotnet-dump can look at the same process by hand).
+# They are .NET global tools, installed from NuGet with the SDK into one
+# directory that the tests know; without an SDK there is no CoreCLR to
+# record, and those tests skip themselves.
+dotnet_tools_version=10.0.750501
+dotnet_tools=${HEAPTRACE_DOTNET_TOOLS:-/opt/heaptrace/dotnet-tools}
+if $tests; then
+	if command -v dotnet >/dev/null 2>&1; then
+		for tool in dotnet-gcdump dotnet-dump; do
+			# installed already at this version: nothing to do
+			if [ -x "$dotnet_tools/$tool" ] &&
+				dotnet tool list --tool-path "$dotnet_tools" 2>/dev/null |
+				grep -qi "^$tool  *$dotnet_tools_version "; then
+				continue
+			fi
+			[ -x "$dotnet_tools/$tool" ] &&
+				dotnet tool uninstall --tool-path "$dotnet_tools" "$tool" >/dev/null
+			DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 \
+				dotnet tool install --tool-path "$dotnet_tools" "$tool" \
+				--version "$dotnet_tools_version"
+		done
+	else
+		echo "install-deps: no dotnet on PATH: the CoreCLR tests will skip themselves"
+	fi
 fi

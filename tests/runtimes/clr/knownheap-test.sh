@@ -1,0 +1,200 @@
+#!/bin/sh
+# knownheap-test.sh - the CoreCLR recorder on a real .NET runtime, through
+# `heaptrace record`, checked by check-clr.py against what KnownHeap
+# (KnownHeap.cs) built and printed of itself and against dotnet-gcdump.
+#
+# usage: knownheap-test.sh HEAPTRACE SOURCE_DIR KNOWNHEAP_STAMP WORK_DIR FLAVOUR
+#
+# FLAVOUR is the runtime and GC the program runs with:
+#   workstation  the SDK's runtime (dotnet KnownHeap.dll), workstation GC
+#   server       the same with server GC on two heaps
+#   net8, net9   KnownHeap published self-contained for .NET 8 or 9 (their
+#                runtime packs restored from NuGet), run through its apphost
+# Each records KnownHeap twice, with a small gen0 budget (DOTNET_GCgen0size)
+# so that its garbage makes many compacting GCs and promotions 0 -> 1 -> 2:
+#   - with --dump-on major, stopped after its GC.Collect() while
+#     `dotnet-gcdump collect` makes the runtime run a full GC of its own,
+#     which the recorder dumps too: the counts of both dumps, the gcdump
+#     report against the second, retained sizes, roots, history;
+#   - with --allocations: the allocations, the history of Tracked from its
+#     birth, the GC figures, and the exit status (7) passed through.
+# Exits 77 (skipped) without dotnet or python3, or when KnownHeap could not
+# be built (for net8 and net9: its runtime packs did not restore, named).
+#
+# Under AddressSanitizer (HT_SANITIZE names it; HT_CC is the compiler) the
+# recorder is instrumented and the runtime is not: the sanitizer's runtime
+# is then preloaded into the program alone, through a wrapper (a `dotnet`
+# first on PATH, or the apphost moved aside behind a script of its name),
+# since it must come first in the process.
+set -u
+# a program that died does not take this script with it when it is told
+# to go on
+trap '' PIPE
+if [ $# -ne 5 ]; then
+	echo "usage: $0 HEAPTRACE SOURCE_DIR KNOWNHEAP_STAMP WORK_DIR FLAVOUR" >&2
+	exit 2
+fi
+heaptrace=$1 src=$2 stamp=$3 work=$4 flavour=$5
+n=1000 depth=10 leaves=100 garbage=300000
+status=0
+
+. "$src/../../lib.sh"
+need_tools dotnet python3
+rm -rf "$work"
+mkdir -p "$work" || exit 1
+work=$(cd "$work" && pwd -P)
+# NuGet's packages for net8 and net9, kept from run to run and shared by
+# the tests (NuGet locks what it extracts there)
+dotnet_dir=$(dirname "$work")
+. "$src/dotnet-env.sh"
+started=$(date +%s)
+
+# the program and how to run it
+case $flavour in
+workstation|server)
+	[ -f "$stamp" ] || { echo "SKIP: KnownHeap.dll was not built"; exit 77; }
+	set -- dotnet "$(cat "$stamp")"
+	;;
+net8|net9)
+	tfm=${flavour#net}.0
+	mkdir -p "$work/src"
+	cp "$src/KnownHeap.cs" "$src/KnownHeap.csproj" "$work/src/"
+	if ! dotnet_publish_for "net$tfm" "$work/src" "$work/app" \
+		>"$work/publish.log" 2>&1; then
+		missing=$(grep -o "Unable to find package [^ ]*\( with version [^ ]*\)\?\|NU1[0-9]*: [^[]*" \
+			"$work/publish.log" | sort -u | head -3 | tr '\n' ' ')
+		echo "SKIP: KnownHeap for net$tfm did not publish self-contained:" \
+			"${missing:-$(tail -3 "$work/publish.log" | tr '\n' ' ')}"
+		exit 77
+	fi
+	set -- "$work/app/KnownHeap"
+	;;
+*)
+	echo "usage: $0: FLAVOUR is workstation, server, net8 or net9" >&2
+	exit 2
+	;;
+esac
+# The sanitizer runtime the recorder needs loaded first, if it needs one.
+sanitizer_runtime() {
+	case ${HT_SANITIZE:-none} in
+	*address*) ;;
+	*) return 0 ;;
+	esac
+	recorder=$(dirname "$heaptrace")/../recorders/clr/libheaptrace-clr.so
+	lib=$(ldd "$recorder" 2>/dev/null | awk '/libasan|libclang_rt.asan/ { print $3 }')
+	[ -n "$lib" ] || lib=$(${HT_CC:-cc} -print-file-name=libclang_rt.asan-x86_64.so)
+	echo "$lib"
+}
+
+# wrap REAL WRAPPER: a script WRAPPER that runs REAL with the sanitizer's
+# runtime preloaded (the runtime handles SIGSEGV and friends itself, and
+# keeps what it allocates until exit).
+wrap() {
+	cat >"$2" <<WRAPPER
+#!/bin/sh
+LD_PRELOAD=$runtime\${LD_PRELOAD:+:\$LD_PRELOAD} \\
+ASAN_OPTIONS=\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:allow_user_segv_handler=1 \\
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
+exec "$1" "\$@"
+WRAPPER
+	chmod +x "$2"
+}
+
+runtime=$(sanitizer_runtime)
+if [ -n "$runtime" ]; then
+	[ -f "$runtime" ] ||
+		{ echo "SKIP: sanitizer build, no runtime '$runtime' to preload"; exit 77; }
+	case $1 in
+	dotnet)
+		mkdir -p "$work/bin"
+		wrap "$(command -v dotnet)" "$work/bin/dotnet"
+		PATH=$work/bin:$PATH ;;
+	*)
+		mv "$1" "$1.real"
+		wrap "$1.real" "$1" ;;
+	esac
+	echo "note: the program runs with $runtime preloaded"
+fi
+export DOTNET_GCgen0size=0x40000
+if [ "$flavour" = server ]; then
+	export DOTNET_gcServer=1 DOTNET_GCHeapCount=2
+fi
+echo "note: $flavour: $*"
+
+gcdump=$(dotnet_tool dotnet-gcdump)
+[ -n "$gcdump" ] ||
+	echo "note: no dotnet-gcdump (sh tools/install-deps.sh --tests installs it): the comparison with it is not made"
+
+# Waits up to 60 s for "ready" in file $1 while process $2 runs.
+wait_ready() {
+	i=0
+	while ! grep -q '^ready' "$1" 2>/dev/null; do
+		kill -0 "$2" 2>/dev/null || return 1
+		i=$((i + 1))
+		[ $i -le 600 ] || return 1
+		sleep 0.1
+	done
+}
+
+# ---- dumps at major GCs; dotnet-gcdump's full GC at the paused point -------
+trace=$work/major.ht
+mkfifo "$work/stdin" || exit 1
+"$heaptrace" record -q --dump-on major -o "$trace" -- "$@" \
+	$n $depth $leaves $garbage 0 wait \
+	<"$work/stdin" >"$work/major.out" 2>"$work/major.err" &
+record=$!
+exec 3>"$work/stdin"
+report=
+if wait_ready "$work/major.out" $record; then
+	pid=$(awk '/^ready/ { print $2 }' "$work/major.out")
+	if [ -n "$gcdump" ]; then
+		if timeout -k 5 120 "$gcdump" collect -p "$pid" \
+			-o "$work/known.gcdump" >"$work/gcdump.log" 2>&1 &&
+			timeout -k 5 60 "$gcdump" report "$work/known.gcdump" \
+			>"$work/gcdump.txt" 2>>"$work/gcdump.log"; then
+			report=$work/gcdump.txt
+		else
+			fail "$flavour: dotnet-gcdump: $(cat "$work/gcdump.log")"
+		fi
+	fi
+else
+	fail "$flavour: KnownHeap did not get ready under heaptrace record: $(cat "$work/major.err")"
+fi
+echo go >&3
+exec 3>&-
+wait $record
+rc=$?
+[ $rc -eq 0 ] || fail "$flavour: heaptrace record exited $rc: $(cat "$work/major.err")"
+gc=workstation
+[ "$flavour" = server ] && gc=server
+runtime=$(awk '/^runtime/ { print $2, $3 }' "$work/major.out")
+case $flavour in net*) want=${flavour#net}. ;; *) want= ;; esac
+case $runtime in
+"$want"*" $gc") echo "ok: $flavour: runs on .NET $runtime GC" ;;
+*) fail "$flavour: KnownHeap ran on '$runtime', not .NET $want* with $gc GC" ;;
+esac
+if [ -s "$trace" ]; then
+	python3 "$src/check-clr.py" --label "$flavour, major" \
+		${report:+--gcdump "$report"} "$heaptrace" "$trace" \
+		"$work/major.out" $n $depth $leaves $garbage || status=1
+else
+	fail "$flavour: no trace at $trace"
+fi
+
+# ---- every allocation; the exit status passes through ----------------------
+trace=$work/alloc.ht
+"$heaptrace" record -q --dump-on major --allocations -o "$trace" -- "$@" \
+	$n $depth $leaves $garbage 7 >"$work/alloc.out" 2>"$work/alloc.err"
+rc=$?
+[ $rc -eq 7 ] || fail "$flavour: record --allocations: exit status $rc, not the program's 7: $(cat "$work/alloc.err")"
+if [ -s "$trace" ]; then
+	python3 "$src/check-clr.py" --label "$flavour, allocations" \
+		--allocations "$heaptrace" "$trace" "$work/alloc.out" \
+		$n $depth $leaves $garbage || status=1
+else
+	fail "$flavour: no trace at $trace"
+fi
+
+echo "note: $flavour: $(($(date +%s) - started)) s"
+[ $status -eq 0 ] && echo "ok: $flavour: KnownHeap recorded and checked"
+exit $status
