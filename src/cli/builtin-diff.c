@@ -301,7 +301,7 @@ static int dominators(struct diff_cmd *c)
 		if (i == 1 && s->heap == c->side[0].heap)
 			break; /* one dump against itself */
 		if (heap_dominators(s->heap, &s->dom, &err) < 0) {
-			error_msg("%s", err.message);
+			analysis_failed(s->path, &err);
 			return EXIT_UNREADABLE;
 		}
 		s->has_dom = true;
@@ -1004,7 +1004,7 @@ static int run_diff(struct diff_cmd *c)
 	if (diff_compute(&c->d, c->side[0].heap, dom_of(c, 0), c->side[1].heap,
 			 dom_of(c, 1), c->n_paths == 2 ? NULL : c->a_of_b,
 			 &err) < 0) {
-		error_msg("%s", err.message);
+		analysis_failed(c->side[1].path, &err);
 		return EXIT_UNREADABLE;
 	}
 	check_budgets(c);

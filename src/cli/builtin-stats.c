@@ -22,6 +22,7 @@
 #include "cli/parse-options.h"
 
 #include "analysis/stats.h"
+#include "util/membudget.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -90,6 +91,10 @@ static int scan_dumps(struct stats *s)
 		return EXIT_UNREADABLE;
 	rc = heap_scan(r, s->select, collect_dump, s, &report, &err);
 	ht_reader_close(r);
+	if (rc > 0 && s->err.code == HT_E_NOMEM && mem_budget_exceeded()) {
+		analysis_failed(s->path, &s->err);
+		return EXIT_UNREADABLE;
+	}
 	if (rc > 0) {
 		error_msg("%s: dump %llu: %s", s->path,
 			  (unsigned long long)s->dumps_written, s->err.message);

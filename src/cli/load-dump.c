@@ -202,6 +202,14 @@ struct ht_reader *input_open(const struct input *in)
 
 /* ---- the dump ------------------------------------------------------------ */
 
+void analysis_failed(const char *path, const struct ht_error *err)
+{
+	if (err->code == HT_E_NOMEM && mem_budget_exceeded())
+		error_msg("%s: %s", path, err->message);
+	else
+		error_msg("%s", err->message);
+}
+
 void warn_damage(const struct ht_error *err)
 {
 	warning_msg("%s; the analysis covers the events before the damage",

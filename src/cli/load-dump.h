@@ -91,6 +91,10 @@ int analysis_status(bool damaged);
 int no_such_dump(const char *path, int64_t select, uint64_t dumps,
 		 bool damaged);
 
+/* Says why an analysis of path's dump failed: the memory budget's refusal
+ * (--max-memory) names the input, as the graph's does. */
+void analysis_failed(const char *path, const struct ht_error *err);
+
 /* Warns about what was lost, once per damaged trace. */
 void warn_damage(const struct ht_error *err);
 /* Warns about a dump that is incomplete or aborted. */

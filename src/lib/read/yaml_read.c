@@ -20,6 +20,7 @@
 
 #include "lib/common/error.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
 
 #include <yaml.h>
 
@@ -95,6 +96,7 @@ struct yaml_src {
 
 	struct buffer name; /* the event's name field */
 	struct buffer buf[B_COUNT_];
+	uint64_t charged;   /* the buffers' bytes, to the memory budget */
 
 	uint64_t events; /* delivered so far */
 	struct ht_position pos;
@@ -121,7 +123,11 @@ static int fail_at(struct yaml_src *s, yaml_mark_t m, const char *fmt, ...)
 
 static int fail_nomem(struct yaml_src *s)
 {
-	err_sys(&s->error, ENOMEM, s->path, "cannot read YAML");
+	if (mem_budget_exceeded())
+		err_plain(&s->error, HT_E_NOMEM, s->path, MEM_BUDGET_MESSAGE,
+			  mem_budget_limit());
+	else
+		err_sys(&s->error, ENOMEM, s->path, "cannot read YAML");
 	return -1;
 }
 
@@ -284,7 +290,22 @@ static bool has_nul(const yaml_event_t *e)
  * largest event, reading allocates nothing but what libyaml does. */
 static int reserve(struct yaml_src *s, struct buffer *b, size_t need)
 {
-	return grow_array(&b->data, &b->cap, need, 1) < 0 ? fail_nomem(s) : 0;
+	size_t cap, more;
+
+	if (need <= b->cap)
+		return 0;
+	/* charged to the memory budget before it grows: an event's lists
+	 * cost some 4 bytes of memory per byte of text */
+	cap = grown_capacity(b->cap, need, 1);
+	more = cap - b->cap;
+	if (cap == 0 || mem_budget_charge(more) < 0)
+		return fail_nomem(s);
+	if (grow_array(&b->data, &b->cap, need, 1) < 0) {
+		mem_budget_release(more);
+		return fail_nomem(s);
+	}
+	s->charged += more;
+	return 0;
 }
 
 /* Appends one element of elem bytes to b and returns it. */
@@ -1513,6 +1534,7 @@ static void free_src(struct yaml_src *s)
 	yaml_parser_delete(&s->parser);
 	for (int i = 0; i < B_COUNT_; i++)
 		free(s->buf[i].data);
+	mem_budget_release(s->charged);
 	for (size_t i = 0; i < s->meta.count; i++) {
 		struct meta_entry *m = (struct meta_entry *)s->meta.data + i;
 
