@@ -271,11 +271,17 @@ struct hclass {
 	uint32_t own_bytes;      /* of its own fields in an INSTANCE_DUMP */
 	struct static_counts statics; /* real statics, for the mirror's size */
 
-	/* derived from the chain of super classes, once complete */
+	/* derived from the chain of super classes, once complete; each
+	 * class keeps what its own fields add, so that a chain of n classes
+	 * costs n, not n * n (chain_ready) */
 	bool chain_done;
+	uint32_t super_at;       /* into classes, when super_id is not 0 */
+	uint32_t depth;          /* super classes above it */
 	uint64_t data_bytes;     /* an instance's field bytes in the dump */
-	uint32_t n_refs;
-	uint32_t *ref_offsets;   /* where its references lie in them */
+	uint32_t n_refs;         /* references there, its supers' included */
+	uint32_t n_own_refs;
+	uint32_t *own_refs;      /* where its own references lie in its own
+				    field bytes (which come first) */
 	int64_t thread_name_at;  /* Thread.name there, -1 if not a Thread */
 	bool has_layout[JVM_MODELS_];
 	struct field_layout layout[JVM_MODELS_];
@@ -758,54 +764,93 @@ static char *java_name(struct hprof_source *s, const char *internal)
 
 /* ---- The chain of super classes ---------------------------------------- */
 
-/* Walks c's chain: fills data_bytes, ref_offsets and thread_name_at once
- * every super class is known. false while one is missing (or the chain
- * loops or is too deep); the caller says why when it matters. */
-static bool chain_ready(struct hprof_source *s, struct hclass *c)
+/* Derives k's chain from its super class's, already derived (NULL: k
+ * has none): false when the chain is too deep or memory runs out. */
+static bool chain_extend(struct hprof_source *s, struct hclass *k,
+			 const struct hclass *super)
 {
-	struct hclass *k = c;
 	uint64_t bytes = 0;
-	uint32_t refs = 0, depth = 0;
+	uint32_t refs = 0;
 	int64_t name_at = -1;
 
-	if (c->chain_done)
-		return true;
-	for (;;) {
-		bytes += k->own_bytes;
-		for (uint32_t i = 0; i < k->n_fields; i++)
-			refs += hprof_type_is_ref(k->types[i]);
+	if (super && super->depth >= MAX_CLASS_DEPTH)
+		return false;
+	for (uint32_t i = 0; i < k->n_fields; i++)
+		refs += hprof_type_is_ref(k->types[i]);
+	k->own_refs = hprof_alloc(s, (refs ? refs : 1) * sizeof(*k->own_refs));
+	if (!k->own_refs)
+		return false;
+	refs = 0;
+	for (uint32_t i = 0; i < k->n_fields; i++) {
+		if (k->id == s->thread_class && k->names[i] &&
+		    k->types[i] == HPROF_OBJECT &&
+		    strcmp(k->names[i], "name") == 0)
+			name_at = (int64_t)bytes;
+		if (hprof_type_is_ref(k->types[i]))
+			k->own_refs[refs++] = (uint32_t)bytes;
+		bytes += hprof_type_width(k->types[i], s->id_size);
+	}
+	k->n_own_refs = refs;
+	k->depth = super ? super->depth + 1 : 0;
+	k->data_bytes = bytes + (super ? super->data_bytes : 0);
+	k->n_refs = refs + (super ? super->n_refs : 0);
+	/* a super class's field of that name is the one the walk from the
+	 * class up met last, so it wins */
+	if (super && super->thread_name_at >= 0)
+		name_at = (int64_t)bytes + super->thread_name_at;
+	k->thread_name_at = name_at;
+	k->super_at = super ? (uint32_t)(super - s->classes) : 0;
+	k->chain_done = true;
+	return true;
+}
+
+/* Derives data_bytes, n_refs and thread_name_at of c and of each class
+ * above it that lacks them, from the top down, once every super class is
+ * known. false while one is missing (or the chain loops or is too deep);
+ * the caller says why when it matters. */
+static bool chain_ready(struct hprof_source *s, struct hclass *c)
+{
+	uint32_t chain[MAX_CLASS_DEPTH + 1];
+	size_t n = 0;
+	struct hclass *k = c;
+
+	while (!k->chain_done) {
+		if (n == MAX_CLASS_DEPTH + 1)
+			return false;
+		chain[n++] = (uint32_t)(k - s->classes);
 		if (k->super_id == 0)
 			break;
-		if (++depth > MAX_CLASS_DEPTH)
-			return false;
 		k = class_of(s, k->super_id);
 		if (!k)
 			return false;
 	}
-	c->ref_offsets = hprof_alloc(s, (refs ? refs : 1) *
-				      sizeof(*c->ref_offsets));
-	if (!c->ref_offsets)
-		return false;
-	bytes = 0;
-	refs = 0;
-	for (k = c;; k = class_of(s, k->super_id)) {
-		for (uint32_t i = 0; i < k->n_fields; i++) {
-			if (k->id == s->thread_class && k->names[i] &&
-			    k->types[i] == HPROF_OBJECT &&
-			    strcmp(k->names[i], "name") == 0)
-				name_at = (int64_t)bytes;
-			if (hprof_type_is_ref(k->types[i]))
-				c->ref_offsets[refs++] = (uint32_t)bytes;
-			bytes += hprof_type_width(k->types[i], s->id_size);
-		}
+	while (n-- > 0) {
+		struct hclass *sub = &s->classes[chain[n]];
+
+		if (!chain_extend(s, sub, sub->super_id
+				  ? class_of(s, sub->super_id) : NULL))
+			return false;
+	}
+	return true;
+}
+
+/* The ids an instance of c holds in its field bytes p, into refs (room for
+ * c->n_refs): its own fields' first, then each super class's. */
+static void instance_refs(struct hprof_source *s, const struct hclass *c,
+			  const uint8_t *p, ht_id *refs)
+{
+	const struct hclass *k = c;
+	uint64_t base = 0;
+	uint32_t n = 0;
+
+	for (;;) {
+		for (uint32_t i = 0; i < k->n_own_refs; i++)
+			refs[n++] = get_id(s, p + base + k->own_refs[i]);
 		if (k->super_id == 0)
 			break;
+		base += k->own_bytes;
+		k = &s->classes[k->super_at];
 	}
-	c->data_bytes = bytes;
-	c->n_refs = refs;
-	c->thread_name_at = name_at;
-	c->chain_done = true;
-	return true;
 }
 
 /* chain_ready, without a call once the chain is known: once per object. */
@@ -2665,8 +2710,7 @@ static int instance_object(struct hprof_source *s, struct ht_event *ev,
 	p = end - s->at - head >= n ? in_at(&s->in, s->at + head, n) : NULL;
 	if (!p)
 		return fail_read(s, err, s->at);
-	for (uint32_t i = 0; i < c->n_refs; i++)
-		s->refs[i] = get_id(s, p + c->ref_offsets[i]);
+	instance_refs(s, c, p, s->refs);
 	object_event(s, ev, s->at, obj, class_id, c->size[s->model], c->n_refs);
 	s->at += head + n;
 	return 1;
@@ -2952,7 +2996,7 @@ static void free_classes(struct hprof_source *s)
 
 		free(c->types);
 		free(c->names);
-		free(c->ref_offsets);
+		free(c->own_refs);
 		for (int m = 0; m < JVM_MODELS_; m++)
 			if (c->has_layout[m])
 				layout_free(&c->layout[m]);
