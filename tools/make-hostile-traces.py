@@ -39,6 +39,17 @@
 # 24 + 12k bytes, rounded up to 8 (HPROF written by hand, big-endian, as
 # tests/fuzz/make-hprof-seeds.py writes it).
 #
+# deep-references.hprof is an HPROF heap dump (4-byte ids) of 1,024
+# classes, each the super class of the next and each adding 32 reference
+# fields, with a real instance of classes 0, 1, 2 and 40 and then an
+# INSTANCE_DUMP of no field bytes of each class, which the reader must
+# refuse (its class's fields take more). Every class once kept a copy of
+# the reference offsets of all its super classes, made when an instance
+# named it: the 170 KB asked for 67 MB. Instance 0x900002 (class 2)
+# refers to 0x900000 by its own first field and to 0x900001 by class 0's
+# last field; 0x900028 (class 40) to 0x900002 by its own first and to
+# 0x900000 by class 20's fifth.
+#
 # Written from the layout in heaptrace(5), independently of the library's
 # writer. Run from anywhere: python3 tools/make-hostile-traces.py
 import os
@@ -246,6 +257,7 @@ def main():
     write("roots-22m.ht", header + chunk(
         container(C_BEGIN) + roots + container(C_END), 3))
     write("deep-hierarchy.hprof", deep_hierarchy(1024))
+    write("deep-references.hprof", deep_references(1024, 32))
 
 
 def deep_hierarchy(depth):
@@ -286,6 +298,59 @@ def deep_hierarchy(depth):
                  + ident(0x10000 + k) + struct.pack(">I", 12 * (k + 1))
                  + bytes(12 * (k + 1)))
         heap += bytes([0xff]) + ident(0x900000 + k)  # a root: unknown
+    record(0x1c, bytes(heap))
+    record(0x2c, b"")
+    return bytes(out)
+
+
+def deep_references(depth, refs):
+    out = bytearray(b"JAVA PROFILE 1.0.2\0" + struct.pack(">IQ", 4, 0))
+
+    def record(tag, body):
+        out.extend(struct.pack(">BII", tag, 0, len(body)) + body)
+
+    def ident(v):
+        return struct.pack(">I", v)
+
+    def class_dump(cid, super_id, fields):
+        body = (bytes([0x20]) + ident(cid) + struct.pack(">I", 1) +
+                ident(super_id) + ident(0) * 5 + struct.pack(">IHH", 0, 0, 0)
+                + struct.pack(">H", len(fields)))
+        for sid, ftype in fields:
+            body += ident(sid) + bytes([ftype])
+        return body
+
+    def instance(obj, k, data):
+        return (bytes([0x21]) + ident(obj) + struct.pack(">I", 1) +
+                ident(0x10000 + k) + struct.pack(">I", len(data)) + data)
+
+    def fields_of(k, points):
+        # the instance's fields: class k's own first, then each super's;
+        # points maps (class, field) to the object it refers to
+        data = bytearray()
+        for c in range(k, -1, -1):
+            for f in range(refs):
+                data += ident(points.get((c, f), 0))
+        return bytes(data)
+
+    record(0x01, ident(1) + b"java/lang/Object")
+    record(0x01, ident(2) + b"r")
+    record(0x02, struct.pack(">I", 1) + ident(0x100) + struct.pack(">I", 1)
+           + ident(1))
+    heap = bytearray(class_dump(0x100, 0, []))
+    for k in range(depth):
+        record(0x01, ident(0x1000 + k) + b"R%d" % k)
+        record(0x02, struct.pack(">I", 2 + k) + ident(0x10000 + k) +
+               struct.pack(">I", 1) + ident(0x1000 + k))
+        heap += class_dump(0x10000 + k, 0x100 if k == 0 else 0xffff + k,
+                           [(2, 2)] * refs)
+    points = {0: {}, 1: {}, 2: {(2, 0): 0x900000, (0, refs - 1): 0x900001},
+              40: {(40, 0): 0x900002, (20, 4): 0x900000}}
+    for k, p in points.items():
+        heap += instance(0x900000 + k, k, fields_of(k, p))
+        heap += bytes([0xff]) + ident(0x900000 + k)  # a root: unknown
+    for k in range(depth):
+        heap += instance(0x800000 + k, k, b"")
     record(0x1c, bytes(heap))
     record(0x2c, b"")
     return bytes(out)

@@ -17,6 +17,7 @@
 #include "lib/common/error.h"
 #include "analysis/relocation.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -326,17 +327,19 @@ static void hold_from_roots(const struct heap *h, struct root_tree *t,
 	}
 }
 
+/* Its arrays are charged to *charged, as root_tree_free gives them back. */
 static int root_tree_build(const struct heap *h, bool signatures,
-			   struct root_tree *t)
+			   struct root_tree *t, uint64_t *charged)
 {
-	uint32_t *queue = alloc_array(h->n, sizeof(*queue));
+	uint32_t *queue = budget_array(h->n, sizeof(*queue), charged);
 	uint64_t *ch = signatures ? class_hashes(h) : NULL;
 	uint32_t head = 0, tail = 0;
 	int rc = -1;
 
-	t->parent = alloc_array(h->n, sizeof(*t->parent));
-	t->via = alloc_array(h->n, sizeof(*t->via));
-	t->sig = signatures ? alloc_array(h->n, sizeof(*t->sig)) : NULL;
+	t->parent = budget_array(h->n, sizeof(*t->parent), charged);
+	t->via = budget_array(h->n, sizeof(*t->via), charged);
+	t->sig = signatures ? budget_array(h->n, sizeof(*t->sig), charged)
+			    : NULL;
 	if (!queue || !t->parent || !t->via || (signatures && (!ch || !t->sig)))
 		goto out;
 	for (uint32_t i = 0; i < h->n; i++)
@@ -363,16 +366,18 @@ static int root_tree_build(const struct heap *h, bool signatures,
 	}
 	rc = 0;
 out:
-	free(queue);
+	budget_array_free(queue, h->n, sizeof(*queue), charged);
 	free(ch);
 	return rc;
 }
 
-static void root_tree_free(struct root_tree *t)
+/* Frees what is left of the tree of h. */
+static void root_tree_free(const struct heap *h, struct root_tree *t,
+			   uint64_t *charged)
 {
-	free(t->parent);
-	free(t->via);
-	free(t->sig);
+	budget_array_free(t->parent, h->n, sizeof(*t->parent), charged);
+	budget_array_free(t->via, h->n, sizeof(*t->via), charged);
+	budget_array_free(t->sig, h->n, sizeof(*t->sig), charged);
 }
 
 /* ---- retainers that grew ------------------------------------------------ */
@@ -441,9 +446,10 @@ static int compare_sig_objects(const void *x, const void *y)
 
 /* The reached objects of a dump sorted by signature, then index. */
 static struct sig_object *by_signature(const struct heap *h,
-				       const struct root_tree *t, size_t *n)
+				       const struct root_tree *t, size_t *n,
+				       uint64_t *charged)
 {
-	struct sig_object *s = alloc_array(h->n, sizeof(*s));
+	struct sig_object *s = budget_array(h->n, sizeof(*s), charged);
 
 	*n = 0;
 	if (!s)
@@ -482,8 +488,10 @@ static int retainers_by_path(struct diff *d, const struct root_tree *ta,
 			     struct rows *rows)
 {
 	size_t na, nb, i = 0, j = 0;
-	struct sig_object *sa = by_signature(d->a, ta, &na);
-	struct sig_object *sb = by_signature(d->b, tb, &nb);
+	struct sig_object *sa = by_signature(d->a, ta, &na,
+					     &d->charged);
+	struct sig_object *sb = by_signature(d->b, tb, &nb,
+					     &d->charged);
 	int rc = -1;
 
 	if (!sa || !sb)
@@ -513,8 +521,8 @@ static int retainers_by_path(struct diff *d, const struct root_tree *ta,
 	}
 	rc = 0;
 out:
-	free(sa);
-	free(sb);
+	budget_array_free(sa, d->a->n, sizeof(*sa), &d->charged);
+	budget_array_free(sb, d->b->n, sizeof(*sb), &d->charged);
 	return rc;
 }
 
@@ -539,15 +547,17 @@ static int compare_holders(const void *x, const void *y)
 static int compute_holders(struct diff *d, const uint8_t *old)
 {
 	const struct heap *b = d->b;
-	uint32_t *near = alloc_array(b->n, sizeof(*near));
-	uint64_t *count = zalloc_array(b->n, sizeof(*count));
-	uint64_t *bytes = zalloc_array(b->n, sizeof(*bytes));
+	uint32_t *near = budget_array(b->n, sizeof(*near), &d->charged);
+	uint64_t *count = budget_array(b->n, sizeof(*count), &d->charged);
+	uint64_t *bytes = budget_array(b->n, sizeof(*bytes), &d->charged);
 	struct dom_tree t = {0};
 	size_t n = 0;
 	int rc = -1;
 
 	if (!near || !count || !bytes || dom_tree_build(b, d->db, &t) < 0)
 		goto out;
+	memset(count, 0, (size_t)b->n * sizeof(*count));
+	memset(bytes, 0, (size_t)b->n * sizeof(*bytes));
 	for (uint32_t x = t.top; x != HEAP_NONE;
 	     x = dom_tree_next(&t, d->db, x)) {
 		uint32_t p = d->db->idom[x];
@@ -585,9 +595,9 @@ static int compute_holders(struct diff *d, const uint8_t *old)
 	rc = 0;
 out:
 	dom_tree_free(&t);
-	free(near);
-	free(count);
-	free(bytes);
+	budget_array_free(near, b->n, sizeof(*near), &d->charged);
+	budget_array_free(count, b->n, sizeof(*count), &d->charged);
+	budget_array_free(bytes, b->n, sizeof(*bytes), &d->charged);
 	return rc;
 }
 
@@ -608,12 +618,12 @@ static int compare(struct diff *d)
 	bool by_path = d->matching == DIFF_BY_PATH;
 	struct root_tree ta = {0}, tb = {0};
 	struct rows rows = {0};
-	uint8_t *old = alloc_array(d->b->n, 1);
+	uint8_t *old = budget_array(d->b->n, 1, &d->charged);
 	int rc = -1;
 
 	if (!old || compute_classes(d) < 0 ||
-	    root_tree_build(d->a, by_path, &ta) < 0 ||
-	    root_tree_build(d->b, by_path, &tb) < 0)
+	    root_tree_build(d->a, by_path, &ta, &d->charged) < 0 ||
+	    root_tree_build(d->b, by_path, &tb, &d->charged) < 0)
 		goto out;
 	if (by_path ? retainers_by_path(d, &ta, &tb, old, &rows)
 		    : retainers_by_id(d, old, &rows))
@@ -634,9 +644,9 @@ static int compare(struct diff *d)
 	rc = 0;
 out:
 	free(rows.row);
-	free(old);
-	root_tree_free(&ta);
-	root_tree_free(&tb);
+	budget_array_free(old, d->b->n, 1, &d->charged);
+	root_tree_free(d->a, &ta, &d->charged);
+	root_tree_free(d->b, &tb, &d->charged);
 	return rc;
 }
 
@@ -656,9 +666,13 @@ int diff_compute(struct diff *d, const struct heap *a,
 	if (compare(d) == 0)
 		return 0;
 	diff_free(d);
-	err_plain(err, HT_E_NOMEM, NULL,
-		  "out of memory comparing dumps of %" PRIu32 " and %" PRIu32
-		  " objects", a->n, b->n);
+	if (mem_budget_exceeded())
+		err_plain(err, HT_E_NOMEM, NULL, MEM_BUDGET_MESSAGE,
+			  mem_budget_limit());
+	else
+		err_plain(err, HT_E_NOMEM, NULL, "out of memory comparing "
+			  "dumps of %" PRIu32 " and %" PRIu32 " objects",
+			  a->n, b->n);
 	return -1;
 }
 
@@ -673,6 +687,7 @@ void diff_free(struct diff *d)
 	free(d->via_a);
 	free(d->parent_b);
 	free(d->via_b);
+	mem_budget_release(d->charged);
 	memset(d, 0, sizeof(*d));
 }
 

@@ -105,6 +105,7 @@ struct diff {
 	/* private: the match, the shortest-path trees */
 	const uint32_t *a_of_b;
 	uint32_t *parent_a, *via_a, *parent_b, *via_b;
+	uint64_t charged;        /* the per-object arrays, to the memory budget */
 };
 
 /*

@@ -15,7 +15,8 @@
  * Steps 2 and 3 work on preorder numbers only (0 is the virtual root), on
  * arrays indexed by them; each array is made when a step needs it and
  * freed when done, which keeps the peak near 40 bytes an object on top of
- * the graph. Nothing recurses: the search keeps its own stack, and the
+ * the graph. Each is charged to the memory budget (util/membudget.h)
+ * before it is made and given back when freed. Nothing recurses: the search keeps its own stack, and the
  * forest's paths are walked in one pass.
  *
  * Big graphs do not fit any cache, and every step reads at random: the
@@ -29,6 +30,7 @@
 
 #include "lib/common/error.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -83,6 +85,8 @@ struct dom_work {
 	struct dom_link *link; /* the link-eval forest */
 	uint64_t *retained;
 	uint64_t weakly_reachable;
+	uint64_t n_pred;       /* entries of pred */
+	uint64_t charged;      /* what the arrays hold, to the memory budget */
 };
 
 static void work_free(struct dom_work *w)
@@ -95,6 +99,8 @@ static void work_free(struct dom_work *w)
 	free(w->semi);
 	free(w->link);
 	free(w->retained);
+	mem_budget_release(w->charged);
+	w->charged = 0;
 }
 
 /* Object t as an edge target: the sentinels (null, dangling) are not. */
@@ -243,12 +249,12 @@ static int search(struct dom_work *w)
 	size_t cap = (size_t)h->n + 1;
 	struct dom_frame *stack;
 
-	w->seen = alloc_array(h->n, sizeof(*w->seen));
-	w->vertex = alloc_array(cap, sizeof(*w->vertex));
-	w->parent = alloc_array(cap, sizeof(*w->parent));
-	stack = alloc_array(cap, sizeof(*stack));
+	w->seen = budget_array(h->n, sizeof(*w->seen), &w->charged);
+	w->vertex = budget_array(cap, sizeof(*w->vertex), &w->charged);
+	w->parent = budget_array(cap, sizeof(*w->parent), &w->charged);
+	stack = budget_array(cap, sizeof(*stack), &w->charged);
 	if (!w->seen || !w->vertex || !w->parent || !stack) {
-		free(stack);
+		budget_array_free(stack, cap, sizeof(*stack), &w->charged);
 		return -1;
 	}
 	for (uint32_t i = 0; i < h->n; i++)
@@ -258,9 +264,12 @@ static int search(struct dom_work *w)
 	w->nr = 1;
 	search_strong_roots(w, stack);
 	search_weak_roots(w, stack);
-	free(stack);
+	budget_array_free(stack, cap, sizeof(*stack), &w->charged);
 	SHRINK_ARRAY(w->vertex, w->nr);
 	SHRINK_ARRAY(w->parent, w->nr);
+	budget_give_back((uint64_t)(cap - w->nr) * (sizeof(*w->vertex) +
+						   sizeof(*w->parent)),
+			 &w->charged);
 	/* a count may have wrapped only if there are 2^32 edges */
 	w->counted = w->n_refs + h->n_roots < UINT32_MAX;
 	return 0;
@@ -342,7 +351,8 @@ static int build_predecessors(struct dom_work *w)
 	size_t rows = (size_t)w->nr + 1;
 	uint64_t *start, total = 0;
 
-	start = w->pred_start = alloc_array(rows, sizeof(*start));
+	start = w->pred_start = budget_array(rows, sizeof(*start),
+					     &w->charged);
 	if (!start)
 		return -1;
 	memset(start, 0, rows * sizeof(*start));
@@ -356,14 +366,15 @@ static int build_predecessors(struct dom_work *w)
 		start[v] = total;
 		total += c;
 	}
-	w->pred = alloc_array(total, sizeof(*w->pred));
+	w->pred = budget_array(total, sizeof(*w->pred), &w->charged);
 	if (!w->pred)
 		return -1;
+	w->n_pred = total;
 	/* start[v] walks to the start of v + 1, then all shift back */
 	add_edges(w, true);
 	memmove(start + 1, start, w->nr * sizeof(*start));
 	start[0] = 0;
-	free(w->seen);
+	budget_array_free(w->seen, w->h->n, sizeof(*w->seen), &w->charged);
 	w->seen = NULL;
 	return 0;
 }
@@ -462,21 +473,22 @@ static int dominator_tree(struct dom_work *w)
 {
 	size_t nr = w->nr;
 
-	w->semi = alloc_array(nr, sizeof(*w->semi));
-	w->link = alloc_array(nr, sizeof(*w->link));
+	w->semi = budget_array(nr, sizeof(*w->semi), &w->charged);
+	w->link = budget_array(nr, sizeof(*w->link), &w->charged);
 	if (!w->semi || !w->link)
 		return -1;
 	for (size_t v = 0; v < nr; v++)
 		w->link[v].ancestor = w->parent[v];
 	semidominators(w);
-	free(w->pred);
-	free(w->pred_start);
-	free(w->link);
+	budget_array_free(w->pred, w->n_pred, sizeof(*w->pred), &w->charged);
+	budget_array_free(w->pred_start, nr + 1, sizeof(*w->pred_start),
+			  &w->charged);
+	budget_array_free(w->link, nr, sizeof(*w->link), &w->charged);
 	w->pred = NULL;
 	w->pred_start = NULL;
 	w->link = NULL;
 	immediate_dominators(w);
-	free(w->semi);
+	budget_array_free(w->semi, nr, sizeof(*w->semi), &w->charged);
 	w->semi = NULL;
 	return 0;
 }
@@ -489,7 +501,7 @@ static int retained_sizes(struct dom_work *w)
 {
 	const uint32_t *idom = w->parent;
 
-	w->retained = alloc_array(w->nr, sizeof(*w->retained));
+	w->retained = budget_array(w->nr, sizeof(*w->retained), &w->charged);
 	if (!w->retained)
 		return -1;
 	memset(w->retained, 0, w->nr * sizeof(*w->retained));
@@ -515,8 +527,8 @@ static int answer(struct dom_work *w, struct heap_dominators *d)
 {
 	const struct heap *h = w->h;
 
-	d->idom = alloc_array(h->n, sizeof(*d->idom));
-	d->retained = alloc_array(h->n, sizeof(*d->retained));
+	d->idom = budget_array(h->n, sizeof(*d->idom), &d->charged);
+	d->retained = budget_array(h->n, sizeof(*d->retained), &d->charged);
 	if (!d->idom || !d->retained)
 		return -1;
 	memset(d->idom, 0xff, (size_t)h->n * sizeof(*d->idom));
@@ -547,9 +559,13 @@ int heap_dominators(const struct heap *h, struct heap_dominators *d,
 	work_free(&w);
 	if (rc < 0) {
 		heap_dominators_free(d);
-		err_plain(err, HT_E_NOMEM, NULL,
-			  "out of memory computing the dominators of %" PRIu32
-			  " objects", h->n);
+		if (mem_budget_exceeded())
+			err_plain(err, HT_E_NOMEM, NULL, MEM_BUDGET_MESSAGE,
+				  mem_budget_limit());
+		else
+			err_plain(err, HT_E_NOMEM, NULL,
+				  "out of memory computing the dominators of "
+				  "%" PRIu32 " objects", h->n);
 	}
 	return rc;
 }
@@ -558,6 +574,7 @@ void heap_dominators_free(struct heap_dominators *d)
 {
 	free(d->idom);
 	free(d->retained);
+	mem_budget_release(d->charged);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -566,10 +583,9 @@ void heap_dominators_free(struct heap_dominators *d)
 int dom_tree_build(const struct heap *h, const struct heap_dominators *d,
 		   struct dom_tree *t)
 {
-	size_t n = h->n ? h->n : 1;
-
-	t->first = malloc(n * sizeof(*t->first));
-	t->next = malloc(n * sizeof(*t->next));
+	t->charged = 0;
+	t->first = budget_array(h->n, sizeof(*t->first), &t->charged);
+	t->next = budget_array(h->n, sizeof(*t->next), &t->charged);
 	t->top = HEAP_NONE;
 	if (!t->first || !t->next) {
 		dom_tree_free(t);
@@ -598,6 +614,8 @@ void dom_tree_free(struct dom_tree *t)
 {
 	free(t->first);
 	free(t->next);
+	mem_budget_release(t->charged);
+	t->charged = 0;
 	t->first = t->next = NULL;
 	t->top = HEAP_NONE;
 }

@@ -16,6 +16,7 @@
 #include "lib/common/error.h"
 #include "util/alloc.h"
 #include "util/idmap.h"
+#include "util/membudget.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -249,7 +250,8 @@ static int assign_objects(struct builder *b, const struct heap *h,
 			  const struct heap_dominators *d,
 			  const struct dom_tree *t, unsigned max_depth)
 {
-	uint32_t *frame_of = malloc((h->n ? h->n : 1) * sizeof(*frame_of));
+	uint64_t charged = 0;
+	uint32_t *frame_of = budget_array(h->n, sizeof(*frame_of), &charged);
 	uint32_t several = FLAME_NONE;
 	int rc = -1;
 
@@ -283,7 +285,7 @@ static int assign_objects(struct builder *b, const struct heap *h,
 	}
 	rc = 0;
 out:
-	free(frame_of);
+	budget_array_free(frame_of, h->n, sizeof(*frame_of), &charged);
 	return rc;
 }
 
@@ -366,9 +368,13 @@ int flame_build(const struct heap *h, const struct heap_dominators *d,
 	idmap_free(&b.children);
 	if (rc < 0) {
 		flame_free(f);
-		err_plain(err, HT_E_NOMEM, NULL,
-			  "out of memory building the frames of %" PRIu32
-			  " objects", h->n);
+		if (mem_budget_exceeded())
+			err_plain(err, HT_E_NOMEM, NULL, MEM_BUDGET_MESSAGE,
+				  mem_budget_limit());
+		else
+			err_plain(err, HT_E_NOMEM, NULL,
+				  "out of memory building the frames of "
+				  "%" PRIu32 " objects", h->n);
 	}
 	return rc;
 }

@@ -174,6 +174,7 @@ struct heap_dominators {
 	uint64_t unreachable;    /* the others */
 	uint64_t unreachable_bytes;
 	uint64_t weakly_reachable; /* unreachable, but a weak root reaches them */
+	uint64_t charged;        /* idom and retained, to the memory budget */
 };
 
 /* Computes the dominator tree under one virtual root whose children are
@@ -194,6 +195,7 @@ struct dom_tree {
 	uint32_t *first;
 	uint32_t *next;
 	uint32_t top;
+	uint64_t charged;        /* first and next, to the memory budget */
 };
 
 /* 0, or -1 when out of memory. */

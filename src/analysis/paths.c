@@ -14,6 +14,7 @@
 
 #include "lib/common/error.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct path_search {
 	uint32_t *hop;   /* the next object toward the target */
 	uint32_t *field; /* index of the ref to hop[] in the object's refs */
 	uint32_t *dist;  /* references from the object to the target */
+	uint64_t charged; /* the arrays', to the memory budget */
 };
 
 static void search_free(struct path_search *s)
@@ -31,6 +33,8 @@ static void search_free(struct path_search *s)
 	free(s->hop);
 	free(s->field);
 	free(s->dist);
+	mem_budget_release(s->charged);
+	s->charged = 0;
 }
 
 /* Who refers to each object, in compressed rows: referrers in index order,
@@ -38,16 +42,21 @@ static void search_free(struct path_search *s)
 struct referrers {
 	uint64_t *start; /* n + 1 */
 	uint32_t *from;
+	uint64_t n_from;
 };
 
-static int build_referrers(const struct heap *h, struct referrers *rv)
+/* The rows, charged to *charged. */
+static int build_referrers(const struct heap *h, struct referrers *rv,
+			   uint64_t *charged)
 {
 	uint64_t refs = h->n ? h->ref_start[h->n] : 0, total = 0;
 
-	rv->start = calloc((size_t)h->n + 1, sizeof(*rv->start));
+	rv->start = budget_array((size_t)h->n + 1, sizeof(*rv->start),
+				 charged);
 	rv->from = NULL;
 	if (!rv->start)
 		return -1;
+	memset(rv->start, 0, ((size_t)h->n + 1) * sizeof(*rv->start));
 	for (uint64_t e = 0; e < refs; e++)
 		if (h->ref[e] < h->n)
 			rv->start[h->ref[e]]++;
@@ -57,9 +66,10 @@ static int build_referrers(const struct heap *h, struct referrers *rv)
 		rv->start[v] = total;
 		total += c;
 	}
-	rv->from = alloc_array(total, sizeof(*rv->from));
+	rv->from = budget_array(total, sizeof(*rv->from), charged);
 	if (!rv->from)
 		return -1;
+	rv->n_from = total;
 	for (uint32_t u = 0; u < h->n; u++)
 		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1]; e++)
 			if (h->ref[e] < h->n)
@@ -84,15 +94,15 @@ static int search_back(const struct heap *h, uint32_t target,
 		       struct path_search *s)
 {
 	struct referrers rv = {0};
-	uint32_t *queue = alloc_array(h->n, sizeof(*queue));
+	uint32_t *queue = budget_array(h->n, sizeof(*queue), &s->charged);
 	size_t head = 0, tail = 0;
 	int rc = -1;
 
-	s->hop = alloc_array(h->n, sizeof(*s->hop));
-	s->field = alloc_array(h->n, sizeof(*s->field));
-	s->dist = alloc_array(h->n, sizeof(*s->dist));
+	s->hop = budget_array(h->n, sizeof(*s->hop), &s->charged);
+	s->field = budget_array(h->n, sizeof(*s->field), &s->charged);
+	s->dist = budget_array(h->n, sizeof(*s->dist), &s->charged);
 	if (!queue || !s->hop || !s->field || !s->dist ||
-	    build_referrers(h, &rv) < 0)
+	    build_referrers(h, &rv, &s->charged) < 0)
 		goto done;
 	memset(s->hop, 0xff, (size_t)h->n * sizeof(*s->hop));
 	s->hop[target] = target;
@@ -114,9 +124,10 @@ static int search_back(const struct heap *h, uint32_t target,
 	}
 	rc = 0;
 done:
-	free(rv.start);
-	free(rv.from);
-	free(queue);
+	budget_array_free(rv.start, (size_t)h->n + 1, sizeof(*rv.start),
+			  &s->charged);
+	budget_array_free(rv.from, rv.n_from, sizeof(*rv.from), &s->charged);
+	budget_array_free(queue, h->n, sizeof(*queue), &s->charged);
 	return rc;
 }
 
@@ -181,7 +192,12 @@ static int read_path(const struct heap *h, const struct path_search *s,
 
 static long no_memory(struct ht_error *err)
 {
-	err_plain(err, HT_E_NOMEM, NULL, "out of memory looking for paths");
+	if (mem_budget_exceeded())
+		err_plain(err, HT_E_NOMEM, NULL, MEM_BUDGET_MESSAGE,
+			  mem_budget_limit());
+	else
+		err_plain(err, HT_E_NOMEM, NULL,
+			  "out of memory looking for paths");
 	return -1;
 }
 

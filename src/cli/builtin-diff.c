@@ -202,7 +202,7 @@ static int choose_dumps(struct diff_cmd *c, struct window *w,
 	return EXIT_DONE;
 }
 
-static int scan_trace(struct diff_cmd *c, const struct input *in,
+static int scan_trace(struct diff_cmd *c, struct input *in,
 		      struct window *w, struct heap_scan_report *rep)
 {
 	struct ht_reader *r = input_open(in);
@@ -213,6 +213,8 @@ static int scan_trace(struct diff_cmd *c, const struct input *in,
 		return EXIT_UNREADABLE;
 	rc = heap_scan(r, HEAP_ALL_DUMPS, keep_dumps, w, rep, &err);
 	ht_reader_close(r);
+	if (input_end_pass(in) < 0)
+		return EXIT_UNREADABLE;
 	if (rc != 0 && rc != SCAN_DONE && !rep->read_error) {
 		error_msg("%s", err.message);
 		return EXIT_UNREADABLE;
@@ -226,7 +228,7 @@ static int scan_trace(struct diff_cmd *c, const struct input *in,
 	return EXIT_DONE;
 }
 
-static int match_by_identity(struct diff_cmd *c, const struct input *in,
+static int match_by_identity(struct diff_cmd *c, struct input *in,
 			     uint64_t events)
 {
 	struct ht_reader *r = input_open(in);
@@ -238,6 +240,8 @@ static int match_by_identity(struct diff_cmd *c, const struct input *in,
 	rc = diff_match_by_relocation(r, c->side[0].heap, c->side[1].heap,
 				      events, &c->a_of_b, &err);
 	ht_reader_close(r);
+	if (input_end_pass(in) < 0)
+		return EXIT_UNREADABLE;
 	if (rc < 0) {
 		error_msg("%s", err.message);
 		return EXIT_UNREADABLE;
@@ -263,15 +267,19 @@ static int load_one_trace(struct diff_cmd *c)
 	if (status != EXIT_DONE)
 		c->side[0].heap = c->side[1].heap = NULL;
 	window_free(&w, c);
-	if (status != EXIT_DONE)
+	if (status != EXIT_DONE) {
+		input_release(&in);
 		return status;
+	}
 	warn_dump_quality(c->side[0].path, c->side[0].heap);
 	if (c->side[1].heap != c->side[0].heap)
 		warn_dump_quality(c->side[0].path, c->side[1].heap);
 	else
 		warning_msg("%s: comparing dump %" PRIu64 " with itself",
 			    c->side[0].path, c->side[0].heap->dump);
-	return match_by_identity(c, &in, rep.events);
+	status = match_by_identity(c, &in, rep.events);
+	input_release(&in);
+	return status;
 }
 
 /* ---- loading two traces ------------------------------------------------- */
@@ -301,7 +309,7 @@ static int dominators(struct diff_cmd *c)
 		if (i == 1 && s->heap == c->side[0].heap)
 			break; /* one dump against itself */
 		if (heap_dominators(s->heap, &s->dom, &err) < 0) {
-			error_msg("%s", err.message);
+			analysis_failed(s->path, &err);
 			return EXIT_UNREADABLE;
 		}
 		s->has_dom = true;
@@ -1004,7 +1012,7 @@ static int run_diff(struct diff_cmd *c)
 	if (diff_compute(&c->d, c->side[0].heap, dom_of(c, 0), c->side[1].heap,
 			 dom_of(c, 1), c->n_paths == 2 ? NULL : c->a_of_b,
 			 &err) < 0) {
-		error_msg("%s", err.message);
+		analysis_failed(c->side[1].path, &err);
 		return EXIT_UNREADABLE;
 	}
 	check_budgets(c);

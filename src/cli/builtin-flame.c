@@ -88,12 +88,12 @@ static int run_flame(const struct flame_cmd *c)
 	if (status != EXIT_DONE)
 		return status;
 	if (heap_dominators(ld.heap, &d, &err) < 0) {
-		error_msg("%s", err.message);
+		analysis_failed(c->path, &err);
 		unload_dump(&ld);
 		return EXIT_UNREADABLE;
 	}
 	if (flame_build(ld.heap, &d, (unsigned)c->depth, &f, &err) < 0) {
-		error_msg("%s", err.message);
+		analysis_failed(c->path, &err);
 		status = EXIT_UNREADABLE;
 	} else {
 		status = write_flame(c, ld.heap, &f) < 0

@@ -177,7 +177,9 @@ static int replay(struct history *h)
 	ht_reader_close(h->reader);
 	h->reader = NULL;
 	h->dumps_in_trace = summary.dumps;
-	if (rc > 0 && mem_budget_exceeded()) {
+	if (input_end_pass(&h->input) < 0) {
+		rc = EXIT_UNREADABLE;
+	} else if (rc > 0 && mem_budget_exceeded()) {
 		error_msg("%s: %s", h->path, reloc_error(h->tracker));
 		rc = EXIT_UNREADABLE;
 	} else if (rc > 0 || h->out_of_memory) {
@@ -644,6 +646,7 @@ static void free_history(struct history *h)
 	class_names_free(&h->classes);
 	free(h->holders);
 	free(h->steps);
+	input_release(&h->input);
 }
 
 /* "[FILE] ID": the last operand is the id. */

@@ -368,7 +368,7 @@ static int describe_object(struct object_report *r, const struct heap *h,
 		return damaged ? EXIT_UNREADABLE : EXIT_FINDING;
 	}
 	if (heap_dominators(h, &d, &err) < 0) {
-		error_msg("%s", err.message);
+		analysis_failed(r->path, &err);
 		return EXIT_UNREADABLE;
 	}
 	r->d = &d;

@@ -177,7 +177,7 @@ static int find_paths(struct paths_report *r, const struct heap *h,
 	n = heap_paths(h, r->target, (size_t)r->max_paths, r->exclude_weak,
 		       &r->paths, &err);
 	if (n < 0) {
-		error_msg("%s", err.message);
+		analysis_failed(r->path, &err);
 		return EXIT_UNREADABLE;
 	}
 	r->n_paths = (size_t)n;

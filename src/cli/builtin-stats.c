@@ -22,6 +22,7 @@
 #include "cli/parse-options.h"
 
 #include "analysis/stats.h"
+#include "util/membudget.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -90,6 +91,12 @@ static int scan_dumps(struct stats *s)
 		return EXIT_UNREADABLE;
 	rc = heap_scan(r, s->select, collect_dump, s, &report, &err);
 	ht_reader_close(r);
+	if (input_end_pass(&s->input) < 0)
+		return EXIT_UNREADABLE;
+	if (rc > 0 && s->err.code == HT_E_NOMEM && mem_budget_exceeded()) {
+		analysis_failed(s->path, &s->err);
+		return EXIT_UNREADABLE;
+	}
 	if (rc > 0) {
 		error_msg("%s: dump %llu: %s", s->path,
 			  (unsigned long long)s->dumps_written, s->err.message);
@@ -132,6 +139,8 @@ static int scan_gcs(struct stats *s)
 	progress_end(s->progress);
 	ht_reader_close(s->reader);
 	s->reader = NULL;
+	if (input_end_pass(&s->input) < 0)
+		return EXIT_UNREADABLE;
 	if (rc < 0) {
 		error_msg("%s", err.message);
 		return EXIT_UNREADABLE;
@@ -689,6 +698,7 @@ static int run_stats(struct stats *s)
 	if (status == EXIT_DONE)
 		status = analysis_status(s->damaged);
 	trace_stats_free(&s->trace);
+	input_release(&s->input);
 	return status;
 }
 

@@ -306,7 +306,7 @@ static int run_top(struct top *t)
 	if (status != EXIT_DONE)
 		return status;
 	if (heap_dominators(ld.heap, &d, &err) < 0) {
-		error_msg("%s", err.message);
+		analysis_failed(t->path, &err);
 		unload_dump(&ld);
 		return EXIT_UNREADABLE;
 	}

@@ -7,6 +7,7 @@
 #include "cli/budget.h"
 
 #include "lib/read/forms.h"
+#include "lib/read/pass_log.h"
 #include "util/membudget.h"
 
 #include <errno.h>
@@ -181,7 +182,7 @@ int input_prepare(struct input *in, const char *path,
 	return rc;
 }
 
-struct ht_reader *input_open(const struct input *in)
+struct ht_reader *input_open(struct input *in)
 {
 	struct ht_reader *r;
 	struct stat st;
@@ -206,10 +207,41 @@ struct ht_reader *input_open(const struct input *in)
 		error_msg("%s: the file changed while it was read", in->name);
 		return NULL;
 	}
+	if (r)
+		ht_reader_log_passes(r, &in->log);
 	return r;
 }
 
+bool input_changed(const struct input *in)
+{
+	struct stat st;
+
+	return in->log.changed ||
+	       (in->known && (identify(in, &st) != 0 || !same_input(in, &st)));
+}
+
+int input_end_pass(const struct input *in)
+{
+	if (!input_changed(in))
+		return 0;
+	error_msg("%s: the file changed while it was read", in->name);
+	return -1;
+}
+
+void input_release(struct input *in)
+{
+	pass_log_free(&in->log);
+}
+
 /* ---- the dump ------------------------------------------------------------ */
+
+void analysis_failed(const char *path, const struct ht_error *err)
+{
+	if (err->code == HT_E_NOMEM && mem_budget_exceeded())
+		error_msg("%s: %s", path, err->message);
+	else
+		error_msg("%s", err->message);
+}
 
 void warn_damage(const struct ht_error *err)
 {
@@ -269,7 +301,7 @@ static int keep_dump(void *ctx, struct heap *h, bool *keep)
 
 /* One pass for one dump. EXIT_DONE (damage is not a failure: what came
  * before it is used), or EXIT_UNREADABLE once said why. */
-static int scan_for(const struct input *in, int64_t select, struct scan *s)
+static int scan_for(struct input *in, int64_t select, struct scan *s)
 {
 	struct ht_reader *r = input_open(in);
 	int rc;
@@ -279,6 +311,12 @@ static int scan_for(const struct input *in, int64_t select, struct scan *s)
 		return EXIT_UNREADABLE;
 	rc = heap_scan(r, select, keep_dump, s, &s->report, &s->err);
 	ht_reader_close(r);
+	if (input_end_pass(in) < 0) {
+		if (s->heap)
+			heap_free(s->heap);
+		s->heap = NULL;
+		return EXIT_UNREADABLE;
+	}
 	if (rc == 0)
 		return EXIT_DONE;
 	if (rc == -1 && s->report.read_error) {
@@ -293,15 +331,16 @@ static int scan_for(const struct input *in, int64_t select, struct scan *s)
 }
 
 /* The last dump is incomplete (the trace ends inside it): the one before
- * it, when complete, says more. Keeps s as it is otherwise. */
-static void prefer_complete_dump(const struct input *in, struct scan *s)
+ * it, when complete, says more. Keeps s as it is otherwise; EXIT_DONE, or
+ * EXIT_UNREADABLE once said that the file changed. */
+static int prefer_complete_dump(struct input *in, struct scan *s)
 {
 	struct scan before;
 
 	if (!s->heap || s->heap->complete || s->heap->dump == 0)
-		return;
+		return EXIT_DONE;
 	if (scan_for(in, (int64_t)s->heap->dump - 1, &before) != EXIT_DONE)
-		return;
+		return input_changed(in) ? EXIT_UNREADABLE : EXIT_DONE;
 	if (before.heap && before.heap->complete) {
 		warning_msg("%s: dump %llu is incomplete (the trace ends inside "
 			    "it): analyzing dump %llu, the last complete one",
@@ -312,6 +351,7 @@ static void prefer_complete_dump(const struct input *in, struct scan *s)
 	} else if (before.heap) {
 		heap_free(before.heap);
 	}
+	return EXIT_DONE;
 }
 
 int load_dump(const char *path, const struct ht_reader_options *opts,
@@ -328,12 +368,16 @@ int load_dump(const char *path, const struct ht_reader_options *opts,
 	if (input_prepare(&in, path, opts) < 0)
 		return EXIT_UNREADABLE;
 	status = scan_for(&in, select, &s);
-	if (status != EXIT_DONE)
-		return status;
-	if (s.damaged)
+	if (status == EXIT_DONE && s.damaged)
 		warn_damage(&s.err);
-	if (select == HEAP_LAST_DUMP)
-		prefer_complete_dump(&in, &s);
+	if (status == EXIT_DONE && select == HEAP_LAST_DUMP)
+		status = prefer_complete_dump(&in, &s);
+	input_release(&in);
+	if (status != EXIT_DONE) {
+		if (s.heap)
+			heap_free(s.heap);
+		return status;
+	}
 	if (!s.heap)
 		return no_such_dump(path, select, s.report.dumps, s.damaged);
 	warn_dump_quality(path, s.heap);

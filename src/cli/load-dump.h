@@ -13,6 +13,7 @@
 #include "cli/parse-options.h"
 
 #include "analysis/heap.h"
+#include "lib/read/pass_log.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,14 +61,26 @@ struct input {
 	ino_t ino;
 	off_t size;             /* and what it held */
 	struct timespec mtime;
+	struct pass_log log;    /* the chunks each pass read (pass_log.h) */
 };
 
-/* 0, or -1 once said why the copy failed. opts must outlive in. */
+/* 0, or -1 once said why the copy failed. opts must outlive in, which
+ * input_release frees. */
 int input_prepare(struct input *in, const char *path,
 		  const struct ht_reader_options *opts);
+void input_release(struct input *in);
 /* open_trace, from the start of the input each time; NULL (once said why)
  * when it cannot be opened or is no longer the file input_prepare saw. */
-struct ht_reader *input_open(const struct input *in);
+struct ht_reader *input_open(struct input *in);
+/*
+ * After a pass: whether the input changed while it was read (its size or
+ * time, or, for a .ht file, a chunk other than the first pass read at the
+ * same offset: pass_log.h); input_end_pass says so ("the file changed
+ * while it was read") and returns -1, which the caller makes exit 3, the
+ * pass's answer thrown away.
+ */
+bool input_changed(const struct input *in);
+int input_end_pass(const struct input *in);
 
 /* ---- the dump ------------------------------------------------------------ */
 
@@ -95,6 +108,10 @@ int analysis_status(bool damaged);
  * `dumps` dumps; returns the exit status. */
 int no_such_dump(const char *path, int64_t select, uint64_t dumps,
 		 bool damaged);
+
+/* Says why an analysis of path's dump failed: the memory budget's refusal
+ * (--max-memory) names the input, as the graph's does. */
+void analysis_failed(const char *path, const struct ht_error *err);
 
 /* Warns about what was lost, once per damaged trace. */
 void warn_damage(const struct ht_error *err);

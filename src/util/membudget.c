@@ -5,6 +5,7 @@
  */
 #include "util/membudget.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 static uint64_t limit, used;
@@ -39,6 +40,40 @@ void mem_budget_release(uint64_t bytes)
 bool mem_budget_exceeded(void)
 {
 	return exceeded;
+}
+
+void *budget_array(size_t n, size_t elem, uint64_t *charged)
+{
+	uint64_t bytes = (uint64_t)(n ? n : 1) * elem;
+	void *p;
+
+	if (elem && n > SIZE_MAX / elem)
+		return NULL;
+	if (mem_budget_charge(bytes) < 0)
+		return NULL;
+	p = alloc_array(n, elem);
+	if (!p) {
+		mem_budget_release(bytes);
+		return NULL;
+	}
+	*charged += bytes;
+	return p;
+}
+
+void budget_give_back(uint64_t bytes, uint64_t *charged)
+{
+	if (bytes > *charged)
+		bytes = *charged;
+	mem_budget_release(bytes);
+	*charged -= bytes;
+}
+
+void budget_array_free(void *p, size_t n, size_t elem, uint64_t *charged)
+{
+	if (!p)
+		return;
+	free(p);
+	budget_give_back((uint64_t)(n ? n : 1) * elem, charged);
 }
 
 uint64_t mem_budget_ram(void)

@@ -5,7 +5,9 @@
  * The limits of the formats bound each chunk and each event, not their
  * sum: a .ht of 261 KB can describe 134 million roots, and four such
  * chunks once cost 12 GB. So the structures that grow with what an input
- * describes (the heap graph's columns, its references and roots, the
+ * describes (what the readers decode an event into and keep of an HPROF
+ * dump's index, the heap graph's columns, its references and roots, the
+ * dominator tree and the other per-object arrays of the analyses, the
  * relocation tracker's blocks) charge this budget before they grow, and
  * give back what they charged when freed. Growth past the limit is
  * refused as running out of memory is, and mem_budget_exceeded() tells
@@ -56,6 +58,17 @@ uint64_t mem_budget_default(uint64_t input_bytes, uint64_t ram_bytes);
 
 /* The machine's physical memory in bytes, 0 when unknown. */
 uint64_t mem_budget_ram(void);
+
+/*
+ * Arrays of a fixed size (the per-object arrays of an analysis): alloc_array
+ * charged to the budget first, the bytes added to *charged, NULL when
+ * refused or out of memory; and their freeing, which gives n * elem bytes
+ * back and takes them off *charged (p may be NULL: nothing then).
+ */
+void *budget_array(size_t n, size_t elem, uint64_t *charged);
+void budget_array_free(void *p, size_t n, size_t elem, uint64_t *charged);
+/* Gives back bytes of what *charged counts (an array shrunk). */
+void budget_give_back(uint64_t bytes, uint64_t *charged);
 
 /*
  * BUDGET_GROW(ptr, need, cap, charged): ALLOC_GROW, charging the budget

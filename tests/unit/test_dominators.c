@@ -3,13 +3,15 @@
  * a slow reference that follows the definition, on thousands of seeded
  * random graphs with everything a dump can hold (cycles, self-loops,
  * shared subgraphs, several roots, weak ones, duplicate edges, null and
- * dangling refs, unreachable parts); hand-solved examples; and lists of
- * millions of objects, which a recursive search would not survive.
+ * dangling refs, unreachable parts); hand-solved examples; lists of
+ * millions of objects, which a recursive search would not survive; and
+ * the memory budget (--max-memory) they are charged to.
  */
 #include <criterion/criterion.h>
 
 #include "analysis/heap.h"
 #include "testutil.h"
+#include "util/membudget.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -530,4 +532,46 @@ Test(long_lists, five_million_objects_in_a_row, .timeout = 60)
 Test(long_lists, each_object_pointing_back_at_the_head, .timeout = 60)
 {
 	check_list(true);
+}
+
+/* ---- The memory budget -------------------------------------------------- */
+
+/* Whether everything charged was given back: the whole limit is free. */
+static bool budget_all_free(uint64_t limit)
+{
+	if (mem_budget_charge(limit) < 0)
+		return false;
+	mem_budget_release(limit);
+	return true;
+}
+
+/*
+ * The arrays are charged before they are made: a list of 100,000 objects
+ * is refused under 1 MiB with the budget's words, and everything charged
+ * is given back, refused or not. Each array is freed, and given back, as
+ * soon as its step is done: 40 bytes an object are enough.
+ */
+Test(budget, dominators_are_charged_and_given_back)
+{
+	uint32_t n = 100000;
+	struct heap *h = long_list(n, false);
+	struct heap_dominators d;
+	struct ht_error err = {0};
+	uint64_t small = 1 << 20, enough = (uint64_t)n * 40;
+
+	mem_budget_set(small);
+	cr_assert_eq(heap_dominators(h, &d, &err), -1);
+	cr_assert_eq(err.code, HT_E_NOMEM);
+	cr_assert_str_eq(err.message, "needs more than 1048576 bytes of memory "
+			 "(--max-memory)");
+	cr_assert_null(d.idom);
+	cr_assert(budget_all_free(small));
+
+	mem_budget_set(enough);
+	cr_assert_eq(heap_dominators(h, &d, &err), 0, "%s", err.message);
+	cr_assert_eq(d.reachable, n);
+	heap_dominators_free(&d);
+	cr_assert(budget_all_free(enough));
+	mem_budget_set(0);
+	heap_free(h);
 }

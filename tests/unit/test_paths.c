@@ -2,12 +2,14 @@
  * test_paths.c - root paths (src/analysis/paths.c): shortest paths, their
  * order, one path per root entry, field indices that count nulls, weak
  * roots left out on request, unreachable targets, targets that are roots;
- * and the paths written down in testdata/analysis.
+ * the memory budget the search is charged to; and the paths written down
+ * in testdata/analysis.
  */
 #include <criterion/criterion.h>
 
 #include "analysis/heap.h"
 #include "testutil.h"
+#include "util/membudget.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +271,53 @@ Test(paths, a_long_chain)
 	cr_assert_eq(p[0].length, N);
 	cr_assert_eq(p[0].objects[N - 1], N - 1);
 	heap_paths_free(p, 1);
+	heap_free(h);
+}
+
+/*
+ * The search's arrays (some 28 bytes an object) are charged to the memory
+ * budget before they are made: a chain of 100,000 objects is refused
+ * under 1 MiB with the budget's words, found within 4 MiB, and the
+ * search gives back all it charged either way.
+ */
+Test(paths, charged_to_the_memory_budget)
+{
+	enum { N = 100000 };
+	uint32_t *refs = malloc(2 * N * sizeof(*refs));
+	struct heap *h;
+	struct heap_path *p = NULL;
+	struct ht_error err = {0};
+	uint64_t limits[] = {1 << 20, 4 << 20};
+
+	cr_assert_not_null(refs);
+	for (uint32_t i = 0; i < N; i++) {
+		refs[2 * i] = i + 1 < N ? i + 1 : NUL;
+		refs[2 * i + 1] = END;
+	}
+	h = graph(N, refs, 2 * N);
+	add_root(h, 0, false);
+	for (size_t i = 0; i < 2; i++) {
+		long n;
+
+		mem_budget_set(limits[i]);
+		n = heap_paths(h, N - 1, 1, false, &p, &err);
+		cr_assert(mem_budget_charge(limits[i]) == 0,
+			  "all given back under %llu",
+			  (unsigned long long)limits[i]);
+		mem_budget_release(limits[i]);
+		if (i == 0) {
+			cr_assert_eq(n, -1);
+			cr_assert_eq(err.code, HT_E_NOMEM);
+			cr_assert_str_eq(err.message, "needs more than 1048576 "
+					 "bytes of memory (--max-memory)");
+		} else {
+			cr_assert_eq(n, 1, "%s", err.message);
+			cr_assert_eq(p[0].length, N);
+			heap_paths_free(p, 1);
+		}
+	}
+	mem_budget_set(0);
+	free(refs);
 	heap_free(h);
 }
 

@@ -1,13 +1,15 @@
 /*
  * test_reader.c - reading .ht files through ht_reader: the header, the
  * events in order with their positions, the index, files whose writer died
- * (no index), empty traces, inputs that cannot seek, and inputs that are
- * not traces or that a closed file would never contain.
+ * (no index), empty traces, inputs that cannot seek, inputs that are
+ * not traces or that a closed file would never contain; and the form
+ * guessed from an input's first bytes (reader_sniff_form).
  */
 #include <criterion/criterion.h>
 
 #include "lib/common/codec.h"
 #include "htbuild.h"
+#include "lib/read/forms.h"
 #include "lib/read/source.h"
 #include "testutil.h"
 #include "lib/common/varint.h"
@@ -815,4 +817,60 @@ Test(reader, error_message_has_file_byte_and_cause)
 	cr_assert(strstr(err.message, expect), "%s", err.message);
 	cr_assert(strstr(err.message, "CRC mismatch"), "%s", err.message);
 	htb_free(&b);
+}
+
+/* ---- The form from the first bytes ------------------------------------- */
+
+static const char *form_of_bytes(const char *head, size_t n)
+{
+	return reader_sniff_form((const unsigned char *)head, n);
+}
+
+#define SNIFF(head) form_of_bytes(head, sizeof(head) - 1)
+
+static void assert_form(const char *got, const char *want, const char *what)
+{
+	if (!want)
+		cr_assert_null(got, "%s: taken for %s", what, got);
+	else
+		cr_assert(got && strcmp(got, want) == 0, "%s: %s, not %s", what,
+			  got ? got : "no form", want);
+}
+
+/*
+ * Text is taken for YAML while it goes on as well-formed UTF-8 of no
+ * control character but tabs and line breaks; a character cut off at the
+ * end of the bytes looked at is fine, its rest still to come. A stray
+ * continuation byte, an overlong form, a surrogate, a byte UTF-8 never
+ * uses is no form's, as /dev/zero and /dev/urandom are not.
+ */
+Test(sniff, text_goes_on_as_utf8)
+{
+	assert_form(SNIFF("heaptrace: 1\n"), "yaml", "ASCII");
+	assert_form(SNIFF("name: \xc3\xa9t\xc3\xa9\t\r\n"), "yaml",
+		    "two-byte characters, tab, CR LF");
+	assert_form(SNIFF("\xef\xbb\xbfheaptrace"), "yaml", "byte order mark");
+	assert_form(SNIFF("\xff\xfe"), "yaml", "UTF-16 byte order mark");
+	assert_form(SNIFF("# \xf0\x9f\x98\x80"), "yaml", "past U+FFFF");
+	assert_form(SNIFF("caf\xc3"), "yaml", "cut off after its lead byte");
+	assert_form(SNIFF("# \xe2\x82"), "yaml", "cut off inside");
+	assert_form(SNIFF("\xf0\x9f\x98"), "yaml", "cut off, three of four");
+	assert_form(SNIFF("\xe2"), "yaml", "a lead byte alone");
+
+	assert_form(SNIFF("caf\xc3("), NULL, "a lead byte not followed");
+	assert_form(SNIFF("\x80" "abc"), NULL, "a stray continuation byte");
+	assert_form(SNIFF("a\xe0\x80\x80"), NULL, "an overlong form");
+	assert_form(SNIFF("a\xed\xa0\x80"), NULL, "a surrogate");
+	assert_form(SNIFF("a\xf4\x90\x80\x80"), NULL, "past U+10FFFF");
+	assert_form(SNIFF("\xc0\xaf"), NULL, "a byte UTF-8 never uses");
+	assert_form(SNIFF("ab\x01"), NULL, "a control character");
+	assert_form(SNIFF("ab\x7f"), NULL, "DEL");
+	assert_form(form_of_bytes("\0\0\0\0", 4), NULL, "/dev/zero");
+}
+
+Test(sniff, the_other_forms)
+{
+	assert_form(form_of_bytes(HT_MAGIC, HT_MAGIC_LEN), "ht", ".ht magic");
+	assert_form(SNIFF("JAVA PROFILE 1.0.2"), "hprof", "HPROF");
+	assert_form(SNIFF("\x1f\x8b"), NULL, "gzip");
 }

@@ -15,6 +15,7 @@
  * the reader may rely on valid UTF-8.
  */
 #include "lib/read/source.h"
+#include "lib/read/pass_log.h"
 
 #include "lib/common/codec.h"
 #include "lib/common/error.h"
@@ -50,6 +51,7 @@ enum scan_state {
 };
 
 struct binary_source {
+	struct ht_reader *reader; /* whose pass log it notes chunks in */
 	FILE *f;
 	const char *path;
 	bool seekable;
@@ -338,6 +340,36 @@ static int inflate_exact(struct binary_source *s, const uint8_t *in,
 	return 0;
 }
 
+/* Notes chunk h, its CRC checked, in the reader's pass log (pass_log.h):
+ * HT_OK, or the error code with the cause written to cause[] when a later
+ * pass finds another chunk than the first pass did. */
+static enum ht_error_code note_chunk(struct binary_source *s,
+				     const struct ht_chunk_header *h,
+				     char *cause, size_t cause_size)
+{
+	int rc;
+
+	if (!s->reader->pass_log)
+		return HT_OK;
+	rc = pass_log_note(s->reader->pass_log, s->chunk_offset,
+			   h->stored_length, h->payload_crc);
+	if (rc > 0) {
+		snprintf(cause, cause_size,
+			 "the file changed while it was read");
+		return HT_E_IO;
+	}
+	if (rc < 0 && mem_budget_exceeded()) {
+		snprintf(cause, cause_size, MEM_BUDGET_MESSAGE,
+			 mem_budget_limit());
+		return HT_E_NOMEM;
+	}
+	if (rc < 0) {
+		snprintf(cause, cause_size, "out of memory");
+		return HT_E_NOMEM;
+	}
+	return HT_OK;
+}
+
 /* Reads the stored payload of h from the current position, checks its CRC
  * and inflates it into s->raw. Returns HT_OK, or the error code with the
  * cause written to cause[]. */
@@ -345,6 +377,7 @@ static enum ht_error_code load_payload(struct binary_source *s,
 				       const struct ht_chunk_header *h,
 				       char *cause, size_t cause_size)
 {
+	enum ht_error_code code;
 	const char *why;
 	size_t got;
 	int rc;
@@ -375,6 +408,10 @@ static enum ht_error_code load_payload(struct binary_source *s,
 		snprintf(cause, cause_size, "chunk payload CRC mismatch");
 		return HT_E_CORRUPT;
 	}
+	/* before it is inflated: a chunk rewritten may not inflate */
+	code = note_chunk(s, h, cause, cause_size);
+	if (code != HT_OK)
+		return code;
 	if (ALLOC_GROW(s->raw.data, (size_t)h->raw_length + 1,
 		       s->raw.cap) < 0)
 		goto nomem;
@@ -987,6 +1024,7 @@ int binary_source_open(struct ht_reader *r, FILE *f, const char *path,
 		err_plain(err, HT_E_NOMEM, path, "out of memory");
 		return -1;
 	}
+	s->reader = r;
 	s->f = f;
 	s->path = path;
 	codec_dec_init(&s->dec);

@@ -17,6 +17,7 @@
  */
 #include "lib/read/hprof_layout.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,10 @@ static int own_gaps(const struct builder *b, const struct jvm_layout *m,
 		}
 	}
 	SHRINK_ARRAY(gaps, n);
+	/* the gaps are kept with the class: charged to the memory budget
+	 * until layout_free */
+	if (mem_budget_charge((uint64_t)n * sizeof(*gaps)) < 0)
+		goto fail;
 	out->block_end = end;
 	out->has_fields = (super && super->has_fields) || b->n_blocks > 0;
 	out->n_gaps = n;
@@ -436,6 +441,7 @@ int layout_class(const struct jvm_layout *m, const struct class_fields *c,
 
 void layout_free(struct field_layout *l)
 {
+	mem_budget_release((uint64_t)l->n_gaps * sizeof(*l->gaps));
 	free(l->gaps);
 	memset(l, 0, sizeof(*l));
 }

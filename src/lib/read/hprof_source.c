@@ -32,6 +32,7 @@
 #include "lib/read/hprof_layout.h"
 #include "util/alloc.h"
 #include "util/idmap.h"
+#include "util/membudget.h"
 #include "util/utf8.h"
 
 #include <errno.h>
@@ -175,6 +176,23 @@ static unsigned root_body_size(unsigned tag, unsigned id)
 	}
 }
 
+/* ---- Memory ------------------------------------------------------------ */
+
+/* ALLOC_GROW for the arrays of the source s in scope, charged to the
+ * memory budget. */
+#define HPROF_GROW(ptr, need, cap) BUDGET_GROW(ptr, need, cap, s->charged)
+
+/* Why an allocation failed: the budget's refusal, or memory ran out. */
+static const char *nomem_cause(void)
+{
+	static char msg[96];
+
+	if (!mem_budget_exceeded())
+		return "out of memory";
+	snprintf(msg, sizeof(msg), MEM_BUDGET_MESSAGE, mem_budget_limit());
+	return msg;
+}
+
 /* ---- Text that never moves --------------------------------------------- */
 
 /* Names are kept in blocks that are never reallocated, so a pointer to
@@ -183,6 +201,7 @@ struct text_store {
 	char **blocks;
 	size_t n_blocks, cap_blocks;
 	size_t used, size; /* of the last block */
+	uint64_t charged;  /* to the memory budget */
 };
 
 #define TEXT_BLOCK (256u << 10)
@@ -194,11 +213,16 @@ static char *text_alloc(struct text_store *t, size_t n)
 	if (t->n_blocks == 0 || t->size - t->used < n) {
 		size_t size = n > TEXT_BLOCK ? n : TEXT_BLOCK;
 
-		if (ALLOC_GROW(t->blocks, t->n_blocks + 1, t->cap_blocks) < 0)
+		if (BUDGET_GROW(t->blocks, t->n_blocks + 1, t->cap_blocks,
+				t->charged) < 0 ||
+		    mem_budget_charge(size) < 0)
 			return NULL;
 		t->blocks[t->n_blocks] = malloc(size);
-		if (!t->blocks[t->n_blocks])
+		if (!t->blocks[t->n_blocks]) {
+			mem_budget_release(size);
 			return NULL;
+		}
+		t->charged += size;
 		t->n_blocks++;
 		t->used = 0;
 		t->size = size;
@@ -224,6 +248,7 @@ static void text_free(struct text_store *t)
 	for (size_t i = 0; i < t->n_blocks; i++)
 		free(t->blocks[i]);
 	free(t->blocks);
+	mem_budget_release(t->charged);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -246,11 +271,17 @@ struct hclass {
 	uint32_t own_bytes;      /* of its own fields in an INSTANCE_DUMP */
 	struct static_counts statics; /* real statics, for the mirror's size */
 
-	/* derived from the chain of super classes, once complete */
+	/* derived from the chain of super classes, once complete; each
+	 * class keeps what its own fields add, so that a chain of n classes
+	 * costs n, not n * n (chain_ready) */
 	bool chain_done;
+	uint32_t super_at;       /* into classes, when super_id is not 0 */
+	uint32_t depth;          /* super classes above it */
 	uint64_t data_bytes;     /* an instance's field bytes in the dump */
-	uint32_t n_refs;
-	uint32_t *ref_offsets;   /* where its references lie in them */
+	uint32_t n_refs;         /* references there, its supers' included */
+	uint32_t n_own_refs;
+	uint32_t *own_refs;      /* where its own references lie in its own
+				    field bytes (which come first) */
 	int64_t thread_name_at;  /* Thread.name there, -1 if not a Thread */
 	bool has_layout[JVM_MODELS_];
 	struct field_layout layout[JVM_MODELS_];
@@ -349,7 +380,7 @@ struct input {
 	off_t base;        /* where the HPROF starts in fd */
 	uint64_t size;     /* its bytes */
 	uint8_t *buf;
-	size_t cap;
+	size_t cap;        /* charged to the memory budget */
 	uint64_t buf_at;   /* HPROF offset of buf[0] */
 	size_t buf_len;
 	/* why the last read failed: its errno, ENOMEM, or EIO with shrank */
@@ -379,6 +410,10 @@ struct step {
 
 struct hprof_source {
 	const char *path;
+	/* what its arrays and classes hold, charged to the memory budget
+	 * (util/membudget.h) and given back at close; the text store and
+	 * the read buffer keep their own count */
+	uint64_t charged;
 	FILE *f;               /* as handed over */
 	FILE *spool;           /* the copy of a pipe, or NULL */
 	struct input in;
@@ -477,6 +512,21 @@ struct hprof_source {
 	struct ht_loss loss;
 };
 
+/* malloc for what s keeps until it is closed, charged to the budget. */
+static void *hprof_alloc(struct hprof_source *s, size_t size)
+{
+	void *p;
+
+	if (mem_budget_charge(size) < 0)
+		return NULL;
+	p = malloc(size);
+	if (p)
+		s->charged += size;
+	else
+		mem_budget_release(size);
+	return p;
+}
+
 static inline uint16_t be16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
@@ -512,7 +562,12 @@ static const uint8_t *in_fill(struct input *in, uint64_t off, size_t n)
 	if (want > in->size - off)
 		want = (size_t)(in->size - off);
 	if (want > in->cap) {
+		if (mem_budget_charge(want - in->cap) < 0) {
+			in->io_errno = ENOMEM;
+			return NULL;
+		}
 		if (RESIZE_ARRAY(in->buf, want) < 0) {
+			mem_budget_release(want - in->cap);
 			in->io_errno = ENOMEM;
 			return NULL;
 		}
@@ -590,7 +645,7 @@ static enum ht_error_code read_failure(const struct input *in, char *cause,
 				       size_t size)
 {
 	if (in->io_errno == ENOMEM) {
-		snprintf(cause, size, "out of memory");
+		snprintf(cause, size, "%s", nomem_cause());
 		return HT_E_NOMEM;
 	}
 	if (in->io_errno && !in->shrank)
@@ -613,7 +668,7 @@ static int io_damage(struct hprof_source *s, uint64_t offset)
 
 static int nomem_damage(struct hprof_source *s, uint64_t offset)
 {
-	return damage(s, HT_E_NOMEM, offset, "out of memory");
+	return damage(s, HT_E_NOMEM, offset, "%s", nomem_cause());
 }
 
 /* ---- Names ------------------------------------------------------------- */
@@ -709,53 +764,93 @@ static char *java_name(struct hprof_source *s, const char *internal)
 
 /* ---- The chain of super classes ---------------------------------------- */
 
-/* Walks c's chain: fills data_bytes, ref_offsets and thread_name_at once
- * every super class is known. false while one is missing (or the chain
- * loops or is too deep); the caller says why when it matters. */
-static bool chain_ready(struct hprof_source *s, struct hclass *c)
+/* Derives k's chain from its super class's, already derived (NULL: k
+ * has none): false when the chain is too deep or memory runs out. */
+static bool chain_extend(struct hprof_source *s, struct hclass *k,
+			 const struct hclass *super)
 {
-	struct hclass *k = c;
 	uint64_t bytes = 0;
-	uint32_t refs = 0, depth = 0;
+	uint32_t refs = 0;
 	int64_t name_at = -1;
 
-	if (c->chain_done)
-		return true;
-	for (;;) {
-		bytes += k->own_bytes;
-		for (uint32_t i = 0; i < k->n_fields; i++)
-			refs += hprof_type_is_ref(k->types[i]);
+	if (super && super->depth >= MAX_CLASS_DEPTH)
+		return false;
+	for (uint32_t i = 0; i < k->n_fields; i++)
+		refs += hprof_type_is_ref(k->types[i]);
+	k->own_refs = hprof_alloc(s, (refs ? refs : 1) * sizeof(*k->own_refs));
+	if (!k->own_refs)
+		return false;
+	refs = 0;
+	for (uint32_t i = 0; i < k->n_fields; i++) {
+		if (k->id == s->thread_class && k->names[i] &&
+		    k->types[i] == HPROF_OBJECT &&
+		    strcmp(k->names[i], "name") == 0)
+			name_at = (int64_t)bytes;
+		if (hprof_type_is_ref(k->types[i]))
+			k->own_refs[refs++] = (uint32_t)bytes;
+		bytes += hprof_type_width(k->types[i], s->id_size);
+	}
+	k->n_own_refs = refs;
+	k->depth = super ? super->depth + 1 : 0;
+	k->data_bytes = bytes + (super ? super->data_bytes : 0);
+	k->n_refs = refs + (super ? super->n_refs : 0);
+	/* a super class's field of that name is the one the walk from the
+	 * class up met last, so it wins */
+	if (super && super->thread_name_at >= 0)
+		name_at = (int64_t)bytes + super->thread_name_at;
+	k->thread_name_at = name_at;
+	k->super_at = super ? (uint32_t)(super - s->classes) : 0;
+	k->chain_done = true;
+	return true;
+}
+
+/* Derives data_bytes, n_refs and thread_name_at of c and of each class
+ * above it that lacks them, from the top down, once every super class is
+ * known. false while one is missing (or the chain loops or is too deep);
+ * the caller says why when it matters. */
+static bool chain_ready(struct hprof_source *s, struct hclass *c)
+{
+	uint32_t chain[MAX_CLASS_DEPTH + 1];
+	size_t n = 0;
+	struct hclass *k = c;
+
+	while (!k->chain_done) {
+		if (n == MAX_CLASS_DEPTH + 1)
+			return false;
+		chain[n++] = (uint32_t)(k - s->classes);
 		if (k->super_id == 0)
 			break;
-		if (++depth > MAX_CLASS_DEPTH)
-			return false;
 		k = class_of(s, k->super_id);
 		if (!k)
 			return false;
 	}
-	c->ref_offsets = malloc((refs ? refs : 1) * sizeof(*c->ref_offsets));
-	if (!c->ref_offsets)
-		return false;
-	bytes = 0;
-	refs = 0;
-	for (k = c;; k = class_of(s, k->super_id)) {
-		for (uint32_t i = 0; i < k->n_fields; i++) {
-			if (k->id == s->thread_class && k->names[i] &&
-			    k->types[i] == HPROF_OBJECT &&
-			    strcmp(k->names[i], "name") == 0)
-				name_at = (int64_t)bytes;
-			if (hprof_type_is_ref(k->types[i]))
-				c->ref_offsets[refs++] = (uint32_t)bytes;
-			bytes += hprof_type_width(k->types[i], s->id_size);
-		}
+	while (n-- > 0) {
+		struct hclass *sub = &s->classes[chain[n]];
+
+		if (!chain_extend(s, sub, sub->super_id
+				  ? class_of(s, sub->super_id) : NULL))
+			return false;
+	}
+	return true;
+}
+
+/* The ids an instance of c holds in its field bytes p, into refs (room for
+ * c->n_refs): its own fields' first, then each super class's. */
+static void instance_refs(struct hprof_source *s, const struct hclass *c,
+			  const uint8_t *p, ht_id *refs)
+{
+	const struct hclass *k = c;
+	uint64_t base = 0;
+	uint32_t n = 0;
+
+	for (;;) {
+		for (uint32_t i = 0; i < k->n_own_refs; i++)
+			refs[n++] = get_id(s, p + base + k->own_refs[i]);
 		if (k->super_id == 0)
 			break;
+		base += k->own_bytes;
+		k = &s->classes[k->super_at];
 	}
-	c->data_bytes = bytes;
-	c->n_refs = refs;
-	c->thread_name_at = name_at;
-	c->chain_done = true;
-	return true;
 }
 
 /* chain_ready, without a call once the chain is known: once per object. */
@@ -809,7 +904,7 @@ static struct thread *thread_entry(struct hprof_source *s, uint32_t serial)
 
 	if (idmap_get(&s->thread_by_serial, serial, &i))
 		return &s->threads[i];
-	if (ALLOC_GROW(s->threads, s->n_threads + 1, s->cap_threads) < 0 ||
+	if (HPROF_GROW(s->threads, s->n_threads + 1, s->cap_threads) < 0 ||
 	    idmap_add(&s->thread_by_serial, serial, (uint32_t)s->n_threads) < 0)
 		return NULL;
 	s->threads[s->n_threads] = (struct thread){.serial = serial};
@@ -840,7 +935,7 @@ static int index_utf8(struct hprof_source *s, uint64_t at, uint32_t len)
 					     n)] = '\0';
 		text = t;
 	}
-	if (!text || ALLOC_GROW(s->utf8_text, s->n_utf8 + 1, s->cap_utf8) < 0 ||
+	if (!text || HPROF_GROW(s->utf8_text, s->n_utf8 + 1, s->cap_utf8) < 0 ||
 	    idmap_add(&s->utf8, get_id(s, p), (uint32_t)s->n_utf8) < 0)
 		return nomem_damage(s, at);
 	s->utf8_text[s->n_utf8++] = text;
@@ -859,7 +954,7 @@ static int index_load_class(struct hprof_source *s, uint64_t at,
 	};
 	const char *name = utf8_of(s, l.name_id);
 
-	if (ALLOC_GROW(s->loaded, s->n_loaded + 1, s->cap_loaded) < 0 ||
+	if (HPROF_GROW(s->loaded, s->n_loaded + 1, s->cap_loaded) < 0 ||
 	    idmap_add(&s->loaded_by_serial, l.serial,
 		      (uint32_t)s->n_loaded) < 0 ||
 	    idmap_add(&s->loaded_by_id, l.class_id,
@@ -921,7 +1016,7 @@ static int index_frame(struct hprof_source *s, uint64_t at, const uint8_t *p)
 		.line = (int32_t)be32(p + 4 * id + 4),
 	};
 
-	if (ALLOC_GROW(s->frames, s->n_frames + 1, s->cap_frames) < 0 ||
+	if (HPROF_GROW(s->frames, s->n_frames + 1, s->cap_frames) < 0 ||
 	    idmap_add(&s->frame_by_id, fr.id, (uint32_t)s->n_frames) < 0 ||
 	    method_of(s, &fr) < 0)
 		return nomem_damage(s, at);
@@ -949,9 +1044,9 @@ static int index_trace(struct hprof_source *s, uint64_t at, uint32_t len)
 		return damage(s, HT_E_CORRUPT, at,
 			      "TRACE record of %u bytes holds %u frames", len,
 			      t.n_frames);
-	if (ALLOC_GROW(s->frame_ids,
+	if (HPROF_GROW(s->frame_ids,
 		       s->n_frame_ids + t.n_frames, s->cap_frame_ids) < 0 ||
-	    ALLOC_GROW(s->traces, s->n_traces + 1, s->cap_traces) < 0 ||
+	    HPROF_GROW(s->traces, s->n_traces + 1, s->cap_traces) < 0 ||
 	    idmap_add(&s->trace_by_serial, t.serial,
 		      (uint32_t)s->n_traces) < 0 ||
 	    idmap_add(&s->trace_by_thread, t.thread_serial,
@@ -1081,7 +1176,7 @@ static int add_root(struct hprof_source *s, struct dump *d, uint64_t at,
 	default:
 		break;
 	}
-	if (ALLOC_GROW(d->roots, d->n_roots + 1, d->cap_roots) < 0)
+	if (HPROF_GROW(d->roots, d->n_roots + 1, d->cap_roots) < 0)
 		return nomem_damage(s, at);
 	d->roots[d->n_roots++] = r;
 	return 0;
@@ -1203,8 +1298,9 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 		/* described by an earlier dump: the first wins; the walk goes
 		 * on past this one (0 would read it again, for ever) */
 		return (int)(cur.at - at);
-	c.types = malloc(c.n_fields ? c.n_fields : 1);
-	c.names = malloc((c.n_fields ? c.n_fields : 1) * sizeof(*c.names));
+	c.types = hprof_alloc(s, c.n_fields ? c.n_fields : 1);
+	c.names = hprof_alloc(s, (c.n_fields ? c.n_fields : 1) *
+				 sizeof(*c.names));
 	if (!c.types || !c.names)
 		goto nomem;
 	for (uint32_t i = 0; i < c.n_fields; i++) {
@@ -1223,7 +1319,7 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 		c.names[i] = utf8_of(s, get_id(s, f));
 		c.own_bytes += w;
 	}
-	if (ALLOC_GROW(s->classes, s->n_classes + 1, s->cap_classes) < 0 ||
+	if (HPROF_GROW(s->classes, s->n_classes + 1, s->cap_classes) < 0 ||
 	    idmap_add(&s->class_by_id, c.id, (uint32_t)s->n_classes) < 0)
 		goto nomem;
 	s->last_class = NULL; /* the array may have moved */
@@ -1306,7 +1402,7 @@ static struct wanted_string *want_string(struct hprof_source *s, uint64_t id)
 
 	if (idmap_get(&s->string_slot, id, &i))
 		return &s->strings_wanted[i];
-	if (ALLOC_GROW(s->strings_wanted,
+	if (HPROF_GROW(s->strings_wanted,
 		       s->n_strings_wanted + 1, s->cap_strings_wanted) < 0 ||
 	    idmap_add(&s->string_slot, id, (uint32_t)s->n_strings_wanted) < 0)
 		return NULL;
@@ -1320,7 +1416,7 @@ static int want_array(struct hprof_source *s, uint64_t id, uint8_t coder,
 {
 	if (idmap_get(&s->array_slot, id, slot))
 		return 0;
-	if (ALLOC_GROW(s->arrays_wanted,
+	if (HPROF_GROW(s->arrays_wanted,
 		       s->n_arrays_wanted + 1, s->cap_arrays_wanted) < 0 ||
 	    idmap_add(&s->array_slot, id, (uint32_t)s->n_arrays_wanted) < 0)
 		return -1;
@@ -1344,7 +1440,7 @@ static int chase_thread(struct hprof_source *s, uint64_t at, uint64_t id,
 	if (!string)
 		return 0;
 	w = want_string(s, string);
-	if (!w || ALLOC_GROW(s->chases, s->n_chases + 1, s->cap_chases) < 0 ||
+	if (!w || HPROF_GROW(s->chases, s->n_chases + 1, s->cap_chases) < 0 ||
 	    idmap_add(&s->chase_by_thread, id, (uint32_t)s->n_chases) < 0)
 		return -1;
 	s->chases[s->n_chases++] = (struct name_chase){
@@ -1560,7 +1656,7 @@ static int64_t note_class_dump(struct hprof_source *s, struct dump *d,
 	p = in_at(&s->in, at + 1, s->id_size);
 	if (!p)
 		return io_damage(s, at);
-	if (ALLOC_GROW(d->classes, d->n_classes + 1, d->cap_classes) < 0)
+	if (HPROF_GROW(d->classes, d->n_classes + 1, d->cap_classes) < 0)
 		return nomem_damage(s, at);
 	d->classes[d->n_classes++] = (struct class_ref){
 		.id = get_id(s, p),
@@ -1666,7 +1762,7 @@ static int walk_body(struct hprof_source *s, struct dump *d, struct body *b,
 
 static struct dump *open_dump(struct hprof_source *s, uint64_t at)
 {
-	if (ALLOC_GROW(s->dumps, s->n_dumps + 1, s->cap_dumps) < 0)
+	if (HPROF_GROW(s->dumps, s->n_dumps + 1, s->cap_dumps) < 0)
 		return NULL;
 	memset(&s->dumps[s->n_dumps], 0, sizeof(s->dumps[0]));
 	s->dumps[s->n_dumps].offset = at;
@@ -1699,7 +1795,7 @@ static int index_heap_record(struct hprof_source *s, uint64_t at,
 	d = &s->dumps[s->n_dumps - 1];
 	rc = walk_body(s, d, &b, &w);
 	if (b.end > at + RECORD_HEADER_LEN) {
-		if (ALLOC_GROW(d->segs, d->n_segs + 1, d->cap_segs) < 0)
+		if (HPROF_GROW(d->segs, d->n_segs + 1, d->cap_segs) < 0)
 			return nomem_damage(s, at);
 		d->segs[d->n_segs++] = (struct segment){
 			.offset = at + RECORD_HEADER_LEN,
@@ -2134,7 +2230,7 @@ static int name_put(struct hprof_source *s, size_t *len, const char *text)
 {
 	size_t n = strlen(text);
 
-	if (ALLOC_GROW(s->name_buf, *len + n + 1, s->cap_name_buf) < 0)
+	if (HPROF_GROW(s->name_buf, *len + n + 1, s->cap_name_buf) < 0)
 		return -1;
 	memcpy(s->name_buf + *len, text, n + 1);
 	*len += n;
@@ -2169,7 +2265,7 @@ static int next_name(struct hprof_source *s, struct ht_event *ev,
 		int rc = class_event(s, s->cursor++, ev);
 
 		if (rc < 0)
-			return fail(s, err, HT_E_NOMEM, 0, "out of memory");
+			return fail(s, err, HT_E_NOMEM, 0, "%s", nomem_cause());
 		if (rc > 0)
 			return 1;
 	}
@@ -2199,7 +2295,7 @@ static int next_name(struct hprof_source *s, struct ht_event *ev,
 			continue; /* named with the method's first frame */
 		name = method_name(s, fr);
 		if (!name)
-			return fail(s, err, HT_E_NOMEM, 0, "out of memory");
+			return fail(s, err, HT_E_NOMEM, 0, "%s", nomem_cause());
 		start_event(s, ev, HT_EV_METHOD, 0);
 		ev->u.method.id = fr->id;
 		ev->u.method.name = name;
@@ -2214,7 +2310,7 @@ static int next_name(struct hprof_source *s, struct ht_event *ev,
 static int plan_container(struct hprof_source *s, unsigned type, ht_id id1,
 			  ht_id id2, uint64_t offset)
 {
-	if (ALLOC_GROW(s->plan, s->n_plan + 1, s->cap_plan) < 0)
+	if (HPROF_GROW(s->plan, s->n_plan + 1, s->cap_plan) < 0)
 		return -1;
 	s->plan[s->n_plan++] = (struct step){.type = (uint8_t)type,
 					     .id1 = id1, .id2 = id2,
@@ -2228,10 +2324,10 @@ static int plan_root(struct hprof_source *s, ht_id ref, uint64_t offset)
 {
 	struct step *last = s->n_plan ? &s->plan[s->n_plan - 1] : NULL;
 
-	if (ALLOC_GROW(s->plan_refs, s->n_plan_refs + 1, s->cap_plan_refs) < 0)
+	if (HPROF_GROW(s->plan_refs, s->n_plan_refs + 1, s->cap_plan_refs) < 0)
 		return -1;
 	if (!last || !last->roots || last->count == REFS_PER_EVENT) {
-		if (ALLOC_GROW(s->plan, s->n_plan + 1, s->cap_plan) < 0)
+		if (HPROF_GROW(s->plan, s->n_plan + 1, s->cap_plan) < 0)
 			return -1;
 		s->plan[s->n_plan++] = (struct step){.roots = true,
 						     .offset = offset,
@@ -2326,13 +2422,19 @@ static ht_id thread_id_of(struct hprof_source *s, uint32_t serial)
 
 static int plan_threads(struct hprof_source *s, const struct dump *d)
 {
-	struct thread_root *tr = malloc((d->n_roots ? d->n_roots : 1) *
-					sizeof(*tr));
+	uint64_t bytes = (d->n_roots ? d->n_roots : 1) *
+			 sizeof(struct thread_root);
+	struct thread_root *tr;
 	size_t n = 0;
 	int rc = 0;
 
-	if (!tr)
+	if (mem_budget_charge(bytes) < 0)
 		return -1;
+	tr = malloc(bytes);
+	if (!tr) {
+		mem_budget_release(bytes);
+		return -1;
+	}
 	for (size_t i = 0; i < d->n_roots; i++) {
 		if (!is_thread_root(d->roots[i].tag))
 			continue;
@@ -2360,6 +2462,7 @@ static int plan_threads(struct hprof_source *s, const struct dump *d)
 			rc = plan_root(s, r->object, r->offset);
 	}
 	free(tr);
+	mem_budget_release(bytes);
 	return rc;
 }
 
@@ -2416,7 +2519,7 @@ static int zero_flags(struct hprof_source *s, size_t n)
 {
 	size_t old = s->cap_zero_flags;
 
-	if (ALLOC_GROW(s->zero_flags, n, s->cap_zero_flags) < 0)
+	if (HPROF_GROW(s->zero_flags, n, s->cap_zero_flags) < 0)
 		return -1;
 	memset(s->zero_flags + old, 0,
 	       (s->cap_zero_flags - old) * sizeof(*s->zero_flags));
@@ -2453,7 +2556,7 @@ static int step_event(struct hprof_source *s, const struct step *st,
 
 static int reserve_refs(struct hprof_source *s, size_t n)
 {
-	return ALLOC_GROW(s->refs, n ? n : 1, s->cap_refs);
+	return HPROF_GROW(s->refs, n ? n : 1, s->cap_refs);
 }
 
 static void object_event(struct hprof_source *s, struct ht_event *ev,
@@ -2507,7 +2610,7 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 		goto changed;
 	count = be16(p);
 	if (reserve_refs(s, (size_t)count + 4) < 0)
-		return fail(s, err, HT_E_NOMEM, cr->offset, "out of memory");
+		return fail(s, err, HT_E_NOMEM, cr->offset, "%s", nomem_cause());
 	for (uint16_t i = 0; i < count; i++) {
 		unsigned type, w;
 
@@ -2567,7 +2670,7 @@ static int bad_class(struct hprof_source *s, struct ht_error *err,
 			    "more than %d super classes, or they loop",
 			    (unsigned long long)obj,
 			    (unsigned long long)class_id, MAX_CLASS_DEPTH);
-	return fail(s, err, HT_E_NOMEM, s->at, "out of memory");
+	return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
 }
 
 static int instance_object(struct hprof_source *s, struct ht_event *ev,
@@ -2603,12 +2706,11 @@ static int instance_object(struct hprof_source *s, struct ht_event *ev,
 			    (unsigned long long)c->data_bytes);
 	if ((!c->has_layout[s->model] && !class_layout(s, c, s->model)) ||
 	    (c->n_refs > s->cap_refs && reserve_refs(s, c->n_refs) < 0))
-		return fail(s, err, HT_E_NOMEM, s->at, "out of memory");
+		return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
 	p = end - s->at - head >= n ? in_at(&s->in, s->at + head, n) : NULL;
 	if (!p)
 		return fail_read(s, err, s->at);
-	for (uint32_t i = 0; i < c->n_refs; i++)
-		s->refs[i] = get_id(s, p + c->ref_offsets[i]);
+	instance_refs(s, c, p, s->refs);
 	object_event(s, ev, s->at, obj, class_id, c->size[s->model], c->n_refs);
 	s->at += head + n;
 	return 1;
@@ -2624,7 +2726,7 @@ static int array_part(struct hprof_source *s, struct ht_event *ev,
 
 	if (reserve_refs(s, n) < 0)
 		return fail(s, err, HT_E_NOMEM, s->array_sub_at,
-			    "out of memory");
+			    "%s", nomem_cause());
 	p = in_at(&s->in, s->array_at, (size_t)n * s->id_size);
 	if (!p)
 		return fail_read(s, err, s->array_sub_at);
@@ -2689,7 +2791,7 @@ static int sort_class_objects(struct hprof_source *s, const struct dump *d)
 {
 	s->next_class = 0;
 	s->class_in_file = 0;
-	if (ALLOC_GROW(s->by_id, d->n_classes, s->cap_by_id) < 0)
+	if (HPROF_GROW(s->by_id, d->n_classes, s->cap_by_id) < 0)
 		return -1;
 	if (!d->n_classes)
 		return 0;
@@ -2782,7 +2884,7 @@ static int begin_dump(struct hprof_source *s, struct ht_event *ev,
 	const struct dump *d = &s->dumps[s->dump];
 
 	if (build_plan(s, d) < 0 || sort_class_objects(s, d) < 0)
-		return fail(s, err, HT_E_NOMEM, d->offset, "out of memory");
+		return fail(s, err, HT_E_NOMEM, d->offset, "%s", nomem_cause());
 	container_event(s, ev, HT_C_BEGIN, 0, 0, d->offset);
 	s->phase = PH_ROOTS;
 	return 1;
@@ -2798,7 +2900,7 @@ static int next_root_step(struct hprof_source *s, struct ht_event *ev,
 
 		if (step_event(s, st, ev) < 0)
 			return fail(s, err, HT_E_NOMEM, st->offset,
-				    "out of memory");
+				    "%s", nomem_cause());
 		return 1;
 	}
 	container_event(s, ev, HT_C_HEAP, 0, 0,
@@ -2894,7 +2996,7 @@ static void free_classes(struct hprof_source *s)
 
 		free(c->types);
 		free(c->names);
-		free(c->ref_offsets);
+		free(c->own_refs);
 		for (int m = 0; m < JVM_MODELS_; m++)
 			if (c->has_layout[m])
 				layout_free(&c->layout[m]);
@@ -2938,6 +3040,8 @@ static void hprof_close(void *self)
 	free(s->zero_flags);
 	free(s->name_buf);
 	free(s->in.buf);
+	mem_budget_release(s->in.cap);
+	mem_budget_release(s->charged);
 	text_free(&s->text);
 	if (s->spool)
 		fclose(s->spool);
@@ -3013,7 +3117,7 @@ static int read_file_header(struct hprof_source *s, struct ht_error *err)
 	const uint8_t *p = in_at(&s->in, 0, have);
 
 	if (!p && s->in.io_errno == ENOMEM) {
-		err_plain(err, HT_E_NOMEM, s->path, "out of memory");
+		err_plain(err, HT_E_NOMEM, s->path, "%s", nomem_cause());
 		return -1;
 	}
 	if (!p) {
@@ -3059,7 +3163,7 @@ int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
 	if (!s) {
 		if (f != stdin)
 			fclose(f);
-		err_plain(err, HT_E_NOMEM, path, "out of memory");
+		err_plain(err, HT_E_NOMEM, path, "%s", nomem_cause());
 		return -1;
 	}
 	s->path = path;

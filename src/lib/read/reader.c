@@ -9,6 +9,7 @@
 
 #include "lib/common/error.h"
 #include "lib/common/format.h"
+#include "util/utf8.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -51,12 +52,17 @@ static bool sniff_hprof(const unsigned char *head, size_t n)
 	return starts_as(head, n, "JAVA PROFILE ", 13);
 }
 
-/* Whether c can be in YAML text as a byte of UTF-8: no control
- * character but a tab or a line break, no byte UTF-8 never uses. */
-static bool yaml_byte(unsigned c)
+/* Whether ASCII c can be in YAML text: no control character but a tab
+ * or a line break. */
+static bool yaml_ascii(unsigned c)
 {
-	return c == '\t' || c == '\n' || c == '\r' ||
-	       (c >= 0x20 && c != 0x7f && c != 0xc0 && c != 0xc1 && c < 0xf5);
+	return c == '\t' || c == '\n' || c == '\r' || (c >= 0x20 && c != 0x7f);
+}
+
+/* Whether c starts a sequence of more than one byte (utf8_next). */
+static bool utf8_lead(unsigned c)
+{
+	return c >= 0xc2 && c <= 0xf4;
 }
 
 /*
@@ -66,7 +72,9 @@ static bool yaml_byte(unsigned c)
  * first byte of a UTF-16 byte order mark (libyaml reads UTF-16). A NUL,
  * another control character or a stray continuation byte is no form's:
  * /dev/zero is refused at its first byte. Given more bytes, UTF-8 text
- * must go on as text, which a random device's bytes do not.
+ * must go on as text, well-formed (utf8_next), which a random device's
+ * bytes do not; a character cut off at the end of the bytes given is
+ * fine, as the rest of it is still to come.
  */
 static bool sniff_yaml(const unsigned char *head, size_t n)
 {
@@ -75,17 +83,14 @@ static bool sniff_yaml(const unsigned char *head, size_t n)
 	if (head[0] == 0xfe || head[0] == 0xff)
 		return true;
 	while (i < n) {
-		unsigned c = head[i];
-		size_t cont = 0; /* continuation bytes due after c */
+		uint32_t cp;
+		size_t w = utf8_next(head + i, n - i, &cp);
 
-		if (!yaml_byte(c) || (c >= 0x80 && c < 0xc2))
+		if (cp == UTF8_BAD)
+			return utf8_lead(head[i]) && w == n - i;
+		if (cp < 0x80 && !yaml_ascii(cp))
 			return false;
-		if (c >= 0xc2)
-			cont = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
-		for (size_t k = 1; k <= cont && i + k < n; k++)
-			if ((head[i + k] & 0xc0) != 0x80)
-				return false;
-		i += 1 + cont;
+		i += w;
 	}
 	return true;
 }

@@ -31,6 +31,8 @@ struct ht_reader {
 	struct ht_loss no_loss;
 	/* the caller's, checked, for the sources they concern */
 	struct ht_reader_options options;
+	/* where a .ht source notes its chunks, or NULL (pass_log.h) */
+	struct pass_log *pass_log;
 };
 
 /*

@@ -20,6 +20,8 @@
 
 #include "lib/common/error.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
+#include "util/utf8.h"
 
 #include <yaml.h>
 
@@ -95,6 +97,7 @@ struct yaml_src {
 
 	struct buffer name; /* the event's name field */
 	struct buffer buf[B_COUNT_];
+	uint64_t charged;   /* the buffers' bytes, to the memory budget */
 
 	uint64_t events; /* delivered so far */
 	struct ht_position pos;
@@ -121,7 +124,11 @@ static int fail_at(struct yaml_src *s, yaml_mark_t m, const char *fmt, ...)
 
 static int fail_nomem(struct yaml_src *s)
 {
-	err_sys(&s->error, ENOMEM, s->path, "cannot read YAML");
+	if (mem_budget_exceeded())
+		err_plain(&s->error, HT_E_NOMEM, s->path, MEM_BUDGET_MESSAGE,
+			  mem_budget_limit());
+	else
+		err_sys(&s->error, ENOMEM, s->path, "cannot read YAML");
 	return -1;
 }
 
@@ -284,7 +291,22 @@ static bool has_nul(const yaml_event_t *e)
  * largest event, reading allocates nothing but what libyaml does. */
 static int reserve(struct yaml_src *s, struct buffer *b, size_t need)
 {
-	return grow_array(&b->data, &b->cap, need, 1) < 0 ? fail_nomem(s) : 0;
+	size_t cap, more;
+
+	if (need <= b->cap)
+		return 0;
+	/* charged to the memory budget before it grows: an event's lists
+	 * cost some 4 bytes of memory per byte of text */
+	cap = grown_capacity(b->cap, need, 1);
+	more = cap - b->cap;
+	if (cap == 0 || mem_budget_charge(more) < 0)
+		return fail_nomem(s);
+	if (grow_array(&b->data, &b->cap, need, 1) < 0) {
+		mem_budget_release(more);
+		return fail_nomem(s);
+	}
+	s->charged += more;
+	return 0;
 }
 
 /* Appends one element of elem bytes to b and returns it. */
@@ -1513,6 +1535,7 @@ static void free_src(struct yaml_src *s)
 	yaml_parser_delete(&s->parser);
 	for (int i = 0; i < B_COUNT_; i++)
 		free(s->buf[i].data);
+	mem_budget_release(s->charged);
 	for (size_t i = 0; i < s->meta.count; i++) {
 		struct meta_entry *m = (struct meta_entry *)s->meta.data + i;
 
@@ -1547,64 +1570,85 @@ static const struct ht_source_ops yaml_ops = {
 	.close = yaml_close,
 };
 
-/* One character of UTF-8 at p (avail bytes there, more to come unless
- * at_end): its length, 0 when more bytes are needed, or -1 with the problem
- * in libyaml's words (reader.c), where (*at: bytes into p) and its value
- * (-1: none). libyaml would refuse the same bytes; it only says so too
- * early (the file's comment). */
-static int utf8_char(const unsigned char *p, size_t avail, bool at_end,
-		     const char **problem, size_t *at, long *value)
+/* Whether YAML allows code point v in a document: its printable set (YAML
+ * 1.1, 5.1), which libyaml checks. */
+static bool yaml_printable(uint32_t v)
+{
+	return v == 0x09 || v == 0x0A || v == 0x0D ||
+	       (v >= 0x20 && v <= 0x7E) || v == 0x85 ||
+	       (v >= 0xA0 && v <= 0xD7FF) || (v >= 0xE000 && v <= 0xFFFD) ||
+	       (v >= 0x10000 && v <= 0x10FFFF);
+}
+
+/*
+ * Why libyaml refuses the bytes at p that utf8_next found ill-formed, in
+ * its words (reader.c), and where (*at: bytes into p) and the value it
+ * shows (-1: none); or 0 when the sequence goes on past avail and more
+ * bytes are to come. libyaml sizes a sequence by its first byte alone,
+ * then checks, in this order, that it is whole, its trailing bytes, its
+ * length, and its code point.
+ */
+static int libyaml_problem(const unsigned char *p, size_t avail, bool at_end,
+			   const char **problem, size_t *at, long *value)
 {
 	unsigned char c = p[0];
-	int width = (c & 0x80) == 0x00   ? 1
-		    : (c & 0xE0) == 0xC0 ? 2
-		    : (c & 0xF0) == 0xE0 ? 3
-		    : (c & 0xF8) == 0xF0 ? 4
-					 : 0;
-	uint32_t v;
+	size_t width = c < 0x80 ? 1 : c < 0xC0 ? 0 : c < 0xE0 ? 2
+		       : c < 0xF0 ? 3 : c < 0xF8 ? 4 : 0;
+	uint32_t v = c & (0x7Fu >> width);
 
-	*at = 0;
-	*value = -1;
 	if (!width) {
 		*problem = "invalid leading UTF-8 octet";
 		*value = c;
 		return -1;
 	}
-	if ((size_t)width > avail) {
+	if (width > avail) {
 		if (!at_end)
 			return 0;
 		*problem = "incomplete UTF-8 octet sequence";
 		return -1;
 	}
-	v = width == 1 ? c : width == 2 ? c & 0x1Fu : width == 3 ? c & 0x0Fu
-								 : c & 0x07u;
-	for (int k = 1; k < width; k++) {
+	for (size_t k = 1; k < width; k++) {
 		if ((p[k] & 0xC0) != 0x80) {
 			*problem = "invalid trailing UTF-8 octet";
-			*at = (size_t)k;
+			*at = k;
 			*value = p[k];
 			return -1;
 		}
-		v = (v << 6) + (p[k] & 0x3Fu);
+		v = v << 6 | (p[k] & 0x3Fu);
 	}
-	if (!(width == 1 || (width == 2 && v >= 0x80) ||
-	      (width == 3 && v >= 0x800) || (width == 4 && v >= 0x10000))) {
+	if ((width == 2 && v < 0x80) || (width == 3 && v < 0x800) ||
+	    (width == 4 && v < 0x10000)) {
 		*problem = "invalid length of a UTF-8 sequence";
 		return -1;
 	}
-	if ((v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF) {
-		*problem = "invalid Unicode character";
-		*value = v;
-		return -1;
-	}
-	if (!(v == 0x09 || v == 0x0A || v == 0x0D || (v >= 0x20 && v <= 0x7E) ||
-	      v == 0x85 || (v >= 0xA0 && v <= 0xD7FF) ||
-	      (v >= 0xE000 && v <= 0xFFFD) || (v >= 0x10000 && v <= 0x10FFFF))) {
+	/* what is left: a surrogate, or past U+10FFFF */
+	*problem = "invalid Unicode character";
+	*value = v;
+	return -1;
+}
+
+/* One character of UTF-8 at p (avail bytes there, more to come unless
+ * at_end), read by utf8_next: its length, 0 when more bytes are needed,
+ * or -1 with the problem in libyaml's words, where (*at: bytes into p)
+ * and its value (-1: none). libyaml would refuse the same bytes; it only
+ * says so too early (the file's comment). */
+static int utf8_char(const unsigned char *p, size_t avail, bool at_end,
+		     const char **problem, size_t *at, long *value)
+{
+	uint32_t cp;
+	size_t w = utf8_next(p, avail, &cp);
+
+	*problem = NULL;
+	*at = 0;
+	*value = -1;
+	if (cp == UTF8_BAD)
+		return libyaml_problem(p, avail, at_end, problem, at, value);
+	if (!yaml_printable(cp)) {
 		*problem = "control characters are not allowed";
-		*value = v;
+		*value = cp;
 		return -1;
 	}
-	return width;
+	return (int)w;
 }
 
 /* The bytes of buf[0, n) that libyaml may have: whole valid characters.
