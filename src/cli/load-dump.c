@@ -208,7 +208,7 @@ struct ht_reader *input_open(struct input *in)
 		return NULL;
 	}
 	if (r)
-		ht_reader_log_passes(r, &in->log);
+		reader_log_passes(r, &in->log);
 	return r;
 }
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ht_reader_log_passes(struct ht_reader *r, struct pass_log *log)
+void reader_log_passes(struct ht_reader *r, struct pass_log *log)
 {
 	r->pass_log = log;
 	log->passes++;

@@ -40,10 +40,13 @@ struct pass_log {
 	bool changed;     /* a later pass found the file changed */
 };
 
-/* Makes r note its chunks in log, which must outlive r: the first reader
+/* Not exported from libheaptrace-read (no ht_ prefix): the log is how
+ * heaptrace's own commands compare passes, not an API.
+ *
+ * Makes r note its chunks in log, which must outlive r: the first reader
  * given a log records, each later one compares. A reader of another form
  * than .ht notes nothing. */
-void ht_reader_log_passes(struct ht_reader *r, struct pass_log *log);
+void reader_log_passes(struct ht_reader *r, struct pass_log *log);
 
 /* Notes a chunk read whole, its CRC checked: 0; 1 when a later pass finds
  * it other than the first pass did (the file changed); -1 when the log
