@@ -5,6 +5,7 @@
 #include "lib/read/field_table.h"
 
 #include "util/alloc.h"
+#include "util/membudget.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ void field_table_free(struct field_table *t)
 	idmap_free(&t->sparse);
 	free(t->entries);
 	free(t->names);
+	mem_budget_release(t->charged);
 	field_table_init(t);
 }
 
@@ -82,8 +84,13 @@ static int dense_reserve(struct field_table *t, ht_id id)
 		want *= 2;
 	if (want > FIELD_TABLE_DENSE)
 		want = FIELD_TABLE_DENSE;
-	if (RESIZE_ARRAY(t->dense, want) < 0)
+	if (mem_budget_charge((want - old) * sizeof(*t->dense)) < 0)
 		return -1;
+	if (RESIZE_ARRAY(t->dense, want) < 0) {
+		mem_budget_release((want - old) * sizeof(*t->dense));
+		return -1;
+	}
+	t->charged += (want - old) * sizeof(*t->dense);
 	memset(t->dense + old, 0, (want - old) * sizeof(*t->dense));
 	t->dense_cap = want;
 	return 0;
@@ -96,8 +103,10 @@ static int add_entry(struct field_table *t, const struct ht_field *f,
 	size_t len = f->name ? strlen(f->name) + 1 : 0;
 
 	if (t->n_entries >= UINT32_MAX - 1 ||
-	    ALLOC_GROW(t->entries, t->n_entries + 1, t->entries_cap) < 0 ||
-	    ALLOC_GROW(t->names, t->names_len + len, t->names_cap) < 0)
+	    BUDGET_GROW(t->entries, t->n_entries + 1, t->entries_cap,
+			t->charged) < 0 ||
+	    BUDGET_GROW(t->names, t->names_len + len, t->names_cap,
+			t->charged) < 0)
 		return -1;
 	if (f->id < FIELD_TABLE_DENSE) {
 		if (f->id >= t->dense_cap && dense_reserve(t, f->id) < 0)

@@ -6,7 +6,8 @@
  * Field ids are the trace's own small dense numbers, so those below
  * FIELD_TABLE_DENSE are found by an index into an array and only others
  * go through a hash map (util/idmap.h). The table owns copies of the
- * names.
+ * names. What its arrays grow by is charged to the memory budget
+ * (util/membudget.h): a trace may declare millions of fields.
  */
 #ifndef HT_READ_FIELD_TABLE_H
 #define HT_READ_FIELD_TABLE_H
@@ -31,6 +32,7 @@ struct field_table {
 	size_t n_entries, entries_cap;
 	char *names;         /* every name, each with its NUL */
 	size_t names_len, names_cap;
+	uint64_t charged;    /* to the memory budget */
 };
 
 struct field_entry {
@@ -50,7 +52,7 @@ enum field_declared {
 
 /* Declares f (at the trace's event event_index). Returns what the table
  * knew of the id, and in *earlier its first declaration when there was
- * one; -1 when out of memory. */
+ * one; -1 when out of memory or past the memory budget. */
 int field_table_declare(struct field_table *t, const struct ht_field *f,
 			uint64_t event_index, const struct field_entry **earlier);
 
