@@ -29,7 +29,7 @@ void field_table_free(struct field_table *t)
 static const char *entry_name(const struct field_table *t,
 			      const struct field_entry *e)
 {
-	return e->name_at == SIZE_MAX ? NULL : t->names + e->name_at;
+	return e->name_at == UINT32_MAX ? NULL : t->names + e->name_at;
 }
 
 const struct field_entry *field_table_find(const struct field_table *t,
@@ -51,8 +51,12 @@ bool field_table_get(const struct field_table *t, ht_id id,
 
 	if (!e)
 		return false;
-	*out = e->field;
+	out->id = e->id;
+	out->class_id = e->class_id;
 	out->name = entry_name(t, e);
+	out->kind = e->kind;
+	out->has_offset = e->has_offset;
+	out->offset = e->offset;
 	return true;
 }
 
@@ -66,11 +70,9 @@ static bool same_name(const char *a, const char *b)
 static bool declared_alike(const struct field_table *t,
 			   const struct field_entry *e, const struct ht_field *f)
 {
-	const struct ht_field *g = &e->field;
-
-	return g->class_id == f->class_id && g->kind == f->kind &&
-	       g->has_offset == f->has_offset &&
-	       (!g->has_offset || g->offset == f->offset) &&
+	return e->class_id == f->class_id && e->kind == f->kind &&
+	       e->has_offset == f->has_offset &&
+	       (!e->has_offset || e->offset == f->offset) &&
 	       same_name(entry_name(t, e), f->name);
 }
 
@@ -103,6 +105,7 @@ static int add_entry(struct field_table *t, const struct ht_field *f,
 	size_t len = f->name ? strlen(f->name) + 1 : 0;
 
 	if (t->n_entries >= UINT32_MAX - 1 ||
+	    t->names_len + len >= UINT32_MAX ||
 	    BUDGET_GROW(t->entries, t->n_entries + 1, t->entries_cap,
 			t->charged) < 0 ||
 	    BUDGET_GROW(t->names, t->names_len + len, t->names_cap,
@@ -116,13 +119,16 @@ static int add_entry(struct field_table *t, const struct ht_field *f,
 		return -1;
 	}
 	e = &t->entries[t->n_entries++];
-	e->field = *f;
-	e->field.name = NULL;
-	e->name_at = SIZE_MAX;
+	e->id = f->id;
+	e->class_id = f->class_id;
+	e->offset = f->has_offset ? f->offset : 0;
 	e->event_index = event_index;
+	e->name_at = UINT32_MAX;
+	e->kind = f->kind;
+	e->has_offset = f->has_offset;
 	if (f->name) {
 		memcpy(t->names + t->names_len, f->name, len);
-		e->name_at = t->names_len;
+		e->name_at = (uint32_t)t->names_len;
 		t->names_len += len;
 	}
 	return 0;

@@ -35,10 +35,15 @@ struct field_table {
 	uint64_t charged;    /* to the memory budget */
 };
 
+/* A declaration, packed: a trace may declare millions. */
 struct field_entry {
-	struct ht_field field; /* field.name is NULL: see field_table_get */
-	size_t name_at;        /* in names, or SIZE_MAX for no name */
+	ht_id id;
+	ht_id class_id;
+	uint64_t offset;
 	uint64_t event_index;  /* of the declaration */
+	uint32_t name_at;      /* in names, or UINT32_MAX for no name */
+	uint8_t kind;
+	bool has_offset;
 };
 
 void field_table_init(struct field_table *t);
