@@ -906,6 +906,17 @@ struct event_spec {
 		      const struct fields_read *got);
 };
 
+/* What a version 1 trace cannot hold: it has no fields. */
+static int check_version_2(struct yaml_src *s, const char *ctx,
+			   const struct fields_read *got, int field,
+			   const char *name)
+{
+	if (!(got->present & (UINT32_C(1) << field)) || s->header.version >= 2)
+		return 0;
+	return fail_at(s, got->mark[field], "%s: '%s' needs format version 2 "
+		       "(heaptrace: 2)", ctx, name);
+}
+
 static int check_parallel(struct yaml_src *s, const char *ctx,
 			  const struct fields_read *got, int field,
 			  const char *name, enum buffer_slot slot,
@@ -950,7 +961,8 @@ static int finish_root_references(struct yaml_src *s, struct ht_event *ev,
 	    check_parallel(s, ctx, got, RR_ROOT_IDS, "root_ids", B_ROOT_IDS,
 			   e->count) ||
 	    check_parallel(s, ctx, got, RR_ROOT_FIELDS, "root_fields",
-			   B_FIELD_REFS, e->count))
+			   B_FIELD_REFS, e->count) ||
+	    check_version_2(s, ctx, got, RR_ROOT_FIELDS, "root_fields"))
 		return -1;
 	e->refs = list(s, B_REFS);
 	e->flags = list(s, B_FLAGS);
@@ -970,7 +982,9 @@ static int finish_object_references(struct yaml_src *s, struct ht_event *ev,
 	if (check_parallel(s, "object_references", got, OR_REF_FLAGS,
 			   "ref_flags", B_FLAGS, e->count) ||
 	    check_parallel(s, "object_references", got, OR_REF_FIELDS,
-			   "ref_fields", B_FIELD_REFS, e->count))
+			   "ref_fields", B_FIELD_REFS, e->count) ||
+	    check_version_2(s, "object_references", got, OR_REF_FIELDS,
+			    "ref_fields"))
 		return -1;
 	e->refs = list(s, B_REFS);
 	e->ref_flags = list_if(s, got, OR_REF_FLAGS, B_FLAGS);
@@ -1173,6 +1187,9 @@ static int read_event(struct yaml_src *s, struct ht_event *ev)
 	if (type < 0)
 		return fail_at(s, s->ev.start_mark, "unknown event '%.*s'",
 			       NAME_SHOWN, scalar_text(&s->ev));
+	if (type == HT_EV_FIELDS && s->header.version < 2)
+		return fail_at(s, s->ev.start_mark, "fields: needs format "
+			       "version 2 (heaptrace: 2)");
 	if (pull(s) < 0 || read_body(s, (enum ht_event_type)type, ev) < 0 ||
 	    pull(s) < 0)
 		return -1;
