@@ -47,6 +47,17 @@ struct heap_name {
 	const char *name;
 };
 
+/* A field the trace declared (a `fields` event): edges and roots name it
+ * by its index + 1 in h->fields, 0 for none. */
+struct heap_field {
+	ht_id id;
+	ht_id class_id;    /* the class that declares it */
+	const char *name;  /* NULL: a reference named it, no event declared it */
+	uint8_t kind;      /* enum ht_field_kind */
+};
+
+#define HEAP_NO_FIELD 0
+
 struct heap_root {
 	uint32_t object;      /* index, or HEAP_NONE when the root is dangling or null */
 	ht_id ref;            /* the id as reported */
@@ -58,6 +69,8 @@ struct heap_root {
 	ht_id id1, id2;       /* the container's ids (a frame: stack id, method id) */
 	ht_id thread;         /* id1 of the C_RT_THREAD the container belongs to */
 	ht_id root_id;        /* the CLR's root id, 0 if none */
+	uint32_t field;       /* the static field it is: index + 1 into
+				 h->fields, HEAP_NO_FIELD if none */
 };
 
 static inline bool heap_root_is_weak(const struct heap_root *r)
@@ -78,6 +91,10 @@ struct heap {
 	struct heap_class *classes;
 	size_t n_threads, n_methods;
 	struct heap_name *threads, *methods;
+	/* the fields the trace declared by the dump's end, in the order it
+	 * first named them; 0 when it carries none */
+	size_t n_fields;
+	struct heap_field *fields;
 
 	/* objects, sorted by id, named by index */
 	uint32_t n;
@@ -87,6 +104,12 @@ struct heap {
 	uint8_t *generation;  /* per object, HEAP_NO_GENERATION unknown; NULL if none known */
 	uint64_t *ref_start;  /* n + 1 offsets into ref */
 	uint32_t *ref;        /* object index, HEAP_NULL_REF or HEAP_DANGLING_REF */
+	/* parallel to ref, only when the dump's references name fields:
+	 * the field each was read from (index + 1 into fields, HEAP_NO_FIELD
+	 * for an array element or unknown), in 2 bytes each when the trace
+	 * declares fewer than 65535 fields, else 4; see heap_ref_field */
+	void *ref_field;
+	uint8_t ref_field_width;
 
 	size_t n_roots;
 	struct heap_root *roots;
@@ -148,6 +171,34 @@ const char *heap_class_name(const struct heap *h, uint32_t object, char *buf);
 const char *heap_class_name_by_id(const struct heap *h, ht_id class_id);
 const char *heap_thread_name(const struct heap *h, ht_id thread); /* NULL if unnamed */
 const char *heap_method_name(const struct heap *h, ht_id method); /* NULL if unnamed */
+
+/* The field reference e (an index into h->ref) was read from: an index
+ * + 1 into h->fields, or HEAP_NO_FIELD. */
+static inline uint32_t heap_ref_field(const struct heap *h, uint64_t e)
+{
+	if (!h->ref_field)
+		return HEAP_NO_FIELD;
+	if (h->ref_field_width == 2)
+		return ((const uint16_t *)h->ref_field)[e];
+	return ((const uint32_t *)h->ref_field)[e];
+}
+
+/* The declared field of an index + 1 (an edge's or a root's), NULL for
+ * HEAP_NO_FIELD or a field no event declared. */
+const struct heap_field *heap_field_at(const struct heap *h, uint32_t field);
+
+/* Whether the trace names fields: the analyses then name things as a
+ * developer reads them (describe.h). */
+static inline bool heap_has_fields(const struct heap *h)
+{
+	return h->n_fields > 0;
+}
+
+/* Whether the object is a class object (an object whose id is a class id
+ * the trace named, of class java.lang.Class or System.RuntimeType, as in
+ * HPROF and the JVM recorder): the name of the class it stands for, else
+ * NULL. */
+const char *heap_class_object_name(const struct heap *h, uint32_t object);
 
 /* Objects are counted per class slot: one per entry of h->classes, and a
  * last one, h->n_classes, for objects whose class the dump does not know. */

@@ -176,6 +176,12 @@ const char *describe_root(const struct heap *h, const struct heap_root *r,
 	struct text t = {buf, len, 0};
 
 	buf[0] = '\0';
+	if (heap_has_fields(h)) {
+		char name[NAME_TEXT];
+
+		add(&t, "%s", esc_text(root_text(h, r, name)));
+		return buf;
+	}
 	if (r->container) {
 		add(&t, "%s 0x%llx", container_name(r->container),
 		    (unsigned long long)r->id1);
@@ -200,6 +206,18 @@ const char *describe_root(const struct heap *h, const struct heap_root *r,
 	}
 	add_root_flags(&t, r->root_flags);
 	return buf;
+}
+
+void out_field(struct out *o, const char *key, const struct heap *h,
+	       const struct heap_field *f)
+{
+	out_begin_object(o, key);
+	out_id(o, "id", f->id);
+	out_id(o, "class_id", f->class_id);
+	out_string(o, "class", heap_class_name_by_id(h, f->class_id));
+	out_string(o, "name", f->name);
+	out_bool(o, "static", f->kind == HT_FIELD_STATIC);
+	out_end_object(o);
 }
 
 static void out_thread(struct out *o, const struct heap *h,
@@ -233,6 +251,20 @@ static void out_method(struct out *o, const struct heap *h,
 	}
 }
 
+/* What root_text says, and the static field by its parts. */
+static void out_root_names(struct out *o, const struct heap *h,
+			   const struct heap_root *r)
+{
+	const struct heap_field *f = heap_field_at(h, r->field);
+	char name[NAME_TEXT];
+
+	out_string(o, "name", root_text(h, r, name));
+	if (f)
+		out_field(o, "field", h, f);
+	else
+		out_null(o, "field");
+}
+
 void out_root(struct out *o, const char *key, const struct heap *h,
 	      const struct heap_root *r)
 {
@@ -261,5 +293,7 @@ void out_root(struct out *o, const char *key, const struct heap *h,
 		out_end_array(o);
 	}
 	out_bool(o, "weak", heap_root_is_weak(r));
+	if (heap_has_fields(h))
+		out_root_names(o, h, r);
 	out_end_object(o);
 }
