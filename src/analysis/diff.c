@@ -694,17 +694,21 @@ void diff_free(struct diff *d)
 
 /* ---- paths as text ------------------------------------------------------ */
 
-/* " > [1] Node", or with the trace's fields " > Holder.cache Node". */
+/* " > [1] Node", or with the trace's fields " > [Holder.cache] Node". */
 static void put_step(FILE *f, const struct heap *h, const uint32_t *parent,
 		     const uint32_t *via, uint32_t x, bool first)
 {
 	char buf[NAME_TEXT];
+	const char *step;
 
 	fputs(" > ", f);
-	if (!first)
-		fprintf(f, "%s ", step_text(h, parent[x],
-					    h->ref_start[parent[x]] + via[x],
-					    buf));
+	/* a step is bracketed: step_text's "[1]" already is, a field's
+	 * name is not */
+	if (!first) {
+		step = step_text(h, parent[x], h->ref_start[parent[x]] + via[x],
+				 buf);
+		fprintf(f, step[0] == '[' ? "%s " : "[%s] ", step);
+	}
 	fputs(object_class_text(h, x, buf), f);
 }
 

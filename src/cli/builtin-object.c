@@ -244,23 +244,24 @@ static void print_references_text(const struct object_report *r)
 	uint64_t n = reference_count(r);
 	size_t shown = listed_count(r, n);
 	char field[NAME_TEXT], id[24], cls[NAME_TEXT], size[SIZE_TEXT];
+	/* named fields are set apart by two spaces, as the other columns */
+	const char *sep = heap_has_fields(r->h) ? "  " : " ";
 	int w_field, w_id, w_size;
 
 	reference_widths(r, shown, &w_field, &w_id, &w_size);
 	printf("references (%llu)\n", (unsigned long long)n);
 	for (size_t f = 0; f < shown; f++) {
 		uint32_t x = reference_at(r, f);
-
 		const char *step = esc_text(reference_step(r, f, field));
 
 		if (x == HEAP_NULL_REF)
-			printf("  %-*s null\n", w_field, step);
+			printf("  %-*s%snull\n", w_field, step, sep);
 		else if (x == HEAP_DANGLING_REF)
-			printf("  %-*s dangling: an object the dump never "
-			       "reported\n", w_field, step);
+			printf("  %-*s%sdangling: an object the dump never "
+			       "reported\n", w_field, step, sep);
 		else
-			printf("  %-*s %-*s  %*s  %s\n", w_field, step, w_id,
-			       hex_id(r->h->id[x], id), w_size,
+			printf("  %-*s%s%-*s  %*s  %s\n", w_field, step, sep,
+			       w_id, hex_id(r->h->id[x], id), w_size,
 			       human_size(r->h->size[x], size),
 			       esc_text(object_class_text(r->h, x, cls)));
 	}

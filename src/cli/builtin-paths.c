@@ -82,7 +82,9 @@ static void print_step(const struct heap *h, const struct heap_path *p,
 
 	if (i > 0)
 		path_step(h, p, i, field);
-	printf("  %*s %-*s  %*s  %s\n", w->field, esc_text(field), w->id,
+	/* positions line up on the right, names read from the left */
+	printf(heap_has_fields(h) ? "  %-*s  %-*s  %*s  %s\n" :
+		"  %*s %-*s  %*s  %s\n", w->field, esc_text(field), w->id,
 	       hex_id(h->id[x], id), w->size, human_size(h->size[x], size),
 	       esc_text(object_class_text(h, x, cls)));
 }

@@ -220,12 +220,24 @@ void out_field(struct out *o, const char *key, const struct heap *h,
 	out_end_object(o);
 }
 
+/* A Mono stack root's id is its thread's: named by a thread event, as
+ * root_text names it when the trace carries fields. */
+static bool stack_root_thread(const struct heap *h, const struct heap_root *r)
+{
+	return heap_has_fields(h) && !r->container &&
+	       r->kind == HT_ROOT_STACK && r->root_id &&
+	       !stack_root_method(h, r) && heap_thread_name(h, r->root_id);
+}
+
 static void out_thread(struct out *o, const struct heap *h,
 		       const struct heap_root *r)
 {
 	ht_id thread = r->container == HT_C_RT_THREAD ? r->id1 : r->thread;
 
-	if (r->has_thread || r->container == HT_C_RT_THREAD) {
+	if (stack_root_thread(h, r)) {
+		out_id(o, "thread", r->root_id);
+		out_string(o, "thread_name", heap_thread_name(h, r->root_id));
+	} else if (r->has_thread || r->container == HT_C_RT_THREAD) {
 		out_id(o, "thread", thread);
 		out_string(o, "thread_name", heap_thread_name(h, thread));
 	} else {
