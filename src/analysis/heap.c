@@ -1003,8 +1003,15 @@ static void narrow_ref_fields(struct heap *h, size_t n_fields)
 	void *shrunk = h->ref_field;
 
 	h->ref_field_width = 4;
-	if (!h->ref_field || n_fields >= UINT16_MAX)
+	if (!h->ref_field)
 		return;
+	if (n_fields >= UINT16_MAX) {
+		/* the raw array's spare capacity goes back */
+		if (resize_array(&shrunk, total ? total : 1,
+				 sizeof(uint32_t)) == 0)
+			h->ref_field = shrunk;
+		return;
+	}
 	/* element i is written at byte 2i after being read at byte 4i */
 	for (uint64_t e = 0; e < total; e++) {
 		uint32_t wide;

@@ -412,6 +412,34 @@ Test(fields, refs_before_the_first_that_names_one_have_none)
 	free_got();
 }
 
+/* A program with 65535 fields or more: edges take four bytes each. */
+Test(fields, four_bytes_an_edge_past_65534_fields)
+{
+	enum { MANY = 70000 };
+	static struct ht_field many[MANY];
+	struct ht_event *ev;
+	struct heap *h;
+
+	for (size_t i = 0; i < MANY; i++)
+		many[i] = (struct ht_field){.id = i + 1, .class_id = 0x10,
+					    .name = i + 1 == MANY ? "last"
+								  : "f"};
+	ev = add_event(HT_EV_FIELDS);
+	ev->u.fields.count = MANY;
+	ev->u.fields.fields = many;
+	begin_dump();
+	ROOTS(0x1000);
+	container(HT_C_HEAP, 0, 0);
+	REF_FIELDS(OBJ(0x1000, 0x10, 16, 0x1100, 0x1100), MANY, 1);
+	LEAF(0x1100, 0x10, 16);
+	end_dump();
+	h = scan_last();
+	cr_assert_eq(h->ref_field_width, 4);
+	cr_assert_str_eq(field_name(h, 0x1000, 0), "last");
+	cr_assert_str_eq(field_name(h, 0x1000, 1), "f");
+	free_got();
+}
+
 Test(fields, a_class_object_stands_for_its_class)
 {
 	struct heap *h;
