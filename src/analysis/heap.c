@@ -740,9 +740,6 @@ static int take_parts_in_order(struct raw_dump *raw,
 	raw->size = NULL;
 	raw->gen = NULL;
 	raw->ref_end = NULL;
-	h->ref_field = raw->ref_field;
-	raw->ref_field = NULL;
-	raw->cap_ref_fields = 0;
 	SHRINK_ARRAY(h->id, n);
 	SHRINK_ARRAY(h->cls, n);
 	SHRINK_ARRAY(h->size, n);
@@ -968,7 +965,7 @@ static int join_parts(struct raw_dump *raw, const struct dump_meta *m,
 /* The field entries of the kept parts, object after object, as
  * gather_refs lays out their refs. */
 static int gather_ref_fields(struct raw_dump *raw, const struct kept_parts *k,
-			     struct heap *h)
+			     const struct heap *h, uint32_t **out)
 {
 	uint64_t total = h->ref_start[h->n], at = 0;
 	uint32_t *field;
@@ -990,40 +987,133 @@ static int gather_ref_fields(struct raw_dump *raw, const struct kept_parts *k,
 	free(raw->ref_field);
 	raw->ref_field = NULL;
 	raw->cap_ref_fields = 0;
-	h->ref_field = field;
+	*out = field;
 	return 0;
 }
 
-/* Two bytes an edge instead of four when every field index fits them,
- * as it does in all but enormous programs: narrowed in place. */
-static void narrow_ref_fields(struct heap *h, size_t n_fields)
+/* The full field array, an entry an edge, made compact (heap.h): each
+ * class slot's layout is its first object's fields. */
+static int make_layouts(struct heap *h, const uint32_t *field)
 {
-	uint64_t total = h->n ? h->ref_start[h->n] : 0;
-	unsigned char *bytes = h->ref_field;
-	void *shrunk = h->ref_field;
+	size_t slots = h->n_classes + 1;
+	uint32_t *first = alloc_array(slots, sizeof(*first));
+	uint64_t at = 0;
 
-	h->ref_field_width = 4;
-	if (!h->ref_field)
-		return;
-	if (n_fields >= UINT16_MAX) {
-		/* the raw array's spare capacity goes back */
-		if (resize_array(&shrunk, total ? total : 1,
-				 sizeof(uint32_t)) == 0)
-			h->ref_field = shrunk;
-		return;
+	h->layout_start = alloc_array(slots + 1, sizeof(*h->layout_start));
+	if (!first || !h->layout_start) {
+		free(first);
+		return -1;
 	}
-	/* element i is written at byte 2i after being read at byte 4i */
-	for (uint64_t e = 0; e < total; e++) {
-		uint32_t wide;
-		uint16_t narrow;
+	for (size_t s = 0; s < slots; s++)
+		first[s] = HEAP_NONE;
+	for (uint32_t i = 0; i < h->n; i++)
+		if (first[heap_class_slot(h, i)] == HEAP_NONE)
+			first[heap_class_slot(h, i)] = i;
+	for (size_t s = 0; s < slots; s++) {
+		h->layout_start[s] = at;
+		if (first[s] != HEAP_NONE)
+			at += h->ref_start[first[s] + 1] - h->ref_start[first[s]];
+	}
+	h->layout_start[slots] = at;
+	h->layout = alloc_array(at ? at : 1, sizeof(*h->layout));
+	if (!h->layout) {
+		free(first);
+		return -1;
+	}
+	for (size_t s = 0; s < slots; s++)
+		if (first[s] != HEAP_NONE)
+			memcpy(h->layout + h->layout_start[s],
+			       field + h->ref_start[first[s]],
+			       (h->layout_start[s + 1] - h->layout_start[s]) *
+			       sizeof(*field));
+	free(first);
+	return 0;
+}
 
-		memcpy(&wide, bytes + 4 * e, sizeof(wide));
-		narrow = (uint16_t)wide;
-		memcpy(bytes + 2 * e, &narrow, sizeof(narrow));
+/* The field of position pos of an object that follows its layout. */
+static uint32_t layout_field(const struct heap *h, size_t slot, uint64_t pos)
+{
+	uint64_t len = h->layout_start[slot + 1] - h->layout_start[slot];
+
+	return pos < len ? h->layout[h->layout_start[slot] + pos]
+			 : HEAP_NO_FIELD;
+}
+
+static bool follows_layout(const struct heap *h, const uint32_t *field,
+			   uint32_t i)
+{
+	size_t slot = heap_class_slot(h, i);
+
+	for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1]; e++)
+		if (field[e] != layout_field(h, slot, e - h->ref_start[i]))
+			return false;
+	return true;
+}
+
+/* The objects that do not follow their layout, with their fields. */
+static int list_odd_objects(struct heap *h, const uint32_t *field,
+			    uint64_t odd_edges)
+{
+	uint32_t k = 0;
+	uint64_t at = 0;
+
+	h->odd = alloc_array(h->n_odd ? h->n_odd : 1, sizeof(*h->odd));
+	h->odd_start = alloc_array((size_t)h->n_odd + 1,
+				   sizeof(*h->odd_start));
+	h->odd_field = alloc_array(odd_edges ? odd_edges : 1,
+				   sizeof(*h->odd_field));
+	if (!h->odd || !h->odd_start || !h->odd_field)
+		return -1;
+	for (uint32_t i = 0; i < h->n; i++) {
+		uint64_t deg = h->ref_start[i + 1] - h->ref_start[i];
+
+		if (h->field_follows[i / 64] >> (i % 64) & 1)
+			continue;
+		h->odd[k] = i;
+		h->odd_start[k++] = at;
+		memcpy(h->odd_field + at, field + h->ref_start[i],
+		       deg * sizeof(*field));
+		at += deg;
 	}
-	h->ref_field_width = 2;
-	if (resize_array(&shrunk, total ? total : 1, sizeof(uint16_t)) == 0)
-		h->ref_field = shrunk;
+	h->odd_start[k] = at;
+	return 0;
+}
+
+/* Replaces the dump's full field array (an entry an edge, freed here) by
+ * the layouts, a bit an object, and the odd objects' fields. */
+static int compact_ref_fields(struct heap *h, uint32_t *field)
+{
+	uint64_t odd_edges = 0;
+	int rc = -1;
+
+	if (!field)
+		return 0;
+	h->field_follows = calloc((h->n + 63) / 64 + 1,
+				  sizeof(*h->field_follows));
+	if (!h->field_follows || make_layouts(h, field) < 0)
+		goto done;
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (follows_layout(h, field, i)) {
+			h->field_follows[i / 64] |= 1ULL << (i % 64);
+		} else {
+			h->n_odd++;
+			odd_edges += h->ref_start[i + 1] - h->ref_start[i];
+		}
+	}
+	rc = list_odd_objects(h, field, odd_edges);
+done:
+	free(field);
+	return rc;
+}
+
+/* Parts in order: the raw field array is the dump's as it is. */
+static uint32_t *take_ref_fields(struct raw_dump *raw)
+{
+	uint32_t *field = raw->ref_field;
+
+	raw->ref_field = NULL;
+	raw->cap_ref_fields = 0;
+	return field;
 }
 
 /* Turns the raw refs and roots into indices; the refs end in h->ref. */
@@ -1086,6 +1176,7 @@ static int build_graph(struct raw_dump *raw, struct dump_meta *m,
 {
 	struct heap *h = calloc(1, sizeof(*h));
 	struct kept_parts k = {0};
+	uint32_t *field = NULL;
 	int rc = BUILD_NOMEM;
 
 	if (!h)
@@ -1099,12 +1190,15 @@ static int build_graph(struct raw_dump *raw, struct dump_meta *m,
 	if (rc == 0)
 		rc = resolve(raw, &k, h);
 	if (rc == 0 && k.order)
-		rc = gather_ref_fields(raw, &k, h);
+		rc = gather_ref_fields(raw, &k, h, &field);
+	else if (rc == 0 && raw->ref_field)
+		field = take_ref_fields(raw);
+	/* the names first: the layouts are per class slot */
+	heap_take_meta(h, m);
 	if (rc == 0)
-		narrow_ref_fields(h, m->n_fields);
+		rc = compact_ref_fields(h, field);
 	free(k.order);
 	free(k.first);
-	heap_take_meta(h, m);
 done:
 	meta_free(m);
 	raw_free(raw);
@@ -1652,7 +1746,12 @@ void heap_free(struct heap *h)
 	free(h->threads);
 	free(h->methods);
 	free(h->fields);
-	free(h->ref_field);
+	free(h->field_follows);
+	free(h->layout_start);
+	free(h->layout);
+	free(h->odd);
+	free(h->odd_start);
+	free(h->odd_field);
 	free(h->id);
 	free(h->cls);
 	free(h->size);
@@ -1732,6 +1831,28 @@ const char *heap_thread_name(const struct heap *h, ht_id thread)
 const char *heap_method_name(const struct heap *h, ht_id method)
 {
 	return find_name(h->methods, h->n_methods, method);
+}
+
+uint32_t heap_ref_field(const struct heap *h, uint32_t object, uint64_t e)
+{
+	uint64_t pos = e - h->ref_start[object];
+	uint32_t lo = 0, hi;
+
+	if (!h->field_follows)
+		return HEAP_NO_FIELD;
+	if (h->field_follows[object / 64] >> (object % 64) & 1)
+		return layout_field(h, heap_class_slot(h, object), pos);
+	for (hi = h->n_odd; lo < hi;) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (h->odd[mid] < object)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == h->n_odd || h->odd[lo] != object)
+		return HEAP_NO_FIELD;
+	return h->odd_field[h->odd_start[lo] + pos];
 }
 
 const struct heap_field *heap_field_at(const struct heap *h, uint32_t field)

@@ -12,7 +12,9 @@
  * under 100 bytes each): objects live in parallel arrays sorted by id and
  * are named by their uint32 index in them; references are one CSR array of
  * uint32 indices, nulls and dangling references kept as sentinels so that
- * an edge's position in its object's range is its field index.
+ * an edge's position in its object's range is its field index. When the
+ * trace names fields, the field of each edge costs about a bit an object
+ * (a layout per class; see field_follows).
  */
 #ifndef HT_HEAP_H
 #define HT_HEAP_H
@@ -104,12 +106,23 @@ struct heap {
 	uint8_t *generation;  /* per object, HEAP_NO_GENERATION unknown; NULL if none known */
 	uint64_t *ref_start;  /* n + 1 offsets into ref */
 	uint32_t *ref;        /* object index, HEAP_NULL_REF or HEAP_DANGLING_REF */
-	/* parallel to ref, only when the dump's references name fields:
-	 * the field each was read from (index + 1 into fields, HEAP_NO_FIELD
-	 * for an array element or unknown), in 2 bytes each when the trace
-	 * declares fewer than 65535 fields, else 4; see heap_ref_field */
-	void *ref_field;
-	uint8_t ref_field_width;
+	/*
+	 * The field each reference was read from (heap_ref_field), only when
+	 * the dump's references name fields; all NULL otherwise. Objects of a
+	 * class nearly always name the same fields in the same order, so a
+	 * class keeps one layout (the fields of its first object; past its
+	 * end, no field) and an object a bit that says it follows it: about
+	 * a bit an object. The few objects that do not are listed, in index
+	 * order, with their fields. A field is an index + 1 into fields,
+	 * HEAP_NO_FIELD for an array's element or unknown.
+	 */
+	uint64_t *field_follows;  /* a bit per object */
+	uint64_t *layout_start;   /* per class slot, h->n_classes + 2 of them */
+	uint32_t *layout;
+	uint32_t n_odd;           /* objects that do not follow their layout */
+	uint32_t *odd;            /* their indices, ascending */
+	uint64_t *odd_start;      /* n_odd + 1 offsets into odd_field */
+	uint32_t *odd_field;
 
 	size_t n_roots;
 	struct heap_root *roots;
@@ -172,16 +185,10 @@ const char *heap_class_name_by_id(const struct heap *h, ht_id class_id);
 const char *heap_thread_name(const struct heap *h, ht_id thread); /* NULL if unnamed */
 const char *heap_method_name(const struct heap *h, ht_id method); /* NULL if unnamed */
 
-/* The field reference e (an index into h->ref) was read from: an index
- * + 1 into h->fields, or HEAP_NO_FIELD. */
-static inline uint32_t heap_ref_field(const struct heap *h, uint64_t e)
-{
-	if (!h->ref_field)
-		return HEAP_NO_FIELD;
-	if (h->ref_field_width == 2)
-		return ((const uint16_t *)h->ref_field)[e];
-	return ((const uint32_t *)h->ref_field)[e];
-}
+/* The field that reference e (an index into h->ref, in the range of
+ * `object`) was read from: an index + 1 into h->fields, or
+ * HEAP_NO_FIELD. */
+uint32_t heap_ref_field(const struct heap *h, uint32_t object, uint64_t e);
 
 /* The declared field of an index + 1 (an edge's or a root's), NULL for
  * HEAP_NO_FIELD or a field no event declared. */

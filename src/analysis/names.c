@@ -73,7 +73,7 @@ const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 		      char *buf)
 {
 	struct text t = {buf, NAME_TEXT, 0};
-	const struct heap_field *f = heap_field_at(h, heap_ref_field(h, e));
+	const struct heap_field *f = heap_field_at(h, heap_ref_field(h, from, e));
 	uint64_t at = e - h->ref_start[from];
 	char cls[NAME_TEXT];
 	const char *name;

@@ -248,11 +248,17 @@ static double cpu_seconds(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
-/* What the graph's edge fields take. */
+/* What the graph's edge fields take: a bit an object, the layouts and
+ * the objects off them. */
 static double field_bytes(const struct heap *h)
 {
-	return h->ref_field ? (double)h->ref_start[h->n] * h->ref_field_width
-			    : 0.0;
+	if (!h->field_follows)
+		return 0.0;
+	return (double)((h->n + 63) / 64 * 8) +
+	       (double)(h->n_classes + 2) * sizeof(*h->layout_start) +
+	       (double)h->layout_start[h->n_classes + 1] * sizeof(*h->layout) +
+	       (double)h->n_odd * (sizeof(*h->odd) + sizeof(*h->odd_start)) +
+	       (double)h->odd_start[h->n_odd] * sizeof(*h->odd_field);
 }
 
 /* What the graph's per-object and per-edge arrays take, fields included. */

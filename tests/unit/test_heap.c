@@ -296,7 +296,7 @@ static const char *field_name(const struct heap *h, ht_id object, size_t index)
 {
 	uint32_t o = heap_find(h, object);
 	const struct heap_field *f =
-		heap_field_at(h, heap_ref_field(h, h->ref_start[o] + index));
+		heap_field_at(h, heap_ref_field(h, o, h->ref_start[o] + index));
 
 	return f ? f->name : "-";
 }
@@ -349,8 +349,8 @@ static void assert_fields_trace(const struct heap *h)
 	cr_assert_str_eq(field_name(h, 0x1000, 1), "-");
 	cr_assert_str_eq(field_name(h, 0x1100, 0), "-");
 	cr_assert_str_eq(field_name(h, 0x1100, 1), "-");
-	f = heap_field_at(h, heap_ref_field(h, h->ref_start[heap_find(h,
-								0x1000)]));
+	f = heap_field_at(h, heap_ref_field(h, heap_find(h, 0x1000),
+					    h->ref_start[heap_find(h, 0x1000)]));
 	cr_assert_eq(f->class_id, 0x10);
 	cr_assert_eq(f->kind, HT_FIELD_INSTANCE);
 	cr_assert_eq(h->n_roots, 1);
@@ -359,8 +359,9 @@ static void assert_fields_trace(const struct heap *h)
 	cr_assert_str_eq(f->name, "listHead");
 	cr_assert_eq(f->class_id, 0x20);
 	cr_assert_eq(f->kind, HT_FIELD_STATIC);
-	/* a few fields: two bytes an edge */
-	cr_assert_eq(h->ref_field_width, 2);
+	/* 0x1000 is its class's first object: it follows its layout; the
+	 * array's fields are all none */
+	cr_assert_eq(h->n_odd, 0);
 }
 
 Test(fields, of_objects_in_order)
@@ -388,8 +389,8 @@ Test(fields, none_in_a_trace_without_them)
 	end_dump();
 	h = scan_last();
 	cr_assert_not(heap_has_fields(h));
-	cr_assert_null(h->ref_field);
-	cr_assert_eq(heap_ref_field(h, 0), HEAP_NO_FIELD);
+	cr_assert_null(h->field_follows);
+	cr_assert_eq(heap_ref_field(h, 0, 0), HEAP_NO_FIELD);
 	cr_assert_eq(h->roots[0].field, HEAP_NO_FIELD);
 	cr_assert_null(heap_field_at(h, HEAP_NO_FIELD));
 	free_got();
@@ -412,31 +413,42 @@ Test(fields, refs_before_the_first_that_names_one_have_none)
 	free_got();
 }
 
-/* A program with 65535 fields or more: edges take four bytes each. */
-Test(fields, four_bytes_an_edge_past_65534_fields)
+/* Objects of one class that name other fields than its first object did
+ * (a null left out, a subclass's layout under one class id) are listed
+ * with their own fields; the others follow the class's layout. */
+Test(fields, objects_off_their_class_layout)
 {
-	enum { MANY = 70000 };
-	static struct ht_field many[MANY];
-	struct ht_event *ev;
 	struct heap *h;
 
-	for (size_t i = 0; i < MANY; i++)
-		many[i] = (struct ht_field){.id = i + 1, .class_id = 0x10,
-					    .name = i + 1 == MANY ? "last"
-								  : "f"};
-	ev = add_event(HT_EV_FIELDS);
-	ev->u.fields.count = MANY;
-	ev->u.fields.fields = many;
+	FIELDS({.id = 1, .class_id = 0x10, .name = "a"},
+	       {.id = 2, .class_id = 0x10, .name = "b"},
+	       {.id = 3, .class_id = 0x10, .name = "c"});
 	begin_dump();
 	ROOTS(0x1000);
 	container(HT_C_HEAP, 0, 0);
-	REF_FIELDS(OBJ(0x1000, 0x10, 16, 0x1100, 0x1100), MANY, 1);
-	LEAF(0x1100, 0x10, 16);
+	REF_FIELDS(OBJ(0x1000, 0x10, 16, 0x1100, 0x1200), 1, 2);
+	REF_FIELDS(OBJ(0x1100, 0x10, 16, 0x1200), 1);
+	REF_FIELDS(OBJ(0x1200, 0x10, 16, 0x1000), 2);
+	REF_FIELDS(OBJ(0x1300, 0x10, 16, 0x1000, 0x1100, 0x1200), 1, 2, 3);
+	REF_FIELDS(OBJ(0x1400, 0x20, 16, 0x1000, 0x1100), 0, 0);
+	REF_FIELDS(OBJ(0x1500, 0x20, 16, 0x1000), 3);
 	end_dump();
 	h = scan_last();
-	cr_assert_eq(h->ref_field_width, 4);
-	cr_assert_str_eq(field_name(h, 0x1000, 0), "last");
-	cr_assert_str_eq(field_name(h, 0x1000, 1), "f");
+	cr_assert_str_eq(field_name(h, 0x1000, 0), "a");
+	cr_assert_str_eq(field_name(h, 0x1000, 1), "b");
+	cr_assert_str_eq(field_name(h, 0x1100, 0), "a");
+	cr_assert_str_eq(field_name(h, 0x1200, 0), "b");
+	cr_assert_str_eq(field_name(h, 0x1300, 0), "a");
+	cr_assert_str_eq(field_name(h, 0x1300, 1), "b");
+	cr_assert_str_eq(field_name(h, 0x1300, 2), "c");
+	cr_assert_str_eq(field_name(h, 0x1400, 1), "-");
+	cr_assert_str_eq(field_name(h, 0x1500, 0), "c");
+	/* 0x1200 (b where the layout has a), 0x1300 (c past its end) and
+	 * 0x1500 (c where its class's first object named none) */
+	cr_assert_eq(h->n_odd, 3);
+	cr_assert_eq(h->odd[0], heap_find(h, 0x1200));
+	cr_assert_eq(h->odd[1], heap_find(h, 0x1300));
+	cr_assert_eq(h->odd[2], heap_find(h, 0x1500));
 	free_got();
 }
 

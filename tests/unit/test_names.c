@@ -41,7 +41,12 @@ static uint32_t cls[] = {0, 1, 2, 0};
 static uint64_t sizes[] = {64, 24, 40, 64};
 static uint64_t ref_start[] = {0, 1, 4, 6, 6};
 static uint32_t refs[] = {1, 2, HEAP_NULL_REF, HEAP_NULL_REF, HEAP_NULL_REF, 1};
-static uint16_t ref_fields[] = {2, 1, 3, 4, 0, 0};
+/* No object follows a class layout: each is listed with its fields. */
+static uint64_t follows_none[1];
+static uint64_t no_layouts[7];
+static uint32_t odd[] = {0, 1, 2, 3};
+static uint64_t odd_start[] = {0, 1, 4, 6, 6};
+static uint32_t odd_field[] = {2, 1, 3, 4, 0, 0};
 
 static struct heap h;
 
@@ -62,8 +67,12 @@ static void with_fields(void)
 		.size = sizes,
 		.ref_start = ref_start,
 		.ref = refs,
-		.ref_field = ref_fields,
-		.ref_field_width = 2,
+		.field_follows = follows_none,
+		.layout_start = no_layouts,
+		.n_odd = 4,
+		.odd = odd,
+		.odd_start = odd_start,
+		.odd_field = odd_field,
 	};
 }
 
@@ -73,7 +82,7 @@ static void without_fields(void)
 	with_fields();
 	h.n_fields = 0;
 	h.fields = NULL;
-	h.ref_field = NULL;
+	h.field_follows = NULL;
 }
 
 static const char *step(uint32_t from, uint64_t e)
