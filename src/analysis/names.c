@@ -62,11 +62,13 @@ static void add_field(struct text *t, const struct heap *h,
 	add(t, ".%s", f->name);
 }
 
+/* "java.lang.Object[]", "System.Object[]", or as the JVM spells arrays,
+ * "[Ljava.lang.Object;" */
 static bool is_array_class(const char *name)
 {
 	size_t n = strlen(name);
 
-	return n >= 2 && strcmp(name + n - 2, "[]") == 0;
+	return name[0] == '[' || (n >= 2 && strcmp(name + n - 2, "[]") == 0);
 }
 
 const char *step_text(const struct heap *h, uint32_t from, uint64_t e,

@@ -128,6 +128,16 @@ Test(steps, array_elements_by_index, .init = with_fields)
 	cr_assert_str_eq(step(2, 5), "java.lang.Object[][1]");
 }
 
+Test(steps, array_elements_as_the_jvm_spells_arrays, .init = with_fields)
+{
+	static struct heap_class jvm[sizeof(classes) / sizeof(*classes)];
+
+	memcpy(jvm, classes, sizeof(classes));
+	jvm[2].name = "[Ljava.lang.Object;";
+	h.classes = jvm;
+	cr_assert_str_eq(step(2, 5), "[Ljava.lang.Object;[1]");
+}
+
 Test(steps, by_position_without_fields, .init = without_fields)
 {
 	cr_assert_str_eq(step(1, 1), "[0]");
