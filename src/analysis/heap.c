@@ -1225,6 +1225,9 @@ struct scan {
 	uint32_t last_class_entry;
 	ht_id last_field;   /* the same for the last field of a reference */
 	uint32_t last_field_entry;
+	uint32_t *field_at; /* entry + 1 of field ids below DIRECT_FIELDS
+			       (recorders number fields densely from 1), 0
+			       until seen; NULL until a reference names one */
 	size_t n_bounds, cap_bounds;
 	struct ht_generation_range *bounds;
 
@@ -1374,6 +1377,10 @@ static uint32_t class_entry_of_object(struct scan *s, ht_id class_id)
 	return entry;
 }
 
+/* Field ids looked up by index instead of by hash: a table of 256 KiB,
+ * made when a reference first names a field. */
+#define DIRECT_FIELDS (1u << 16)
+
 /* A field id as the raw dump keeps it: its registry entry + 1, 0 for
  * none; an id no event has declared yet gets an entry too, which stays
  * nameless if none ever does. UINT32_MAX when out of memory. */
@@ -1385,11 +1392,17 @@ static uint32_t field_entry(struct scan *s, ht_id field)
 		return HEAP_NO_FIELD;
 	if (s->fields.n && field == s->last_field)
 		return s->last_field_entry + 1;
+	if (field < DIRECT_FIELDS && s->field_at && s->field_at[field])
+		return s->field_at[field];
 	entry = registry_entry(&s->fields, field);
 	if (entry == NO_ENTRY)
 		return UINT32_MAX;
 	s->last_field = field;
 	s->last_field_entry = entry;
+	if (field < DIRECT_FIELDS && !s->field_at)
+		s->field_at = calloc(DIRECT_FIELDS, sizeof(*s->field_at));
+	if (field < DIRECT_FIELDS && s->field_at)
+		s->field_at[field] = entry + 1;
 	return entry + 1;
 }
 
@@ -1650,6 +1663,7 @@ static void scan_free(struct scan *s)
 	registry_free(&s->threads);
 	registry_free(&s->methods);
 	registry_free(&s->fields);
+	free(s->field_at);
 	free(s->bounds);
 	raw_free(&s->raw);
 	meta_free(&s->meta);
