@@ -5,6 +5,7 @@
 #include "lib/read/field_table.h"
 
 #include "util/alloc.h"
+#include "util/membudget.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,14 @@ void field_table_free(struct field_table *t)
 	idmap_free(&t->sparse);
 	free(t->entries);
 	free(t->names);
+	mem_budget_release(t->charged);
 	field_table_init(t);
 }
 
 static const char *entry_name(const struct field_table *t,
 			      const struct field_entry *e)
 {
-	return e->name_at == SIZE_MAX ? NULL : t->names + e->name_at;
+	return e->name_at == UINT32_MAX ? NULL : t->names + e->name_at;
 }
 
 const struct field_entry *field_table_find(const struct field_table *t,
@@ -49,8 +51,12 @@ bool field_table_get(const struct field_table *t, ht_id id,
 
 	if (!e)
 		return false;
-	*out = e->field;
+	out->id = e->id;
+	out->class_id = e->class_id;
 	out->name = entry_name(t, e);
+	out->kind = e->kind;
+	out->has_offset = e->has_offset;
+	out->offset = e->offset;
 	return true;
 }
 
@@ -64,11 +70,9 @@ static bool same_name(const char *a, const char *b)
 static bool declared_alike(const struct field_table *t,
 			   const struct field_entry *e, const struct ht_field *f)
 {
-	const struct ht_field *g = &e->field;
-
-	return g->class_id == f->class_id && g->kind == f->kind &&
-	       g->has_offset == f->has_offset &&
-	       (!g->has_offset || g->offset == f->offset) &&
+	return e->class_id == f->class_id && e->kind == f->kind &&
+	       e->has_offset == f->has_offset &&
+	       (!e->has_offset || e->offset == f->offset) &&
 	       same_name(entry_name(t, e), f->name);
 }
 
@@ -82,8 +86,13 @@ static int dense_reserve(struct field_table *t, ht_id id)
 		want *= 2;
 	if (want > FIELD_TABLE_DENSE)
 		want = FIELD_TABLE_DENSE;
-	if (RESIZE_ARRAY(t->dense, want) < 0)
+	if (mem_budget_charge((want - old) * sizeof(*t->dense)) < 0)
 		return -1;
+	if (RESIZE_ARRAY(t->dense, want) < 0) {
+		mem_budget_release((want - old) * sizeof(*t->dense));
+		return -1;
+	}
+	t->charged += (want - old) * sizeof(*t->dense);
 	memset(t->dense + old, 0, (want - old) * sizeof(*t->dense));
 	t->dense_cap = want;
 	return 0;
@@ -96,8 +105,11 @@ static int add_entry(struct field_table *t, const struct ht_field *f,
 	size_t len = f->name ? strlen(f->name) + 1 : 0;
 
 	if (t->n_entries >= UINT32_MAX - 1 ||
-	    ALLOC_GROW(t->entries, t->n_entries + 1, t->entries_cap) < 0 ||
-	    ALLOC_GROW(t->names, t->names_len + len, t->names_cap) < 0)
+	    t->names_len + len >= UINT32_MAX ||
+	    BUDGET_GROW(t->entries, t->n_entries + 1, t->entries_cap,
+			t->charged) < 0 ||
+	    BUDGET_GROW(t->names, t->names_len + len, t->names_cap,
+			t->charged) < 0)
 		return -1;
 	if (f->id < FIELD_TABLE_DENSE) {
 		if (f->id >= t->dense_cap && dense_reserve(t, f->id) < 0)
@@ -107,13 +119,16 @@ static int add_entry(struct field_table *t, const struct ht_field *f,
 		return -1;
 	}
 	e = &t->entries[t->n_entries++];
-	e->field = *f;
-	e->field.name = NULL;
-	e->name_at = SIZE_MAX;
+	e->id = f->id;
+	e->class_id = f->class_id;
+	e->offset = f->has_offset ? f->offset : 0;
 	e->event_index = event_index;
+	e->name_at = UINT32_MAX;
+	e->kind = f->kind;
+	e->has_offset = f->has_offset;
 	if (f->name) {
 		memcpy(t->names + t->names_len, f->name, len);
-		e->name_at = t->names_len;
+		e->name_at = (uint32_t)t->names_len;
 		t->names_len += len;
 	}
 	return 0;

@@ -6,7 +6,8 @@
  * Field ids are the trace's own small dense numbers, so those below
  * FIELD_TABLE_DENSE are found by an index into an array and only others
  * go through a hash map (util/idmap.h). The table owns copies of the
- * names.
+ * names. What its arrays grow by is charged to the memory budget
+ * (util/membudget.h): a trace may declare millions of fields.
  */
 #ifndef HT_READ_FIELD_TABLE_H
 #define HT_READ_FIELD_TABLE_H
@@ -31,12 +32,18 @@ struct field_table {
 	size_t n_entries, entries_cap;
 	char *names;         /* every name, each with its NUL */
 	size_t names_len, names_cap;
+	uint64_t charged;    /* to the memory budget */
 };
 
+/* A declaration, packed: a trace may declare millions. */
 struct field_entry {
-	struct ht_field field; /* field.name is NULL: see field_table_get */
-	size_t name_at;        /* in names, or SIZE_MAX for no name */
+	ht_id id;
+	ht_id class_id;
+	uint64_t offset;
 	uint64_t event_index;  /* of the declaration */
+	uint32_t name_at;      /* in names, or UINT32_MAX for no name */
+	uint8_t kind;
+	bool has_offset;
 };
 
 void field_table_init(struct field_table *t);
@@ -50,7 +57,7 @@ enum field_declared {
 
 /* Declares f (at the trace's event event_index). Returns what the table
  * knew of the id, and in *earlier its first declaration when there was
- * one; -1 when out of memory. */
+ * one; -1 when out of memory or past the memory budget. */
 int field_table_declare(struct field_table *t, const struct ht_field *f,
 			uint64_t event_index, const struct field_entry **earlier);
 

@@ -16,6 +16,7 @@
 #include "lib/common/protocol.h"
 #include "lib/read/field_table.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
 #include "util/idmap.h"
 
 #include <inttypes.h>
@@ -885,7 +886,12 @@ int ht_replay(struct ht_reader *reader, const struct ht_replay_callbacks *cb,
 		if (rc == 0)
 			rc = finish_rc;
 	}
-	if (replayer_out_of_memory(r)) {
+	if (replayer_out_of_memory(r) && mem_budget_exceeded()) {
+		err_plain(err, HT_E_NOMEM, ht_reader_path(reader),
+			  MEM_BUDGET_MESSAGE, mem_budget_limit());
+		rc = -1;
+		read_error = false;
+	} else if (replayer_out_of_memory(r)) {
 		err_plain(err, HT_E_NOMEM, NULL,
 			  "out of memory joining continued objects or "
 			  "keeping the fields declared");
