@@ -13,6 +13,7 @@
  * without counting anything twice.
  */
 #include "analysis/diff.h"
+#include "analysis/names.h"
 
 #include "lib/common/error.h"
 #include "analysis/relocation.h"
@@ -693,15 +694,22 @@ void diff_free(struct diff *d)
 
 /* ---- paths as text ------------------------------------------------------ */
 
-static void put_step(FILE *f, const struct heap *h, const uint32_t *via,
-		     uint32_t x, bool first)
+/* " > [1] Node", or with the trace's fields " > [Holder.cache] Node". */
+static void put_step(FILE *f, const struct heap *h, const uint32_t *parent,
+		     const uint32_t *via, uint32_t x, bool first)
 {
-	char buf[32];
+	char buf[NAME_TEXT];
+	const char *step;
 
 	fputs(" > ", f);
-	if (!first)
-		fprintf(f, "[%" PRIu32 "] ", via[x]);
-	fputs(heap_class_name(h, x, buf), f);
+	/* a step is bracketed: step_text's "[1]" already is, a field's
+	 * name is not */
+	if (!first) {
+		step = step_text(h, parent[x], h->ref_start[parent[x]] + via[x],
+				 buf);
+		fprintf(f, step[0] == '[' ? "%s " : "[%s] ", step);
+	}
+	fputs(object_class_text(h, x, buf), f);
 }
 
 char *diff_path(const struct diff *d, bool after, uint32_t object)
@@ -729,7 +737,9 @@ char *diff_path(const struct diff *d, bool after, uint32_t object)
 		free(chain);
 		return NULL;
 	}
-	if (via[chain[0]] < h->n_roots)
+	if (via[chain[0]] < h->n_roots && heap_has_fields(h))
+		root_text(h, &h->roots[via[chain[0]]], label);
+	else if (via[chain[0]] < h->n_roots)
 		root_label(h, &h->roots[via[chain[0]]], label, sizeof(label));
 	else
 		snprintf(label, sizeof(label), "root");
@@ -741,7 +751,7 @@ char *diff_path(const struct diff *d, bool after, uint32_t object)
 			i = k - PATH_TAIL - 1;
 			continue;
 		}
-		put_step(f, h, via, chain[i], i == 0);
+		put_step(f, h, parent, via, chain[i], i == 0);
 	}
 	free(chain);
 	if (fclose(f) != 0) {

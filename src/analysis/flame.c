@@ -41,6 +41,8 @@ struct names {
 	size_t containers;       /* id of container 1; HT_C_END of them */
 	size_t kinds;            /* id of root kind 0; 4 of them */
 	size_t plain_root, several, deeper;
+	size_t class_objects;    /* id of the class object of class slot 0,
+				    when the trace carries fields; else 0 */
 };
 
 #define N_KINDS 4
@@ -69,6 +71,36 @@ static const char *unnamed_class(struct flame *f, ht_id id)
 	return copy;
 }
 
+/* "class demo.HeapDemo", kept in f->owned. */
+static const char *class_object_text(struct flame *f, const char *name)
+{
+	size_t n = strlen(name) + sizeof("class ");
+	char *copy = malloc(n);
+
+	if (!copy)
+		return NULL;
+	snprintf(copy, n, "class %s", name);
+	f->owned[f->n_owned++] = copy;
+	return copy;
+}
+
+/* The slot of the class whose id is id, or h->n_classes. */
+static size_t class_slot_of_id(const struct heap *h, ht_id id)
+{
+	size_t lo = 0, hi = h->n_classes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->classes[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->n_classes && h->classes[lo].id == id ? lo
+							    : h->n_classes;
+}
+
 static const char *container_text(unsigned c)
 {
 	const char *name = ht_container_name((enum ht_container_type)c);
@@ -81,11 +113,15 @@ static int names_build(const struct heap *h, struct flame *f, struct names *nm)
 	size_t i = 0;
 	uint32_t *order = NULL, rank = 0;
 
-	nm->n = h->n_classes + 1 + HT_C_END + N_KINDS + 3;
+	/* with fields, a class object's frame is named after the class it
+	 * stands for (analysis/names.h): one more name per class */
+	size_t objects = heap_has_fields(h) ? h->n_classes : 0;
+
+	nm->n = h->n_classes + 1 + HT_C_END + N_KINDS + 3 + objects;
 	nm->text = malloc(nm->n * sizeof(*nm->text));
 	nm->rank = malloc(nm->n * sizeof(*nm->rank));
 	order = malloc(nm->n * sizeof(*order));
-	f->owned = malloc((h->n_classes + 1) * sizeof(*f->owned));
+	f->owned = malloc((h->n_classes + 1 + objects) * sizeof(*f->owned));
 	if (!nm->text || !nm->rank || !order || !f->owned)
 		goto fail;
 	for (; i < h->n_classes; i++) {
@@ -111,6 +147,12 @@ static int names_build(const struct heap *h, struct flame *f, struct names *nm)
 	nm->text[i++] = FLAME_SEVERAL_ROOTS_NAME;
 	nm->deeper = i;
 	nm->text[i++] = FLAME_DEEPER_NAME;
+	nm->class_objects = objects ? i : 0;
+	for (size_t c = 0; c < objects; c++) {
+		nm->text[i++] = class_object_text(f, nm->text[c]);
+		if (!nm->text[i - 1])
+			goto fail;
+	}
 	for (size_t k = 0; k < nm->n; k++)
 		order[k] = (uint32_t)k;
 	sorting_text = nm->text;
@@ -137,7 +179,13 @@ static size_t class_name_id(const struct heap *h, const struct names *nm,
 			    uint32_t object)
 {
 	uint32_t c = h->cls[object];
+	size_t of;
 
+	if (nm->class_objects && heap_class_object_name(h, object)) {
+		of = class_slot_of_id(h, h->id[object]);
+		if (of < h->n_classes)
+			return nm->class_objects + of;
+	}
 	return c == HEAP_NO_CLASS || c >= h->n_classes ? nm->unknown_class : c;
 }
 

@@ -78,6 +78,8 @@ struct name_entry {
 	bool has_size;
 	uint64_t size;
 	int64_t used_in; /* the last dump with an object of this class */
+	ht_id owner;     /* a field's declaring class */
+	uint8_t kind;    /* a field's enum ht_field_kind */
 };
 
 struct registry {
@@ -122,6 +124,8 @@ struct dump_meta {
 	size_t n_classes, n_threads, n_methods;
 	struct heap_class *classes;
 	struct heap_name *threads, *methods;
+	size_t n_fields;
+	struct heap_field *fields;
 	uint32_t *class_of_entry; /* class registry entry -> index in classes */
 	size_t n_bounds;
 	struct ht_generation_range *bounds;
@@ -132,6 +136,7 @@ static void meta_free(struct dump_meta *m)
 	free(m->classes);
 	free(m->threads);
 	free(m->methods);
+	free(m->fields);
 	free(m->class_of_entry);
 	free(m->bounds);
 	memset(m, 0, sizeof(*m));
@@ -261,6 +266,36 @@ static int snapshot_names(const struct registry *reg,
 	return 0;
 }
 
+/* Every field named so far, in registry order, so that the entries the
+ * raw dump holds need no renumbering: an edge's field is its entry + 1. */
+static int snapshot_fields(const struct registry *reg,
+			   const struct arena *names, struct dump_meta *m)
+{
+	size_t bytes = 0;
+	char *tail;
+
+	for (size_t i = 0; i < reg->n; i++)
+		if (reg->e[i].name)
+			bytes += strlen(arena_name(names, reg->e[i].name)) + 1;
+	m->fields = malloc(reg->n * sizeof(*m->fields) + bytes + 1);
+	if (!m->fields)
+		return -1;
+	tail = (char *)(m->fields + reg->n);
+	for (size_t i = 0; i < reg->n; i++) {
+		const struct name_entry *e = &reg->e[i];
+
+		m->fields[i] = (struct heap_field){
+			.id = e->id,
+			.class_id = e->owner,
+			.name = e->declared ? copy_name(names, e->name, &tail)
+					    : NULL,
+			.kind = e->kind,
+		};
+	}
+	m->n_fields = reg->n;
+	return 0;
+}
+
 /* ---- A dump as it arrives ----------------------------------------------- */
 
 /*
@@ -281,6 +316,9 @@ struct raw_dump {
 	uint8_t *gen;        /* NULL until a part gives its generation */
 	size_t n_refs, cap_refs;
 	ht_id *ref;          /* every part's refs, in arrival order */
+	size_t cap_ref_fields;
+	uint32_t *ref_field; /* parallel to ref once a reference names a
+				field: field registry entry + 1, 0 none */
 	size_t n_roots, cap_roots;
 	struct heap_root *roots; /* object still unresolved */
 	uint64_t bytes;      /* self sizes of the parts that begin an object */
@@ -309,6 +347,7 @@ static void raw_free(struct raw_dump *raw)
 	free(raw->continued);
 	free(raw->gen);
 	free(raw->ref);
+	free(raw->ref_field);
 	free(raw->roots);
 	mem_budget_release(raw->charged);
 	memset(raw, 0, sizeof(*raw));
@@ -357,8 +396,24 @@ static int raw_reserve_refs(struct raw_dump *raw, size_t more)
 {
 	if (more > SIZE_MAX - raw->n_refs)
 		return -1;
+	if (raw->ref_field &&
+	    BUDGET_GROW(raw->ref_field, raw->n_refs + more,
+			raw->cap_ref_fields, raw->charged) < 0)
+		return -1;
 	return BUDGET_GROW(raw->ref, raw->n_refs + more, raw->cap_refs,
 			   raw->charged);
+}
+
+/* Fields are kept only for dumps whose references name them: the refs
+ * before the first such event were read from no known field. */
+static int raw_start_ref_fields(struct raw_dump *raw, size_t more)
+{
+	if (BUDGET_GROW(raw->ref_field, raw->n_refs + more,
+			raw->cap_ref_fields, raw->charged) < 0)
+		return -1;
+	if (raw->n_refs)
+		memset(raw->ref_field, 0, raw->n_refs * sizeof(*raw->ref_field));
+	return 0;
 }
 
 /* Generations are kept only for dumps that give them. */
@@ -907,6 +962,160 @@ static int join_parts(struct raw_dump *raw, const struct dump_meta *m,
 	return 0;
 }
 
+/* The field entries of the kept parts, object after object, as
+ * gather_refs lays out their refs. */
+static int gather_ref_fields(struct raw_dump *raw, const struct kept_parts *k,
+			     const struct heap *h, uint32_t **out)
+{
+	uint64_t total = h->ref_start[h->n], at = 0;
+	uint32_t *field;
+
+	if (!raw->ref_field)
+		return 0;
+	field = alloc_array(total, sizeof(*field));
+	if (!field)
+		return -1;
+	for (size_t i = 0; i < k->n; i++) {
+		uint32_t p = k->order[i];
+		uint64_t begin = part_begin(raw, p);
+		uint64_t count = raw->ref_end[p] - begin;
+
+		memcpy(field + at, raw->ref_field + begin,
+		       count * sizeof(*field));
+		at += count;
+	}
+	free(raw->ref_field);
+	raw->ref_field = NULL;
+	raw->cap_ref_fields = 0;
+	*out = field;
+	return 0;
+}
+
+/* The full field array, an entry an edge, made compact (heap.h): each
+ * class slot's layout is its first object's fields. */
+static int make_layouts(struct heap *h, const uint32_t *field)
+{
+	size_t slots = h->n_classes + 1;
+	uint32_t *first = alloc_array(slots, sizeof(*first));
+	uint64_t at = 0;
+
+	h->layout_start = alloc_array(slots + 1, sizeof(*h->layout_start));
+	if (!first || !h->layout_start) {
+		free(first);
+		return -1;
+	}
+	for (size_t s = 0; s < slots; s++)
+		first[s] = HEAP_NONE;
+	for (uint32_t i = 0; i < h->n; i++)
+		if (first[heap_class_slot(h, i)] == HEAP_NONE)
+			first[heap_class_slot(h, i)] = i;
+	for (size_t s = 0; s < slots; s++) {
+		h->layout_start[s] = at;
+		if (first[s] != HEAP_NONE)
+			at += h->ref_start[first[s] + 1] - h->ref_start[first[s]];
+	}
+	h->layout_start[slots] = at;
+	h->layout = alloc_array(at ? at : 1, sizeof(*h->layout));
+	if (!h->layout) {
+		free(first);
+		return -1;
+	}
+	for (size_t s = 0; s < slots; s++)
+		if (first[s] != HEAP_NONE)
+			memcpy(h->layout + h->layout_start[s],
+			       field + h->ref_start[first[s]],
+			       (h->layout_start[s + 1] - h->layout_start[s]) *
+			       sizeof(*field));
+	free(first);
+	return 0;
+}
+
+/* The field of position pos of an object that follows its layout. */
+static uint32_t layout_field(const struct heap *h, size_t slot, uint64_t pos)
+{
+	uint64_t len = h->layout_start[slot + 1] - h->layout_start[slot];
+
+	return pos < len ? h->layout[h->layout_start[slot] + pos]
+			 : HEAP_NO_FIELD;
+}
+
+static bool follows_layout(const struct heap *h, const uint32_t *field,
+			   uint32_t i)
+{
+	size_t slot = heap_class_slot(h, i);
+
+	for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1]; e++)
+		if (field[e] != layout_field(h, slot, e - h->ref_start[i]))
+			return false;
+	return true;
+}
+
+/* The objects that do not follow their layout, with their fields. */
+static int list_odd_objects(struct heap *h, const uint32_t *field,
+			    uint64_t odd_edges)
+{
+	uint32_t k = 0;
+	uint64_t at = 0;
+
+	h->odd = alloc_array(h->n_odd ? h->n_odd : 1, sizeof(*h->odd));
+	h->odd_start = alloc_array((size_t)h->n_odd + 1,
+				   sizeof(*h->odd_start));
+	h->odd_field = alloc_array(odd_edges ? odd_edges : 1,
+				   sizeof(*h->odd_field));
+	if (!h->odd || !h->odd_start || !h->odd_field)
+		return -1;
+	for (uint32_t i = 0; i < h->n; i++) {
+		uint64_t deg = h->ref_start[i + 1] - h->ref_start[i];
+
+		if (h->field_follows[i / 64] >> (i % 64) & 1)
+			continue;
+		h->odd[k] = i;
+		h->odd_start[k++] = at;
+		memcpy(h->odd_field + at, field + h->ref_start[i],
+		       deg * sizeof(*field));
+		at += deg;
+	}
+	h->odd_start[k] = at;
+	return 0;
+}
+
+/* Replaces the dump's full field array (an entry an edge, freed here) by
+ * the layouts, a bit an object, and the odd objects' fields. */
+static int compact_ref_fields(struct heap *h, uint32_t *field)
+{
+	uint64_t odd_edges = 0;
+	int rc = -1;
+
+	if (!field)
+		return 0;
+	h->field_follows = calloc((h->n + 63) / 64 + 1,
+				  sizeof(*h->field_follows));
+	if (!h->field_follows || make_layouts(h, field) < 0)
+		goto done;
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (follows_layout(h, field, i)) {
+			h->field_follows[i / 64] |= 1ULL << (i % 64);
+		} else {
+			h->n_odd++;
+			odd_edges += h->ref_start[i + 1] - h->ref_start[i];
+		}
+	}
+	rc = list_odd_objects(h, field, odd_edges);
+done:
+	free(field);
+	return rc;
+}
+
+/* Parts in order: the raw field array is the dump's as it is. */
+static uint32_t *take_ref_fields(struct raw_dump *raw)
+{
+	uint32_t *field = raw->ref_field;
+
+	raw->ref_field = NULL;
+	raw->cap_ref_fields = 0;
+	return field;
+}
+
 /* Turns the raw refs and roots into indices; the refs end in h->ref. */
 static int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
 {
@@ -942,6 +1151,9 @@ static void heap_take_meta(struct heap *h, struct dump_meta *m)
 	h->threads = m->threads;
 	h->n_methods = m->n_methods;
 	h->methods = m->methods;
+	h->n_fields = m->n_fields;
+	h->fields = m->fields;
+	m->fields = NULL;
 	h->n_bounds = m->n_bounds;
 	h->bounds = m->bounds;
 	m->classes = NULL;
@@ -964,6 +1176,7 @@ static int build_graph(struct raw_dump *raw, struct dump_meta *m,
 {
 	struct heap *h = calloc(1, sizeof(*h));
 	struct kept_parts k = {0};
+	uint32_t *field = NULL;
 	int rc = BUILD_NOMEM;
 
 	if (!h)
@@ -976,9 +1189,16 @@ static int build_graph(struct raw_dump *raw, struct dump_meta *m,
 		rc = BUILD_LIMIT;
 	if (rc == 0)
 		rc = resolve(raw, &k, h);
+	if (rc == 0 && k.order)
+		rc = gather_ref_fields(raw, &k, h, &field);
+	else if (rc == 0 && raw->ref_field)
+		field = take_ref_fields(raw);
+	/* the names first: the layouts are per class slot */
+	heap_take_meta(h, m);
+	if (rc == 0)
+		rc = compact_ref_fields(h, field);
 	free(k.order);
 	free(k.first);
-	heap_take_meta(h, m);
 done:
 	meta_free(m);
 	raw_free(raw);
@@ -1000,9 +1220,14 @@ struct scan {
 	const char *path;   /* for messages */
 
 	struct arena names;
-	struct registry classes, threads, methods;
+	struct registry classes, threads, methods, fields;
 	ht_id last_class;   /* the class of the last object, for a short cut */
 	uint32_t last_class_entry;
+	ht_id last_field;   /* the same for the last field of a reference */
+	uint32_t last_field_entry;
+	uint32_t *field_at; /* entry + 1 of field ids below DIRECT_FIELDS
+			       (recorders number fields densely from 1), 0
+			       until seen; NULL until a reference names one */
 	size_t n_bounds, cap_bounds;
 	struct ht_generation_range *bounds;
 
@@ -1101,7 +1326,8 @@ static int snapshot_meta(struct scan *s)
 	    snapshot_names(&s->threads, &s->names, &m->threads,
 			   &m->n_threads) < 0 ||
 	    snapshot_names(&s->methods, &s->names, &m->methods,
-			   &m->n_methods) < 0)
+			   &m->n_methods) < 0 ||
+	    snapshot_fields(&s->fields, &s->names, m) < 0)
 		return -1;
 	m->bounds = malloc((s->n_bounds ? s->n_bounds : 1) *
 			   sizeof(*m->bounds));
@@ -1151,6 +1377,50 @@ static uint32_t class_entry_of_object(struct scan *s, ht_id class_id)
 	return entry;
 }
 
+/* Field ids looked up by index instead of by hash: a table of 256 KiB,
+ * made when a reference first names a field. */
+#define DIRECT_FIELDS (1u << 16)
+
+/* A field id as the raw dump keeps it: its registry entry + 1, 0 for
+ * none; an id no event has declared yet gets an entry too, which stays
+ * nameless if none ever does. UINT32_MAX when out of memory. */
+static uint32_t field_entry(struct scan *s, ht_id field)
+{
+	uint32_t entry;
+
+	if (field == 0)
+		return HEAP_NO_FIELD;
+	if (s->fields.n && field == s->last_field)
+		return s->last_field_entry + 1;
+	if (field < DIRECT_FIELDS && s->field_at && s->field_at[field])
+		return s->field_at[field];
+	entry = registry_entry(&s->fields, field);
+	if (entry == NO_ENTRY)
+		return UINT32_MAX;
+	s->last_field = field;
+	s->last_field_entry = entry;
+	if (field < DIRECT_FIELDS && !s->field_at)
+		s->field_at = calloc(DIRECT_FIELDS, sizeof(*s->field_at));
+	if (field < DIRECT_FIELDS && s->field_at)
+		s->field_at[field] = entry + 1;
+	return entry + 1;
+}
+
+/* The fields of e's refs, after the refs already kept (0 when e names
+ * none, as an event of an older recorder would). */
+static int add_ref_fields(struct scan *s,
+			  const struct ht_ev_object_references *e)
+{
+	uint32_t *out = s->raw.ref_field + s->raw.n_refs;
+
+	for (size_t i = 0; i < e->count; i++) {
+		out[i] = e->ref_fields ? field_entry(s, e->ref_fields[i]) : 0;
+		if (out[i] == UINT32_MAX)
+			return -1;
+	}
+	return 0;
+}
+
 static int add_part(struct scan *s, const struct ht_ev_object_references *e,
 		    bool continued)
 {
@@ -1178,6 +1448,9 @@ static int add_part(struct scan *s, const struct ht_ev_object_references *e,
 	if (gen != HEAP_NO_GENERATION && !raw->gen &&
 	    raw_start_generations(raw) < 0)
 		return out_of_memory(s);
+	if (e->ref_fields && e->count && !raw->ref_field &&
+	    raw_start_ref_fields(raw, e->count) < 0)
+		return out_of_memory(s);
 	raw->cls[p] = class_entry_of_object(s, e->class_id);
 	if (e->class_id && raw->cls[p] == NO_ENTRY)
 		return out_of_memory(s);
@@ -1186,6 +1459,8 @@ static int add_part(struct scan *s, const struct ht_ev_object_references *e,
 	if (e->count)
 		memcpy(raw->ref + raw->n_refs, e->refs,
 		       e->count * sizeof(*e->refs));
+	if (raw->ref_field && add_ref_fields(s, e) < 0)
+		return out_of_memory(s);
 	raw->n_refs += e->count;
 	raw->ref_end[p] = raw->n_refs;
 	if (continued)
@@ -1244,8 +1519,16 @@ static int on_roots(void *ctx, const struct ht_event *ev,
 	    BUDGET_GROW(raw->roots, raw->n_roots + e->count, raw->cap_roots,
 			raw->charged) < 0)
 		return out_of_memory(s);
-	for (size_t i = 0; i < e->count; i++)
-		raw->roots[raw->n_roots++] = root_of(e, i, st);
+	for (size_t i = 0; i < e->count; i++) {
+		struct heap_root r = root_of(e, i, st);
+
+		if (e->root_fields) {
+			r.field = field_entry(s, e->root_fields[i]);
+			if (r.field == UINT32_MAX)
+				return out_of_memory(s);
+		}
+		raw->roots[raw->n_roots++] = r;
+	}
 	return 0;
 }
 
@@ -1310,6 +1593,29 @@ static int on_method(void *ctx, const struct ht_event *ev,
 	return 0;
 }
 
+/* A field declared again says the same (check reports it if not): the
+ * last declaration wins, as with class names. */
+static int on_fields(void *ctx, const struct ht_event *ev,
+		     const struct ht_replay_state *st)
+{
+	const struct ht_ev_fields *e = &ev->u.fields;
+	struct scan *s = ctx;
+
+	(void)st;
+	for (size_t i = 0; i < e->count; i++) {
+		const struct ht_field *f = &e->fields[i];
+		struct name_entry *entry;
+
+		if (f->id == 0)
+			continue;
+		if (name_entry(s, &s->fields, f->id, f->name, &entry) < 0)
+			return out_of_memory(s);
+		entry->owner = f->class_id;
+		entry->kind = f->kind;
+	}
+	return 0;
+}
+
 static int on_bounds(void *ctx, const struct ht_event *ev,
 		     const struct ht_replay_state *st)
 {
@@ -1356,6 +1662,8 @@ static void scan_free(struct scan *s)
 	registry_free(&s->classes);
 	registry_free(&s->threads);
 	registry_free(&s->methods);
+	registry_free(&s->fields);
+	free(s->field_at);
 	free(s->bounds);
 	raw_free(&s->raw);
 	meta_free(&s->meta);
@@ -1425,6 +1733,7 @@ int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
 	cb.on_event[HT_EV_CLASS] = on_class;
 	cb.on_event[HT_EV_THREAD] = on_thread;
 	cb.on_event[HT_EV_METHOD] = on_method;
+	cb.on_event[HT_EV_FIELDS] = on_fields;
 	cb.on_event[HT_EV_GENERATION_BOUNDS] = on_bounds;
 	cb.on_event[HT_EV_BEGIN_CONTAINER] = on_container;
 	cb.on_event[HT_EV_GC_FINISHED] = on_gc_finished;
@@ -1450,6 +1759,13 @@ void heap_free(struct heap *h)
 	free(h->classes);
 	free(h->threads);
 	free(h->methods);
+	free(h->fields);
+	free(h->field_follows);
+	free(h->layout_start);
+	free(h->layout);
+	free(h->odd);
+	free(h->odd_start);
+	free(h->odd_field);
 	free(h->id);
 	free(h->cls);
 	free(h->size);
@@ -1529,6 +1845,52 @@ const char *heap_thread_name(const struct heap *h, ht_id thread)
 const char *heap_method_name(const struct heap *h, ht_id method)
 {
 	return find_name(h->methods, h->n_methods, method);
+}
+
+uint32_t heap_ref_field(const struct heap *h, uint32_t object, uint64_t e)
+{
+	uint64_t pos = e - h->ref_start[object];
+	uint32_t lo = 0, hi;
+
+	if (!h->field_follows)
+		return HEAP_NO_FIELD;
+	if (h->field_follows[object / 64] >> (object % 64) & 1)
+		return layout_field(h, heap_class_slot(h, object), pos);
+	for (hi = h->n_odd; lo < hi;) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (h->odd[mid] < object)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == h->n_odd || h->odd[lo] != object)
+		return HEAP_NO_FIELD;
+	return h->odd_field[h->odd_start[lo] + pos];
+}
+
+const struct heap_field *heap_field_at(const struct heap *h, uint32_t field)
+{
+	if (field == HEAP_NO_FIELD || field > h->n_fields ||
+	    !h->fields[field - 1].name)
+		return NULL;
+	return &h->fields[field - 1];
+}
+
+static bool names_class_type(const char *name)
+{
+	return name && (strcmp(name, "java.lang.Class") == 0 ||
+			strcmp(name, "System.RuntimeType") == 0);
+}
+
+const char *heap_class_object_name(const struct heap *h, uint32_t object)
+{
+	uint32_t c = h->cls[object];
+
+	if (c == HEAP_NO_CLASS || c >= h->n_classes ||
+	    !names_class_type(h->classes[c].name))
+		return NULL;
+	return heap_class_name_by_id(h, h->id[object]);
 }
 
 unsigned heap_generation(const struct heap *h, uint32_t object)

@@ -12,7 +12,9 @@
  * under 100 bytes each): objects live in parallel arrays sorted by id and
  * are named by their uint32 index in them; references are one CSR array of
  * uint32 indices, nulls and dangling references kept as sentinels so that
- * an edge's position in its object's range is its field index.
+ * an edge's position in its object's range is its field index. When the
+ * trace names fields, the field of each edge costs about a bit an object
+ * (a layout per class; see field_follows).
  */
 #ifndef HT_HEAP_H
 #define HT_HEAP_H
@@ -47,6 +49,17 @@ struct heap_name {
 	const char *name;
 };
 
+/* A field the trace declared (a `fields` event): edges and roots name it
+ * by its index + 1 in h->fields, 0 for none. */
+struct heap_field {
+	ht_id id;
+	ht_id class_id;    /* the class that declares it */
+	const char *name;  /* NULL: a reference named it, no event declared it */
+	uint8_t kind;      /* enum ht_field_kind */
+};
+
+#define HEAP_NO_FIELD 0
+
 struct heap_root {
 	uint32_t object;      /* index, or HEAP_NONE when the root is dangling or null */
 	ht_id ref;            /* the id as reported */
@@ -58,6 +71,8 @@ struct heap_root {
 	ht_id id1, id2;       /* the container's ids (a frame: stack id, method id) */
 	ht_id thread;         /* id1 of the C_RT_THREAD the container belongs to */
 	ht_id root_id;        /* the CLR's root id, 0 if none */
+	uint32_t field;       /* the static field it is: index + 1 into
+				 h->fields, HEAP_NO_FIELD if none */
 };
 
 static inline bool heap_root_is_weak(const struct heap_root *r)
@@ -78,6 +93,10 @@ struct heap {
 	struct heap_class *classes;
 	size_t n_threads, n_methods;
 	struct heap_name *threads, *methods;
+	/* the fields the trace declared by the dump's end, in the order it
+	 * first named them; 0 when it carries none */
+	size_t n_fields;
+	struct heap_field *fields;
 
 	/* objects, sorted by id, named by index */
 	uint32_t n;
@@ -87,6 +106,23 @@ struct heap {
 	uint8_t *generation;  /* per object, HEAP_NO_GENERATION unknown; NULL if none known */
 	uint64_t *ref_start;  /* n + 1 offsets into ref */
 	uint32_t *ref;        /* object index, HEAP_NULL_REF or HEAP_DANGLING_REF */
+	/*
+	 * The field each reference was read from (heap_ref_field), only when
+	 * the dump's references name fields; all NULL otherwise. Objects of a
+	 * class nearly always name the same fields in the same order, so a
+	 * class keeps one layout (the fields of its first object; past its
+	 * end, no field) and an object a bit that says it follows it: about
+	 * a bit an object. The few objects that do not are listed, in index
+	 * order, with their fields. A field is an index + 1 into fields,
+	 * HEAP_NO_FIELD for an array's element or unknown.
+	 */
+	uint64_t *field_follows;  /* a bit per object */
+	uint64_t *layout_start;   /* per class slot, h->n_classes + 2 of them */
+	uint32_t *layout;
+	uint32_t n_odd;           /* objects that do not follow their layout */
+	uint32_t *odd;            /* their indices, ascending */
+	uint64_t *odd_start;      /* n_odd + 1 offsets into odd_field */
+	uint32_t *odd_field;
 
 	size_t n_roots;
 	struct heap_root *roots;
@@ -148,6 +184,28 @@ const char *heap_class_name(const struct heap *h, uint32_t object, char *buf);
 const char *heap_class_name_by_id(const struct heap *h, ht_id class_id);
 const char *heap_thread_name(const struct heap *h, ht_id thread); /* NULL if unnamed */
 const char *heap_method_name(const struct heap *h, ht_id method); /* NULL if unnamed */
+
+/* The field that reference e (an index into h->ref, in the range of
+ * `object`) was read from: an index + 1 into h->fields, or
+ * HEAP_NO_FIELD. */
+uint32_t heap_ref_field(const struct heap *h, uint32_t object, uint64_t e);
+
+/* The declared field of an index + 1 (an edge's or a root's), NULL for
+ * HEAP_NO_FIELD or a field no event declared. */
+const struct heap_field *heap_field_at(const struct heap *h, uint32_t field);
+
+/* Whether the trace names fields: the analyses then name things as a
+ * developer reads them (describe.h). */
+static inline bool heap_has_fields(const struct heap *h)
+{
+	return h->n_fields > 0;
+}
+
+/* Whether the object is a class object (an object whose id is a class id
+ * the trace named, of class java.lang.Class or System.RuntimeType, as in
+ * HPROF and the JVM recorder): the name of the class it stands for, else
+ * NULL. */
+const char *heap_class_object_name(const struct heap *h, uint32_t object);
 
 /* Objects are counted per class slot: one per entry of h->classes, and a
  * last one, h->n_classes, for objects whose class the dump does not know. */

@@ -685,7 +685,7 @@ static void out_before_id(struct out *o, const struct diff *d, uint32_t x)
 static int out_retainers(struct out *o, const struct diff_cmd *c)
 {
 	const struct diff *d = &c->d;
-	char cls[64];
+	char cls[NAME_TEXT];
 
 	out_begin_array(o, "retainers");
 	for (size_t i = 0; i < shown(c, d->n_retainers); i++) {
@@ -696,7 +696,7 @@ static int out_retainers(struct out *o, const struct diff_cmd *c)
 			return -1;
 		out_begin_object(o, NULL);
 		out_string(o, "path", path);
-		out_string(o, "class", heap_class_name(d->b, r->after, cls));
+		out_string(o, "class", object_class_text(d->b, r->after, cls));
 		out_id(o, "id", d->b->id[r->after]);
 		out_before_id(o, d, r->before);
 		out_value(o, "objects", r->objects);
@@ -711,7 +711,7 @@ static int out_retainers(struct out *o, const struct diff_cmd *c)
 static int out_holders(struct out *o, const struct diff_cmd *c)
 {
 	const struct diff *d = &c->d;
-	char cls[64];
+	char cls[NAME_TEXT];
 
 	out_u64(o, "new_objects", d->new_objects);
 	out_u64(o, "new_bytes", d->new_bytes);
@@ -727,7 +727,7 @@ static int out_holders(struct out *o, const struct diff_cmd *c)
 		out_begin_object(o, NULL);
 		out_id(o, "id", d->b->id[x->after]);
 		out_before_id(o, d, x->before);
-		out_string(o, "class", heap_class_name(d->b, x->after, cls));
+		out_string(o, "class", object_class_text(d->b, x->after, cls));
 		out_string(o, "path", path);
 		out_u64(o, "new_objects", x->new_objects);
 		out_u64(o, "new_bytes", x->new_bytes);

@@ -91,6 +91,32 @@ static uint32_t reference_at(const struct object_report *r, uint64_t field)
 	return r->h->ref[r->h->ref_start[r->target] + field];
 }
 
+/* The field a referrer refers to the target through. */
+static const char *referrer_step(const struct object_report *r, size_t i,
+				 char *buf)
+{
+	uint32_t o = r->referrers[i].object;
+
+	return step_text(r->h, o, r->h->ref_start[o] + r->referrers[i].field,
+			 buf);
+}
+
+/* The field the target's reference f is read from: "[f]" when none is
+ * known. */
+static const char *reference_step(const struct object_report *r, uint64_t f,
+				  char *buf)
+{
+	return step_text(r->h, r->target, r->h->ref_start[r->target] + f, buf);
+}
+
+/* The class the target is the class object of (when the trace carries
+ * fields, as describe.h names things then), else NULL. */
+static const char *class_object_of(const struct object_report *r)
+{
+	return heap_has_fields(r->h) ?
+		heap_class_object_name(r->h, r->target) : NULL;
+}
+
 static bool is_reachable(const struct object_report *r)
 {
 	return r->d->idom[r->target] != HEAP_NONE;
@@ -106,7 +132,7 @@ static void print_field(const char *label, const char *value)
 static void print_dominator_text(const struct object_report *r)
 {
 	uint32_t dom = r->d->idom[r->target];
-	char id[24], cls[64], line[160];
+	char id[24], cls[NAME_TEXT], line[NAME_TEXT + 32];
 
 	if (dom == HEAP_NONE) {
 		print_field("dominator", "none (unreachable)");
@@ -114,7 +140,7 @@ static void print_dominator_text(const struct object_report *r)
 		print_field("dominator", "a root");
 	} else {
 		snprintf(line, sizeof(line), "%s %s", hex_id(r->h->id[dom], id),
-			 esc_text(heap_class_name(r->h, dom, cls)));
+			 esc_text(object_class_text(r->h, dom, cls)));
 		print_field("dominator", line);
 	}
 }
@@ -123,7 +149,8 @@ static void print_summary_text(const struct object_report *r)
 {
 	const struct heap *h = r->h;
 	unsigned gen = heap_generation(h, r->target);
-	char buf[SIZE_TEXT], id[24], cls[64], line[160], genbuf[16];
+	char buf[SIZE_TEXT], id[24], cls[NAME_TEXT], line[NAME_TEXT + 32];
+	char genbuf[16];
 	uint32_t c = h->cls[r->target];
 
 	printf("object %s in dump %llu of %s\n", hex_id(r->target_id, id),
@@ -137,6 +164,9 @@ static void print_summary_text(const struct object_report *r)
 		snprintf(line, sizeof(line), "%s",
 			 esc_text(heap_class_name(h, r->target, cls)));
 	print_field("class", line);
+	if (class_object_of(r))
+		print_field("stands for", esc_text(object_class_text(
+				    h, r->target, cls)));
 	print_field("size", exact_size(h->size[r->target], buf));
 	print_field("retained", exact_size(r->d->retained[r->target], buf));
 	if (gen != HEAP_NO_GENERATION)
@@ -168,7 +198,7 @@ static void print_roots_text(const struct object_report *r)
 static void print_referrers_text(const struct object_report *r)
 {
 	size_t shown = listed_count(r, r->n_referrers);
-	char id[24], cls[64];
+	char id[24], cls[NAME_TEXT];
 	int w_id = 2;
 
 	for (size_t i = 0; i < shown; i++)
@@ -176,10 +206,17 @@ static void print_referrers_text(const struct object_report *r)
 	printf("referrers (%zu)\n", r->n_referrers);
 	for (size_t i = 0; i < shown; i++) {
 		uint32_t o = r->referrers[i].object;
+		char step[NAME_TEXT];
 
-		printf("  %-*s  field %-3u  %s\n", w_id, hex_id(r->h->id[o], id),
-		       r->referrers[i].field,
-		       esc_text(heap_class_name(r->h, o, cls)));
+		if (heap_has_fields(r->h))
+			printf("  %-*s  %s  via %s\n", w_id,
+			       hex_id(r->h->id[o], id),
+			       esc_text(object_class_text(r->h, o, cls)),
+			       esc_text(referrer_step(r, i, step)));
+		else
+			printf("  %-*s  field %-3u  %s\n", w_id,
+			       hex_id(r->h->id[o], id), r->referrers[i].field,
+			       esc_text(object_class_text(r->h, o, cls)));
 	}
 	print_more(r, r->n_referrers);
 }
@@ -188,13 +225,13 @@ static void print_referrers_text(const struct object_report *r)
 static void reference_widths(const struct object_report *r, size_t shown,
 			     int *w_field, int *w_id, int *w_size)
 {
-	char buf[SIZE_TEXT];
+	char buf[NAME_TEXT];
 
 	*w_field = *w_id = *w_size = 0;
 	for (size_t f = 0; f < shown; f++) {
 		uint32_t x = reference_at(r, f);
 
-		widen(w_field, snprintf(buf, sizeof(buf), "[%zu]", f));
+		widen(w_field, (int)strlen(esc_text(reference_step(r, f, buf))));
 		if (x == HEAP_NULL_REF || x == HEAP_DANGLING_REF)
 			continue;
 		widen_id(w_id, r->h->id[x]);
@@ -206,25 +243,27 @@ static void print_references_text(const struct object_report *r)
 {
 	uint64_t n = reference_count(r);
 	size_t shown = listed_count(r, n);
-	char field[32], id[24], cls[64], size[SIZE_TEXT];
+	char field[NAME_TEXT], id[24], cls[NAME_TEXT], size[SIZE_TEXT];
+	/* named fields are set apart by two spaces, as the other columns */
+	const char *sep = heap_has_fields(r->h) ? "  " : " ";
 	int w_field, w_id, w_size;
 
 	reference_widths(r, shown, &w_field, &w_id, &w_size);
 	printf("references (%llu)\n", (unsigned long long)n);
 	for (size_t f = 0; f < shown; f++) {
 		uint32_t x = reference_at(r, f);
+		const char *step = esc_text(reference_step(r, f, field));
 
-		snprintf(field, sizeof(field), "[%zu]", f);
 		if (x == HEAP_NULL_REF)
-			printf("  %-*s null\n", w_field, field);
+			printf("  %-*s%snull\n", w_field, step, sep);
 		else if (x == HEAP_DANGLING_REF)
-			printf("  %-*s dangling: an object the dump never "
-			       "reported\n", w_field, field);
+			printf("  %-*s%sdangling: an object the dump never "
+			       "reported\n", w_field, step, sep);
 		else
-			printf("  %-*s %-*s  %*s  %s\n", w_field, field, w_id,
-			       hex_id(r->h->id[x], id), w_size,
+			printf("  %-*s%s%-*s  %*s  %s\n", w_field, step, sep,
+			       w_id, hex_id(r->h->id[x], id), w_size,
 			       human_size(r->h->size[x], size),
-			       esc_text(heap_class_name(r->h, x, cls)));
+			       esc_text(object_class_text(r->h, x, cls)));
 	}
 	print_more(r, n);
 }
@@ -243,7 +282,7 @@ static int report_text(const struct object_report *r)
 static void out_dominator(struct out *o, const struct object_report *r)
 {
 	uint32_t dom = r->d->idom[r->target];
-	char cls[64];
+	char cls[NAME_TEXT];
 
 	if (dom == HEAP_NONE || dom == HEAP_VIRTUAL_ROOT) {
 		out_null(o, "dominator");
@@ -251,24 +290,27 @@ static void out_dominator(struct out *o, const struct object_report *r)
 	}
 	out_begin_object(o, "dominator");
 	out_id(o, "id", r->h->id[dom]);
-	out_string(o, "class", heap_class_name(r->h, dom, cls));
+	out_string(o, "class", object_class_text(r->h, dom, cls));
 	out_end_object(o);
 }
 
 static void out_referrers(struct out *o, const struct object_report *r)
 {
 	size_t shown = listed_count(r, r->n_referrers);
-	char cls[64];
+	char cls[NAME_TEXT];
 
 	out_u64(o, "referrer_count", r->n_referrers);
 	out_begin_array(o, "referrers");
 	for (size_t i = 0; i < shown; i++) {
 		uint32_t x = r->referrers[i].object;
+		char step[NAME_TEXT];
 
 		out_begin_object(o, NULL);
 		out_id(o, "id", r->h->id[x]);
-		out_string(o, "class", heap_class_name(r->h, x, cls));
+		out_string(o, "class", object_class_text(r->h, x, cls));
 		out_u64(o, "field", r->referrers[i].field);
+		if (heap_has_fields(r->h))
+			out_string(o, "step", referrer_step(r, i, step));
 		out_end_object(o);
 	}
 	out_end_array(o);
@@ -278,19 +320,22 @@ static void out_references(struct out *o, const struct object_report *r)
 {
 	uint64_t n = reference_count(r);
 	size_t shown = listed_count(r, n);
-	char cls[64];
+	char cls[NAME_TEXT];
 
 	out_u64(o, "reference_count", n);
 	out_begin_array(o, "references");
 	for (size_t f = 0; f < shown; f++) {
 		uint32_t x = reference_at(r, f);
 		bool real = x != HEAP_NULL_REF && x != HEAP_DANGLING_REF;
+		char step[NAME_TEXT];
 
 		out_begin_object(o, NULL);
 		out_u64(o, "field", f);
+		if (heap_has_fields(r->h))
+			out_string(o, "step", reference_step(r, f, step));
 		if (real) {
 			out_id(o, "id", r->h->id[x]);
-			out_string(o, "class", heap_class_name(r->h, x, cls));
+			out_string(o, "class", object_class_text(r->h, x, cls));
 			out_u64(o, "size", r->h->size[x]);
 		} else {
 			out_null(o, "id");
@@ -309,7 +354,7 @@ static int report_structured(const struct object_report *r)
 	struct out *o = out_new(stdout, (enum output_format)r->format);
 	unsigned gen = heap_generation(h, r->target);
 	uint32_t c = h->cls[r->target];
-	char cls[64];
+	char cls[NAME_TEXT];
 
 	if (!o)
 		return -1;
@@ -317,6 +362,8 @@ static int report_structured(const struct object_report *r)
 	out_u64(o, "dump", h->dump);
 	out_id(o, "id", r->target_id);
 	out_string(o, "class", heap_class_name(h, r->target, cls));
+	if (heap_has_fields(h))
+		out_string(o, "class_object_of", class_object_of(r));
 	if (c != HEAP_NO_CLASS && c < h->n_classes)
 		out_id(o, "class_id", h->classes[c].id);
 	else

@@ -45,35 +45,48 @@ struct widths {
 	int field, id, size;
 };
 
+/* The step into objects[i] (i > 0): the field of objects[i - 1] it goes
+ * through. */
+static const char *path_step(const struct heap *h, const struct heap_path *p,
+			     size_t i, char *buf)
+{
+	uint32_t from = p->objects[i - 1];
+
+	return step_text(h, from, h->ref_start[from] + p->fields[i - 1], buf);
+}
+
 static struct widths path_widths(const struct heap *h,
 				 const struct heap_path *p)
 {
 	struct widths w = {0, 0, 0};
-	char buf[24];
+	char buf[NAME_TEXT];
 
 	for (size_t i = 0; i < p->length; i++) {
 		widen_id(&w.id, h->id[p->objects[i]]);
 		widen_size(&w.size, h->size[p->objects[i]]);
 		if (i > 0)
-			widen(&w.field, snprintf(buf, sizeof(buf), "[%u]",
-						 p->fields[i - 1]));
+			widen(&w.field, (int)strlen(esc_text(path_step(h, p, i,
+								       buf))));
 	}
 	return w;
 }
 
 /* One object of a path: "[F] 0x1100  24 B  [LOrder;", where [F] is the
- * field of the object above that refers to this one. */
+ * field of the object above that refers to this one ("Order.next" when
+ * the trace names fields). */
 static void print_step(const struct heap *h, const struct heap_path *p,
 		       size_t i, const struct widths *w)
 {
 	uint32_t x = p->objects[i];
-	char field[24] = "", id[24], size[SIZE_TEXT], cls[64];
+	char field[NAME_TEXT] = "", id[24], size[SIZE_TEXT], cls[NAME_TEXT];
 
 	if (i > 0)
-		snprintf(field, sizeof(field), "[%u]", p->fields[i - 1]);
-	printf("  %*s %-*s  %*s  %s\n", w->field, field, w->id,
+		path_step(h, p, i, field);
+	/* positions line up on the right, names read from the left */
+	printf(heap_has_fields(h) ? "  %-*s  %-*s  %*s  %s\n" :
+		"  %*s %-*s  %*s  %s\n", w->field, esc_text(field), w->id,
 	       hex_id(h->id[x], id), w->size, human_size(h->size[x], size),
-	       esc_text(heap_class_name(h, x, cls)));
+	       esc_text(object_class_text(h, x, cls)));
 }
 
 static void print_path_text(const struct paths_report *r, size_t k)
@@ -91,15 +104,19 @@ static void print_path_text(const struct paths_report *r, size_t k)
 
 static int report_text(const struct paths_report *r)
 {
-	char id[24], cls[64], size[SIZE_TEXT], buf[48];
+	char id[24], cls[NAME_TEXT], size[SIZE_TEXT], buf[48];
 
 	printf("object %s (%s, %s) in dump %llu of %s: ",
 	       hex_id(r->target_id, id),
-	       esc_text(heap_class_name(r->h, r->target, cls)),
+	       esc_text(object_class_text(r->h, r->target, cls)),
 	       human_size(r->h->size[r->target], size),
 	       (unsigned long long)r->h->dump, esc_text(r->path));
 	if (r->n_paths == 0)
 		printf("no %sroot reaches it\n", r->exclude_weak ? "strong " : "");
+	else if (heap_has_fields(r->h))
+		printf("%s\neach step names the field of the object above that "
+		       "refers to the object\n",
+		       count_of(r->n_paths, "path", "paths", buf));
 	else
 		printf("%s\n[N]: the field of the object above that refers to "
 		       "the object\n", count_of(r->n_paths, "path", "paths", buf));
@@ -113,7 +130,7 @@ static int report_text(const struct paths_report *r)
 static void out_path(struct out *o, const struct heap *h,
 		     const struct heap_path *p)
 {
-	char cls[64];
+	char cls[NAME_TEXT], step[NAME_TEXT];
 
 	out_begin_object(o, NULL);
 	out_root(o, "root", h, &h->roots[p->root]);
@@ -123,12 +140,15 @@ static void out_path(struct out *o, const struct heap *h,
 
 		out_begin_object(o, NULL);
 		out_id(o, "id", h->id[x]);
-		out_string(o, "class", heap_class_name(h, x, cls));
+		out_string(o, "class", object_class_text(h, x, cls));
 		out_u64(o, "size", h->size[x]);
 		if (i > 0)
 			out_u64(o, "field", p->fields[i - 1]);
 		else
 			out_null(o, "field");
+		if (heap_has_fields(h))
+			out_string(o, "step", i > 0 ? path_step(h, p, i, step)
+						    : NULL);
 		out_end_object(o);
 	}
 	out_end_array(o);
@@ -138,14 +158,14 @@ static void out_path(struct out *o, const struct heap *h,
 static int report_structured(const struct paths_report *r)
 {
 	struct out *o = out_new(stdout, (enum output_format)r->format);
-	char cls[64];
+	char cls[NAME_TEXT];
 
 	if (!o)
 		return -1;
 	out_begin_object(o, NULL);
 	out_u64(o, "dump", r->h->dump);
 	out_id(o, "to", r->target_id);
-	out_string(o, "class", heap_class_name(r->h, r->target, cls));
+	out_string(o, "class", object_class_text(r->h, r->target, cls));
 	out_u64(o, "size", r->h->size[r->target]);
 	out_bool(o, "exclude_weak", r->exclude_weak);
 	out_begin_array(o, "paths");

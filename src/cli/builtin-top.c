@@ -137,7 +137,7 @@ static size_t shown_count(const struct top *t, size_t available)
 static void print_objects_text(const struct top *t, const uint32_t *best,
 			       size_t k)
 {
-	char a[SIZE_TEXT], b[SIZE_TEXT], id[24], cls[64];
+	char a[SIZE_TEXT], b[SIZE_TEXT], id[24], cls[NAME_TEXT];
 	int w_ret = (int)strlen("RETAINED"), w_self = (int)strlen("SELF");
 	int w_id = (int)strlen("ID");
 
@@ -155,14 +155,14 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 		       w_ret, human_size(t->d->retained[o], a),
 		       w_self, human_size(t->h->size[o], b),
 		       w_id, hex_id(t->h->id[o], id),
-		       esc_text(heap_class_name(t->h, o, cls)));
+		       esc_text(object_class_text(t->h, o, cls)));
 	}
 }
 
 static void out_objects(struct out *o, const struct top *t,
 			const uint32_t *best, size_t k)
 {
-	char cls[64];
+	char cls[NAME_TEXT];
 
 	out_begin_array(o, "objects");
 	for (size_t i = 0; i < k; i++) {
@@ -170,7 +170,7 @@ static void out_objects(struct out *o, const struct top *t,
 
 		out_begin_object(o, NULL);
 		out_id(o, "id", t->h->id[x]);
-		out_string(o, "class", heap_class_name(t->h, x, cls));
+		out_string(o, "class", object_class_text(t->h, x, cls));
 		out_u64(o, "size", t->h->size[x]);
 		out_u64(o, "retained", t->d->retained[x]);
 		out_end_object(o);

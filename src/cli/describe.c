@@ -176,6 +176,12 @@ const char *describe_root(const struct heap *h, const struct heap_root *r,
 	struct text t = {buf, len, 0};
 
 	buf[0] = '\0';
+	if (heap_has_fields(h)) {
+		char name[NAME_TEXT];
+
+		add(&t, "%s", esc_text(root_text(h, r, name)));
+		return buf;
+	}
 	if (r->container) {
 		add(&t, "%s 0x%llx", container_name(r->container),
 		    (unsigned long long)r->id1);
@@ -202,12 +208,36 @@ const char *describe_root(const struct heap *h, const struct heap_root *r,
 	return buf;
 }
 
+void out_field(struct out *o, const char *key, const struct heap *h,
+	       const struct heap_field *f)
+{
+	out_begin_object(o, key);
+	out_id(o, "id", f->id);
+	out_id(o, "class_id", f->class_id);
+	out_string(o, "class", heap_class_name_by_id(h, f->class_id));
+	out_string(o, "name", f->name);
+	out_bool(o, "static", f->kind == HT_FIELD_STATIC);
+	out_end_object(o);
+}
+
+/* A Mono stack root's id is its thread's: named by a thread event, as
+ * root_text names it when the trace carries fields. */
+static bool stack_root_thread(const struct heap *h, const struct heap_root *r)
+{
+	return heap_has_fields(h) && !r->container &&
+	       r->kind == HT_ROOT_STACK && r->root_id &&
+	       !stack_root_method(h, r) && heap_thread_name(h, r->root_id);
+}
+
 static void out_thread(struct out *o, const struct heap *h,
 		       const struct heap_root *r)
 {
 	ht_id thread = r->container == HT_C_RT_THREAD ? r->id1 : r->thread;
 
-	if (r->has_thread || r->container == HT_C_RT_THREAD) {
+	if (stack_root_thread(h, r)) {
+		out_id(o, "thread", r->root_id);
+		out_string(o, "thread_name", heap_thread_name(h, r->root_id));
+	} else if (r->has_thread || r->container == HT_C_RT_THREAD) {
 		out_id(o, "thread", thread);
 		out_string(o, "thread_name", heap_thread_name(h, thread));
 	} else {
@@ -231,6 +261,20 @@ static void out_method(struct out *o, const struct heap *h,
 		out_null(o, "method");
 		out_null(o, "method_name");
 	}
+}
+
+/* What root_text says, and the static field by its parts. */
+static void out_root_names(struct out *o, const struct heap *h,
+			   const struct heap_root *r)
+{
+	const struct heap_field *f = heap_field_at(h, r->field);
+	char name[NAME_TEXT];
+
+	out_string(o, "name", root_text(h, r, name));
+	if (f)
+		out_field(o, "field", h, f);
+	else
+		out_null(o, "field");
 }
 
 void out_root(struct out *o, const char *key, const struct heap *h,
@@ -261,5 +305,7 @@ void out_root(struct out *o, const char *key, const struct heap *h,
 		out_end_array(o);
 	}
 	out_bool(o, "weak", heap_root_is_weak(r));
+	if (heap_has_fields(h))
+		out_root_names(o, h, r);
 	out_end_object(o);
 }

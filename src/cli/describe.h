@@ -10,6 +10,7 @@
 #include "cli/output.h"
 
 #include "analysis/heap.h"
+#include "analysis/names.h"
 #include "util/humanize.h"
 
 #include <stdbool.h>
@@ -33,13 +34,20 @@ void widen_id(int *w, ht_id id);
 const char *generation_name(unsigned generation, char *buf);
 
 /* One line for people: "C_RT_JIT 0x7ff0 in thread main (Shop.main)",
- * "C_RT_CLASS 0x500 (Shop)", "stack root 0x7ffe1000 [weak]". */
+ * "C_RT_CLASS 0x500 (Shop)", "stack root 0x7ffe1000 [weak]"; root_text
+ * (escaped) when the trace carries fields. */
 const char *describe_root(const struct heap *h, const struct heap_root *r,
 			  char *buf, size_t len);
 
 /* The same for programs, as an object under key: container or kind, ids,
- * thread, method, class, CLR root id and flags, weak. */
+ * thread, method, class, CLR root id and flags, weak; when the trace
+ * carries fields, also its root_text as "name" and its static field as
+ * "field". */
 void out_root(struct out *o, const char *key, const struct heap *h,
 	      const struct heap_root *r);
+
+/* A declared field for programs: id, class_id, class, name, static. */
+void out_field(struct out *o, const char *key, const struct heap *h,
+	       const struct heap_field *f);
 
 #endif

@@ -30,6 +30,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -465,6 +466,7 @@ struct options {
 	uint64_t seed;
 	const char *out;
 	unsigned dumps;
+	bool fields;              /* declare fields and name them in refs */
 };
 
 /* Expected length of an ordinary ref array: a discrete Pareto of
@@ -1248,6 +1250,9 @@ struct recording {
 	struct ht_recorder *rec;
 	const struct heap *h;
 	const struct roots *roots;
+	const struct catalogue *cat;
+	bool fields;           /* refs name the fields they are read from */
+	ht_id *field_ids;      /* of the PIECE refs being passed */
 	enum ht_error_code first_error;
 	ht_id *ids;            /* PIECE refs or roots being passed */
 	uint32_t *flags;       /* as many zeros */
@@ -1270,6 +1275,37 @@ static void record_classes(struct recording *g, const struct catalogue *cat)
 
 		note(g, ht_class(g->rec, class_id(c), k->name,
 				 k->kind == CK_INSTANCE, k->size));
+	}
+}
+
+/* An instance class's k-th reference field: small dense numbers, as a
+ * recorder would choose them. */
+static ht_id field_id(size_t cls, size_t k)
+{
+	return (ht_id)(cls * MAX_FIELDS + k + 1);
+}
+
+static void record_fields(struct recording *g, const struct catalogue *cat)
+{
+	struct ht_field f[MAX_FIELDS];
+	char names[MAX_FIELDS][16];
+
+	for (size_t c = 0; c < cat->n; c++) {
+		const struct klass *k = &cat->v[c];
+
+		if (k->kind != CK_INSTANCE || k->fields == 0)
+			continue;
+		for (unsigned i = 0; i < k->fields && i < MAX_FIELDS; i++) {
+			snprintf(names[i], sizeof(names[i]), "ref%u", i);
+			f[i] = (struct ht_field){
+				.id = field_id(c, i),
+				.class_id = class_id(c),
+				.name = names[i],
+				.kind = HT_FIELD_INSTANCE,
+			};
+		}
+		note(g, ht_fields(g->rec, k->fields < MAX_FIELDS ? k->fields :
+				  MAX_FIELDS, f));
 	}
 }
 
@@ -1326,6 +1362,16 @@ static void record_root_set(struct recording *g, const struct root_set *s)
 	g->last.roots += n;
 }
 
+/* The field an instance's k-th reference is read from; an array's
+ * elements are no field. */
+static ht_id object_field(const struct recording *g, size_t i, size_t k)
+{
+	const struct klass *c = &g->cat->v[g->h->cls[i]];
+
+	return c->kind == CK_INSTANCE && k < c->fields && k < MAX_FIELDS ?
+		field_id(g->h->cls[i], k) : 0;
+}
+
 /* One object's fields, those past the dump's allocation point null. A
  * long array goes in pieces, each but the last saying more will come. */
 static void record_object(struct recording *g, size_t i)
@@ -1343,13 +1389,16 @@ static void record_object(struct recording *g, size_t i)
 			int present = t != NO_REF && t < g->limit;
 
 			g->ids[k] = present ? h->id[t] : 0;
+			if (g->fields)
+				g->field_ids[k] = object_field(g, i, done + k);
 			g->last.references += present;
 			g->last.nulls += !present;
 		}
-		note(g, ht_object_references(g->rec, h->id[i],
-					     class_id(h->cls[i]),
-					     object_size(h, i), flags, n,
-					     g->ids, NULL, -1, HT_RESULT_OK));
+		note(g, ht_object_references_fields(
+				g->rec, h->id[i], class_id(h->cls[i]),
+				object_size(h, i), flags, n, g->ids, NULL,
+				g->fields ? g->field_ids : NULL, -1,
+				HT_RESULT_OK));
 		done += n;
 	} while (done < len);
 	g->last.objects++;
@@ -1441,6 +1490,7 @@ static uint64_t file_size(const char *path)
 static const char usage[] =
 	"usage: " PROGRAM " -n OBJECTS [-r REFS_PER_OBJECT] [-s SEED] "
 	"[-o OUT.ht] [--dumps K]\n"
+	"                  [--fields]\n"
 	"\n"
 	"Records a synthetic Microsoft-VM-style heap dump through the shim:\n"
 	"allocation-ordered ids, a few hundred classes, power-law fan-out,\n"
@@ -1453,6 +1503,8 @@ static const char usage[] =
 	"  -o, --output F    the trace (default heaptrace.ht)\n"
 	"      --dumps K     K dumps of the growing heap, the last one whole\n"
 	"                    (default 1)\n"
+	"      --fields      declare each class's fields and name the field\n"
+	"                    of every reference (format version 2)\n"
 	"  -h, --help        this help\n";
 
 static void usage_error(const char *fmt, ...)
@@ -1506,6 +1558,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{"seed", required_argument, NULL, 's'},
 		{"output", required_argument, NULL, 'o'},
 		{"dumps", required_argument, NULL, 'd'},
+		{"fields", no_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -1531,6 +1584,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'd':
 			o->dumps = (unsigned)parse_count("--dumps", optarg, 1,
 							 1000);
+			break;
+		case 'f':
+			o->fields = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -1596,6 +1652,8 @@ static void record_trace(const struct options *o, const struct heap *h,
 	struct recording g = {
 		.h = h,
 		.roots = rs,
+		.cat = cat,
+		.fields = o->fields,
 		.rec = open_trace(o),
 	};
 	struct ht_error err;
@@ -1604,8 +1662,11 @@ static void record_trace(const struct options *o, const struct heap *h,
 	most = most > PIECE ? most : PIECE;
 	g.ids = xcalloc(most, sizeof(*g.ids));
 	g.flags = xcalloc(most, sizeof(*g.flags));
+	g.field_ids = xcalloc(most, sizeof(*g.field_ids));
 	g.stack = xcalloc(h->n, sizeof(*g.stack));
 	record_classes(&g, cat);
+	if (o->fields)
+		record_fields(&g, cat);
 	record_methods(&g, cat, r);
 	record_threads(&g);
 	for (unsigned d = 1; d <= o->dumps; d++)
@@ -1631,6 +1692,7 @@ static void record_trace(const struct options *o, const struct heap *h,
 		now() - started);
 	free(g.ids);
 	free(g.flags);
+	free(g.field_ids);
 	free(g.stack);
 }
 

@@ -12,9 +12,12 @@
  * few further on, one to an object within a thousand either way, one to
  * anywhere (null three times in ten); 2000 thread roots spread over the
  * heap. With --shuffled the objects come in a scrambled order, as a
- * depth-first heap walk gives them, which takes the sorting path.
+ * depth-first heap walk gives them, which takes the sorting path. With
+ * --fields each class declares three fields and every reference names the
+ * one it is read from, as a format version 2 recorder's do, so that the
+ * cost of keeping the fields shows beside the figures without.
  *
- * Usage: bench_analysis [OBJECTS] [--shuffled]
+ * Usage: bench_analysis [OBJECTS] [--shuffled] [--fields]
  * Exits 1 when the peak passes the memory budget.
  */
 #include "analysis/heap.h"
@@ -51,12 +54,17 @@ static ht_id id_of(uint64_t j)
 	return BASE + STRIDE * j + 8 * (mix(j) % 4);
 }
 
-enum phase { P_CLASSES, P_BEGIN, P_THREAD, P_ROOTS, P_HEAP, P_OBJECTS,
+#define FIELDS_PER_CLASS 3
+
+enum phase { P_CLASSES, P_FIELDS, P_BEGIN, P_THREAD, P_ROOTS, P_HEAP, P_OBJECTS,
 	     P_END, P_DONE };
 
 struct gen {
 	uint64_t n;
 	bool shuffled;
+	bool fields;
+	ht_id ref_fields[3];
+	struct ht_field declared[FIELDS_PER_CLASS];
 	uint64_t step;        /* shuffled: a stride prime to n */
 	enum phase phase;
 	uint64_t at;          /* within the phase */
@@ -84,6 +92,29 @@ static uint64_t object_at(const struct gen *g, uint64_t k)
 	return g->shuffled ? (k * g->step) % g->n : k;
 }
 
+/* Class c's k-th field: small dense numbers, as recorders choose them. */
+static ht_id field_of(uint64_t c, unsigned k)
+{
+	return c * FIELDS_PER_CLASS + k + 1;
+}
+
+static void fields_event(struct gen *g, uint64_t c, struct ht_event *ev)
+{
+	static const char *const names[FIELDS_PER_CLASS] = {"next", "value",
+							    "owner"};
+
+	for (unsigned k = 0; k < FIELDS_PER_CLASS; k++)
+		g->declared[k] = (struct ht_field){
+			.id = field_of(c, k),
+			.class_id = 0x1000 + 8 * c,
+			.name = names[k],
+			.kind = HT_FIELD_INSTANCE,
+		};
+	ev->type = HT_EV_FIELDS;
+	ev->u.fields = (struct ht_ev_fields){
+		.count = FIELDS_PER_CLASS, .fields = g->declared};
+}
+
 static void object_event(struct gen *g, uint64_t j, struct ht_event *ev)
 {
 	uint64_t h = mix(j ^ 0x5bd1e995);
@@ -102,6 +133,11 @@ static void object_event(struct gen *g, uint64_t j, struct ht_event *ev)
 		.count = 3,
 		.refs = g->refs,
 	};
+	if (g->fields) {
+		for (unsigned k = 0; k < 3; k++)
+			g->ref_fields[k] = field_of(h % CLASSES, k);
+		ev->u.object_references.ref_fields = g->ref_fields;
+	}
 }
 
 static void container_event(struct ht_event *ev, enum ht_container_type t,
@@ -124,6 +160,13 @@ static int gen_next(void *self, struct ht_event *ev, struct ht_error *err)
 		ev->type = HT_EV_CLASS;
 		ev->u.class_ = (struct ht_ev_class){
 			.id = 0x1000 + 8 * g->at, .name = g->name};
+		if (++g->at == CLASSES) {
+			g->phase = g->fields ? P_FIELDS : P_BEGIN;
+			g->at = 0;
+		}
+		break;
+	case P_FIELDS:
+		fields_event(g, g->at, ev);
 		if (++g->at == CLASSES) {
 			g->phase = P_BEGIN;
 			g->at = 0;
@@ -205,6 +248,30 @@ static double cpu_seconds(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
+/* What the graph's edge fields take: a bit an object, the layouts and
+ * the objects off them. */
+static double field_bytes(const struct heap *h)
+{
+	if (!h->field_follows)
+		return 0.0;
+	return (double)((h->n + 63) / 64 * 8) +
+	       (double)(h->n_classes + 2) * sizeof(*h->layout_start) +
+	       (double)h->layout_start[h->n_classes + 1] * sizeof(*h->layout) +
+	       (double)h->n_odd * (sizeof(*h->odd) + sizeof(*h->odd_start)) +
+	       (double)h->odd_start[h->n_odd] * sizeof(*h->odd_field);
+}
+
+/* What the graph's per-object and per-edge arrays take, fields included. */
+static double graph_bytes(const struct heap *h)
+{
+	double per_object = sizeof(*h->id) + sizeof(*h->cls) +
+			    sizeof(*h->size) + sizeof(*h->ref_start) +
+			    (h->generation ? 1 : 0);
+
+	return per_object * h->n +
+	       (double)h->ref_start[h->n] * sizeof(*h->ref) + field_bytes(h);
+}
+
 static int keep_dump(void *ctx, struct heap *h, bool *keep)
 {
 	*(struct heap **)ctx = h;
@@ -227,11 +294,14 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--shuffled") == 0)
 			g->shuffled = true;
+		else if (strcmp(argv[i], "--fields") == 0)
+			g->fields = true;
 		else
 			g->n = strtoull(argv[i], NULL, 0);
 	}
 	if (g->n < 2) {
-		fprintf(stderr, "usage: %s [OBJECTS >= 2] [--shuffled]\n",
+		fprintf(stderr, "usage: %s [OBJECTS >= 2] [--shuffled] "
+			"[--fields]\n",
 			argv[0]);
 		return 2;
 	}
@@ -257,8 +327,12 @@ int main(int argc, char **argv)
 	c2 = cpu_seconds();
 
 	per_object = peak_rss_bytes() / (double)g->n;
-	printf("objects              %" PRIu32 " (%s order)\n", h->n,
-	       g->shuffled ? "scrambled" : "address");
+	printf("objects              %" PRIu32 " (%s order%s)\n", h->n,
+	       g->shuffled ? "scrambled" : "address",
+	       g->fields ? ", fields" : "");
+	printf("graph                %.1f bytes/object (fields: %.1f)\n",
+	       graph_bytes(h) / (double)g->n,
+	       field_bytes(h) / (double)g->n);
 	printf("references           %" PRIu64 " (%" PRIu64 " dangling)\n",
 	       h->n_references, h->n_dangling);
 	printf("reachable            %" PRIu64 "\n", d.reachable);

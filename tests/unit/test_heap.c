@@ -270,6 +270,208 @@ static void assert_well_formed(const struct heap *h)
 	}
 }
 
+/* ---- Fields -------------------------------------------------------------- */
+
+static void declare_fields(size_t n, const struct ht_field *fields)
+{
+	static struct ht_field pool[64];
+	static size_t used;
+	struct ht_event *ev = add_event(HT_EV_FIELDS);
+
+	cr_assert_leq(used + n, 64);
+	memcpy(pool + used, fields, n * sizeof(*fields));
+	ev->u.fields.count = n;
+	ev->u.fields.fields = pool + used;
+	used += n;
+}
+
+#define FIELDS(...)                                                         \
+	declare_fields(sizeof((const struct ht_field[]){__VA_ARGS__}) /     \
+			       sizeof(struct ht_field),                     \
+		       (const struct ht_field[]){__VA_ARGS__})
+
+/* The field an object's reference index was read from: its name, "-"
+ * for none. */
+static const char *field_name(const struct heap *h, ht_id object, size_t index)
+{
+	uint32_t o = heap_find(h, object);
+	const struct heap_field *f =
+		heap_field_at(h, heap_ref_field(h, o, h->ref_start[o] + index));
+
+	return f ? f->name : "-";
+}
+
+static void with_ref_fields(struct ht_ev_object_references *e, size_t n,
+			    const ht_id *fields)
+{
+	cr_assert_eq(e->count, n);
+	e->ref_fields = pool_ids(fields, n);
+}
+
+#define REF_FIELDS(e, ...)                                                  \
+	with_ref_fields(e, COUNT(__VA_ARGS__), (const ht_id[]){__VA_ARGS__})
+
+/* The hand-solved case: a holder's instance field, a class's static,
+ * an array's slots (no field) and a field named but never declared. */
+static void fields_trace(bool in_order)
+{
+	named(HT_EV_CLASS, 0x10, "demo.Holder");
+	named(HT_EV_CLASS, 0x20, "demo.HeapDemo");
+	named(HT_EV_CLASS, 0x30, "java.lang.Object[]");
+	FIELDS({.id = 1, .class_id = 0x10, .name = "cache",
+		.kind = HT_FIELD_INSTANCE},
+	       {.id = 2, .class_id = 0x20, .name = "listHead",
+		.kind = HT_FIELD_STATIC});
+	begin_dump();
+	container(HT_C_RT_CLASS, 0x20, 0);
+	roots_of(1, (const ht_id[]){0x1000})->root_fields =
+		pool_ids((const ht_id[]){2}, 1);
+	container(HT_C_HEAP, 0, 0);
+	if (in_order) {
+		REF_FIELDS(OBJ(0x1000, 0x10, 16, 0x1100, 0x1100), 1, 9);
+		REF_FIELDS(OBJ(0x1100, 0x30, 32, 0, 0x1000), 0, 0);
+	} else {
+		REF_FIELDS(OBJ(0x1100, 0x30, 32, 0, 0x1000), 0, 0);
+		REF_FIELDS(OBJ_MORE(0x1000, 0x10, 16, 0x1100), 1);
+		REF_FIELDS(OBJ(0x1000, 0x10, 16, 0x1100), 9);
+	}
+	end_dump();
+}
+
+static void assert_fields_trace(const struct heap *h)
+{
+	const struct heap_field *f;
+
+	assert_well_formed(h);
+	cr_assert(heap_has_fields(h));
+	cr_assert_str_eq(field_name(h, 0x1000, 0), "cache");
+	/* field 9 is never declared: no field */
+	cr_assert_str_eq(field_name(h, 0x1000, 1), "-");
+	cr_assert_str_eq(field_name(h, 0x1100, 0), "-");
+	cr_assert_str_eq(field_name(h, 0x1100, 1), "-");
+	f = heap_field_at(h, heap_ref_field(h, heap_find(h, 0x1000),
+					    h->ref_start[heap_find(h, 0x1000)]));
+	cr_assert_eq(f->class_id, 0x10);
+	cr_assert_eq(f->kind, HT_FIELD_INSTANCE);
+	cr_assert_eq(h->n_roots, 1);
+	f = heap_field_at(h, h->roots[0].field);
+	cr_assert_not_null(f);
+	cr_assert_str_eq(f->name, "listHead");
+	cr_assert_eq(f->class_id, 0x20);
+	cr_assert_eq(f->kind, HT_FIELD_STATIC);
+	/* 0x1000 is its class's first object: it follows its layout; the
+	 * array's fields are all none */
+	cr_assert_eq(h->n_odd, 0);
+}
+
+Test(fields, of_objects_in_order)
+{
+	fields_trace(true);
+	assert_fields_trace(scan_last());
+	free_got();
+}
+
+Test(fields, of_objects_joined_from_parts_out_of_order)
+{
+	fields_trace(false);
+	assert_fields_trace(scan_last());
+	free_got();
+}
+
+Test(fields, none_in_a_trace_without_them)
+{
+	struct heap *h;
+
+	begin_dump();
+	ROOTS(0x1000);
+	container(HT_C_HEAP, 0, 0);
+	OBJ(0x1000, 0x10, 16, 0x1000);
+	end_dump();
+	h = scan_last();
+	cr_assert_not(heap_has_fields(h));
+	cr_assert_null(h->field_follows);
+	cr_assert_eq(heap_ref_field(h, 0, 0), HEAP_NO_FIELD);
+	cr_assert_eq(h->roots[0].field, HEAP_NO_FIELD);
+	cr_assert_null(heap_field_at(h, HEAP_NO_FIELD));
+	free_got();
+}
+
+Test(fields, refs_before_the_first_that_names_one_have_none)
+{
+	struct heap *h;
+
+	FIELDS({.id = 7, .class_id = 0x10, .name = "next"});
+	begin_dump();
+	ROOTS(0x1000);
+	container(HT_C_HEAP, 0, 0);
+	OBJ(0x1000, 0x10, 16, 0x1100);
+	REF_FIELDS(OBJ(0x1100, 0x10, 16, 0x1000), 7);
+	end_dump();
+	h = scan_last();
+	cr_assert_str_eq(field_name(h, 0x1000, 0), "-");
+	cr_assert_str_eq(field_name(h, 0x1100, 0), "next");
+	free_got();
+}
+
+/* Objects of one class that name other fields than its first object did
+ * (a null left out, a subclass's layout under one class id) are listed
+ * with their own fields; the others follow the class's layout. */
+Test(fields, objects_off_their_class_layout)
+{
+	struct heap *h;
+
+	FIELDS({.id = 1, .class_id = 0x10, .name = "a"},
+	       {.id = 2, .class_id = 0x10, .name = "b"},
+	       {.id = 3, .class_id = 0x10, .name = "c"});
+	begin_dump();
+	ROOTS(0x1000);
+	container(HT_C_HEAP, 0, 0);
+	REF_FIELDS(OBJ(0x1000, 0x10, 16, 0x1100, 0x1200), 1, 2);
+	REF_FIELDS(OBJ(0x1100, 0x10, 16, 0x1200), 1);
+	REF_FIELDS(OBJ(0x1200, 0x10, 16, 0x1000), 2);
+	REF_FIELDS(OBJ(0x1300, 0x10, 16, 0x1000, 0x1100, 0x1200), 1, 2, 3);
+	REF_FIELDS(OBJ(0x1400, 0x20, 16, 0x1000, 0x1100), 0, 0);
+	REF_FIELDS(OBJ(0x1500, 0x20, 16, 0x1000), 3);
+	end_dump();
+	h = scan_last();
+	cr_assert_str_eq(field_name(h, 0x1000, 0), "a");
+	cr_assert_str_eq(field_name(h, 0x1000, 1), "b");
+	cr_assert_str_eq(field_name(h, 0x1100, 0), "a");
+	cr_assert_str_eq(field_name(h, 0x1200, 0), "b");
+	cr_assert_str_eq(field_name(h, 0x1300, 0), "a");
+	cr_assert_str_eq(field_name(h, 0x1300, 1), "b");
+	cr_assert_str_eq(field_name(h, 0x1300, 2), "c");
+	cr_assert_str_eq(field_name(h, 0x1400, 1), "-");
+	cr_assert_str_eq(field_name(h, 0x1500, 0), "c");
+	/* 0x1200 (b where the layout has a), 0x1300 (c past its end) and
+	 * 0x1500 (c where its class's first object named none) */
+	cr_assert_eq(h->n_odd, 3);
+	cr_assert_eq(h->odd[0], heap_find(h, 0x1200));
+	cr_assert_eq(h->odd[1], heap_find(h, 0x1300));
+	cr_assert_eq(h->odd[2], heap_find(h, 0x1500));
+	free_got();
+}
+
+Test(fields, a_class_object_stands_for_its_class)
+{
+	struct heap *h;
+
+	named(HT_EV_CLASS, 0x10, "java.lang.Class");
+	named(HT_EV_CLASS, 0x2000, "demo.HeapDemo");
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	LEAF(0x2000, 0x10, 64);   /* demo.HeapDemo's class object */
+	LEAF(0x3000, 0x10, 64);   /* no class has this id */
+	LEAF(0x4000, 0x2000, 16); /* an instance of demo.HeapDemo */
+	end_dump();
+	h = scan_last();
+	cr_assert_str_eq(heap_class_object_name(h, heap_find(h, 0x2000)),
+			 "demo.HeapDemo");
+	cr_assert_null(heap_class_object_name(h, heap_find(h, 0x3000)));
+	cr_assert_null(heap_class_object_name(h, heap_find(h, 0x4000)));
+	free_got();
+}
+
 /* ---- Container dumps ---------------------------------------------------- */
 
 Test(container_dump, threads_frames_statics_and_the_heap)

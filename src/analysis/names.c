@@ -1,0 +1,242 @@
+/*
+ * names.c - names as a developer reads them (names.h).
+ */
+#include "analysis/names.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+struct text {
+	char *buf;
+	size_t len, used;
+};
+
+static void add(struct text *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (t->used >= t->len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		t->used += (size_t)n;
+}
+
+const char *object_class_text(const struct heap *h, uint32_t object,
+			      char *buf)
+{
+	const char *of = heap_has_fields(h) ?
+		heap_class_object_name(h, object) : NULL;
+
+	if (!of)
+		return heap_class_name(h, object, buf);
+	snprintf(buf, NAME_TEXT, "class %s", of);
+	return buf;
+}
+
+/* A class by its id: its name, else its id as heap_class_name gives an
+ * unnamed one. */
+static void add_class(struct text *t, const struct heap *h, ht_id class_id)
+{
+	const char *name = heap_class_name_by_id(h, class_id);
+
+	if (name)
+		add(t, "%s", name);
+	else
+		add(t, "?0x%llx", (unsigned long long)class_id);
+}
+
+static void add_field(struct text *t, const struct heap *h,
+		      const struct heap_field *f)
+{
+	if (f->kind == HT_FIELD_STATIC)
+		add(t, "static ");
+	add_class(t, h, f->class_id);
+	add(t, ".%s", f->name);
+}
+
+/* "java.lang.Object[]", "System.Object[]", or as the JVM spells arrays,
+ * "[Ljava.lang.Object;" */
+static bool is_array_class(const char *name)
+{
+	size_t n = strlen(name);
+
+	return name[0] == '[' || (n >= 2 && strcmp(name + n - 2, "[]") == 0);
+}
+
+const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
+		      char *buf)
+{
+	struct text t = {buf, NAME_TEXT, 0};
+	const struct heap_field *f = heap_field_at(h, heap_ref_field(h, from, e));
+	uint64_t at = e - h->ref_start[from];
+	char cls[NAME_TEXT];
+	const char *name;
+
+	buf[0] = '\0';
+	if (f) {
+		add_field(&t, h, f);
+		return buf;
+	}
+	name = heap_class_name(h, from, cls);
+	if (heap_has_fields(h) && is_array_class(name))
+		add(&t, "%s", name);
+	add(&t, "[%llu]", (unsigned long long)at);
+	return buf;
+}
+
+/* " on thread \"main\"", or by id when unnamed. */
+static void add_on_thread(struct text *t, const struct heap *h, ht_id thread)
+{
+	const char *name = heap_thread_name(h, thread);
+
+	if (name)
+		add(t, " on thread \"%s\"", name);
+	else
+		add(t, " on thread 0x%llx", (unsigned long long)thread);
+}
+
+/* A frame's local: "local in App.main on thread \"main\"", a native
+ * frame's "JNI local in ...". */
+static void add_frame_local(struct text *t, const struct heap *h,
+			    const struct heap_root *r)
+{
+	const char *method = r->id2 ? heap_method_name(h, r->id2) : NULL;
+
+	add(t, "%slocal", r->container == HT_C_RT_NATIVE ? "JNI " : "");
+	if (method)
+		add(t, " in %s", method);
+	else if (r->id2)
+		add(t, " in method 0x%llx", (unsigned long long)r->id2);
+	if (r->has_thread)
+		add_on_thread(t, h, r->thread);
+}
+
+/* What the JVM's and the Microsoft VM's containers hold, in plain words. */
+static void add_container_root(struct text *t, const struct heap *h,
+			       const struct heap_root *r)
+{
+	const char *thread, *name;
+
+	if (ht_container_is_frame(r->container)) {
+		add_frame_local(t, h, r);
+		return;
+	}
+	switch (r->container) {
+	case HT_C_RT_THREAD:
+		thread = heap_thread_name(h, r->id1);
+		if (thread)
+			add(t, "thread object \"%s\"", thread);
+		else
+			add(t, "thread object 0x%llx",
+			    (unsigned long long)r->id1);
+		return;
+	case HT_C_RT_CLASS:
+		/* a sticky class is its own root: the class object */
+		add(t, r->ref == r->id1 ? "system class " :
+			"static field of ");
+		add_class(t, h, r->id1);
+		return;
+	case HT_C_RT_STRONGPTR:
+		add(t, "JNI global");
+		return;
+	case HT_C_RT_INTERNALVM:
+		add(t, "VM internal");
+		return;
+	case HT_C_RT_ROOTTABLE:
+		add(t, "VM root table");
+		return;
+	case HT_C_RT_FINALIZED:
+		add(t, "finalizer queue");
+		return;
+	default:
+		name = ht_container_name((enum ht_container_type)r->container);
+		add(t, "%s 0x%llx", name ? name : "container",
+		    (unsigned long long)r->id1);
+	}
+}
+
+/* The CLR's and Mono's root kinds: a stack root's id names its frame's
+ * method (the CLR) or its thread (Mono); an other root's may name the
+ * class whose statics it is (Mono). */
+static void add_kind_root(struct text *t, const struct heap *h,
+			  const struct heap_root *r)
+{
+	const char *method = r->root_id ? heap_method_name(h, r->root_id)
+					: NULL;
+	const char *name;
+
+	switch (r->kind) {
+	case HT_ROOT_STACK:
+		if (method) {
+			add(t, "local in %s", method);
+		} else if (r->root_id &&
+			   (name = heap_thread_name(h, r->root_id))) {
+			add(t, "local on thread \"%s\"", name);
+		} else {
+			add(t, "stack root");
+			if (r->root_id)
+				add(t, " 0x%llx", (unsigned long long)r->root_id);
+		}
+		return;
+	case HT_ROOT_FINALIZER:
+		add(t, "finalizer queue");
+		return;
+	case HT_ROOT_HANDLE:
+		add(t, "GC handle");
+		return;
+	default:
+		break;
+	}
+	if (r->root_id && (name = heap_class_name_by_id(h, r->root_id))) {
+		add(t, "static field of %s", name);
+		return;
+	}
+	add(t, "%s root", r->kind == HEAP_NO_KIND ? "unknown" : "other");
+	if (r->root_id)
+		add(t, " 0x%llx", (unsigned long long)r->root_id);
+}
+
+/* " (pinned, weak)" */
+static void add_root_flag_words(struct text *t, unsigned flags)
+{
+	static const unsigned bits[] = {HT_ROOT_PINNING, HT_ROOT_WEAK,
+					HT_ROOT_INTERIOR, HT_ROOT_REFCOUNTED};
+	static const char *const words[] = {"pinned", "weak", "interior",
+					    "refcounted"};
+	const char *sep = " (";
+
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+		if (flags & bits[i]) {
+			add(t, "%s%s", sep, words[i]);
+			sep = ", ";
+		}
+	}
+	if (flags)
+		add(t, ")");
+}
+
+const char *root_text(const struct heap *h, const struct heap_root *r,
+		      char *buf)
+{
+	struct text t = {buf, NAME_TEXT, 0};
+	const struct heap_field *f = heap_field_at(h, r->field);
+
+	buf[0] = '\0';
+	if (f)
+		add_field(&t, h, f);
+	else if (r->container)
+		add_container_root(&t, h, r);
+	else
+		add_kind_root(&t, h, r);
+	add_root_flag_words(&t, r->root_flags);
+	return buf;
+}
+

@@ -1,0 +1,49 @@
+/*
+ * names.h - names as a developer reads them, for every output of the
+ * analyses: the field a reference goes through ("demo.Holder.cache",
+ * "static demo.HeapDemo.listHead", "java.lang.Object[][12]"), a class
+ * object by the class it stands for ("class demo.HeapDemo"), and a root by
+ * its kind and what it is ("static field of App", "local in App.Main on
+ * thread \"main\"", "GC handle (pinned)"). One place makes them; the
+ * commands print them through cli/escape.h.
+ *
+ * They name things this way when the trace carries fields
+ * (heap_has_fields): the traces of older recorders keep the names they
+ * always had.
+ */
+#ifndef HT_NAMES_H
+#define HT_NAMES_H
+
+#include "analysis/heap.h"
+
+#include <stdint.h>
+
+/* Each function writes the plain (unescaped) name into buf, which holds
+ * NAME_TEXT bytes, and returns it; a longer name is cut short. */
+#define NAME_TEXT 512
+
+/* An object's class, or when the trace carries fields and the object is
+ * a class object, the class it stands for: "demo.Holder",
+ * "class demo.HeapDemo", "?0x50". */
+const char *object_class_text(const struct heap *h, uint32_t object,
+			      char *buf);
+
+/* The step through reference e (an index into h->ref) of object `from`:
+ * "demo.Holder.cache", "static demo.HeapDemo.listHead",
+ * "java.lang.Object[][12]" (an array's element, when the trace carries
+ * fields); "[3]" (its position among the object's references) when no
+ * field is known. */
+const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
+		      char *buf);
+
+/* A root by its kind and what it is: its static field
+ * ("static demo.HeapDemo.listHead"), a frame's local ("local in App.Main
+ * on thread \"main\"", "JNI local in ..."), "static field of App",
+ * "system class App", "thread object \"main\"", "JNI global",
+ * "VM internal", "VM root table", "finalizer queue", "GC handle", a CLR
+ * or Mono stack root by its method or thread, "other root 0x...", then
+ * its flags in words: " (pinned, weak)". */
+const char *root_text(const struct heap *h, const struct heap_root *r,
+		      char *buf);
+
+#endif

@@ -1,0 +1,237 @@
+/*
+ * test_names.c - names as a developer reads them (src/analysis/names.c):
+ * steps through instance and static fields and array elements, class
+ * objects, and roots of every container and CLR kind, on a small graph
+ * made by hand; and the names a trace without fields keeps.
+ */
+#include <criterion/criterion.h>
+
+#include "analysis/names.h"
+
+#include <string.h>
+
+/* Classes sorted by id, as a dump's snapshot has them. */
+static struct heap_class classes[] = {
+	{.id = 0x10, .name = "java.lang.Class"},
+	{.id = 0x30, .name = "demo.Holder"},
+	{.id = 0x40, .name = "java.lang.Object[]"},
+	{.id = 0x60, .name = "demo.HeapDemo"},
+	{.id = 0x70, .name = NULL},
+};
+
+/* Field 3 was named by a reference and never declared. */
+static struct heap_field fields[] = {
+	{.id = 1, .class_id = 0x30, .name = "cache", .kind = HT_FIELD_INSTANCE},
+	{.id = 2, .class_id = 0x60, .name = "listHead", .kind = HT_FIELD_STATIC},
+	{.id = 9, .class_id = 0, .name = NULL},
+	{.id = 4, .class_id = 0x99, .name = "x", .kind = HT_FIELD_INSTANCE},
+};
+
+static struct heap_name threads[] = {{.id = 0x1, .name = "main"}};
+static struct heap_name methods[] = {{.id = 0x900, .name = "demo.Main.main"}};
+
+/*
+ * 0x60   java.lang.Class    (demo.HeapDemo's class object): listHead 0x2000
+ * 0x2000 demo.Holder:        cache 0x3000, (field 9) null, (field 4) null
+ * 0x3000 java.lang.Object[]: [0] null, [1] 0x2000
+ * 0x4000 java.lang.Class     (no class has its id)
+ */
+static ht_id ids[] = {0x60, 0x2000, 0x3000, 0x4000};
+static uint32_t cls[] = {0, 1, 2, 0};
+static uint64_t sizes[] = {64, 24, 40, 64};
+static uint64_t ref_start[] = {0, 1, 4, 6, 6};
+static uint32_t refs[] = {1, 2, HEAP_NULL_REF, HEAP_NULL_REF, HEAP_NULL_REF, 1};
+/* No object follows a class layout: each is listed with its fields. */
+static uint64_t follows_none[1];
+static uint64_t no_layouts[7];
+static uint32_t odd[] = {0, 1, 2, 3};
+static uint64_t odd_start[] = {0, 1, 4, 6, 6};
+static uint32_t odd_field[] = {2, 1, 3, 4, 0, 0};
+
+static struct heap h;
+
+static void with_fields(void)
+{
+	h = (struct heap){
+		.n_classes = sizeof(classes) / sizeof(*classes),
+		.classes = classes,
+		.n_threads = 1,
+		.threads = threads,
+		.n_methods = 1,
+		.methods = methods,
+		.n_fields = sizeof(fields) / sizeof(*fields),
+		.fields = fields,
+		.n = 4,
+		.id = ids,
+		.cls = cls,
+		.size = sizes,
+		.ref_start = ref_start,
+		.ref = refs,
+		.field_follows = follows_none,
+		.layout_start = no_layouts,
+		.n_odd = 4,
+		.odd = odd,
+		.odd_start = odd_start,
+		.odd_field = odd_field,
+	};
+}
+
+/* The same graph as a trace of an older recorder gives it. */
+static void without_fields(void)
+{
+	with_fields();
+	h.n_fields = 0;
+	h.fields = NULL;
+	h.field_follows = NULL;
+}
+
+static const char *step(uint32_t from, uint64_t e)
+{
+	static char buf[NAME_TEXT];
+
+	return step_text(&h, from, e, buf);
+}
+
+static const char *root(struct heap_root r)
+{
+	static char buf[NAME_TEXT];
+
+	return root_text(&h, &r, buf);
+}
+
+static const char *class_of(uint32_t object)
+{
+	static char buf[NAME_TEXT];
+
+	return object_class_text(&h, object, buf);
+}
+
+Test(steps, through_instance_and_static_fields, .init = with_fields)
+{
+	cr_assert_str_eq(step(1, 1), "demo.Holder.cache");
+	cr_assert_str_eq(step(0, 0), "static demo.HeapDemo.listHead");
+}
+
+Test(steps, an_undeclared_field_is_no_field, .init = with_fields)
+{
+	cr_assert_str_eq(step(1, 2), "[1]");
+}
+
+Test(steps, a_field_of_an_unnamed_class, .init = with_fields)
+{
+	cr_assert_str_eq(step(1, 3), "?0x99.x");
+}
+
+Test(steps, array_elements_by_index, .init = with_fields)
+{
+	cr_assert_str_eq(step(2, 4), "java.lang.Object[][0]");
+	cr_assert_str_eq(step(2, 5), "java.lang.Object[][1]");
+}
+
+Test(steps, array_elements_as_the_jvm_spells_arrays, .init = with_fields)
+{
+	static struct heap_class jvm[sizeof(classes) / sizeof(*classes)];
+
+	memcpy(jvm, classes, sizeof(classes));
+	jvm[2].name = "[Ljava.lang.Object;";
+	h.classes = jvm;
+	cr_assert_str_eq(step(2, 5), "[Ljava.lang.Object;[1]");
+}
+
+Test(steps, by_position_without_fields, .init = without_fields)
+{
+	cr_assert_str_eq(step(1, 1), "[0]");
+	cr_assert_str_eq(step(2, 5), "[1]");
+	cr_assert_str_eq(step(0, 0), "[0]");
+}
+
+Test(class_objects, stand_for_their_class, .init = with_fields)
+{
+	cr_assert_str_eq(class_of(0), "class demo.HeapDemo");
+	cr_assert_str_eq(class_of(1), "demo.Holder");
+	/* java.lang.Class, but no class has its id */
+	cr_assert_str_eq(class_of(3), "java.lang.Class");
+}
+
+Test(class_objects, keep_their_class_without_fields, .init = without_fields)
+{
+	cr_assert_str_eq(class_of(0), "java.lang.Class");
+}
+
+Test(roots, of_the_jvm_containers, .init = with_fields)
+{
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_JIT, .id1 = 0x7ff0, .id2 = 0x900,
+		.has_thread = true, .thread = 0x1}),
+		"local in demo.Main.main on thread \"main\"");
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_NATIVE, .id1 = 0x7e00, .id2 = 0x999,
+		.has_thread = true, .thread = 0x2}),
+		"JNI local in method 0x999 on thread 0x2");
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_THREAD, .id1 = 0x1, .has_thread = true,
+		.thread = 0x1}), "thread object \"main\"");
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_CLASS, .id1 = 0x60, .ref = 0x60}),
+		"system class demo.HeapDemo");
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_CLASS, .id1 = 0x60, .ref = 0x2000}),
+		"static field of demo.HeapDemo");
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_CLASS, .id1 = 0x60, .ref = 0x2000,
+		.field = 2}), "static demo.HeapDemo.listHead");
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_STRONGPTR}), "JNI global");
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_INTERNALVM}), "VM internal");
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_ROOTTABLE}), "VM root table");
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_FINALIZED}), "finalizer queue");
+}
+
+Test(roots, of_the_clr_kinds, .init = with_fields)
+{
+	cr_assert_str_eq(root((struct heap_root){
+		.kind = HT_ROOT_STACK, .root_id = 0x900}),
+		"local in demo.Main.main");
+	cr_assert_str_eq(root((struct heap_root){
+		.kind = HT_ROOT_STACK, .root_id = 0x1}),
+		"local on thread \"main\"");
+	cr_assert_str_eq(root((struct heap_root){
+		.kind = HT_ROOT_STACK, .root_id = 0x7ffe}), "stack root 0x7ffe");
+	cr_assert_str_eq(root((struct heap_root){
+		.kind = HT_ROOT_HANDLE, .root_flags = HT_ROOT_PINNING}),
+		"GC handle (pinned)");
+	cr_assert_str_eq(root((struct heap_root){
+		.kind = HT_ROOT_HANDLE,
+		.root_flags = HT_ROOT_WEAK | HT_ROOT_INTERIOR}),
+		"GC handle (weak, interior)");
+	cr_assert_str_eq(root((struct heap_root){
+		.kind = HT_ROOT_FINALIZER}), "finalizer queue");
+	cr_assert_str_eq(root((struct heap_root){
+		.kind = HT_ROOT_OTHER, .root_id = 0x60}),
+		"static field of demo.HeapDemo");
+	cr_assert_str_eq(root((struct heap_root){
+		.kind = HT_ROOT_OTHER, .field = 2}),
+		"static demo.HeapDemo.listHead");
+	cr_assert_str_eq(root((struct heap_root){
+		.kind = HT_ROOT_OTHER, .root_id = 0xdead}), "other root 0xdead");
+	cr_assert_str_eq(root((struct heap_root){.kind = HEAP_NO_KIND}),
+			 "unknown root");
+}
+
+Test(roots, a_long_name_is_cut_short, .init = with_fields)
+{
+	static char name[2 * NAME_TEXT];
+	static struct heap_name long_method[1];
+	const char *text;
+
+	memset(name, 'm', sizeof(name) - 1);
+	long_method[0] = (struct heap_name){.id = 0x900, .name = name};
+	h.methods = long_method;
+	text = root((struct heap_root){.kind = HT_ROOT_STACK,
+				       .root_id = 0x900});
+	cr_assert_eq(strlen(text), NAME_TEXT - 1);
+	cr_assert_eq(strncmp(text, "local in mmm", 12), 0);
+}
