@@ -11,6 +11,7 @@
  */
 #include "recorders/jvm/agent.h"
 #include "util/alloc.h"
+#include "util/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -174,27 +175,37 @@ static int layout_fields(struct agent *ag, jclass k, struct class_info *ci,
 	return 0;
 }
 
-/* One reference field for a fields event: its name (JVMTI's, to be
- * Deallocated) and what it is. */
+/* A field's name, from JVMTI's modified UTF-8 into UTF-8 (malloc'ed). */
+static char *field_name(const char *jname)
+{
+	size_t n = strlen(jname);
+	char *out = malloc(UTF8_REPAIR_BOUND(n) + 1);
+
+	if (out)
+		out[utf8_from_modified(out, jname, n)] = '\0';
+	return out;
+}
+
+/* One reference field for a fields event: its name (malloc'ed) and what
+ * it is; false for a primitive field or when JVMTI or memory fails. */
 static bool reference_field(jvmtiEnv *jv, jclass k, jfieldID f, char **name,
 			    uint8_t *kind)
 {
-	char *sig = NULL;
+	char *jname = NULL, *sig = NULL;
 	jint mods = 0;
-	bool ref;
+	bool ref = false;
 
 	*name = NULL;
-	if ((*jv)->GetFieldName(jv, k, f, name, &sig, NULL) !=
-		    JVMTI_ERROR_NONE ||
-	    (*jv)->GetFieldModifiers(jv, k, f, &mods) != JVMTI_ERROR_NONE) {
-		(*jv)->Deallocate(jv, (unsigned char *)sig);
-		(*jv)->Deallocate(jv, (unsigned char *)*name);
-		*name = NULL;
-		return false;
+	if ((*jv)->GetFieldName(jv, k, f, &jname, &sig, NULL) ==
+		    JVMTI_ERROR_NONE &&
+	    (*jv)->GetFieldModifiers(jv, k, f, &mods) == JVMTI_ERROR_NONE &&
+	    (sig[0] == 'L' || sig[0] == '[')) {
+		*name = field_name(jname);
+		*kind = mods & ACC_STATIC ? HT_FIELD_STATIC : HT_FIELD_INSTANCE;
+		ref = *name != NULL;
 	}
-	ref = sig[0] == 'L' || sig[0] == '[';
 	(*jv)->Deallocate(jv, (unsigned char *)sig);
-	*kind = mods & ACC_STATIC ? HT_FIELD_STATIC : HT_FIELD_INSTANCE;
+	(*jv)->Deallocate(jv, (unsigned char *)jname);
 	return ref;
 }
 
@@ -222,10 +233,8 @@ static int declare_fields(struct agent *ag, jclass k, struct class_info *ci)
 		struct ht_field *f = &decl[n_decl];
 		char *name;
 
-		if (!reference_field(jv, k, fields[i], &name, &f->kind)) {
-			(*jv)->Deallocate(jv, (unsigned char *)name);
+		if (!reference_field(jv, k, fields[i], &name, &f->kind))
 			continue;
-		}
 		f->id = ag->next_field_id++;
 		f->class_id = ci->tag;
 		f->name = name;
@@ -238,7 +247,7 @@ static int declare_fields(struct agent *ag, jclass k, struct class_info *ci)
 	rc = 0;
 out:
 	for (size_t i = 0; i < n_decl; i++)
-		(*jv)->Deallocate(jv, (unsigned char *)decl[i].name);
+		free((char *)decl[i].name);
 	free(decl);
 	(*jv)->Deallocate(jv, (unsigned char *)fields);
 	if (rc < 0) {
