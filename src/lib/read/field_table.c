@@ -1,0 +1,131 @@
+/*
+ * field_table.c - the declared reference fields of a trace, by id (see
+ * field_table.h).
+ */
+#include "lib/read/field_table.h"
+
+#include "util/alloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void field_table_init(struct field_table *t)
+{
+	memset(t, 0, sizeof(*t));
+	idmap_init(&t->sparse);
+}
+
+void field_table_free(struct field_table *t)
+{
+	free(t->dense);
+	idmap_free(&t->sparse);
+	free(t->entries);
+	free(t->names);
+	field_table_init(t);
+}
+
+static const char *entry_name(const struct field_table *t,
+			      const struct field_entry *e)
+{
+	return e->name_at == SIZE_MAX ? NULL : t->names + e->name_at;
+}
+
+const struct field_entry *field_table_find(const struct field_table *t,
+					   ht_id id)
+{
+	uint32_t i;
+
+	if (id < t->dense_cap)
+		return t->dense[id] ? &t->entries[t->dense[id] - 1] : NULL;
+	if (id < FIELD_TABLE_DENSE || !idmap_get(&t->sparse, id, &i))
+		return NULL;
+	return &t->entries[i];
+}
+
+bool field_table_get(const struct field_table *t, ht_id id,
+		     struct ht_field *out)
+{
+	const struct field_entry *e = field_table_find(t, id);
+
+	if (!e)
+		return false;
+	*out = e->field;
+	out->name = entry_name(t, e);
+	return true;
+}
+
+static bool same_name(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+static bool declared_alike(const struct field_table *t,
+			   const struct field_entry *e, const struct ht_field *f)
+{
+	const struct ht_field *g = &e->field;
+
+	return g->class_id == f->class_id && g->kind == f->kind &&
+	       g->has_offset == f->has_offset &&
+	       (!g->has_offset || g->offset == f->offset) &&
+	       same_name(entry_name(t, e), f->name);
+}
+
+/* Room in the dense index for id; the array doubles so that ids declared
+ * in ascending order cost O(n) copying in all. */
+static int dense_reserve(struct field_table *t, ht_id id)
+{
+	size_t old = t->dense_cap, want = old ? old : 64;
+
+	while (want <= id)
+		want *= 2;
+	if (want > FIELD_TABLE_DENSE)
+		want = FIELD_TABLE_DENSE;
+	if (RESIZE_ARRAY(t->dense, want) < 0)
+		return -1;
+	memset(t->dense + old, 0, (want - old) * sizeof(*t->dense));
+	t->dense_cap = want;
+	return 0;
+}
+
+static int add_entry(struct field_table *t, const struct ht_field *f,
+		     uint64_t event_index)
+{
+	struct field_entry *e;
+	size_t len = f->name ? strlen(f->name) + 1 : 0;
+
+	if (t->n_entries >= UINT32_MAX - 1 ||
+	    ALLOC_GROW(t->entries, t->n_entries + 1, t->entries_cap) < 0 ||
+	    ALLOC_GROW(t->names, t->names_len + len, t->names_cap) < 0)
+		return -1;
+	if (f->id < FIELD_TABLE_DENSE) {
+		if (f->id >= t->dense_cap && dense_reserve(t, f->id) < 0)
+			return -1;
+		t->dense[f->id] = (uint32_t)t->n_entries + 1;
+	} else if (idmap_put(&t->sparse, f->id, (uint32_t)t->n_entries) < 0) {
+		return -1;
+	}
+	e = &t->entries[t->n_entries++];
+	e->field = *f;
+	e->field.name = NULL;
+	e->name_at = SIZE_MAX;
+	e->event_index = event_index;
+	if (f->name) {
+		memcpy(t->names + t->names_len, f->name, len);
+		e->name_at = t->names_len;
+		t->names_len += len;
+	}
+	return 0;
+}
+
+int field_table_declare(struct field_table *t, const struct ht_field *f,
+			uint64_t event_index, const struct field_entry **earlier)
+{
+	const struct field_entry *e = field_table_find(t, f->id);
+
+	*earlier = e;
+	if (e)
+		return declared_alike(t, e, f) ? FIELD_SAME : FIELD_DIFFERENT;
+	return add_entry(t, f, event_index) < 0 ? -1 : FIELD_NEW;
+}
