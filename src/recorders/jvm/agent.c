@@ -417,6 +417,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	}
 	ag->vm = vm;
 	ag->next_tag = 1;
+	ag->next_field_id = 1;
 	classes_init(&ag->classes);
 	idmap_init(&ag->methods_named);
 	if ((*vm)->GetEnv(vm, (void **)&ag->jvmti, JVMTI_VERSION_1_2) !=

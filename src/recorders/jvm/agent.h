@@ -4,8 +4,9 @@
  *
  * agent.c     loading, options, the JVMTI events, the agent thread that
  *             takes the dumps, VM death;
- * classes.c   the loaded classes: tags, Java names, and where the
- *             references of their instances go (field slots);
+ * classes.c   the loaded classes: tags, Java names, their reference
+ *             fields (field ids), and where the references of their
+ *             instances go (field slots);
  * dump.c      one heap dump: the walk (FollowReferences) and the events
  *             it becomes, in the Microsoft VM's container model;
  * gcbeans.c   telling major GCs from minor ones;
@@ -53,7 +54,15 @@ enum class_kind {
  * interfaces first, then of the superclasses from java.lang.Object down,
  * static and primitive ones included); an object's references are
  * recorded in slots, one per instance reference field in that order, null
- * ones kept. slot_of maps a field index to its slot.
+ * ones kept. slot_of maps a field index to its slot, slot_field a slot to
+ * the trace's id of its field.
+ *
+ * The reference fields the class itself declares, static or not, get
+ * field ids (a fields event) when it is laid out: own_fields holds them
+ * in GetClassFields order, 0 for a primitive field. A static field's
+ * reference is reported from the class that declares it, numbered in that
+ * class's own count: own_first_index is the index of its first field
+ * there (the fields of its interfaces and superclasses come before).
  */
 struct class_info {
 	ht_id tag;
@@ -62,6 +71,10 @@ struct class_info {
 	uint32_t n_fields;    /* entries in slot_of */
 	int32_t *slot_of;     /* slot, or -1 for a static or primitive field */
 	uint32_t n_slots;     /* instance reference fields */
+	ht_id *slot_field;    /* n_slots field ids */
+	ht_id *own_fields;    /* n_own field ids, NULL until declared */
+	uint32_t n_own;
+	uint32_t own_first_index;
 };
 
 struct class_table {
@@ -100,6 +113,7 @@ struct agent {
 	jlong next_tag;
 	struct class_table classes;
 	struct idmap methods_named;
+	ht_id next_field_id;  /* the next field id to hand out, from 1 */
 	struct dump *dump;
 	uint64_t dumps_taken;
 };
@@ -123,6 +137,12 @@ int classes_sweep(struct agent *ag, JNIEnv *jni);
 /* Makes sure the class k is known; its tag, or 0 on failure. */
 jlong classes_learn(struct agent *ag, JNIEnv *jni, jclass k);
 const struct class_info *classes_find(const struct class_table *t, ht_id tag);
+/* The field id of the reference the walk reported from an instance of ci
+ * (JVMTI_HEAP_REFERENCE_FIELD) or from the class ci itself
+ * (JVMTI_HEAP_REFERENCE_STATIC_FIELD) with field index index; 0 when
+ * unknown. */
+ht_id classes_instance_field(const struct class_info *ci, jint index);
+ht_id classes_static_field(const struct class_info *ci, jint index);
 
 /* ---- dump.c ---- */
 

@@ -1,14 +1,17 @@
 /*
  * classes.c - the classes the agent knows: each loaded class gets a tag
- * (its class id), a class event with its Java name, and for an instance
- * class the slot of each reference field, so that the references the heap
- * walk reports by field index land in field order with nulls kept.
+ * (its class id), a class event with its Java name, a fields event with
+ * the reference fields it declares, and for an instance class the slot of
+ * each reference field, so that the references the heap walk reports by
+ * field index land in field order with nulls kept, each with its field.
  *
  * All of it needs JVMTI and JNI calls, which a heap walk's callbacks may
- * not make: it runs before each walk, over every loaded class.
+ * not make: it runs before each walk, over every loaded class, and after
+ * it for the classes loaded meanwhile.
  */
 #include "recorders/jvm/agent.h"
 #include "util/alloc.h"
+#include "util/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +26,11 @@ void classes_init(struct class_table *t)
 
 void classes_free(struct class_table *t)
 {
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; i < t->n; i++) {
 		free(t->v[i].slot_of);
+		free(t->v[i].slot_field);
+		free(t->v[i].own_fields);
+	}
 	free(t->v);
 	idmap_free(&t->by_tag);
 	classes_init(t);
@@ -35,6 +41,28 @@ const struct class_info *classes_find(const struct class_table *t, ht_id tag)
 	uint32_t i;
 
 	return tag && idmap_get(&t->by_tag, tag, &i) ? &t->v[i] : NULL;
+}
+
+ht_id classes_instance_field(const struct class_info *ci, jint index)
+{
+	int64_t at;
+
+	if (!ci || !ci->slot_of)
+		return 0;
+	at = (int64_t)index - ci->first_index;
+	if (at < 0 || at >= ci->n_fields || ci->slot_of[at] < 0)
+		return 0;
+	return ci->slot_field[ci->slot_of[at]];
+}
+
+ht_id classes_static_field(const struct class_info *ci, jint index)
+{
+	int64_t at;
+
+	if (!ci || !ci->own_fields)
+		return 0;
+	at = (int64_t)index - ci->own_first_index;
+	return at >= 0 && at < ci->n_own ? ci->own_fields[at] : 0;
 }
 
 /* ---- layouts ------------------------------------------------------------- */
@@ -110,21 +138,123 @@ static bool is_reference_field(jvmtiEnv *jv, jclass k, jfieldID f)
 	return ref;
 }
 
-/* Appends the slots of k's own fields to ci (slot_of has room). */
-static int layout_fields(jvmtiEnv *jv, jclass k, struct class_info *ci,
+/* The entry of class k, if it is known. */
+static const struct class_info *entry_of(struct agent *ag, jclass k)
+{
+	jlong tag = 0;
+
+	if ((*ag->jvmti)->GetTag(ag->jvmti, k, &tag) != JVMTI_ERROR_NONE)
+		return NULL;
+	return classes_find(&ag->classes, (ht_id)tag);
+}
+
+/* Appends the slots of k's own fields to ci (slot_of and slot_field have
+ * room); each slot takes the field id k's entry gave the field. */
+static int layout_fields(struct agent *ag, jclass k, struct class_info *ci,
 			 uint32_t room)
 {
+	jvmtiEnv *jv = ag->jvmti;
+	const struct class_info *own = entry_of(ag, k);
 	jint n = 0;
 	jfieldID *fields = NULL;
 
 	if ((*jv)->GetClassFields(jv, k, &n, &fields) != JVMTI_ERROR_NONE)
 		return -1;
-	for (jint i = 0; i < n && ci->n_fields < room; i++)
-		ci->slot_of[ci->n_fields++] =
-			is_reference_field(jv, k, fields[i]) ?
-			(int32_t)ci->n_slots++ : -1;
+	if (own && own->n_own != (uint32_t)n)
+		own = NULL; /* cannot be: the fields of a class do not change */
+	for (jint i = 0; i < n && ci->n_fields < room; i++) {
+		if (!is_reference_field(jv, k, fields[i])) {
+			ci->slot_of[ci->n_fields++] = -1;
+			continue;
+		}
+		ci->slot_field[ci->n_slots] =
+			own && own->own_fields ? own->own_fields[i] : 0;
+		ci->slot_of[ci->n_fields++] = (int32_t)ci->n_slots++;
+	}
 	(*jv)->Deallocate(jv, (unsigned char *)fields);
 	return 0;
+}
+
+/* A field's name, from JVMTI's modified UTF-8 into UTF-8 (malloc'ed). */
+static char *field_name(const char *jname)
+{
+	size_t n = strlen(jname);
+	char *out = malloc(UTF8_REPAIR_BOUND(n) + 1);
+
+	if (out)
+		out[utf8_from_modified(out, jname, n)] = '\0';
+	return out;
+}
+
+/* One reference field for a fields event: its name (malloc'ed) and what
+ * it is; false for a primitive field or when JVMTI or memory fails. */
+static bool reference_field(jvmtiEnv *jv, jclass k, jfieldID f, char **name,
+			    uint8_t *kind)
+{
+	char *jname = NULL, *sig = NULL;
+	jint mods = 0;
+	bool ref = false;
+
+	*name = NULL;
+	if ((*jv)->GetFieldName(jv, k, f, &jname, &sig, NULL) ==
+		    JVMTI_ERROR_NONE &&
+	    (*jv)->GetFieldModifiers(jv, k, f, &mods) == JVMTI_ERROR_NONE &&
+	    (sig[0] == 'L' || sig[0] == '[')) {
+		*name = field_name(jname);
+		*kind = mods & ACC_STATIC ? HT_FIELD_STATIC : HT_FIELD_INSTANCE;
+		ref = *name != NULL;
+	}
+	(*jv)->Deallocate(jv, (unsigned char *)sig);
+	(*jv)->Deallocate(jv, (unsigned char *)jname);
+	return ref;
+}
+
+/*
+ * Gives each reference field k declares (static or not) a field id and
+ * records them in one fields event; ci is k's entry. The ids are small
+ * and dense, so that references encode short. 0, or -1.
+ */
+static int declare_fields(struct agent *ag, jclass k, struct class_info *ci)
+{
+	jvmtiEnv *jv = ag->jvmti;
+	struct ht_field *decl = NULL;
+	jfieldID *fields = NULL;
+	size_t n_decl = 0;
+	jint n = 0;
+	int rc = -1;
+
+	if ((*jv)->GetClassFields(jv, k, &n, &fields) != JVMTI_ERROR_NONE)
+		return -1;
+	ci->own_fields = calloc(n ? (size_t)n : 1, sizeof(*ci->own_fields));
+	decl = calloc(n ? (size_t)n : 1, sizeof(*decl));
+	if (!ci->own_fields || !decl)
+		goto out;
+	for (jint i = 0; i < n; i++) {
+		struct ht_field *f = &decl[n_decl];
+		char *name;
+
+		if (!reference_field(jv, k, fields[i], &name, &f->kind))
+			continue;
+		f->id = ag->next_field_id++;
+		f->class_id = ci->tag;
+		f->name = name;
+		ci->own_fields[i] = f->id;
+		n_decl++;
+	}
+	ci->n_own = (uint32_t)n;
+	if (n_decl)
+		ht_fields(ag->rec, n_decl, decl);
+	rc = 0;
+out:
+	for (size_t i = 0; i < n_decl; i++)
+		free((char *)decl[i].name);
+	free(decl);
+	(*jv)->Deallocate(jv, (unsigned char *)fields);
+	if (rc < 0) {
+		free(ci->own_fields);
+		ci->own_fields = NULL;
+	}
+	return rc;
 }
 
 /*
@@ -133,11 +263,12 @@ static int layout_fields(jvmtiEnv *jv, jclass k, struct class_info *ci,
  * fields of java.lang.Object, of each superclass down to C, and of C, each
  * class's in GetClassFields order (JVMTI specification, "Field Index").
  */
-static int layout_instance(jvmtiEnv *jv, JNIEnv *jni, jclass k,
+static int layout_instance(struct agent *ag, JNIEnv *jni, jclass k,
 			   struct class_info *ci)
 {
+	jvmtiEnv *jv = ag->jvmti;
 	struct class_list chain = {0}, ifs = {0};
-	uint32_t before = 0, total = 0;
+	uint32_t before = 0, total = 0, own = 0;
 	int rc = -1;
 
 	for (jclass c = k; c; c = (*jni)->GetSuperclass(jni, c))
@@ -159,13 +290,19 @@ static int layout_instance(jvmtiEnv *jv, JNIEnv *jni, jclass k,
 		if (n < 0)
 			goto out;
 		total += (uint32_t)n;
+		if (i == 0)
+			own = (uint32_t)n;
 	}
 	ci->slot_of = malloc((total ? total : 1) * sizeof(*ci->slot_of));
-	if (!ci->slot_of)
+	ci->slot_field = malloc((total ? total : 1) * sizeof(*ci->slot_field));
+	if (!ci->slot_of || !ci->slot_field)
 		goto out;
 	ci->first_index = before;
+	/* an interface's count starts after its superinterfaces' fields,
+	 * a class's after its interfaces' and superclasses' */
+	ci->own_first_index = before + total - own;
 	for (size_t i = chain.n; i-- > 0;)
-		if (layout_fields(jv, chain.v[i], ci, total) < 0)
+		if (layout_fields(ag, chain.v[i], ci, total) < 0)
 			goto out;
 	rc = 0;
 out:
@@ -231,6 +368,30 @@ static bool needs_layout(const struct class_info *ci)
 	return ci->kind == CLASS_INSTANCE && !ci->slot_of;
 }
 
+/*
+ * Declares the fields of k (entry at) and lays it out. Its superclasses
+ * are learnt first, so that their fields have ids for k's slots; learning
+ * them may move the table.
+ */
+static void learn_layout(struct agent *ag, JNIEnv *jni, jclass k, uint32_t at)
+{
+	jclass super = (*jni)->GetSuperclass(jni, k);
+	struct class_info *ci;
+
+	if (super)
+		classes_learn(ag, jni, super);
+	ci = &ag->classes.v[at];
+	if (!ci->own_fields)
+		declare_fields(ag, k, ci);
+	if (layout_instance(ag, jni, k, ci) < 0) {
+		free(ci->slot_of);
+		free(ci->slot_field);
+		ci->slot_of = NULL;
+		ci->slot_field = NULL;
+		ci->n_fields = ci->n_slots = 0;
+	}
+}
+
 jlong classes_learn(struct agent *ag, JNIEnv *jni, jclass k)
 {
 	jvmtiEnv *jv = ag->jvmti;
@@ -254,11 +415,7 @@ jlong classes_learn(struct agent *ag, JNIEnv *jni, jclass k)
 	}
 	if (needs_layout(ci) && is_prepared(jv, k) &&
 	    (*jni)->PushLocalFrame(jni, 32) == 0) {
-		if (layout_instance(jv, jni, k, ci) < 0) {
-			free(ci->slot_of);
-			ci->slot_of = NULL;
-			ci->n_fields = ci->n_slots = 0;
-		}
+		learn_layout(ag, jni, k, (uint32_t)(ci - ag->classes.v));
 		(*jni)->PopLocalFrame(jni, NULL);
 	}
 	return tag;

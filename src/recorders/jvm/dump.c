@@ -20,7 +20,10 @@
  * its class tag and size, every reference by field or element index, every
  * root with its thread, frame and method. The events are made afterwards,
  * while the program runs again: the dump is the heap as it was during the
- * walk.
+ * walk. Each reference names the field it was read from (the ids of
+ * classes.c's fields events): an instance field's by its slot, a static
+ * field's (a root of its class) and a reference the layout did not place
+ * by the field index, looked up once the walk is over.
  */
 #include "recorders/jvm/agent.h"
 #include "util/alloc.h"
@@ -50,6 +53,7 @@ struct extra_ref {
 	uint32_t object;
 	uint32_t seq;
 	ht_id target;
+	jint field_index;  /* JVMTI's, for a field; -1 for none */
 };
 
 /* The containers roots go to, in the order they are recorded. */
@@ -68,6 +72,7 @@ struct root_rec {
 	jmethodID method;  /* the frame's */
 	ht_id target;
 	uint32_t seq;      /* report order: ties keep it */
+	jint field_index;  /* a static field's (G_CLASS), -1 for none */
 };
 
 struct dump {
@@ -98,6 +103,8 @@ struct dump {
 	size_t cap_refs;
 	uint32_t *zeros;
 	size_t cap_zeros;
+	ht_id *fields;     /* the field of each of refs */
+	size_t cap_fields;
 };
 
 static void reset(struct dump *d)
@@ -121,6 +128,7 @@ void dump_free(struct dump *d)
 	free(d->roots);
 	free(d->refs);
 	free(d->zeros);
+	free(d->fields);
 	free(d->fresh);
 	idmap_free(&d->index);
 	idmap_free(&d->class_roots);
@@ -227,7 +235,8 @@ static bool find_referrer(struct dump *d, jlong tag, uint32_t *index)
 }
 
 static int add_root(struct dump *d, enum root_group group, ht_id owner,
-		    jint depth, jmethodID method, jlong target)
+		    jint depth, jmethodID method, jlong target,
+		    jint field_index)
 {
 	struct root_rec *r;
 
@@ -240,6 +249,7 @@ static int add_root(struct dump *d, enum root_group group, ht_id owner,
 	r->method = method;
 	r->target = (ht_id)target;
 	r->seq = (uint32_t)d->n_roots++;
+	r->field_index = field_index;
 	return 0;
 }
 
@@ -263,7 +273,7 @@ static int root_class_object(struct dump *d, jlong class_object)
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
 	return add_root(d, G_CLASS, (ht_id)class_object, -1, NULL,
-			class_object);
+			class_object, -1);
 }
 
 static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
@@ -271,28 +281,30 @@ static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 {
 	switch (kind) {
 	case JVMTI_HEAP_REFERENCE_THREAD:
-		return add_root(d, G_THREAD, (ht_id)target, -1, NULL, target);
+		return add_root(d, G_THREAD, (ht_id)target, -1, NULL, target,
+				-1);
 	case JVMTI_HEAP_REFERENCE_STACK_LOCAL:
 		return add_root(d, G_THREAD,
 				(ht_id)info->stack_local.thread_tag,
 				info->stack_local.depth,
-				info->stack_local.method, target);
+				info->stack_local.method, target, -1);
 	case JVMTI_HEAP_REFERENCE_JNI_LOCAL:
 		return add_root(d, G_THREAD, (ht_id)info->jni_local.thread_tag,
 				info->jni_local.depth, info->jni_local.method,
-				target);
+				target, -1);
 	case JVMTI_HEAP_REFERENCE_JNI_GLOBAL:
-		return add_root(d, G_STRONG, 0, -1, NULL, target);
+		return add_root(d, G_STRONG, 0, -1, NULL, target, -1);
 	case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
 		return root_class_object(d, target);
 	case JVMTI_HEAP_REFERENCE_MONITOR:
-		return add_root(d, G_MONITOR, 0, -1, NULL, target);
+		return add_root(d, G_MONITOR, 0, -1, NULL, target, -1);
 	default:
-		return add_root(d, G_OTHER, 0, -1, NULL, target);
+		return add_root(d, G_OTHER, 0, -1, NULL, target, -1);
 	}
 }
 
-static int add_extra(struct dump *d, uint32_t object, jlong target)
+static int add_extra(struct dump *d, uint32_t object, jlong target,
+		     jint field_index)
 {
 	struct extra_ref *e;
 
@@ -303,6 +315,7 @@ static int add_extra(struct dump *d, uint32_t object, jlong target)
 	e->object = object;
 	e->seq = (uint32_t)d->n_extras++;
 	e->target = (ht_id)target;
+	e->field_index = field_index;
 	d->objs[object].n_extra++;
 	return 0;
 }
@@ -337,7 +350,8 @@ static int object_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 	if (kind == JVMTI_HEAP_REFERENCE_CLASS)
 		return root_class_object(d, target);
 	if (kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD)
-		return add_root(d, G_CLASS, (ht_id)referrer, -1, NULL, target);
+		return add_root(d, G_CLASS, (ht_id)referrer, -1, NULL, target,
+				info->field.index);
 	/* the referrer was reported (and tagged) before its references */
 	if (!find_referrer(d, referrer, &from))
 		return 0;
@@ -349,7 +363,9 @@ static int object_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 		 (uint32_t)info->array.index < o->n_slots)
 		slot = info->array.index;
 	if (slot < 0)
-		return add_extra(d, from, target);
+		return add_extra(d, from, target,
+				 kind == JVMTI_HEAP_REFERENCE_FIELD ?
+				 info->field.index : -1);
 	d->slots[o->first + (size_t)slot] = (ht_id)target;
 	return 0;
 }
@@ -585,24 +601,63 @@ static void begin_container_of(struct dump *d, const struct root_rec *r,
 	}
 }
 
+/* The static field a root is, 0 for none. */
+static ht_id root_field(const struct dump *d, const struct root_rec *r)
+{
+	if (r->group != G_CLASS || r->field_index < 0)
+		return 0;
+	return classes_static_field(classes_find(&d->ag->classes, r->owner),
+				    r->field_index);
+}
+
 static void record_roots(struct dump *d)
 {
 	size_t i = 0;
 
 	while (i < d->n_roots) {
 		const struct root_rec *r = &d->roots[i];
+		bool any_field = false;
 		size_t n = 0;
 
 		begin_container_of(d, r, i ? &d->roots[i - 1] : NULL);
 		while (i + n < d->n_roots &&
 		       same_container(r, &d->roots[i + n])) {
 			d->refs[n] = d->roots[i + n].target;
+			d->fields[n] = root_field(d, &d->roots[i + n]);
+			any_field |= d->fields[n] != 0;
 			n++;
 		}
-		ht_root_references(d->ag->rec, n, d->refs, d->zeros, NULL, NULL,
-				   NULL, HT_RESULT_OK);
+		ht_root_references_fields(d->ag->rec, n, d->refs, d->zeros,
+					  NULL, NULL, NULL,
+					  any_field ? d->fields : NULL,
+					  HT_RESULT_OK);
 		i += n;
 	}
+}
+
+/* The field of a reference the layout did not place, 0 for none. */
+static ht_id extra_field(const struct dump *d, const struct object_rec *o,
+			 const struct extra_ref *e)
+{
+	const struct class_table *t = &d->ag->classes;
+
+	if (e->field_index < 0 || o->cls == t->class_class)
+		return 0;
+	return classes_instance_field(classes_find(t, o->cls), e->field_index);
+}
+
+/* The fields of an instance's slots; NULL for an array or a class object,
+ * whose references are no fields. */
+static const ht_id *slot_fields(const struct dump *d,
+				const struct object_rec *o)
+{
+	const struct class_info *ci;
+
+	if (o->class_index == NO_CLASS)
+		return NULL;
+	ci = &d->ag->classes.v[o->class_index];
+	return ci->kind == CLASS_INSTANCE && ci->slot_field ? ci->slot_field :
+							      NULL;
 }
 
 static void record_objects(struct dump *d)
@@ -612,16 +667,28 @@ static void record_objects(struct dump *d)
 	for (size_t i = 0; i < d->n_objs; i++) {
 		const struct object_rec *o = &d->objs[i];
 		const ht_id *refs = d->slots + o->first;
+		const ht_id *fields = slot_fields(d, o);
 		size_t n = o->n_slots;
 
 		if (o->n_extra) {
+			bool any_field = fields != NULL;
+
 			memcpy(d->refs, refs, n * sizeof(*refs));
-			for (uint32_t k = 0; k < o->n_extra; k++)
-				d->refs[n++] = d->extras[e++].target;
+			if (fields)
+				memcpy(d->fields, fields, n * sizeof(*fields));
+			else
+				memset(d->fields, 0, n * sizeof(*fields));
+			for (uint32_t k = 0; k < o->n_extra; k++, e++) {
+				d->refs[n] = d->extras[e].target;
+				d->fields[n] = extra_field(d, o, &d->extras[e]);
+				any_field |= d->fields[n++] != 0;
+			}
 			refs = d->refs;
+			fields = any_field ? d->fields : NULL;
 		}
-		ht_object_references(d->ag->rec, o->id, o->cls, o->size, 0, n,
-				     refs, NULL, -1, HT_RESULT_OK);
+		ht_object_references_fields(d->ag->rec, o->id, o->cls, o->size,
+					    0, n, refs, NULL, fields, -1,
+					    HT_RESULT_OK);
 	}
 }
 
@@ -637,6 +704,7 @@ static int prepare_scratch(struct dump *d)
 			longest = n;
 	}
 	if (ALLOC_GROW(d->refs, longest + 1, d->cap_refs) ||
+	    ALLOC_GROW(d->fields, longest + 1, d->cap_fields) ||
 	    ALLOC_GROW(d->zeros, d->n_roots + 1, d->cap_zeros))
 		return -1;
 	memset(d->zeros, 0, (d->n_roots + 1) * sizeof(*d->zeros));

@@ -12,7 +12,11 @@
  *     nodes points to KnownHeap$Leaf number (i % LEAVES);
  *   - exactly LEAVES KnownHeap$Leaf objects, all held by the static array
  *     KnownHeap.sharedLeaves (so the tree shares them: it does not retain
- *     them);
+ *     them); each leaf's label (a field of its superclass
+ *     KnownHeap$Labelled) is the one String "leaf", and the leaves
+ *     implement the interface KnownHeap$Tagged, whose static field TAGS
+ *     holds a String[] (so that the JVMTI field indexes of Leaf's fields
+ *     start after an interface's and a superclass's fields);
  *   - GARBAGE KnownHeap$Garbage objects allocated and dropped (none is
  *     reachable once a GC has run).
  * Then it runs System.gc(), prints "ready" and waits: a test takes its heap
@@ -35,7 +39,15 @@ public class KnownHeap {
 		Leaf leaf;
 	}
 
-	static final class Leaf {
+	interface Tagged {
+		String[] TAGS = { "known" };
+	}
+
+	static class Labelled {
+		String label;
+	}
+
+	static final class Leaf extends Labelled implements Tagged {
 		int id;
 	}
 
@@ -95,10 +107,13 @@ public class KnownHeap {
 		for (int i = 0; i < leaves; i++) {
 			sharedLeaves[i] = new Leaf();
 			sharedLeaves[i].id = i;
+			sharedLeaves[i].label = "leaf";
 		}
+		/* initializes Tagged, which Leaf's initialization does not */
+		long sum = Tagged.TAGS.length;
 		head = buildList(n);
 		TreeNode root = buildTree(depth);
-		long sum = makeGarbage(garbage);
+		sum += makeGarbage(garbage);
 		System.gc();
 		System.out.println("ready");
 		System.out.flush();

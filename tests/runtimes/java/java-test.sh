@@ -2,9 +2,11 @@
 # java-test.sh - the JVMTI agent on a real JVM, through `heaptrace record`.
 #
 # Records KnownHeap (see KnownHeap.java) and, at the point where it waits,
-# runs jcmd GC.class_histogram and then jcmd JVMTI.data_dump, which returns
-# once the agent has taken its dump; check-knownheap.py then checks that
-# dump against what the program built and against the histogram. Then
+# runs jcmd GC.class_histogram, then jcmd JVMTI.data_dump, which returns
+# once the agent has taken its dump, then jcmd GC.heap_dump; check-knownheap.py
+# then checks that dump against what the program built and against the
+# histogram, check-fields.py the fields its references name against the
+# program and against the HPROF dump of the same moment. Then
 # records once in each other --dump-on mode and checks the traces, the
 # exit status passed through, and the messages of record and of the agent,
 # word for word (DIAGNOSTICS in heaptrace(1)).
@@ -99,6 +101,8 @@ if wait_ready "$work/known.out" && pid=$(child_of $record); then
 		fail "jcmd GC.class_histogram: $(cat "$work/histogram.txt")"
 	jcmd "$pid" JVMTI.data_dump >"$work/data_dump.txt" 2>&1 ||
 		fail "jcmd JVMTI.data_dump: $(cat "$work/data_dump.txt")"
+	jcmd "$pid" GC.heap_dump "$work/known.hprof" >"$work/heap_dump.txt" 2>&1 ||
+		fail "jcmd GC.heap_dump: $(cat "$work/heap_dump.txt")"
 else
 	fail "KnownHeap did not get ready under heaptrace record"
 fi
@@ -117,6 +121,8 @@ dumps=$("$heaptrace" stats --format json "$trace" |
 [ "$dumps" = 2 ] || fail "$dumps dumps, not the requested one and the last"
 python3 "$src/check-knownheap.py" "$heaptrace" "$trace" 0 \
 	"$work/histogram.txt" $n $depth $leaves || fail "the paused-point dump"
+python3 "$src/check-fields.py" "$heaptrace" "$trace" 0 "$work/known.hprof" \
+	$n $depth $leaves || fail "the fields of the paused-point dump"
 
 # ---- each mode gives a clean trace; the exit status passes through -------
 
