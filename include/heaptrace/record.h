@@ -137,6 +137,30 @@ enum ht_error_code ht_object_references(struct ht_recorder *rec, ht_id id,
 					const ht_id *refs,
 					const uint32_t *ref_flags,
 					int generation, enum ht_result result);
+/* Declares reference fields (struct ht_field), before the end of the dump
+ * whose references name them. */
+enum ht_error_code ht_fields(struct ht_recorder *rec, size_t count,
+			     const struct ht_field *fields);
+/* ht_object_references with the field each ref was read from (ref_fields
+ * may be NULL; 0 = no field). */
+enum ht_error_code ht_object_references_fields(struct ht_recorder *rec,
+					       ht_id id, ht_id class_id,
+					       uint64_t size, uint32_t flags,
+					       size_t count, const ht_id *refs,
+					       const uint32_t *ref_flags,
+					       const ht_id *ref_fields,
+					       int generation,
+					       enum ht_result result);
+/* ht_root_references with the static field each root is (root_fields may
+ * be NULL; 0 = none). */
+enum ht_error_code ht_root_references_fields(struct ht_recorder *rec,
+					     size_t count, const ht_id *refs,
+					     const uint32_t *flags,
+					     const uint8_t *kinds,
+					     const uint8_t *root_flags,
+					     const ht_id *root_ids,
+					     const ht_id *root_fields,
+					     enum ht_result result);
 
 /* Records any event given as a struct (used by `heaptrace convert`). */
 enum ht_error_code ht_record_event(struct ht_recorder *rec,

@@ -22,7 +22,9 @@
 extern "C" {
 #endif
 
-#define HT_FORMAT_VERSION 1
+/* Version 2 added the fields event and the ref_fields and root_fields of
+ * references; version 1 files still read (they carry no fields). */
+#define HT_FORMAT_VERSION 2
 
 /* An object, class, thread, method, stack or container id as the runtime
  * gave it. Object ids are addresses and change when a GC moves objects. */
@@ -41,9 +43,10 @@ enum ht_event_type {
 	HT_EV_BEGIN_CONTAINER,
 	HT_EV_ROOT_REFERENCES,
 	HT_EV_OBJECT_REFERENCES,
+	HT_EV_FIELDS,
 };
 #define HT_EV_FIRST HT_EV_CLASS
-#define HT_EV_LAST HT_EV_OBJECT_REFERENCES
+#define HT_EV_LAST HT_EV_FIELDS
 
 /* CONTAINER_TYPE of the Microsoft VM's IHeapInfoCallback, same numbers. */
 enum ht_container_type {
@@ -106,6 +109,28 @@ enum ht_root_kind {
 enum ht_gc_reason {
 	HT_GC_OTHER = 0,
 	HT_GC_INDUCED = 1,
+};
+
+/* Whether a field belongs to each instance or to its class. */
+enum ht_field_kind {
+	HT_FIELD_INSTANCE = 0,
+	HT_FIELD_STATIC = 1,
+};
+#define HT_FIELD_KIND_LAST HT_FIELD_STATIC
+
+/* One reference field, as a fields event declares it. A reference names a
+ * field by id (ref_fields, root_fields); the field is declared before the
+ * end of the dump in which a reference names it, as class names are. */
+struct ht_field {
+	ht_id id;         /* the trace's own number for the field: nonzero,
+			     unique in the trace; recorders choose small dense
+			     numbers (1, 2, 3, ...) so they encode short */
+	ht_id class_id;   /* the class that declares it */
+	const char *name; /* as the language writes it */
+	uint8_t kind;     /* enum ht_field_kind */
+	bool has_offset;
+	uint64_t offset;  /* bytes from the object's start (instance fields)
+			     or the statics' start, as the runtime gives it */
 };
 
 /* Generations as the CLR numbers them. */
@@ -190,6 +215,10 @@ struct ht_event {
 			const uint8_t *root_flags;  /* optional: HT_ROOT_* bits */
 			const ht_id *root_ids;      /* optional: CLR root ids */
 			enum ht_result result;
+			/* version 2, last so that initializers of the
+			 * members above stay valid */
+			const ht_id *root_fields;   /* optional: the static field
+						       a root is, 0 = none */
 		} root_references;
 		struct ht_ev_object_references {
 			ht_id id;
@@ -202,7 +231,16 @@ struct ht_event {
 			bool has_generation;
 			uint32_t generation;
 			enum ht_result result;
+			/* version 2, optional, parallel to refs: the field
+			 * each ref was read from, 0 = none (an array element,
+			 * or unknown). When present, a null ref may be left
+			 * out without shifting the others. */
+			const ht_id *ref_fields;
 		} object_references;
+		struct ht_ev_fields {
+			size_t count;
+			const struct ht_field *fields;
+		} fields;
 	} u;
 };
 
@@ -232,11 +270,13 @@ const char *ht_container_name(enum ht_container_type type); /* "C_RT_JIT" */
 const char *ht_result_name(enum ht_result result);          /* "ok" */
 const char *ht_root_kind_name(enum ht_root_kind kind);      /* "stack" */
 const char *ht_gc_reason_name(enum ht_gc_reason reason);    /* "induced" */
+const char *ht_field_kind_name(enum ht_field_kind kind);    /* "static" */
 int ht_event_parse(const char *name);
 int ht_container_parse(const char *name);
 int ht_result_parse(const char *name);
 int ht_root_kind_parse(const char *name);
 int ht_gc_reason_parse(const char *name);
+int ht_field_kind_parse(const char *name);
 
 /* Whether containers of this type are stack frames (C_RT_JIT through
  * C_RT_INTERNALFRAME): a frame belongs to the thread container begun
@@ -388,6 +428,9 @@ enum ht_violation_code {
 	HT_V_GC_UNFINISHED,         /* trace ends inside a GC */
 	HT_V_BOUNDS_IN_GC,          /* generation_bounds between a GC's start and finish */
 	HT_V_BAD_VALUE,             /* a field out of range (container type, kind) */
+	HT_V_FIELD_UNDECLARED,      /* a reference names a field not declared by
+				       the end of its dump */
+	HT_V_FIELD_REDECLARED,      /* a field id declared again differently */
 	HT_V_COUNT_
 };
 _Static_assert(HT_V_COUNT_ <= 32, "ht_index_info has room for 32 codes");

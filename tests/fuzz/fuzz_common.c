@@ -211,8 +211,12 @@ static uint64_t digest_roots(uint64_t h, const struct ht_ev_root_references *e)
 		h = mix_bytes(h, e->root_flags, e->count);
 	if (e->root_ids)
 		h = mix_bytes(h, e->root_ids, e->count * sizeof(*e->root_ids));
+	if (e->root_fields)
+		h = mix_bytes(h, e->root_fields,
+			      e->count * sizeof(*e->root_fields));
 	return mix(h, (e->kinds != NULL) | (e->root_flags != NULL) << 1 |
-		      (e->root_ids != NULL) << 2);
+		      (e->root_ids != NULL) << 2 |
+		      (e->root_fields != NULL) << 3);
 }
 
 static uint64_t digest_object(uint64_t h,
@@ -230,7 +234,25 @@ static uint64_t digest_object(uint64_t h,
 	if (e->ref_flags)
 		h = mix_bytes(h, e->ref_flags,
 			      e->count * sizeof(*e->ref_flags));
-	return mix(h, e->ref_flags != NULL);
+	if (e->ref_fields)
+		h = mix_bytes(h, e->ref_fields,
+			      e->count * sizeof(*e->ref_fields));
+	return mix(h, (e->ref_flags != NULL) | (e->ref_fields != NULL) << 1);
+}
+
+static uint64_t digest_fields(uint64_t h, const struct ht_ev_fields *e)
+{
+	FUZZ_CHECK(e->count == 0 || e->fields, "fields without fields");
+	for (size_t i = 0; i < e->count; i++) {
+		const struct ht_field *f = &e->fields[i];
+
+		h = mix(h, f->id);
+		h = mix(h, f->class_id);
+		h = mix_string(h, f->name);
+		h = mix(h, f->kind);
+		h = mix(h, f->has_offset ? f->offset : ~0ULL);
+	}
+	return mix(h, e->count);
 }
 
 uint64_t fuzz_digest_event(uint64_t h, const struct ht_event *ev)
@@ -293,6 +315,8 @@ uint64_t fuzz_digest_event(uint64_t h, const struct ht_event *ev)
 		return digest_roots(h, &ev->u.root_references);
 	case HT_EV_OBJECT_REFERENCES:
 		return digest_object(h, &ev->u.object_references);
+	case HT_EV_FIELDS:
+		return digest_fields(h, &ev->u.fields);
 	}
 	fuzz_fail("reader delivered an event of unknown type %d", ev->type);
 }

@@ -333,7 +333,9 @@ static bool same_roots(const struct ht_ev_root_references *a,
 	       same_array(a->kinds, b->kinds, n, sizeof(*a->kinds)) &&
 	       same_array(a->root_flags, b->root_flags, n,
 			  sizeof(*a->root_flags)) &&
-	       same_array(a->root_ids, b->root_ids, n, sizeof(*a->root_ids));
+	       same_array(a->root_ids, b->root_ids, n, sizeof(*a->root_ids)) &&
+	       same_array(a->root_fields, b->root_fields, n,
+			  sizeof(*a->root_fields));
 }
 
 static bool same_object(const struct ht_ev_object_references *a,
@@ -348,7 +350,26 @@ static bool same_object(const struct ht_ev_object_references *a,
 	       (!a->has_generation || a->generation == b->generation) &&
 	       same_elems(a->refs, b->refs, n, sizeof(*a->refs)) &&
 	       same_array(a->ref_flags, b->ref_flags, n,
-			  sizeof(*a->ref_flags));
+			  sizeof(*a->ref_flags)) &&
+	       same_array(a->ref_fields, b->ref_fields, n,
+			  sizeof(*a->ref_fields));
+}
+
+static bool same_fields(const struct ht_ev_fields *a,
+			const struct ht_ev_fields *b)
+{
+	if (a->count != b->count)
+		return false;
+	for (size_t i = 0; i < a->count; i++) {
+		const struct ht_field *x = &a->fields[i], *y = &b->fields[i];
+
+		if (x->id != y->id || x->class_id != y->class_id ||
+		    !same_string(x->name, y->name) || x->kind != y->kind ||
+		    x->has_offset != y->has_offset ||
+		    (x->has_offset && x->offset != y->offset))
+			return false;
+	}
+	return true;
 }
 
 bool htb_event_equal(const struct ht_event *a, const struct ht_event *b)
@@ -400,6 +421,8 @@ bool htb_event_equal(const struct ht_event *a, const struct ht_event *b)
 	case HT_EV_OBJECT_REFERENCES:
 		return same_object(&a->u.object_references,
 				   &b->u.object_references);
+	case HT_EV_FIELDS:
+		return same_fields(&a->u.fields, &b->u.fields);
 	}
 	return false;
 }

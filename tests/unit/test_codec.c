@@ -455,7 +455,7 @@ Test(codec, parallel_forms_stay_within_their_per_block_bound)
 
 struct random_event {
 	struct ht_event ev;
-	void *arrays[5];
+	void *arrays[8];
 	char name[64];
 };
 
@@ -477,6 +477,41 @@ static const char *rnd_name(struct random_event *r)
 		r->name[i] = (char)(1 + rnd_below(255));
 	r->name[n] = '\0';
 	return r->name;
+}
+
+/* Field references as recorders give them: mostly small, some 0 (no
+ * field), now and then any value at all. */
+static ht_id *rnd_field_refs(struct random_event *r, int slot, size_t n)
+{
+	ht_id *ids = rnd_array(r, slot, n, sizeof(ht_id));
+
+	for (size_t i = 0; i < n; i++)
+		ids[i] = rnd_below(4) == 0 ? 0 :
+			 rnd_below(8) == 0 ? rnd_value() : rnd_below(300);
+	return ids;
+}
+
+static void fill_fields(struct random_event *r, size_t n)
+{
+	struct ht_field *f = rnd_array(r, 0, n, sizeof(*f));
+	char *names = rnd_array(r, 1, n, 8);
+
+	for (size_t i = 0; i < n; i++) {
+		char *name = names + 8 * i;
+		size_t len = rnd_below(8);
+
+		for (size_t k = 0; k < len; k++)
+			name[k] = (char)(1 + rnd_below(255));
+		name[len] = '\0';
+		f[i].id = rnd_below(8) == 0 ? rnd_value() : 1 + rnd_below(500);
+		f[i].class_id = rnd_value();
+		f[i].name = rnd_below(8) == 0 ? NULL : name;
+		f[i].kind = (uint8_t)rnd();
+		f[i].has_offset = rnd_below(2);
+		f[i].offset = f[i].has_offset ? rnd_value() : 0;
+	}
+	r->ev.u.fields.count = n;
+	r->ev.u.fields.fields = f;
 }
 
 static void fill_root_references(struct random_event *r, size_t n)
@@ -514,6 +549,8 @@ static void fill_root_references(struct random_event *r, size_t n)
 			ids[i] = rnd_value();
 		x->root_ids = ids;
 	}
+	if (rnd_below(2))
+		x->root_fields = rnd_field_refs(r, 5, n);
 }
 
 static void fill_object_references(struct random_event *r, size_t n)
@@ -539,6 +576,8 @@ static void fill_object_references(struct random_event *r, size_t n)
 			f[i] = rnd_u32();
 		x->ref_flags = f;
 	}
+	if (rnd_below(2))
+		x->ref_fields = rnd_field_refs(r, 2, n);
 }
 
 static void fill_blocks(struct random_event *r, size_t n)
@@ -629,12 +668,15 @@ static void random_event(struct random_event *r)
 	case HT_EV_OBJECT_REFERENCES:
 		fill_object_references(r, n);
 		break;
+	case HT_EV_FIELDS:
+		fill_fields(r, n);
+		break;
 	}
 }
 
 static void random_event_free(struct random_event *r)
 {
-	for (int i = 0; i < 5; i++)
+	for (size_t i = 0; i < N(r->arrays); i++)
 		free(r->arrays[i]);
 }
 
@@ -684,6 +726,8 @@ static size_t element_count(const struct ht_event *ev)
 		return ev->u.root_references.count;
 	case HT_EV_OBJECT_REFERENCES:
 		return ev->u.object_references.count;
+	case HT_EV_FIELDS:
+		return ev->u.fields.count;
 	default:
 		return 0;
 	}
@@ -1033,9 +1077,9 @@ Test(codec, unknown_option_bits_are_refused)
 	const uint8_t cases[][3] = {
 		{ HT_EV_CLASS, 0x02, 0 },
 		{ HT_EV_GC_STARTED, 0x04, 0 },
-		{ HT_EV_ROOT_REFERENCES, 0x20, 0 },          /* bit 5 */
+		{ HT_EV_ROOT_REFERENCES, 0x40, 0 },          /* bit 6 */
 		{ HT_EV_ROOT_REFERENCES, 3 << 3, 0 },        /* result 3 */
-		{ HT_EV_OBJECT_REFERENCES, 0x10, 0 },        /* bit 4 */
+		{ HT_EV_OBJECT_REFERENCES, 0x20, 0 },        /* bit 5 */
 		{ HT_EV_OBJECT_REFERENCES, 3 << 2, 0 },      /* result 3 */
 	};
 

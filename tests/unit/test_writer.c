@@ -455,7 +455,7 @@ Test(writer, header_bytes)
 	buf = read_whole_file(path, &len);
 	cr_assert(buf);
 	cr_assert_eq(memcmp(buf, "\x89HTRACE\n", 8), 0);
-	cr_assert_eq(get_le32(buf + 8), 1);
+	cr_assert_eq(get_le32(buf + 8), HT_FORMAT_VERSION);
 	plen = get_le32(buf + 12);
 	cr_assert_eq(get_le32(buf + 16 + plen),
 		     (uint32_t)crc32(0, buf, (uInt)(16 + plen)));

@@ -114,6 +114,22 @@ static bool same_array(const void *a, const void *b, size_t n, size_t size)
 	return n == 0 || memcmp(a, b, n * size) == 0;
 }
 
+static bool same_fields(const struct ht_ev_fields *a,
+			const struct ht_ev_fields *b)
+{
+	if (a->count != b->count)
+		return false;
+	for (size_t i = 0; i < a->count; i++) {
+		const struct ht_field *x = &a->fields[i], *y = &b->fields[i];
+
+		if (x->id != y->id || x->class_id != y->class_id ||
+		    !same_string(x->name, y->name) || x->kind != y->kind ||
+		    x->has_offset != y->has_offset || x->offset != y->offset)
+			return false;
+	}
+	return true;
+}
+
 static bool same_event(const struct ht_event *a, const struct ht_event *b)
 {
 	if (a->type != b->type)
@@ -173,7 +189,9 @@ static bool same_event(const struct ht_event *a, const struct ht_event *b)
 		       same_array(x->flags, y->flags, n, sizeof(uint32_t)) &&
 		       same_array(x->kinds, y->kinds, n, 1) &&
 		       same_array(x->root_flags, y->root_flags, n, 1) &&
-		       same_array(x->root_ids, y->root_ids, n, sizeof(ht_id));
+		       same_array(x->root_ids, y->root_ids, n, sizeof(ht_id)) &&
+		       same_array(x->root_fields, y->root_fields, n,
+				  sizeof(ht_id));
 	}
 	case HT_EV_OBJECT_REFERENCES: {
 		const struct ht_ev_object_references *x =
@@ -189,8 +207,12 @@ static bool same_event(const struct ht_event *a, const struct ht_event *b)
 		       x->generation == y->generation &&
 		       same_array(x->refs, y->refs, n, sizeof(ht_id)) &&
 		       same_array(x->ref_flags, y->ref_flags, n,
-				  sizeof(uint32_t));
+				  sizeof(uint32_t)) &&
+		       same_array(x->ref_fields, y->ref_fields, n,
+				  sizeof(ht_id));
 	}
+	case HT_EV_FIELDS:
+		return same_fields(&a->u.fields, &b->u.fields);
 	}
 	return false;
 }
@@ -315,7 +337,7 @@ static void assert_event_error(const char *item, unsigned column,
 /* ---- The canonical form ----------------------------------------------------- */
 
 static const char canonical_example[] =
-	"heaptrace: 1\n"
+	"heaptrace: 2\n"
 	"runtime: clr\n"
 	"runtime_version: \"4.8\"\n"
 	"pointer_size: 8\n"
@@ -326,6 +348,9 @@ static const char canonical_example[] =
 	"  key: value\n"
 	"events:\n"
 	"  - class: {id: 0x100, name: Foo, size: 24}\n"
+	"  - fields:\n"
+	"      - {id: 1, class: 0x100, name: next, kind: instance, offset: 16}\n"
+	"      - {id: 2, class: 0x100, name: ROOT, kind: static}\n"
 	"  - thread: {id: 0x7, name: main}\n"
 	"  - method: {id: 0x40, name: \"Foo.bar()\"}\n"
 	"  - object_allocated: {id: 0x1000, class: 0x100, size: 24}\n"
@@ -340,10 +365,10 @@ static const char canonical_example[] =
 	"  - begin_container: {type: C_BEGIN}\n"
 	"  - begin_container: {type: C_RT_JIT, id1: 0x10, id2: 0x40}\n"
 	"  - root_references: {refs: [0x7], flags: [0], kinds: [stack], "
-	"root_flags: [0x2], root_ids: [0x99], result: abort}\n"
+	"root_flags: [0x2], root_ids: [0x99], root_fields: [2], result: abort}\n"
 	"  - object_references: {id: 0x7, class: 0x100, size: 24, "
-	"refs: [0x8, 0], flags: 0x10000, ref_flags: [0, 0x1], generation: 0, "
-	"result: postpone}\n";
+	"refs: [0x8, 0], flags: 0x10000, ref_flags: [0, 0x1], ref_fields: [1, 0], "
+	"generation: 0, result: postpone}\n";
 
 /* The events of canonical_example, built in C. */
 static void write_example_events(struct yaml_writer *w)
@@ -358,13 +383,20 @@ static void write_example_events(struct yaml_writer *w)
 	static const uint8_t root_flags[] = {HT_ROOT_WEAK};
 	static const ht_id obj_refs[] = {0x8, 0};
 	static const uint32_t obj_ref_flags[] = {0, HT_OBJ_ALREADY_REPORTED};
-	struct ht_event evs[14];
+	static const struct ht_field fields[] = {
+		{1, 0x100, "next", HT_FIELD_INSTANCE, true, 16},
+		{2, 0x100, "ROOT", HT_FIELD_STATIC, false, 0},
+	};
+	static const ht_id root_fields[] = {2}, obj_ref_fields[] = {1, 0};
+	struct ht_event evs[15];
 	struct ht_error err;
 	int n = 0;
 
 	memset(evs, 0, sizeof(evs));
 	evs[n].type = HT_EV_CLASS;
 	evs[n].u.class_ = (struct ht_ev_class){0x100, "Foo", true, 24};
+	evs[++n].type = HT_EV_FIELDS;
+	evs[n].u.fields = (struct ht_ev_fields){2, fields};
 	evs[++n].type = HT_EV_THREAD;
 	evs[n].u.thread = (struct ht_ev_named){0x7, "main"};
 	evs[++n].type = HT_EV_METHOD;
@@ -393,11 +425,11 @@ static void write_example_events(struct yaml_writer *w)
 	evs[++n].type = HT_EV_ROOT_REFERENCES;
 	evs[n].u.root_references = (struct ht_ev_root_references){
 		1, root_refs, root_ref_flags, kinds, root_flags, root_ids,
-		HT_RESULT_ABORT};
+		HT_RESULT_ABORT, root_fields};
 	evs[++n].type = HT_EV_OBJECT_REFERENCES;
 	evs[n].u.object_references = (struct ht_ev_object_references){
 		0x7, 0x100, 24, HT_OBJ_MORE_REFERENCES, 2, obj_refs,
-		obj_ref_flags, true, 0, HT_RESULT_POSTPONE};
+		obj_ref_flags, true, 0, HT_RESULT_POSTPONE, obj_ref_fields};
 	for (int i = 0; i <= n; i++)
 		cr_assert_eq(yaml_writer_event(w, &evs[i], &err), 0, "%s",
 			     err.message);
@@ -1267,12 +1299,12 @@ Test(yaml_errors, aliases)
 
 Test(yaml_errors, header_version)
 {
-	struct ht_error err = first_error("heaptrace: 2\nevents: []\n");
+	struct ht_error err = first_error("heaptrace: 3\nevents: []\n");
 
 	cr_assert_eq(err.code, HT_E_FORMAT);
 	cr_assert_eq(err.line, 1);
 	cr_assert_eq(err.column, 12);
-	cr_assert(strstr(err.message, "unsupported heaptrace version 2"), "%s",
+	cr_assert(strstr(err.message, "unsupported heaptrace version 3"), "%s",
 		  err.message);
 	assert_error("runtime: clr\nevents: []\n", 2, 1,
 		     "the header lacks 'heaptrace: 1' before 'events'");

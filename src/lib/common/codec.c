@@ -28,9 +28,14 @@
 #define OPT_ROOT_FLAGS 0x2u
 #define OPT_ROOT_IDS 0x4u
 #define OPT_ROOT_RESULT_SHIFT 3
+#define OPT_ROOT_FIELDS (1u << (OPT_ROOT_RESULT_SHIFT + 2)) /* version 2 */
 #define OPT_OBJ_REF_FLAGS 0x1u
 #define OPT_OBJ_GENERATION 0x2u
 #define OPT_OBJ_RESULT_SHIFT 2
+#define OPT_OBJ_REF_FIELDS (1u << (OPT_OBJ_RESULT_SHIFT + 2)) /* version 2 */
+/* A field's kind and whether it has an offset share one varint. */
+#define FIELD_HAS_OFFSET 0x1u
+#define FIELD_KIND_SHIFT 1
 
 /* An object's ref: 0 is null, 1 escapes to an absolute id (for a delta
  * whose zigzag code would not leave room), k >= 2 is zigzag(delta) + 2. */
@@ -92,10 +97,23 @@ size_t codec_element_bound(const struct ht_event *ev)
 	case HT_EV_SURVIVING_REFERENCES:
 		return CODEC_SURVIVING_BOUND;
 	case HT_EV_ROOT_REFERENCES:
-		/* ref, flags, kind, root flag, root id */
-		return 3 * VARINT_MAX + 2;
+		/* ref, flags, kind, root flag, root id, root field */
+		return 4 * VARINT_MAX + 2;
 	case HT_EV_OBJECT_REFERENCES:
-		return 2 * VARINT_MAX + 5;
+		/* ref, flags, field */
+		return 3 * VARINT_MAX + 5;
+	case HT_EV_FIELDS: {
+		/* the longest field: each may be that long */
+		size_t most = 0;
+
+		for (size_t i = 0; i < ev->u.fields.count; i++) {
+			size_t n = string_bound(ev->u.fields.fields[i].name);
+
+			if (n > most)
+				most = n;
+		}
+		return 4 * VARINT_MAX + most;
+	}
 	default:
 		return 0;
 	}
@@ -114,6 +132,8 @@ size_t codec_event_count(const struct ht_event *ev)
 		return ev->u.root_references.count;
 	case HT_EV_OBJECT_REFERENCES:
 		return ev->u.object_references.count;
+	case HT_EV_FIELDS:
+		return ev->u.fields.count;
 	default:
 		return 0;
 	}
@@ -132,6 +152,11 @@ size_t codec_event_bound(const struct ht_event *ev)
 		break;
 	case HT_EV_METHOD:
 		n += string_bound(ev->u.method.name);
+		break;
+	case HT_EV_FIELDS:
+		for (size_t i = 0; i < ev->u.fields.count; i++)
+			n += 4 * VARINT_MAX +
+			     string_bound(ev->u.fields.fields[i].name);
 		break;
 	default:
 		n += codec_event_count(ev) * codec_element_bound(ev);
@@ -228,6 +253,51 @@ void codec_put_surviving(struct codec_enc *e, size_t count, const ht_id *starts,
 	}
 }
 
+/* Field ids of references: 0 is no field, k >= 1 is zigzag(delta) + 1
+ * against the previous nonzero field id of the chunk. An object's fields
+ * are mostly declared one after the other, so the deltas are small, and
+ * the next object of the same class starts close to where the last one
+ * ended. */
+static void put_field_refs(struct codec_enc *e, size_t count,
+			   const ht_id *fields)
+{
+	for (size_t i = 0; i < count; i++) {
+		uint64_t code;
+
+		if (fields[i] == 0) {
+			put_u(e, 0);
+			continue;
+		}
+		code = zigzag_encode((int64_t)(fields[i] - e->base.field));
+		/* a delta too wide for the bias is coded as 1, then the id */
+		if (code == UINT64_MAX) {
+			put_u(e, 1);
+			put_u(e, fields[i]);
+		} else {
+			put_u(e, code + 2);
+		}
+		e->base.field = fields[i];
+	}
+}
+
+static void put_fields(struct codec_enc *e, const struct ht_ev_fields *f)
+{
+	put_u(e, f->count);
+	for (size_t i = 0; i < f->count; i++) {
+		const struct ht_field *x = &f->fields[i];
+		uint64_t opts = (uint64_t)x->kind << FIELD_KIND_SHIFT;
+
+		if (x->has_offset)
+			opts |= FIELD_HAS_OFFSET;
+		put_delta(e, &e->base.field, x->id);
+		put_delta(e, &e->base.class_, x->class_id);
+		put_string(e, x->name);
+		put_u(e, opts);
+		if (x->has_offset)
+			put_u(e, x->offset);
+	}
+}
+
 static void put_root_references(struct codec_enc *e,
 				const struct ht_ev_root_references *r)
 {
@@ -240,6 +310,8 @@ static void put_root_references(struct codec_enc *e,
 		opts |= OPT_ROOT_FLAGS;
 	if (r->root_ids)
 		opts |= OPT_ROOT_IDS;
+	if (r->root_fields)
+		opts |= OPT_ROOT_FIELDS;
 	put_u(e, opts);
 	put_u(e, r->count);
 	for (size_t i = 0; i < r->count; i++)
@@ -255,6 +327,8 @@ static void put_root_references(struct codec_enc *e,
 	if (r->root_ids)
 		for (size_t i = 0; i < r->count; i++)
 			put_delta(e, &prev_root_id, r->root_ids[i]);
+	if (r->root_fields)
+		put_field_refs(e, r->count, r->root_fields);
 }
 
 static void put_ref(struct codec_enc *e, ht_id *prev, ht_id ref)
@@ -285,6 +359,8 @@ static void put_object_references(struct codec_enc *e,
 		opts |= OPT_OBJ_REF_FLAGS;
 	if (o->has_generation)
 		opts |= OPT_OBJ_GENERATION;
+	if (o->ref_fields)
+		opts |= OPT_OBJ_REF_FIELDS;
 	put_u(e, opts);
 	put_delta(e, &e->base.object, o->id);
 	put_delta(e, &e->base.class_, o->class_id);
@@ -299,6 +375,8 @@ static void put_object_references(struct codec_enc *e,
 	if (o->ref_flags)
 		for (size_t i = 0; i < o->count; i++)
 			put_u(e, o->ref_flags[i]);
+	if (o->ref_fields)
+		put_field_refs(e, o->count, o->ref_fields);
 }
 
 void codec_put_event(struct codec_enc *e, const struct ht_event *ev)
@@ -364,6 +442,9 @@ void codec_put_event(struct codec_enc *e, const struct ht_event *ev)
 	case HT_EV_OBJECT_REFERENCES:
 		put_object_references(e, &ev->u.object_references);
 		break;
+	case HT_EV_FIELDS:
+		put_fields(e, &ev->u.fields);
+		break;
 	default:
 		break;
 	}
@@ -389,6 +470,9 @@ void codec_dec_free(struct codec_dec *d)
 {
 	free(d->ids);
 	free(d->ids2);
+	free(d->ids3);
+	free(d->fields);
+	free(d->names);
 	free(d->u32);
 	free(d->u32b);
 	free(d->u8a);
@@ -692,6 +776,27 @@ static int get_bytes(struct codec_dec *d, uint8_t *out, size_t n,
 	return 0;
 }
 
+static int get_field_refs(struct codec_dec *d, size_t n, ht_id *out,
+			  const char **why)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t code;
+
+		GET_U(d, &code, "field reference");
+		if (code == 0) {
+			out[i] = 0;
+			continue;
+		}
+		if (code == 1)
+			GET_U(d, &out[i], "field reference");
+		else
+			out[i] = d->base.field +
+				 (uint64_t)zigzag_decode(code - 2);
+		d->base.field = out[i];
+	}
+	return 0;
+}
+
 static int get_root_references(struct codec_dec *d,
 			       struct ht_ev_root_references *r,
 			       const char **why)
@@ -701,12 +806,12 @@ static int get_root_references(struct codec_dec *d,
 	ht_id prev_root_id = 0;
 
 	GET_U(d, &opts, "options");
-	if (opts >> (OPT_ROOT_RESULT_SHIFT + 2) ||
-	    (opts >> OPT_ROOT_RESULT_SHIFT) > HT_RESULT_ABORT) {
+	if (opts >> (OPT_ROOT_RESULT_SHIFT + 3) ||
+	    ((opts >> OPT_ROOT_RESULT_SHIFT) & 3) > HT_RESULT_ABORT) {
 		*why = "unknown root_references options";
 		return -1;
 	}
-	r->result = (enum ht_result)(opts >> OPT_ROOT_RESULT_SHIFT);
+	r->result = (enum ht_result)((opts >> OPT_ROOT_RESULT_SHIFT) & 3);
 	TRY(get_count(d, 2, "root references", &n, why));
 	r->count = n;
 	if (RESERVE(d, ids, n + 1) < 0 || RESERVE(d, u32, n + 1) < 0)
@@ -720,6 +825,7 @@ static int get_root_references(struct codec_dec *d,
 	r->kinds = NULL;
 	r->root_flags = NULL;
 	r->root_ids = NULL;
+	r->root_fields = NULL;
 	if (opts & OPT_ROOT_KINDS) {
 		if (RESERVE(d, u8a, n + 1) < 0)
 			return -2;
@@ -738,6 +844,12 @@ static int get_root_references(struct codec_dec *d,
 		for (size_t i = 0; i < n; i++)
 			TRY(get_delta(d, &prev_root_id, &d->ids2[i], why));
 		r->root_ids = d->ids2;
+	}
+	if (opts & OPT_ROOT_FIELDS) {
+		if (RESERVE(d, ids3, n + 1) < 0)
+			return -2;
+		TRY(get_field_refs(d, n, d->ids3, why));
+		r->root_fields = d->ids3;
 	}
 	return 0;
 }
@@ -769,12 +881,12 @@ static int get_object_references(struct codec_dec *d,
 	ht_id prev;
 
 	GET_U(d, &opts, "options");
-	if (opts >> (OPT_OBJ_RESULT_SHIFT + 2) ||
-	    (opts >> OPT_OBJ_RESULT_SHIFT) > HT_RESULT_ABORT) {
+	if (opts >> (OPT_OBJ_RESULT_SHIFT + 3) ||
+	    ((opts >> OPT_OBJ_RESULT_SHIFT) & 3) > HT_RESULT_ABORT) {
 		*why = "unknown object_references options";
 		return -1;
 	}
-	o->result = (enum ht_result)(opts >> OPT_OBJ_RESULT_SHIFT);
+	o->result = (enum ht_result)((opts >> OPT_OBJ_RESULT_SHIFT) & 3);
 	TRY(get_delta(d, &d->base.object, &o->id, why));
 	TRY(get_delta(d, &d->base.class_, &o->class_id, why));
 	GET_U(d, &o->size, "size");
@@ -799,6 +911,63 @@ static int get_object_references(struct codec_dec *d,
 			TRY(get_u32(d, &d->u32[i], "bad reference flags", why));
 		o->ref_flags = d->u32;
 	}
+	o->ref_fields = NULL;
+	if (opts & OPT_OBJ_REF_FIELDS) {
+		if (RESERVE(d, ids2, n + 1) < 0)
+			return -2;
+		TRY(get_field_refs(d, n, d->ids2, why));
+		o->ref_fields = d->ids2;
+	}
+	return 0;
+}
+
+/* Names are gathered in d->names and pointed at once all are in, as the
+ * buffer may move while it grows. */
+static int get_fields(struct codec_dec *d, struct ht_ev_fields *f,
+		      const char **why)
+{
+	size_t n, used = 0;
+
+	TRY(get_count(d, 4, "fields", &n, why));
+	if (RESERVE(d, fields, n + 1) < 0)
+		return -2;
+	for (size_t i = 0; i < n; i++) {
+		struct ht_field *x = &d->fields[i];
+		const char *name;
+		uint64_t opts;
+		size_t len;
+
+		TRY(get_delta(d, &d->base.field, &x->id, why));
+		TRY(get_delta(d, &d->base.class_, &x->class_id, why));
+		TRY(get_string(d, &name, why));
+		GET_U(d, &opts, "field options");
+		if (opts >> (FIELD_KIND_SHIFT + 8)) {
+			*why = "unknown field options";
+			return -1;
+		}
+		/* out-of-range kinds are kept: the state machine reports them */
+		x->kind = (uint8_t)(opts >> FIELD_KIND_SHIFT);
+		x->has_offset = opts & FIELD_HAS_OFFSET;
+		x->offset = 0;
+		if (x->has_offset)
+			GET_U(d, &x->offset, "field offset");
+		/* the name's offset in d->names, plus one (0: no name) */
+		x->name = NULL;
+		if (!name)
+			continue;
+		len = strlen(name) + 1;
+		if (RESERVE(d, names, used + len) < 0)
+			return -2;
+		memcpy(d->names + used, name, len);
+		x->name = (const char *)(uintptr_t)(used + 1);
+		used += len;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (d->fields[i].name)
+			d->fields[i].name =
+				d->names + ((uintptr_t)d->fields[i].name - 1);
+	f->count = n;
+	f->fields = d->fields;
 	return 0;
 }
 
@@ -864,6 +1033,9 @@ int codec_get_event(struct codec_dec *d, struct ht_event *ev, const char **why)
 		return 1;
 	case HT_EV_OBJECT_REFERENCES:
 		TRY(get_object_references(d, &ev->u.object_references, why));
+		return 1;
+	case HT_EV_FIELDS:
+		TRY(get_fields(d, &ev->u.fields, why));
 		return 1;
 	default:
 		d->p--;

@@ -19,6 +19,7 @@ struct codec_bases {
 	ht_id object;
 	ht_id class_;
 	ht_id root;
+	ht_id field; /* field ids, declared and referenced (version 2) */
 };
 
 struct codec_enc {
@@ -69,6 +70,9 @@ struct codec_dec {
 	/* scratch, grown as needed and kept across chunks */
 	ht_id *ids;       size_t ids_cap;
 	ht_id *ids2;      size_t ids2_cap;
+	ht_id *ids3;      size_t ids3_cap;
+	struct ht_field *fields; size_t fields_cap;
+	char *names;      size_t names_cap;
 	uint32_t *u32;    size_t u32_cap;
 	uint32_t *u32b;   size_t u32b_cap;
 	uint8_t *u8a;     size_t u8a_cap;

@@ -25,6 +25,7 @@ static const char *const event_names[] = {
 	[HT_EV_BEGIN_CONTAINER] = "begin_container",
 	[HT_EV_ROOT_REFERENCES] = "root_references",
 	[HT_EV_OBJECT_REFERENCES] = "object_references",
+	[HT_EV_FIELDS] = "fields",
 };
 
 static const char *const container_names[] = {
@@ -62,6 +63,11 @@ static const char *const root_kind_names[] = {
 static const char *const gc_reason_names[] = {
 	[HT_GC_OTHER] = "other",
 	[HT_GC_INDUCED] = "induced",
+};
+
+static const char *const field_kind_names[] = {
+	[HT_FIELD_INSTANCE] = "instance",
+	[HT_FIELD_STATIC] = "static",
 };
 
 static const struct {
@@ -102,6 +108,10 @@ static const struct {
 	[HT_V_BOUNDS_IN_GC] = {"bounds-in-gc",
 			       "generation_bounds between a GC's start and finish"},
 	[HT_V_BAD_VALUE] = {"bad-value", "field value out of range"},
+	[HT_V_FIELD_UNDECLARED] = {"field-undeclared",
+				   "reference names a field not declared by the end of its dump"},
+	[HT_V_FIELD_REDECLARED] = {"field-redeclared",
+				   "field id declared again with another class, name, kind or offset"},
 };
 
 _Static_assert(ARRAY_SIZE(violations) == HT_V_COUNT_,
@@ -147,6 +157,11 @@ const char *ht_gc_reason_name(enum ht_gc_reason r)
 	return lookup(gc_reason_names, ARRAY_SIZE(gc_reason_names), (int)r);
 }
 
+const char *ht_field_kind_name(enum ht_field_kind k)
+{
+	return lookup(field_kind_names, ARRAY_SIZE(field_kind_names), (int)k);
+}
+
 /* The frame types are consecutive in CONTAINER_TYPE; compared unsigned so
  * that a value out of the enum's range (a damaged trace) is no frame. */
 bool ht_container_is_frame(enum ht_container_type t)
@@ -178,6 +193,11 @@ int ht_root_kind_parse(const char *name)
 int ht_gc_reason_parse(const char *name)
 {
 	return parse(gc_reason_names, ARRAY_SIZE(gc_reason_names), name);
+}
+
+int ht_field_kind_parse(const char *name)
+{
+	return parse(field_kind_names, ARRAY_SIZE(field_kind_names), name);
 }
 
 const char *ht_violation_name(enum ht_violation_code c)

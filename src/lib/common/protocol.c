@@ -109,6 +109,20 @@ static bool bad_bounds_value(const struct ht_ev_generation_bounds *e,
 	return false;
 }
 
+/* A field id of 0 would read as "no field" in every reference. */
+static bool bad_fields_value(const struct ht_ev_fields *e,
+			     struct bad_field *bad)
+{
+	for (size_t i = 0; i < e->count; i++) {
+		if (e->fields[i].id == 0)
+			return set_bad(bad, "field id", 0, true, i);
+		if (e->fields[i].kind > HT_FIELD_KIND_LAST)
+			return set_bad(bad, "field kind", e->fields[i].kind,
+				       true, i);
+	}
+	return false;
+}
+
 /* Finds the first field of ev out of range; bad may be NULL. */
 static bool find_bad_value(const struct ht_event *ev, struct bad_field *bad)
 {
@@ -139,6 +153,8 @@ static bool find_bad_value(const struct ht_event *ev, struct bad_field *bad)
 		return bad_root_value(&ev->u.root_references, bad);
 	case HT_EV_OBJECT_REFERENCES:
 		return bad_object_value(&ev->u.object_references, bad);
+	case HT_EV_FIELDS:
+		return bad_fields_value(&ev->u.fields, bad);
 	}
 	return set_bad(bad, "event type", (unsigned)ev->type, false, 0);
 }
@@ -381,6 +397,7 @@ static enum ht_violation_code step_event(struct proto_state *s,
 	case HT_EV_THREAD:
 	case HT_EV_METHOD:
 	case HT_EV_OBJECT_ALLOCATED:
+	case HT_EV_FIELDS:
 		return HT_V_NONE; /* metadata: valid anywhere */
 	case HT_EV_GC_STARTED:
 		return step_gc_started(s, effects);

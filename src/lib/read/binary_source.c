@@ -838,10 +838,11 @@ static int read_file_header(struct binary_source *s, struct ht_error *err)
 		return -1;
 	}
 	version = get_le32(fixed + 8);
-	if (version != HT_FORMAT_VERSION) {
+	/* version 1 is version 2 without fields: its events decode alike */
+	if (version < 1 || version > HT_FORMAT_VERSION) {
 		err_at_offset(err, HT_E_FORMAT, s->path, 8,
 			      "unsupported format version %u (this reader "
-			      "knows version %d)",
+			      "knows versions 1 to %d)",
 			      version, HT_FORMAT_VERSION);
 		return -1;
 	}
@@ -886,6 +887,7 @@ static int read_file_header(struct binary_source *s, struct ht_error *err)
 				      why);
 		return -1;
 	}
+	s->header.version = version;
 	if (repair_header_strings(s) < 0) {
 		err_plain(err, HT_E_NOMEM, s->path, "out of memory");
 		return -1;

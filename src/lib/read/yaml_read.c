@@ -38,6 +38,8 @@ enum buffer_slot {
 	B_ROOT_FLAGS, /* uint8_t */
 	B_ROOT_IDS,   /* ht_id */
 	B_BLOCKS,     /* ranges or blocks of the block events */
+	B_FIELD_REFS, /* ht_id: ref_fields, root_fields */
+	B_NAMES,      /* char: the names of a fields event, one after another */
 	B_COUNT_
 };
 
@@ -429,6 +431,7 @@ enum field_kind {
 	K_U32_LIST,
 	K_U8_LIST,     /* root_flags */
 	K_KIND_LIST,   /* root kinds by name */
+	K_FIELD_KIND,  /* instance or static, stored as a uint8_t */
 };
 
 struct field {
@@ -440,7 +443,7 @@ struct field {
 		     * (a has_ flag never comes first in its struct) */
 };
 
-#define MAX_FIELDS 8
+#define MAX_FIELDS 9
 
 /* What a mapping of fields held, for the checks made after it. */
 struct fields_read {
@@ -513,6 +516,10 @@ static const struct enum_type root_kind_enum = {
 	"stack, finalizer, handle or other",
 };
 
+static const struct enum_type field_kind_enum = {
+	"field kind", ht_field_kind_parse, UINT8_MAX, "instance or static",
+};
+
 static int read_enum(struct yaml_src *s, const char *ctx, const char *field,
 		     const struct enum_type *t, int *out)
 {
@@ -543,9 +550,16 @@ static int read_enum_field(struct yaml_src *s, const char *ctx,
 	enum ht_container_type type;
 	enum ht_result result;
 	enum ht_gc_reason reason;
+	uint8_t byte;
 	int v;
 
 	switch (f->kind) {
+	case K_FIELD_KIND:
+		if (read_enum(s, ctx, f->name, &field_kind_enum, &v) < 0)
+			return -1;
+		byte = (uint8_t)v;
+		store(base, f->at, &byte, sizeof(byte));
+		return 0;
 	case K_CONTAINER:
 		if (read_enum(s, ctx, f->name, &container_enum, &v) < 0)
 			return -1;
@@ -679,6 +693,7 @@ static int read_field(struct yaml_src *s, const char *ctx,
 	case K_CONTAINER:
 	case K_RESULT:
 	case K_REASON:
+	case K_FIELD_KIND:
 		return read_enum_field(s, ctx, f, base);
 	case K_GENERATIONS:
 		return read_generations(s, ctx, f, base);
@@ -810,7 +825,8 @@ static const struct field begin_container_fields[] = {
 	{"id2", K_U64, OPTIONAL, EV(begin_container.id2), 0},
 };
 
-enum { RR_REFS, RR_FLAGS, RR_KINDS, RR_ROOT_FLAGS, RR_ROOT_IDS, RR_RESULT };
+enum { RR_REFS, RR_FLAGS, RR_KINDS, RR_ROOT_FLAGS, RR_ROOT_IDS, RR_RESULT,
+       RR_ROOT_FIELDS };
 static const struct field root_references_fields[] = {
 	[RR_REFS] = {"refs", K_U64_LIST, REQUIRED, B_REFS, 0},
 	[RR_FLAGS] = {"flags", K_U32_LIST, REQUIRED, B_FLAGS, 0},
@@ -818,10 +834,11 @@ static const struct field root_references_fields[] = {
 	[RR_ROOT_FLAGS] = {"root_flags", K_U8_LIST, OPTIONAL, B_ROOT_FLAGS, 0},
 	[RR_ROOT_IDS] = {"root_ids", K_U64_LIST, OPTIONAL, B_ROOT_IDS, 0},
 	[RR_RESULT] = {"result", K_RESULT, OPTIONAL, EV(root_references.result), 0},
+	[RR_ROOT_FIELDS] = {"root_fields", K_U64_LIST, OPTIONAL, B_FIELD_REFS, 0},
 };
 
 enum { OR_ID, OR_CLASS, OR_SIZE, OR_REFS, OR_FLAGS, OR_REF_FLAGS,
-       OR_GENERATION, OR_RESULT };
+       OR_GENERATION, OR_RESULT, OR_REF_FIELDS };
 static const struct field object_references_fields[] = {
 	[OR_ID] = {"id", K_U64, REQUIRED, EV(object_references.id), 0},
 	[OR_CLASS] = {"class", K_U64, REQUIRED, EV(object_references.class_id), 0},
@@ -834,6 +851,20 @@ static const struct field object_references_fields[] = {
 			   EV(object_references.has_generation)},
 	[OR_RESULT] = {"result", K_RESULT, OPTIONAL,
 		       EV(object_references.result), 0},
+	[OR_REF_FIELDS] = {"ref_fields", K_U64_LIST, OPTIONAL, B_FIELD_REFS, 0},
+};
+
+enum { FD_ID, FD_CLASS, FD_NAME, FD_KIND, FD_OFFSET };
+static const struct field field_fields[] = {
+	[FD_ID] = {"id", K_U64, REQUIRED, offsetof(struct ht_field, id), 0},
+	[FD_CLASS] = {"class", K_U64, REQUIRED,
+		      offsetof(struct ht_field, class_id), 0},
+	[FD_NAME] = {"name", K_NAME, REQUIRED, offsetof(struct ht_field, name), 0},
+	[FD_KIND] = {"kind", K_FIELD_KIND, OPTIONAL,
+		     offsetof(struct ht_field, kind), 0},
+	[FD_OFFSET] = {"offset", K_U64, OPTIONAL,
+		       offsetof(struct ht_field, offset),
+		       offsetof(struct ht_field, has_offset)},
 };
 
 enum { GB_GENERATION, GB_START, GB_LENGTH, GB_RESERVED };
@@ -861,7 +892,8 @@ static const struct field surviving_fields[] = {
 };
 
 
-_Static_assert(ARRAY_SIZE(object_references_fields) <= MAX_FIELDS,
+_Static_assert(ARRAY_SIZE(object_references_fields) <= MAX_FIELDS &&
+	       ARRAY_SIZE(root_references_fields) <= MAX_FIELDS,
 	       "struct fields_read has a mark per field");
 
 /* How an event's body reads: a mapping of fields, or a list of blocks
@@ -916,10 +948,13 @@ static int finish_root_references(struct yaml_src *s, struct ht_event *ev,
 	    check_parallel(s, ctx, got, RR_ROOT_FLAGS, "root_flags",
 			   B_ROOT_FLAGS, e->count) ||
 	    check_parallel(s, ctx, got, RR_ROOT_IDS, "root_ids", B_ROOT_IDS,
-			   e->count))
+			   e->count) ||
+	    check_parallel(s, ctx, got, RR_ROOT_FIELDS, "root_fields",
+			   B_FIELD_REFS, e->count))
 		return -1;
 	e->refs = list(s, B_REFS);
 	e->flags = list(s, B_FLAGS);
+	e->root_fields = list_if(s, got, RR_ROOT_FIELDS, B_FIELD_REFS);
 	e->kinds = list_if(s, got, RR_KINDS, B_KINDS);
 	e->root_flags = list_if(s, got, RR_ROOT_FLAGS, B_ROOT_FLAGS);
 	e->root_ids = list_if(s, got, RR_ROOT_IDS, B_ROOT_IDS);
@@ -933,10 +968,13 @@ static int finish_object_references(struct yaml_src *s, struct ht_event *ev,
 
 	e->count = s->buf[B_REFS].count;
 	if (check_parallel(s, "object_references", got, OR_REF_FLAGS,
-			   "ref_flags", B_FLAGS, e->count))
+			   "ref_flags", B_FLAGS, e->count) ||
+	    check_parallel(s, "object_references", got, OR_REF_FIELDS,
+			   "ref_fields", B_FIELD_REFS, e->count))
 		return -1;
 	e->refs = list(s, B_REFS);
 	e->ref_flags = list_if(s, got, OR_REF_FLAGS, B_FLAGS);
+	e->ref_fields = list_if(s, got, OR_REF_FIELDS, B_FIELD_REFS);
 	return 0;
 }
 
@@ -968,6 +1006,23 @@ static int finish_surviving_references(struct yaml_src *s,
 	return 0;
 }
 
+/* read_block left each field's name as its offset in B_NAMES plus one,
+ * as that buffer may have moved since: now that it is whole, they point. */
+static int finish_fields(struct yaml_src *s, struct ht_event *ev,
+			 const struct fields_read *got)
+{
+	struct ht_field *f = s->buf[B_BLOCKS].data;
+	size_t n = s->buf[B_BLOCKS].count;
+
+	(void)got;
+	for (size_t i = 0; i < n; i++)
+		f[i].name = (const char *)s->buf[B_NAMES].data +
+			    ((uintptr_t)f[i].name - 1);
+	ev->u.fields.count = n;
+	ev->u.fields.fields = list(s, B_BLOCKS);
+	return 0;
+}
+
 #define FIELDS(t) t, ARRAY_SIZE(t)
 
 static const struct event_spec event_specs[HT_EV_LAST + 1] = {
@@ -991,9 +1046,27 @@ static const struct event_spec event_specs[HT_EV_LAST + 1] = {
 				   finish_root_references},
 	[HT_EV_OBJECT_REFERENCES] = {FIELDS(object_references_fields), 0,
 				     finish_object_references},
+	[HT_EV_FIELDS] = {FIELDS(field_fields), sizeof(struct ht_field),
+			  finish_fields},
 };
 
 /* ---- Events --------------------------------------------------------------- */
+
+/* The name of a field, which read_name left in the buffer every name
+ * shares, goes after the others of its event; the field keeps its offset
+ * there plus one until finish_fields. */
+static int keep_field_name(struct yaml_src *s, struct ht_field *f)
+{
+	struct buffer *names = &s->buf[B_NAMES];
+	size_t at = names->count, len = strlen(f->name) + 1;
+
+	if (reserve(s, names, at + len) < 0)
+		return -1;
+	memcpy((char *)names->data + at, f->name, len);
+	names->count = at + len;
+	f->name = (const char *)(uintptr_t)(at + 1);
+	return 0;
+}
 
 /* One block of a block event: read into a zeroed element on its own, then
  * appended, so that a failure leaves no half-read element behind. */
@@ -1004,6 +1077,7 @@ static int read_block(struct yaml_src *s, const char *ctx,
 		struct ht_generation_range range;
 		struct ht_moved_block moved;
 		struct ht_surviving_block surviving;
+		struct ht_field field;
 	} block;
 	struct fields_read got;
 	void *p;
@@ -1018,6 +1092,8 @@ static int read_block(struct yaml_src *s, const char *ctx,
 	if (type == HT_EV_GENERATION_BOUNDS &&
 	    !(got.present & (UINT32_C(1) << GB_RESERVED)))
 		block.range.reserved = block.range.length;
+	if (type == HT_EV_FIELDS && keep_field_name(s, &block.field) < 0)
+		return -1;
 	p = push(s, &s->buf[B_BLOCKS], spec->block_size);
 	if (!p)
 		return -1;
@@ -1190,9 +1266,9 @@ static int read_version(struct yaml_src *s)
 
 	if (read_number(s, "header", "heaptrace", UINT64_MAX, &v) < 0)
 		return -1;
-	if (v != HT_FORMAT_VERSION) {
+	if (v < 1 || v > HT_FORMAT_VERSION) {
 		fail_at(s, s->ev.start_mark,
-			"unsupported heaptrace version %llu (this reader knows %d)",
+			"unsupported heaptrace version %llu (this reader knows 1 to %d)",
 			(unsigned long long)v, HT_FORMAT_VERSION);
 		s->error.code = HT_E_FORMAT;
 		return -1;

@@ -280,6 +280,18 @@ static void put_id_list(struct yaml_writer *w, const ht_id *v, size_t n)
 	put_char(w, ']');
 }
 
+/* Field ids are the trace's own small numbers: decimal. */
+static void put_field_list(struct yaml_writer *w, const ht_id *v, size_t n)
+{
+	put_char(w, '[');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			put(w, ", ");
+		put_dec(w, v[i]);
+	}
+	put_char(w, ']');
+}
+
 static void put_flags32_list(struct yaml_writer *w, const uint32_t *v,
 			     size_t n)
 {
@@ -494,6 +506,10 @@ static void put_root_references(struct yaml_writer *w,
 		put(w, ", root_ids: ");
 		put_id_list(w, e->root_ids, e->count);
 	}
+	if (e->root_fields) {
+		put(w, ", root_fields: ");
+		put_field_list(w, e->root_fields, e->count);
+	}
 	put_result(w, e->result);
 	put_char(w, '}');
 }
@@ -515,12 +531,42 @@ static void put_object_references(struct yaml_writer *w,
 		put(w, ", ref_flags: ");
 		put_flags32_list(w, e->ref_flags, e->count);
 	}
+	if (e->ref_fields) {
+		put(w, ", ref_fields: ");
+		put_field_list(w, e->ref_fields, e->count);
+	}
 	if (e->has_generation) {
 		put(w, ", generation: ");
 		put_dec(w, e->generation);
 	}
 	put_result(w, e->result);
 	put_char(w, '}');
+}
+
+static void put_fields(struct yaml_writer *w, const struct ht_ev_fields *e)
+{
+	if (e->count == 0) {
+		put(w, "[]");
+		return;
+	}
+	for (size_t i = 0; i < e->count; i++) {
+		const struct ht_field *f = &e->fields[i];
+
+		put_block_item_start(w);
+		put(w, "id: ");
+		put_dec(w, f->id);
+		put(w, ", class: ");
+		put_hex(w, f->class_id);
+		put(w, ", name: ");
+		put_string(w, f->name);
+		put(w, ", kind: ");
+		put_enum(w, ht_field_kind_name(f->kind), f->kind);
+		if (f->has_offset) {
+			put(w, ", offset: ");
+			put_dec(w, f->offset);
+		}
+		put_char(w, '}');
+	}
 }
 
 /* The arrays an event must have for its count; NULL ones are a caller's
@@ -546,6 +592,9 @@ static const char *missing_array(const struct ht_event *ev)
 	case HT_EV_OBJECT_REFERENCES:
 		return ev->u.object_references.count &&
 		       !ev->u.object_references.refs ? "refs" : NULL;
+	case HT_EV_FIELDS:
+		return ev->u.fields.count && !ev->u.fields.fields ?
+		       "fields" : NULL;
 	default:
 		return NULL;
 	}
@@ -561,6 +610,8 @@ static bool has_block_lines(const struct ht_event *ev)
 		return ev->u.moved_references.count > 0;
 	case HT_EV_SURVIVING_REFERENCES:
 		return ev->u.surviving_references.count > 0;
+	case HT_EV_FIELDS:
+		return ev->u.fields.count > 0;
 	default:
 		return false;
 	}
@@ -604,6 +655,9 @@ static void put_body(struct yaml_writer *w, const struct ht_event *ev)
 		break;
 	case HT_EV_OBJECT_REFERENCES:
 		put_object_references(w, &ev->u.object_references);
+		break;
+	case HT_EV_FIELDS:
+		put_fields(w, &ev->u.fields);
 		break;
 	}
 }
@@ -650,8 +704,10 @@ int yaml_writer_event(struct yaml_writer *w, const struct ht_event *ev,
 
 static void put_header(struct yaml_writer *w, const struct ht_header *h)
 {
+	/* the trace's own version: a version 1 trace stays one */
 	put(w, "heaptrace: ");
-	put_dec(w, HT_FORMAT_VERSION);
+	put_dec(w, h->version >= 1 && h->version <= HT_FORMAT_VERSION ?
+		       h->version : HT_FORMAT_VERSION);
 	if (h->runtime) {
 		put(w, "\nruntime: ");
 		put_string(w, h->runtime);

@@ -129,6 +129,7 @@ struct ht_recorder {
 	unsigned n_buffers;
 	unsigned n_slots;
 	int level;
+	uint32_t version; /* of the trace written: 1 carries no fields */
 	pthread_key_t key;
 	bool key_created;
 	bool use_key; /* pthread_setspecific allocates nothing for this key */
@@ -595,6 +596,7 @@ static void request_slice(const struct request *rq, size_t from, size_t n,
 		r->kinds = SLICE(r->kinds, from);
 		r->root_flags = SLICE(r->root_flags, from);
 		r->root_ids = SLICE(r->root_ids, from);
+		r->root_fields = SLICE(r->root_fields, from);
 		r->count = n;
 		break;
 	}
@@ -603,11 +605,16 @@ static void request_slice(const struct request *rq, size_t from, size_t n,
 
 		o->refs = SLICE(o->refs, from);
 		o->ref_flags = SLICE(o->ref_flags, from);
+		o->ref_fields = SLICE(o->ref_fields, from);
 		o->count = n;
 		if (!last)
 			o->flags |= HT_OBJ_MORE_REFERENCES;
 		break;
 	}
+	case HT_EV_FIELDS:
+		out->ev.u.fields.fields = SLICE(rq->ev.u.fields.fields, from);
+		out->ev.u.fields.count = n;
+		break;
 	default:
 		break;
 	}
@@ -797,6 +804,16 @@ static bool result_ok(enum ht_result r)
 	return (unsigned)r <= HT_RESULT_ABORT;
 }
 
+/* A field needs its id (0 means "no field" in a reference) and a kind
+ * that exists; a name longer than the codec keeps is cut, as a class's. */
+static bool fields_ok(size_t count, const struct ht_field *fields)
+{
+	for (size_t i = 0; i < count; i++)
+		if (fields[i].id == 0 || fields[i].kind > HT_FIELD_KIND_LAST)
+			return false;
+	return true;
+}
+
 /* HT_OK, HT_E_INVALID or HT_E_LIMIT: refused calls record nothing. The
  * parallel arrays of a request were checked by the function that took them. */
 static enum ht_error_code check_request(const struct request *rq)
@@ -849,6 +866,11 @@ static enum ht_error_code check_request(const struct request *rq)
 		ok = array_ok(count, o->refs) && result_ok(o->result);
 		break;
 	}
+	case HT_EV_FIELDS:
+		count = ev->u.fields.count;
+		ok = array_ok(count, ev->u.fields.fields) &&
+		     fields_ok(count, ev->u.fields.fields);
+		break;
 	default:
 		ok = false;
 		break;
@@ -856,6 +878,21 @@ static enum ht_error_code check_request(const struct request *rq)
 	if (!ok)
 		return HT_E_INVALID;
 	return count > MAX_ELEMENTS ? HT_E_LIMIT : HT_OK;
+}
+
+/* What a version 1 trace cannot hold. */
+static bool carries_fields(const struct ht_event *ev)
+{
+	switch (ev->type) {
+	case HT_EV_FIELDS:
+		return true;
+	case HT_EV_ROOT_REFERENCES:
+		return ev->u.root_references.root_fields != NULL;
+	case HT_EV_OBJECT_REFERENCES:
+		return ev->u.object_references.ref_fields != NULL;
+	default:
+		return false;
+	}
 }
 
 static enum ht_error_code record_checked(struct ht_recorder *rec,
@@ -866,6 +903,8 @@ static enum ht_error_code record_checked(struct ht_recorder *rec,
 	if (!rec)
 		return HT_E_INVALID;
 	rc = check_request(rq);
+	if (rc == HT_OK && rec->version < 2 && carries_fields(&rq->ev))
+		rc = HT_E_INVALID;
 	if (rc != HT_OK)
 		return rc;
 	return record(rec, rq);
@@ -1002,12 +1041,35 @@ enum ht_error_code ht_begin_container(struct ht_recorder *rec,
 	return record_checked(rec, &rq);
 }
 
+enum ht_error_code ht_fields(struct ht_recorder *rec, size_t count,
+			     const struct ht_field *fields)
+{
+	struct request rq = { .ev.type = HT_EV_FIELDS };
+
+	rq.ev.u.fields.count = count;
+	rq.ev.u.fields.fields = fields;
+	return record_checked(rec, &rq);
+}
+
 enum ht_error_code ht_root_references(struct ht_recorder *rec, size_t count,
 				      const ht_id *refs, const uint32_t *flags,
 				      const uint8_t *kinds,
 				      const uint8_t *root_flags,
 				      const ht_id *root_ids,
 				      enum ht_result result)
+{
+	return ht_root_references_fields(rec, count, refs, flags, kinds,
+					 root_flags, root_ids, NULL, result);
+}
+
+enum ht_error_code ht_root_references_fields(struct ht_recorder *rec,
+					     size_t count, const ht_id *refs,
+					     const uint32_t *flags,
+					     const uint8_t *kinds,
+					     const uint8_t *root_flags,
+					     const ht_id *root_ids,
+					     const ht_id *root_fields,
+					     enum ht_result result)
 {
 	struct request rq = { .ev.type = HT_EV_ROOT_REFERENCES };
 	struct ht_ev_root_references *r = &rq.ev.u.root_references;
@@ -1018,6 +1080,7 @@ enum ht_error_code ht_root_references(struct ht_recorder *rec, size_t count,
 	r->kinds = kinds;
 	r->root_flags = root_flags;
 	r->root_ids = root_ids;
+	r->root_fields = root_fields;
 	r->result = result;
 	return record_checked(rec, &rq);
 }
@@ -1029,6 +1092,20 @@ enum ht_error_code ht_object_references(struct ht_recorder *rec, ht_id id,
 					const uint32_t *ref_flags,
 					int generation, enum ht_result result)
 {
+	return ht_object_references_fields(rec, id, class_id, size, flags,
+					   count, refs, ref_flags, NULL,
+					   generation, result);
+}
+
+enum ht_error_code ht_object_references_fields(struct ht_recorder *rec,
+					       ht_id id, ht_id class_id,
+					       uint64_t size, uint32_t flags,
+					       size_t count, const ht_id *refs,
+					       const uint32_t *ref_flags,
+					       const ht_id *ref_fields,
+					       int generation,
+					       enum ht_result result)
+{
 	struct request rq = { .ev.type = HT_EV_OBJECT_REFERENCES };
 	struct ht_ev_object_references *o = &rq.ev.u.object_references;
 
@@ -1039,6 +1116,7 @@ enum ht_error_code ht_object_references(struct ht_recorder *rec, ht_id id,
 	o->count = count;
 	o->refs = refs;
 	o->ref_flags = ref_flags;
+	o->ref_fields = ref_fields;
 	o->has_generation = generation >= 0;
 	o->generation = generation >= 0 ? (uint32_t)generation : 0;
 	o->result = result;
@@ -1342,7 +1420,8 @@ static bool header_check(const struct ht_header *h, const char *name,
 		err_plain(err, HT_E_INVALID, name, "no trace header given");
 		return false;
 	}
-	if (h->version != 0 && h->version != HT_FORMAT_VERSION) {
+	/* an older version's events are this version's too (convert) */
+	if (h->version > HT_FORMAT_VERSION) {
 		err_plain(err, HT_E_INVALID, name,
 			  "header version %u: this library writes version %u",
 			  h->version, HT_FORMAT_VERSION);
@@ -1511,7 +1590,7 @@ static bool header_write(struct ht_recorder *rec, const struct ht_header *h,
 		return false;
 	}
 	memcpy(buf, HT_MAGIC, HT_MAGIC_LEN);
-	put_le32(buf + 8, HT_FORMAT_VERSION);
+	put_le32(buf + 8, rec->version);
 	put_le32(buf + 12, (uint32_t)plen);
 	memcpy(buf + HT_FILE_HEADER_FIXED, payload, plen);
 	put_le32(buf + HT_FILE_HEADER_FIXED + plen,
@@ -1581,6 +1660,7 @@ static struct ht_recorder *recorder_create(int fd, const char *name,
 	proto_init(&st);
 	memcpy(&word, &st, sizeof(word));
 	atomic_init(&rec->proto, word);
+	rec->version = h->version ? h->version : HT_FORMAT_VERSION;
 	if (!header_write(rec, h, err))
 		goto fail;
 	rec->serial = atomic_fetch_add(&last_serial, 1) + 1;
