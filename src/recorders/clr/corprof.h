@@ -40,7 +40,7 @@ struct clr_guid {
 };
 
 /* COR_PRF_MONITOR bits the recorder uses. */
-#define CLR_MONITOR_CLASS_LOADS 0x4u
+#define CLR_MONITOR_CLASS_LOADS 0x2u
 #define CLR_MONITOR_GC 0x80u
 #define CLR_MONITOR_OBJECT_ALLOCATED 0x100u
 #define CLR_MONITOR_THREADS 0x200u
