@@ -1644,7 +1644,8 @@ static void report_stats(void)
 	    "compression), %llu wait%s for a buffer, %llu event%s dropped, "
 	    "%llu dependent handle%s before the key's fields, %llu dropped, "
 	    "%llu GC%s with generation bounds cut, %llu dump%s named late "
-	    "(the longest wait for names %llu ms)", state.output,
+	    "(the longest wait for names %llu ms), %llu class%s without a "
+	    "field table", state.output,
 	    (unsigned long long)st.events, plural(st.events),
 	    (unsigned long long)st.gcs, plural(st.gcs),
 	    (unsigned long long)st.bytes_written,
@@ -1657,7 +1658,9 @@ static void report_stats(void)
 	    (unsigned long long)state.bounds_cut, plural(state.bounds_cut),
 	    (unsigned long long)state.naming_late,
 	    plural(state.naming_late),
-	    (unsigned long long)state.naming_longest_ms);
+	    (unsigned long long)state.naming_longest_ms,
+	    (unsigned long long)state.fields_failed,
+	    state.fields_failed == 1 ? "" : "es");
 }
 
 static void close_recorder(void)

@@ -1092,22 +1092,25 @@ static const char *plural(uint64_t n)
 static void report_stats(void)
 {
 	struct ht_record_stats st;
-	uint64_t roots;
+	uint64_t roots, unmapped;
 
 	if (!getenv("HEAPTRACE_VERBOSE"))
 		return;
 	ht_recorder_stats(state.rec, &st);
 	roots = atomic_load(&state.roots.dropped);
+	unmapped = atomic_load(&state.classes_unmapped);
 	say("%s: %llu event%s, %llu GC%s, %llu bytes (%llu before "
 	    "compression), %llu wait%s for a buffer, %llu event%s dropped, "
-	    "%llu root update%s dropped", state.output,
+	    "%llu root update%s dropped, %llu class%s without a field table",
+	    state.output,
 	    (unsigned long long)st.events, plural(st.events),
 	    (unsigned long long)st.gcs, plural(st.gcs),
 	    (unsigned long long)st.bytes_written,
 	    (unsigned long long)st.bytes_uncompressed,
 	    (unsigned long long)st.waits, plural(st.waits),
 	    (unsigned long long)st.dropped_events, plural(st.dropped_events),
-	    (unsigned long long)roots, plural(roots));
+	    (unsigned long long)roots, plural(roots),
+	    (unsigned long long)unmapped, unmapped == 1 ? "" : "es");
 }
 
 /* Closes the trace once no callback is recording (waiting a little for
