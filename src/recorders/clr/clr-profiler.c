@@ -766,12 +766,19 @@ static const struct class_fields *class_fields_of(clr_uptr cls, int depth)
 	return f;
 }
 
-/* Outside GCs: makes the table of class cls, if it has none yet. */
-static void prepare_fields(clr_uptr cls)
+/* Outside GCs: makes the table of class cls, if it has none yet. The
+ * recorder thread does not wait for the lock, which a thread of the
+ * program may hold while a GC waits for the recorder thread. */
+static void prepare_fields(clr_uptr cls, bool wait)
 {
 	if (!cls || fields_lookup(cls))
 		return;
-	pthread_mutex_lock(&state.fields_lock);
+	if (!wait) {
+		if (pthread_mutex_trylock(&state.fields_lock) != 0)
+			return; /* at the next dump's end */
+	} else {
+		pthread_mutex_lock(&state.fields_lock);
+	}
 	if (!class_fields_of(cls, 0))
 		atomic_fetch_add(&state.fields_failed, 1);
 	pthread_mutex_unlock(&state.fields_lock);
@@ -780,7 +787,7 @@ static void prepare_fields(clr_uptr cls)
 static void prepare_fields_of(uint64_t cls, void *ctx)
 {
 	(void)ctx;
-	prepare_fields((clr_uptr)cls);
+	prepare_fields((clr_uptr)cls, false);
 }
 
 /* In the walk: the field each reference was read from, by matching the
@@ -1404,7 +1411,7 @@ static clr_hresult on_class_loaded(CLR_THIS, clr_uptr cls, clr_hresult status)
 	(void)self;
 	if (CLR_FAILED(status) || !enter())
 		return CLR_S_OK;
-	prepare_fields(cls);
+	prepare_fields(cls, true);
 	leave();
 	return CLR_S_OK;
 }

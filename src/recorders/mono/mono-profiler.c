@@ -103,6 +103,7 @@ struct class_fields {
 	uintptr_t klass; /* 0: a free entry */
 	uint32_t first, n;
 	uint32_t first_static, n_static;
+	bool complete;   /* false: the pool had no room, built again later */
 };
 
 /* Every class's table, built in the pause that first meets the class
@@ -114,6 +115,8 @@ struct field_tables {
 	size_t mask, used;
 	struct field_slot *pool;
 	size_t pool_cap, pool_used;
+	size_t pool_short;  /* the most room a class lacked */
+	bool incomplete;    /* some class waits for room */
 };
 
 /* The object of the walk whose references may continue in the next call:
@@ -454,8 +457,13 @@ static void build_class_fields(struct class_fields *e, MonoClass *k,
 	MonoClassField *f;
 
 	if (at + inherited + 2 * own > t->pool_cap) {
+		/* no room: its references go without fields until the pool
+		 * has grown */
 		atomic_fetch_add(&state.classes_unmapped, 1);
-		return; /* no room: its references go without fields */
+		if (inherited + 2 * own > t->pool_short)
+			t->pool_short = inherited + 2 * own;
+		t->incomplete = true;
+		return;
 	}
 	for (size_t i = 0; i < inherited; i++)
 		pool[at + n_inst++] = pool[parent->first + i];
@@ -492,6 +500,7 @@ static void build_class_fields(struct class_fields *e, MonoClass *k,
 	e->n = (uint32_t)n_inst;
 	e->first_static = (uint32_t)(at + n_inst);
 	e->n_static = (uint32_t)n_stat;
+	e->complete = true;
 	t->pool_used = at + n_inst + n_stat;
 }
 
@@ -525,6 +534,8 @@ static const struct class_fields *class_fields_of(MonoClass *k, int depth)
 	t->used++;
 	if (mono_class_get_rank(k) == 0)
 		build_class_fields(e, k, parent);
+	else
+		e->complete = true;
 	return e;
 }
 
@@ -584,12 +595,14 @@ static int field_tables_alloc(struct field_tables *t, size_t classes,
 	}
 	t->mask = classes - 1;
 	t->pool_cap = slots;
-	t->used = t->pool_used = 0;
+	t->used = t->pool_used = t->pool_short = 0;
+	t->incomplete = false;
 	return 0;
 }
 
 /* Between pauses: twice the room when half of it is used, so that the
- * next pause's new classes fit. */
+ * next pause's new classes fit; the classes that found no room are left
+ * out of the copy, to be built again. */
 static void field_tables_make_room(void)
 {
 	struct field_tables *t = &state.ft, n;
@@ -599,14 +612,15 @@ static void field_tables_make_room(void)
 		return;
 	while (t->used * 4 > classes)
 		classes *= 2;
-	while (t->pool_used * 2 > slots)
+	while ((t->pool_used + t->pool_short) * 2 > slots)
 		slots *= 2;
-	if ((classes != t->mask + 1 || slots != t->pool_cap) &&
+	if ((classes != t->mask + 1 || slots != t->pool_cap ||
+	     t->incomplete) &&
 	    field_tables_alloc(&n, classes, slots) == 0) {
 		memcpy(n.pool, t->pool, t->pool_used * sizeof(*t->pool));
 		n.pool_used = t->pool_used;
 		for (size_t i = 0; i <= t->mask; i++) {
-			if (t->classes[i].klass) {
+			if (t->classes[i].klass && t->classes[i].complete) {
 				*class_entry(&n, t->classes[i].klass) =
 					t->classes[i];
 				n.used++;
