@@ -7,6 +7,8 @@ every object, without shifts when other fields of the object are null.
 usage: check-fields.py [options] HEAPTRACE TRACE N DEPTH
   --list CLASS        the list node's class (its `next` field links the N
                       nodes; the tail's is null)
+  --link CLASS        the class that declares `next`, which the list node
+                      inherits (default: the list node's class)
   --payload CLASS     the class each list node also holds in its `payload`
                       field (the CLR's KnownHeap), if any
   --tree CLASS        the tree node's class (`left`, `right`, and `leaf` in
@@ -19,7 +21,8 @@ usage: check-fields.py [options] HEAPTRACE TRACE N DEPTH
 It reads the trace through `heaptrace cat` (the YAML form), and checks, one
 line each (FAIL: or ok:), exiting 1 if any failed:
   - the classes' reference fields are declared once each, by the class
-    that declares them, as instance fields;
+    that declares them (an inherited one by the parent), as instance
+    fields;
   - every list node's reference to the next node is tagged `next` (N - 1 of
     them), its payload `payload`; a tree node's children `left` and `right`
     (one each), a bottom node's only reference `leaf`;
@@ -34,13 +37,13 @@ import sys
 
 
 def parse_args(argv):
-    opts = {"label": "", "payload": None, "static_root": None}
+    opts = {"label": "", "payload": None, "static_root": None, "link": None}
     pos = []
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("--list", "--payload", "--tree", "--leaf", "--static-root",
-                 "--label"):
+        if a in ("--list", "--link", "--payload", "--tree", "--leaf",
+                 "--static-root", "--label"):
             opts[a[2:].replace("-", "_")] = argv[i + 1]
             i += 2
         else:
@@ -169,7 +172,8 @@ def main():
                 (cls, name, ids))
         return ids[0] if len(ids) == 1 else None
 
-    want = {(opts["list"], "next"): None}
+    link = opts["link"] or opts["list"]
+    want = {(link, "next"): None}
     if opts["payload"]:
         want[(opts["list"], "payload")] = None
     for name in ("left", "right", "leaf"):
@@ -204,18 +208,18 @@ def main():
                     out.append((oid, fid))
         return out
 
-    def all_tagged(cls, target, name, count):
+    def all_tagged(cls, target, decl, name, count):
         got = tags(cls, target)
-        wrong = [t for t in got if t[1] != want[(cls, name)]]
+        wrong = [t for t in got if t[1] != want[(decl, name)]]
         r.check(len(got) == count and not wrong,
                 "%d references %s -> %s, all tagged %s.%s (%d, %d otherwise)"
-                % (count, cls, target, cls, name, len(got), len(wrong)))
+                % (count, cls, target, decl, name, len(got), len(wrong)))
 
-    all_tagged(opts["list"], opts["list"], "next", n - 1)
+    all_tagged(opts["list"], opts["list"], link, "next", n - 1)
     if opts["payload"]:
-        all_tagged(opts["list"], opts["payload"], "payload", n)
+        all_tagged(opts["list"], opts["payload"], opts["list"], "payload", n)
     bottom = 1 << (depth - 1)
-    all_tagged(opts["tree"], opts["leaf"], "leaf", bottom)
+    all_tagged(opts["tree"], opts["leaf"], opts["tree"], "leaf", bottom)
     # a tree node's two children: one left, one right
     children = {}
     for oid, fid in tags(opts["tree"], opts["tree"]):

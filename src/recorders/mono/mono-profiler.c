@@ -456,9 +456,10 @@ static void build_class_fields(struct class_fields *e, MonoClass *k,
 	void *iter = NULL;
 	MonoClassField *f;
 
-	if (at + inherited + 2 * own > t->pool_cap) {
-		/* no room: its references go without fields until the pool
-		 * has grown */
+	if (at + inherited + 2 * own > t->pool_cap ||
+	    (parent && !parent->complete)) {
+		/* no room (for it or its parent): its references go without
+		 * fields until the pool has grown */
 		atomic_fetch_add(&state.classes_unmapped, 1);
 		if (inherited + 2 * own > t->pool_short)
 			t->pool_short = inherited + 2 * own;
@@ -520,8 +521,9 @@ static const struct class_fields *class_fields_of(MonoClass *k, int depth)
 	if (e->klass)
 		return e;
 	if (mono_class_get_rank(k) == 0 && depth < 64 &&
-	    (up = mono_class_get_parent(k)))
-		parent = class_fields_of(up, depth + 1);
+	    (up = mono_class_get_parent(k)) &&
+	    !(parent = class_fields_of(up, depth + 1)))
+		return NULL; /* no room for the parent, nor for it */
 	/* the parent's table may have taken the entry's place */
 	e = class_entry(t, (uintptr_t)k);
 	if (e->klass)

@@ -180,7 +180,8 @@ if [ -s "$trace" ]; then
 		"$work/major.out" $n $depth $leaves $garbage || status=1
 	# each reference tagged with the field it was read from
 	python3 "$src/../check-fields.py" --label "$flavour, fields" \
-		--list KnownHeap.ListNode --payload KnownHeap.ListPayload \
+		--list KnownHeap.ListNode --link KnownHeap.ListLink \
+		--payload KnownHeap.ListPayload \
 		--tree KnownHeap.TreeNode --leaf KnownHeap.Leaf \
 		"$heaptrace" "$trace" $n $depth || status=1
 else

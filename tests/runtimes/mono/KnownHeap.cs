@@ -6,7 +6,9 @@
  *
  * builds, and keeps alive until the process exits:
  *   - a list of exactly N KnownHeap.Node objects held by the static field
- *     KnownHeap.head (node i has value i; the tail's next is null);
+ *     KnownHeap.head (node i has value i; the tail's next is null). The
+ *     link, next, is a field Node inherits from KnownHeap.Link, which has
+ *     no object of its own: a field is its declaring class's;
  *   - a complete binary tree of 2^DEPTH - 1 KnownHeap.TreeNode objects
  *     held only by a local variable of Main; each of the 2^(DEPTH-1)
  *     bottom nodes points to KnownHeap.Leaf number (i % LEAVES);
@@ -27,8 +29,11 @@ using System;
 using System.Threading;
 
 public class KnownHeap {
-	sealed class Node {
+	class Link {
 		public Node next;
+	}
+
+	sealed class Node : Link {
 		public long value;
 	}
 

@@ -139,12 +139,14 @@ length=$(jq -r '.paths[0].objects | length' "$work/paths.json")
 	fail "the tail's path has $length objects from $first, not $N from $head"
 ok "paths --to the tail: $length nodes from the static root of KnownHeap"
 
-# Each reference carries the field it was read from: a node's next, a tree
-# node's left, right and leaf (alone in a bottom node: no shift), and the
-# list's head is the static field KnownHeap.head (check-fields.py).
+# Each reference carries the field it was read from: a node's next (which
+# it inherits from KnownHeap.Link), a tree node's left, right and leaf
+# (alone in a bottom node: no shift), and the list's head is the static
+# field KnownHeap.head (check-fields.py).
 if command -v python3 >/dev/null; then
 	python3 "$(dirname "$0")/../check-fields.py" --label "major, fields" \
-		--list KnownHeap.Node --tree KnownHeap.TreeNode \
+		--list KnownHeap.Node --link KnownHeap.Link \
+		--tree KnownHeap.TreeNode \
 		--leaf KnownHeap.Leaf --static-root KnownHeap.head \
 		"$heaptrace" "$t" $N $DEPTH || fail "major: the references' fields"
 else
