@@ -4,6 +4,7 @@
  * lands in the event model, 4- and 8-byte ids, dumps of one record and of
  * segments, roots after objects and classes after their instances as
  * HotSpot may write them, thread names chased through the heap, the
+ * reference fields declared and named by each reference, the
  * object layout (against sizes jcmd GC.class_histogram reported on JDK
  * 17) and how the reader picks it, and damage: a cut at every byte, bad
  * tags, lengths that do not add up, hostile lengths, the limits, and
@@ -311,7 +312,17 @@ struct ev {
 	char name[128];
 	size_t n;
 	uint64_t refs[16];
+	bool has_ref_fields;
+	uint64_t ref_fields[16];
 	uint64_t offset;
+	uint64_t index;     /* in the trace, fields events included */
+};
+
+/* A field the fields events declared, its name copied. */
+struct declared {
+	struct ht_field f;
+	char name[64];
+	uint64_t event_index; /* in the trace, fields events included */
 };
 
 struct run {
@@ -322,6 +333,11 @@ struct run {
 	struct ht_error err;
 	struct ht_header header;
 	char meta[8][2][128];
+	/* the fields events, kept apart from ev so that tests of the other
+	 * events count them as they always came */
+	struct declared fields[64];
+	size_t n_fields;
+	uint64_t events;    /* of every type */
 };
 
 static void copy_event(struct ev *e, const struct ht_event *ev,
@@ -362,9 +378,27 @@ static void copy_event(struct ev *e, const struct ht_event *ev,
 		e->n = ev->u.object_references.count;
 		for (size_t i = 0; i < e->n && i < 16; i++)
 			e->refs[i] = ev->u.object_references.refs[i];
+		e->has_ref_fields = ev->u.object_references.ref_fields != NULL;
+		for (size_t i = 0; e->has_ref_fields && i < e->n && i < 16; i++)
+			e->ref_fields[i] = ev->u.object_references.ref_fields[i];
 		break;
 	default:
 		cr_assert_fail("unexpected event type %d", ev->type);
+	}
+}
+
+static void keep_fields(struct run *run, const struct ht_ev_fields *e)
+{
+	for (size_t i = 0; i < e->count; i++) {
+		struct declared *d = &run->fields[run->n_fields];
+
+		cr_assert_lt(run->n_fields, 64, "more fields than a test makes");
+		d->f = e->fields[i];
+		cr_assert_not_null(e->fields[i].name);
+		snprintf(d->name, sizeof(d->name), "%s", e->fields[i].name);
+		d->f.name = d->name;
+		d->event_index = run->events - 1;
+		run->n_fields++;
 	}
 }
 
@@ -383,13 +417,18 @@ static void read_events(struct run *run)
 			 run->header.metadata[i].value);
 	}
 	while ((run->rc = ht_reader_next(run->r, &ev, &run->err)) == 1) {
+		run->events++;
+		if (ev.type == HT_EV_FIELDS) {
+			keep_fields(run, &ev.u.fields);
+			continue;
+		}
 		if (run->n == cap) {
 			cap = cap ? cap * 2 : 64;
 			run->ev = realloc(run->ev, cap * sizeof(*run->ev));
 			cr_assert_not_null(run->ev);
 		}
-		copy_event(&run->ev[run->n++], &ev,
-			   ht_reader_position(run->r));
+		copy_event(&run->ev[run->n], &ev, ht_reader_position(run->r));
+		run->ev[run->n++].index = run->events - 1;
 	}
 }
 
@@ -755,6 +794,131 @@ Test(hprof, standard_8_byte_ids)
 	cr_assert_eq(run.header.pointer_size, 8);
 	cr_assert_str_eq(meta(&run, "hprof_version"), "1.0.2");
 	cr_assert_str_eq(meta(&run, "hprof_id_size"), "8");
+	done(&run);
+	free(h.buf);
+}
+
+/* The field declared as (class, name, kind), which must be there once. */
+static const struct declared *declared(const struct run *run, uint64_t cls,
+				       const char *name, uint8_t kind)
+{
+	const struct declared *found = NULL;
+
+	for (size_t i = 0; i < run->n_fields; i++) {
+		const struct declared *d = &run->fields[i];
+
+		if (d->f.class_id != cls || strcmp(d->name, name) != 0 ||
+		    d->f.kind != kind)
+			continue;
+		cr_assert_null(found, "field %s of 0x%llx declared twice", name,
+			       (unsigned long long)cls);
+		found = d;
+	}
+	cr_assert_not_null(found, "no field %s of 0x%llx", name,
+			   (unsigned long long)cls);
+	return found;
+}
+
+static void assert_ref_fields(const struct ev *e, size_t n,
+			      const uint64_t *want)
+{
+	cr_assert(e->has_ref_fields, "0x%llx has no ref_fields",
+		  (unsigned long long)e->a);
+	cr_assert_eq(e->n, n);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(e->ref_fields[i], want[i],
+			     "0x%llx ref %zu: field %llu, not %llu",
+			     (unsigned long long)e->a, i,
+			     (unsigned long long)e->ref_fields[i],
+			     (unsigned long long)want[i]);
+}
+
+/* Foo's instance field b (a reference after the int a), its statics s and
+ * HotSpot's <resolved_references>: declared before the dump, each with its
+ * own nonzero id, and named by the references read from them; an array's
+ * elements and a class object's super, loader, signers and domain are no
+ * field. */
+Test(hprof, reference_fields)
+{
+	struct hp h;
+	struct run run;
+	const struct declared *b, *s, *resolved;
+	long first_dump;
+
+	standard(&h, 8);
+	run = read_hp(&h, "fields.hprof");
+	cr_assert_eq(run.rc, 0, "%s", run.err.message);
+	cr_assert_eq(run.n_fields, 3, "Foo's three reference fields, no other");
+	b = declared(&run, FOO, "b", HT_FIELD_INSTANCE);
+	s = declared(&run, FOO, "s", HT_FIELD_STATIC);
+	resolved = declared(&run, FOO, "<resolved_references>",
+			    HT_FIELD_STATIC);
+	cr_assert(b->f.has_offset);
+	cr_assert_eq(b->f.offset, 4, "b follows the 4-byte int a");
+	cr_assert(!s->f.has_offset && !resolved->f.has_offset);
+	cr_assert(b->f.id && s->f.id && resolved->f.id);
+	cr_assert(b->f.id != s->f.id && s->f.id != resolved->f.id &&
+		  b->f.id != resolved->f.id);
+	first_dump = find(&run, 0, HT_EV_BEGIN_CONTAINER, HT_C_BEGIN);
+	cr_assert_geq(first_dump, 0);
+	for (size_t i = 0; i < run.n_fields; i++)
+		cr_assert_lt(run.fields[i].event_index,
+			     run.ev[first_dump].index, "declared before the dump");
+
+	assert_ref_fields(object(&run, 0x2000), 1, (uint64_t[]){b->f.id});
+	assert_ref_fields(object(&run, 0x2100), 1, (uint64_t[]){b->f.id});
+	assert_ref_fields(object(&run, FOO), 6,
+			  (uint64_t[]){s->f.id, resolved->f.id, 0, 0, 0, 0});
+	cr_assert(!object(&run, OBJECT)->has_ref_fields,
+		  "a class object without statics names no field");
+	cr_assert(!object(&run, 0x2200)->has_ref_fields,
+		  "array elements are no field");
+	cr_assert(!object(&run, 0x1000)->has_ref_fields,
+		  "an instance without references names no field");
+	done(&run);
+	free(h.buf);
+}
+
+/* An instance's references come its own class's first, then its super
+ * class's, each named by the class that declares it; the offset of a field
+ * is where its value lies among its class's own values (first, in an
+ * instance of that class). */
+Test(hprof, inherited_reference_fields)
+{
+	enum { N_BASE = 1, N_SUB, N_X, N_A, N_C };
+	static const struct field base_fields[] = {{N_X, 2, 0}};
+	static const struct field sub_fields[] = {{N_C, 10, 0}, {N_A, 2, 0}};
+	const struct declared *x, *a;
+	struct hp h;
+	struct run run;
+
+	start(&h, "1.0.2", 8);
+	utf8(&h, N_BASE, "Base");
+	utf8(&h, N_SUB, "Sub");
+	utf8(&h, N_X, "x");
+	utf8(&h, N_A, "a");
+	utf8(&h, N_C, "c");
+	load_class(&h, 1, 0x100, N_BASE);
+	load_class(&h, 2, 0x200, N_SUB);
+	begin(&h, 0x1c);
+	class_dump(&h, 0x100, 0, 0, 0, NULL, 1, base_fields);
+	class_dump(&h, 0x200, 0x100, 0, 0, NULL, 2, sub_fields);
+	instance(&h, 0x1000, 0x200, 4 + 8 + 8);
+	u4(&h, 7);      /* Sub.c */
+	id(&h, 0x1100); /* Sub.a */
+	id(&h, 0x1200); /* Base.x */
+	end(&h);
+	begin(&h, 0x2c);
+	end(&h);
+	run = read_hp(&h, "inherited.hprof");
+	cr_assert_eq(run.rc, 0, "%s", run.err.message);
+	x = declared(&run, 0x100, "x", HT_FIELD_INSTANCE);
+	a = declared(&run, 0x200, "a", HT_FIELD_INSTANCE);
+	cr_assert_eq(x->f.offset, 0);
+	cr_assert_eq(a->f.offset, 4);
+	assert_refs(object(&run, 0x1000), 2, (uint64_t[]){0x1100, 0x1200});
+	assert_ref_fields(object(&run, 0x1000), 2,
+			  (uint64_t[]){a->f.id, x->f.id});
 	done(&run);
 	free(h.buf);
 }

@@ -270,6 +270,14 @@ struct hclass {
 	const char **names;
 	uint32_t own_bytes;      /* of its own fields in an INSTANCE_DUMP */
 	struct static_counts statics; /* real statics, for the mirror's size */
+	/* the trace's field ids (dense, from 1): its own instance reference
+	 * fields are first_field + i in the dump's order, its static
+	 * reference fields (pseudo-statics included, as the class object's
+	 * references list them) first_static + i */
+	uint32_t first_field;
+	uint32_t first_static;
+	uint32_t n_static_refs;
+	const char **static_names;
 
 	/* derived from the chain of super classes, once complete; each
 	 * class keeps what its own fields add, so that a chain of n classes
@@ -390,6 +398,7 @@ struct input {
 
 enum phase {
 	PH_CLASSES,
+	PH_FIELDS,
 	PH_THREADS,
 	PH_METHODS,
 	PH_DUMP,
@@ -501,6 +510,12 @@ struct hprof_source {
 	size_t cap_by_id, next_class, class_in_file;
 	ht_id *refs;
 	size_t cap_refs;
+	ht_id *ref_fields;     /* parallel to refs */
+	size_t cap_ref_fields;
+	uint32_t next_field;   /* the next field id to give out */
+	struct ht_field *fields; /* of the fields event being delivered */
+	size_t cap_fields;
+	size_t field_class;    /* the class whose fields go out next */
 	uint32_t *zero_flags;
 	size_t cap_zero_flags;
 	char *name_buf;
@@ -835,17 +850,20 @@ static bool chain_ready(struct hprof_source *s, struct hclass *c)
 }
 
 /* The ids an instance of c holds in its field bytes p, into refs (room for
- * c->n_refs): its own fields' first, then each super class's. */
+ * c->n_refs): its own fields' first, then each super class's; and the
+ * field of each into fields. */
 static void instance_refs(struct hprof_source *s, const struct hclass *c,
-			  const uint8_t *p, ht_id *refs)
+			  const uint8_t *p, ht_id *refs, ht_id *fields)
 {
 	const struct hclass *k = c;
 	uint64_t base = 0;
 	uint32_t n = 0;
 
 	for (;;) {
-		for (uint32_t i = 0; i < k->n_own_refs; i++)
+		for (uint32_t i = 0; i < k->n_own_refs; i++) {
+			fields[n] = k->first_field + i;
 			refs[n++] = get_id(s, p + base + k->own_refs[i]);
+		}
 		if (k->super_id == 0)
 			break;
 		base += k->own_bytes;
@@ -1216,11 +1234,19 @@ struct bad_value {
 	unsigned type;
 };
 
+/* The names of a class's static reference fields, in the dump's order. */
+struct static_refs {
+	const char **names;    /* room for every static */
+	uint32_t n;
+};
+
 /* Skips n values of a CLASS_DUMP list whose entries are `lead` bytes then
- * a type then a value; counts the statics into counts, when given. On a
- * type HPROF does not define, *bad says where and which. */
+ * a type then a value; counts the statics into counts, and names their
+ * references into refs, when given. On a type HPROF does not define, *bad
+ * says where and which. */
 static int skip_values(struct cursor *cur, unsigned lead, uint16_t n,
-		       struct static_counts *counts, struct bad_value *bad)
+		       struct static_counts *counts, struct static_refs *refs,
+		       struct bad_value *bad)
 {
 	struct hprof_source *s = cur->s;
 
@@ -1250,6 +1276,8 @@ static int skip_values(struct cursor *cur, unsigned lead, uint16_t n,
 					counts->by_width[w]++;
 			}
 		}
+		if (refs && hprof_type_is_ref(t))
+			refs->names[refs->n++] = utf8_of(s, get_id(s, p));
 		if (!take(cur, w))
 			return -1;
 	}
@@ -1262,6 +1290,23 @@ static unsigned class_dump_fixed(unsigned id)
 	return 7 * id + 8;
 }
 
+/* Field ids for c's own instance reference fields (n_refs of them) and
+ * its static ones, one after the other in the order classes are indexed,
+ * so that they are dense and an object's fields take a byte each in the
+ * trace. -1 when there would be more than 2^32 - 1. */
+static int give_field_ids(struct hprof_source *s, struct hclass *c,
+			  uint32_t n_refs)
+{
+	uint32_t first = s->next_field ? s->next_field : 1;
+
+	if (UINT32_MAX - first < (uint64_t)n_refs + c->n_static_refs)
+		return -1;
+	c->first_field = first;
+	c->first_static = first + n_refs;
+	s->next_field = c->first_static + c->n_static_refs;
+	return 0;
+}
+
 static int index_class_dump(struct hprof_source *s, const struct body *b,
 			    uint64_t at)
 {
@@ -1270,9 +1315,11 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 	struct hclass c = {.offset = at, .thread_name_at = -1};
 	const uint8_t *p = take(&cur, class_dump_fixed(id) + 2);
 	struct bad_value bad = {0};
+	struct static_refs statics = {0};
 	const char *list = "constant pool entry";
 	uint16_t n;
-	uint32_t dummy;
+	uint32_t dummy, n_refs = 0;
+	bool known;
 
 	if (!p)
 		goto short_body;
@@ -1282,19 +1329,30 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 	c.signers = get_id(s, p + 3 * id + 4);
 	c.domain = get_id(s, p + 4 * id + 4);
 	n = be16(p + class_dump_fixed(id));
-	if (skip_values(&cur, 2, n, NULL, &bad) < 0)
+	if (skip_values(&cur, 2, n, NULL, NULL, &bad) < 0)
 		goto bad;
 	if (!(p = take(&cur, 2)))
 		goto short_body;
 	list = "static field";
-	if (skip_values(&cur, id, be16(p), &c.statics, &bad) < 0)
+	/* the first CLASS_DUMP of a class is the one kept (below) */
+	known = idmap_get(&s->class_by_id, c.id, &dummy);
+	if (!known) {
+		statics.names = hprof_alloc(s, (be16(p) ? be16(p) : 1) *
+					       sizeof(*statics.names));
+		if (!statics.names)
+			return nomem_damage(s, at);
+		c.static_names = statics.names;
+	}
+	if (skip_values(&cur, id, be16(p), &c.statics,
+			known ? NULL : &statics, &bad) < 0)
 		goto bad;
+	c.n_static_refs = statics.n;
 	if (!(p = take(&cur, 2)))
 		goto short_body;
 	c.n_fields = be16(p);
 	if (!(p = take(&cur, (size_t)c.n_fields * (id + 1))))
 		goto short_body;
-	if (idmap_get(&s->class_by_id, c.id, &dummy))
+	if (known)
 		/* described by an earlier dump: the first wins; the walk goes
 		 * on past this one (0 would read it again, for ever) */
 		return (int)(cur.at - at);
@@ -1310,6 +1368,7 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 		if (!w) {
 			free(c.types);
 			free(c.names);
+			free(c.static_names);
 			return damage(s, HT_E_CORRUPT, at,
 				      "CLASS_DUMP of class 0x%llx: instance "
 				      "field %u has type %u, not an HPROF type",
@@ -1318,7 +1377,10 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 		c.types[i] = f[id];
 		c.names[i] = utf8_of(s, get_id(s, f));
 		c.own_bytes += w;
+		n_refs += hprof_type_is_ref(f[id]);
 	}
+	if (give_field_ids(s, &c, n_refs) < 0)
+		goto nomem;
 	if (HPROF_GROW(s->classes, s->n_classes + 1, s->cap_classes) < 0 ||
 	    idmap_add(&s->class_by_id, c.id, (uint32_t)s->n_classes) < 0)
 		goto nomem;
@@ -1328,14 +1390,18 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 nomem:
 	free(c.types);
 	free(c.names);
+	free(c.static_names);
 	return nomem_damage(s, at);
 bad:
+	free(c.static_names);
+	c.static_names = NULL;
 	if (!cur.short_body && !cur.io)
 		return damage(s, HT_E_CORRUPT, bad.at,
 			      "CLASS_DUMP of class 0x%llx: %s %u has type %u, "
 			      "not an HPROF type", (unsigned long long)c.id,
 			      list, bad.index, bad.type);
 short_body:
+	free(c.static_names);
 	if (cur.io)
 		return io_damage(s, at);
 	return overrun(s, b, at, S_CLASS_DUMP, 0);
@@ -1716,10 +1782,10 @@ static int64_t class_dump_size(struct hprof_source *s, const struct body *b,
 	const uint8_t *p = take(&cur, class_dump_fixed(id) + 2);
 	struct bad_value bad;
 
-	if (!p || skip_values(&cur, 2, be16(p + class_dump_fixed(id)), NULL,
+	if (!p || skip_values(&cur, 2, be16(p + class_dump_fixed(id)), NULL, NULL,
 			      &bad) < 0 ||
 	    !(p = take(&cur, 2)) ||
-	    skip_values(&cur, id, be16(p), NULL, &bad) < 0 ||
+	    skip_values(&cur, id, be16(p), NULL, NULL, &bad) < 0 ||
 	    !(p = take(&cur, 2)) ||
 	    !take(&cur, (size_t)be16(p) * (id + 1)))
 		return -1;
@@ -2257,6 +2323,73 @@ static const char *method_name(struct hprof_source *s, const struct frame *fr)
 	return s->name_buf;
 }
 
+/* Fields go out this many to an event, or more when one class has more. */
+#define FIELDS_PER_EVENT 256u
+
+/* The reference fields of class c, instance then static, into s->fields
+ * from *n on. */
+static int class_fields(struct hprof_source *s, const struct hclass *c,
+			size_t *n)
+{
+	uint32_t own = c->first_static - c->first_field, k = 0;
+	uint64_t offset = 0;
+
+	if (HPROF_GROW(s->fields, *n + own + c->n_static_refs,
+		       s->cap_fields) < 0)
+		return -1;
+	for (uint32_t i = 0; i < c->n_fields; i++) {
+		struct ht_field *f;
+		uint64_t at = offset;
+
+		offset += hprof_type_width(c->types[i], s->id_size);
+		if (!hprof_type_is_ref(c->types[i]))
+			continue;
+		f = &s->fields[(*n)++];
+		f->id = c->first_field + k++;
+		f->class_id = c->id;
+		f->name = c->names[i] ? c->names[i] : "";
+		f->kind = HT_FIELD_INSTANCE;
+		/* where the class's own values lie in an INSTANCE_DUMP: first
+		 * for an instance of the class itself */
+		f->has_offset = true;
+		f->offset = at;
+	}
+	for (uint32_t i = 0; i < c->n_static_refs; i++) {
+		struct ht_field *f = &s->fields[(*n)++];
+
+		f->id = c->first_static + i;
+		f->class_id = c->id;
+		f->name = c->static_names[i] ? c->static_names[i] : "";
+		f->kind = HT_FIELD_STATIC;
+		f->has_offset = false;
+		f->offset = 0;
+	}
+	return 0;
+}
+
+/*
+ * The next fields event: the reference fields of the classes with a
+ * CLASS_DUMP, in the order they were indexed (and their ids given), before
+ * any dump that names them. 1 an event, 0 none left, -1 out of memory.
+ */
+static int fields_event(struct hprof_source *s, struct ht_event *ev)
+{
+	size_t n = 0;
+
+	while (s->field_class < s->n_classes && n < FIELDS_PER_EVENT) {
+		const struct hclass *c = &s->classes[s->field_class++];
+
+		if (class_fields(s, c, &n) < 0)
+			return -1;
+	}
+	if (n == 0)
+		return 0;
+	start_event(s, ev, HT_EV_FIELDS, 0);
+	ev->u.fields.count = n;
+	ev->u.fields.fields = s->fields;
+	return 1;
+}
+
 /* The names before the first dump: 1 an event, 0 none left, -1 failed. */
 static int next_name(struct hprof_source *s, struct ht_event *ev,
 		     struct ht_error *err)
@@ -2270,6 +2403,16 @@ static int next_name(struct hprof_source *s, struct ht_event *ev,
 			return 1;
 	}
 	if (s->phase == PH_CLASSES) {
+		s->phase = PH_FIELDS;
+		s->field_class = 0;
+	}
+	if (s->phase == PH_FIELDS) {
+		int rc = fields_event(s, ev);
+
+		if (rc < 0)
+			return fail(s, err, HT_E_NOMEM, 0, "%s", nomem_cause());
+		if (rc > 0)
+			return 1;
 		s->phase = PH_THREADS;
 		s->cursor = 0;
 	}
@@ -2554,9 +2697,16 @@ static int step_event(struct hprof_source *s, const struct step *st,
 
 /* ---- The event pass: objects ------------------------------------------- */
 
+/* Room for n references, and for their fields, which an instance and a
+ * class object have (an array's elements have none). */
 static int reserve_refs(struct hprof_source *s, size_t n)
 {
 	return HPROF_GROW(s->refs, n ? n : 1, s->cap_refs);
+}
+
+static int reserve_ref_fields(struct hprof_source *s, size_t n)
+{
+	return HPROF_GROW(s->ref_fields, n ? n : 1, s->cap_ref_fields);
 }
 
 static void object_event(struct hprof_source *s, struct ht_event *ev,
@@ -2578,6 +2728,7 @@ static void object_event(struct hprof_source *s, struct ht_event *ev,
 	o->has_generation = false;
 	o->generation = 0;
 	o->result = HT_RESULT_OK;
+	o->ref_fields = NULL;
 }
 
 /*
@@ -2596,7 +2747,7 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	ht_id obj, tail[4];
 	struct bad_value bad;
 	uint64_t size;
-	size_t n = 0;
+	size_t n = 0, statics;
 	uint16_t count;
 	struct hclass *c;
 
@@ -2605,12 +2756,14 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	obj = get_id(s, p);
 	for (int i = 0; i < 4; i++)
 		tail[i] = get_id(s, p + (unsigned)(i + 1) * id + 4);
-	if (skip_values(&cur, 2, be16(p + class_dump_fixed(id)), NULL,
+	if (skip_values(&cur, 2, be16(p + class_dump_fixed(id)), NULL, NULL,
 			&bad) < 0 || !(p = take(&cur, 2)))
 		goto changed;
 	count = be16(p);
-	if (reserve_refs(s, (size_t)count + 4) < 0)
+	if (reserve_refs(s, (size_t)count + 4) < 0 ||
+	    reserve_ref_fields(s, (size_t)count + 4) < 0)
 		return fail(s, err, HT_E_NOMEM, cr->offset, "%s", nomem_cause());
+	c = class_of(s, obj);
 	for (uint16_t i = 0; i < count; i++) {
 		unsigned type, w;
 
@@ -2620,17 +2773,26 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 		w = hprof_type_width(type, id);
 		if (!w || !(p = take(&cur, w)))
 			goto changed;
-		if (hprof_type_is_ref(type))
-			s->refs[n++] = get_id(s, p);
+		if (!hprof_type_is_ref(type))
+			continue;
+		/* the statics of the class's first CLASS_DUMP, which a
+		 * later dump's may not match */
+		s->ref_fields[n] = c && n < c->n_static_refs
+					   ? c->first_static + n : 0;
+		s->refs[n++] = get_id(s, p);
 	}
 	if (!(p = take(&cur, 2)) || !take(&cur, (size_t)be16(p) * (id + 1)))
 		goto changed;
 	memcpy(s->refs + n, tail, sizeof(tail));
+	memset(s->ref_fields + n, 0, 4 * sizeof(*s->ref_fields));
+	statics = n;
 	n += 4;
-	c = class_of(s, obj);
 	size = layout_mirror_size(&jvm_layouts[s->model], mirror_base(s),
 				  c ? &c->statics : &(struct static_counts){0});
 	object_event(s, ev, cr->offset, obj, s->class_class, size, n);
+	/* without statics, none of its references is a field */
+	if (statics)
+		ev->u.object_references.ref_fields = s->ref_fields;
 	return 1;
 changed:
 	if (cur.io)
@@ -2705,13 +2867,17 @@ static int instance_object(struct hprof_source *s, struct ht_event *ev,
 			    (unsigned long long)class_id,
 			    (unsigned long long)c->data_bytes);
 	if ((!c->has_layout[s->model] && !class_layout(s, c, s->model)) ||
-	    (c->n_refs > s->cap_refs && reserve_refs(s, c->n_refs) < 0))
+	    (c->n_refs > s->cap_refs && reserve_refs(s, c->n_refs) < 0) ||
+	    (c->n_refs > s->cap_ref_fields &&
+	     reserve_ref_fields(s, c->n_refs) < 0))
 		return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
 	p = end - s->at - head >= n ? in_at(&s->in, s->at + head, n) : NULL;
 	if (!p)
 		return fail_read(s, err, s->at);
-	instance_refs(s, c, p, s->refs);
+	instance_refs(s, c, p, s->refs, s->ref_fields);
 	object_event(s, ev, s->at, obj, class_id, c->size[s->model], c->n_refs);
+	if (c->n_refs)
+		ev->u.object_references.ref_fields = s->ref_fields;
 	s->at += head + n;
 	return 1;
 }
@@ -2932,6 +3098,7 @@ static int hprof_next(void *self, struct ht_event *ev, struct ht_error *err)
 	for (;;) {
 		switch (s->phase) {
 		case PH_CLASSES:
+		case PH_FIELDS:
 		case PH_THREADS:
 		case PH_METHODS:
 			rc = next_name(s, ev, err);
@@ -2997,6 +3164,7 @@ static void free_classes(struct hprof_source *s)
 		free(c->types);
 		free(c->names);
 		free(c->own_refs);
+		free(c->static_names);
 		for (int m = 0; m < JVM_MODELS_; m++)
 			if (c->has_layout[m])
 				layout_free(&c->layout[m]);
@@ -3037,6 +3205,8 @@ static void hprof_close(void *self)
 	free(s->plan_refs);
 	free(s->by_id);
 	free(s->refs);
+	free(s->ref_fields);
+	free(s->fields);
 	free(s->zero_flags);
 	free(s->name_buf);
 	free(s->in.buf);

@@ -6,12 +6,17 @@
  * The protocol state machine decides what each event does to the brackets;
  * the replayer adds what needs memory or counting: dump and GC numbers, the
  * current container and thread with their ids, and the objects that
- * announced more references (HT_OBJ_MORE_REFERENCES) and wait for them.
+ * announced more references (HT_OBJ_MORE_REFERENCES) and wait for them,
+ * and the fields declared, against which the references that name a field
+ * are checked when their dump ends.
  */
 #include "lib/read/replay.h"
 
 #include "lib/common/error.h"
 #include "lib/common/protocol.h"
+#include "lib/read/field_table.h"
+#include "util/alloc.h"
+#include "util/membudget.h"
 #include "util/idmap.h"
 
 #include <inttypes.h>
@@ -187,6 +192,13 @@ struct frame_table {
 	uint64_t key;    /* the secret of the hash (util/idmap.h) */
 };
 
+/* A field id a reference named before any declaration of it: the dump may
+ * still declare it before its end. */
+struct unresolved_field {
+	ht_id id;
+	uint64_t event_index; /* of the first reference that named it */
+};
+
 struct replayer {
 	struct ht_replay_callbacks cb;
 	void *ctx;
@@ -194,6 +206,10 @@ struct replayer {
 	struct ht_replay_state st;
 	struct pending_table pending;
 	struct frame_table frames;
+	struct field_table fields;
+	struct unresolved_field *unresolved;
+	size_t n_unresolved, unresolved_cap;
+	struct idmap unresolved_ids; /* the ids in unresolved */
 	struct ht_position where; /* of the event being fed, for violations */
 	uint64_t events, dumps, gcs, violations;
 	bool out_of_memory;
@@ -210,6 +226,8 @@ struct replayer *replayer_new(const struct ht_replay_callbacks *cb,
 		r->cb = *cb;
 	r->ctx = ctx;
 	proto_init(&r->proto);
+	field_table_init(&r->fields);
+	idmap_init(&r->unresolved_ids);
 	r->st.dump = -1;
 	r->st.gc = -1;
 	return r;
@@ -221,6 +239,9 @@ void replayer_free(struct replayer *r)
 		return;
 	free(r->pending.slots);
 	free(r->frames.slots);
+	field_table_free(&r->fields);
+	free(r->unresolved);
+	idmap_free(&r->unresolved_ids);
 	free(r);
 }
 
@@ -398,6 +419,125 @@ static void report_missing(struct replayer *r)
 			       t->slots[i].event_index, r->st.dump);
 	}
 	pending_clear(t);
+}
+
+/* ---- Fields ------------------------------------------------------------ */
+
+static void describe_field(const struct ht_field *f, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s field '%s' of class 0x%" PRIx64,
+		 f->kind == HT_FIELD_STATIC ? "static" : "instance",
+		 f->name ? f->name : "", f->class_id);
+	if (f->has_offset) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, size - n, " at offset %" PRIu64, f->offset);
+	}
+}
+
+static int declare_fields(struct replayer *r, const struct ht_ev_fields *e)
+{
+	for (size_t i = 0; i < e->count; i++) {
+		const struct field_entry *earlier;
+		struct ht_field was;
+		char now_text[96], was_text[96];
+		int rc;
+
+		if (e->fields[i].id == 0)
+			continue; /* a bad value, already reported */
+		rc = field_table_declare(&r->fields, &e->fields[i],
+					 r->st.event_index, &earlier);
+		if (rc < 0)
+			return -1;
+		if (rc != FIELD_DIFFERENT)
+			continue;
+		field_table_get(&r->fields, e->fields[i].id, &was);
+		describe_field(&e->fields[i], now_text, sizeof(now_text));
+		describe_field(&was, was_text, sizeof(was_text));
+		report(r, HT_V_FIELD_REDECLARED,
+		       "field %" PRIu64 " declared as the %s; at event %" PRIu64
+		       " it was the %s", e->fields[i].id, now_text,
+		       earlier->event_index, was_text);
+	}
+	return 0;
+}
+
+/* Notes the field ids of a reference event that are not declared yet. */
+static int note_field_refs(struct replayer *r, size_t count, const ht_id *ids)
+{
+	for (size_t i = 0; i < count; i++) {
+		uint32_t slot = (uint32_t)r->n_unresolved;
+		int rc;
+
+		if (ids[i] == 0 || field_table_has(&r->fields, ids[i]))
+			continue;
+		rc = idmap_get_or_add(&r->unresolved_ids, ids[i], &slot);
+		if (rc < 0 ||
+		    (rc == 0 && ALLOC_GROW(r->unresolved, r->n_unresolved + 1,
+					   r->unresolved_cap) < 0))
+			return -1;
+		if (rc == 0)
+			r->unresolved[r->n_unresolved++] = (struct unresolved_field){
+				ids[i], r->st.event_index };
+	}
+	return 0;
+}
+
+static int note_fields(struct replayer *r, const struct ht_event *ev)
+{
+	switch (ev->type) {
+	case HT_EV_FIELDS:
+		return declare_fields(r, &ev->u.fields);
+	case HT_EV_OBJECT_REFERENCES:
+		if (!ev->u.object_references.ref_fields)
+			return 0;
+		return note_field_refs(r, ev->u.object_references.count,
+				       ev->u.object_references.ref_fields);
+	case HT_EV_ROOT_REFERENCES:
+		if (!ev->u.root_references.root_fields)
+			return 0;
+		return note_field_refs(r, ev->u.root_references.count,
+				       ev->u.root_references.root_fields);
+	default:
+		return 0;
+	}
+}
+
+static int compare_unresolved(const void *a, const void *b)
+{
+	ht_id x = ((const struct unresolved_field *)a)->id;
+	ht_id y = ((const struct unresolved_field *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
+/* At the end of a dump (or of the trace), the fields its references named
+ * that are still undeclared, in ascending id order. */
+static void report_undeclared(struct replayer *r)
+{
+	if (r->n_unresolved == 0)
+		return;
+	qsort(r->unresolved, r->n_unresolved, sizeof(*r->unresolved),
+	      compare_unresolved);
+	for (size_t i = 0; i < r->n_unresolved; i++) {
+		const struct unresolved_field *u = &r->unresolved[i];
+
+		if (field_table_has(&r->fields, u->id))
+			continue;
+		if (r->st.dump >= 0)
+			report(r, HT_V_FIELD_UNDECLARED,
+			       "field %" PRIu64 ", named by a reference at "
+			       "event %" PRIu64 ", was not declared by the "
+			       "end of dump %" PRId64, u->id, u->event_index,
+			       r->st.dump);
+		else
+			report(r, HT_V_FIELD_UNDECLARED,
+			       "field %" PRIu64 ", named by a reference at "
+			       "event %" PRIu64 ", was never declared",
+			       u->id, u->event_index);
+	}
+	r->n_unresolved = 0;
+	idmap_clear(&r->unresolved_ids);
 }
 
 /* Joins an object_references of an open dump to the earlier parts of the
@@ -654,8 +794,14 @@ int replayer_feed(struct replayer *r, const struct ht_event *ev,
 	code = proto_step(&r->proto, ev, &effects);
 	if (code != HT_V_NONE)
 		report_step(r, code, ev);
-	if (effects & PROTO_DUMP_END)
+	if (effects & PROTO_DUMP_END) {
 		report_missing(r);
+		report_undeclared(r);
+	}
+	if (note_fields(r, ev) < 0) {
+		r->out_of_memory = true;
+		return -1;
+	}
 	if (ev->type == HT_EV_OBJECT_REFERENCES && dump_open(&r->proto) &&
 	    join_continuation(r, &ev->u.object_references) < 0) {
 		r->out_of_memory = true;
@@ -680,6 +826,7 @@ int replayer_finish(struct replayer *r, const struct ht_position *end_pos)
 		report(r, HT_V_GC_UNFINISHED, "GC %" PRId64
 		       " has no gc_finished", r->st.gc);
 	report_missing(r);
+	report_undeclared(r);
 	if (r->st.in_dump)
 		return end_dump(r);
 	return 0;
@@ -739,9 +886,15 @@ int ht_replay(struct ht_reader *reader, const struct ht_replay_callbacks *cb,
 		if (rc == 0)
 			rc = finish_rc;
 	}
-	if (replayer_out_of_memory(r)) {
+	if (replayer_out_of_memory(r) && mem_budget_exceeded()) {
+		err_plain(err, HT_E_NOMEM, ht_reader_path(reader),
+			  MEM_BUDGET_MESSAGE, mem_budget_limit());
+		rc = -1;
+		read_error = false;
+	} else if (replayer_out_of_memory(r)) {
 		err_plain(err, HT_E_NOMEM, NULL,
-			  "out of memory joining continued objects");
+			  "out of memory joining continued objects or "
+			  "keeping the fields declared");
 		rc = -1;
 		read_error = false; /* the error now is not the damage */
 	}
