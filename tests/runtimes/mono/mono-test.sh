@@ -158,6 +158,14 @@ t=$work/exit.ht
 record "$t" 0 --dump-on exit
 exact "$t" -1 "exit"
 ok "exit: exact counts"
+# the one dump: every class's fields laid out in its pause
+if command -v python3 >/dev/null; then
+	python3 "$(dirname "$0")/../check-fields.py" --label "exit, fields" \
+		--list KnownHeap.Node --link KnownHeap.Link \
+		--tree KnownHeap.TreeNode \
+		--leaf KnownHeap.Leaf --static-root KnownHeap.head \
+		"$heaptrace" "$t" $N $DEPTH || fail "exit: the references' fields"
+fi
 
 t=$work/every.ht
 record "$t" 0 --dump-on every-gc
