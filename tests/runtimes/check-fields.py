@@ -5,6 +5,7 @@ the last dump is tagged with the field it was read from, the same field in
 every object, without shifts when other fields of the object are null.
 
 usage: check-fields.py [options] HEAPTRACE TRACE N DEPTH
+       check-fields.py --fields CLASS=NAME,... [--fields ...] HEAPTRACE TRACE
   --list CLASS        the list node's class (its `next` field links the N
                       nodes; the tail's is null)
   --link CLASS        the class that declares `next`, which the list node
@@ -16,6 +17,12 @@ usage: check-fields.py [options] HEAPTRACE TRACE N DEPTH
   --leaf CLASS        the leaf's class
   --static-root CLASS.FIELD
                       the list's head is a root that is this static field
+  --fields CLASS=NAME,NAME,...
+                      every object of CLASS in the last dump has non-null
+                      references tagged with these fields, in any order
+                      (`-` for a reference with no field); with --fields
+                      alone, N and DEPTH are left out and the list and tree
+                      not checked
   --label TEXT        said in front of every line
 
 It reads the trace through `heaptrace cat` (the YAML form), and checks, one
@@ -37,18 +44,25 @@ import sys
 
 
 def parse_args(argv):
-    opts = {"label": "", "payload": None, "static_root": None, "link": None}
+    opts = {"label": "", "payload": None, "static_root": None, "link": None,
+            "fields": []}
     pos = []
     i = 0
     while i < len(argv):
         a = argv[i]
-        if a in ("--list", "--link", "--payload", "--tree", "--leaf",
+        if a == "--fields":
+            cls, _, names = argv[i + 1].rpartition("=")
+            opts["fields"].append((cls, sorted(names.split(","))))
+            i += 2
+        elif a in ("--list", "--link", "--payload", "--tree", "--leaf",
                  "--static-root", "--label"):
             opts[a[2:].replace("-", "_")] = argv[i + 1]
             i += 2
         else:
             pos.append(a)
             i += 1
+    if opts["fields"] and len(pos) == 2 and "list" not in opts:
+        return opts, pos + [0, 0]
     if len(pos) != 4 or not all(k in opts for k in ("list", "tree", "leaf")):
         sys.exit(__doc__)
     return opts, pos
@@ -172,12 +186,14 @@ def main():
                 (cls, name, ids))
         return ids[0] if len(ids) == 1 else None
 
-    link = opts["link"] or opts["list"]
-    want = {(link, "next"): None}
-    if opts["payload"]:
-        want[(opts["list"], "payload")] = None
-    for name in ("left", "right", "leaf"):
-        want[(opts["tree"], name)] = None
+    want = {}
+    if "list" in opts:
+        link = opts["link"] or opts["list"]
+        want[(link, "next")] = None
+        if opts["payload"]:
+            want[(opts["list"], "payload")] = None
+        for name in ("left", "right", "leaf"):
+            want[(opts["tree"], name)] = None
     for key in want:
         want[key] = declared(*key)
 
@@ -195,6 +211,18 @@ def main():
                          if f and f not in field})
     r.check(not undeclared, "every field a reference names is declared%s" %
             ("" if not undeclared else " (not: %s)" % undeclared[:10]))
+
+    for cls, names in opts["fields"]:
+        seen = [sorted(field[f]["name"] if f in field else "-"
+                       for ref, f in zip(o["refs"], o["fields"]) if ref)
+                for o in objects.values() if o["class"] in class_ids(cls)]
+        bad = [s for s in seen if s != names]
+        r.check(seen and not bad,
+                "%d %s, each with references tagged %s%s" %
+                (len(seen), cls, ", ".join(names),
+                 "" if not bad else " (not: %s)" % bad[:3]))
+    if "list" not in opts:
+        return 1 if r.failed else 0
 
     def tags(cls, target):
         """(object, field id) of every non-null reference from objects of
