@@ -149,6 +149,12 @@ if command -v python3 >/dev/null; then
 		--tree KnownHeap.TreeNode \
 		--leaf KnownHeap.Leaf --static-root KnownHeap.head \
 		"$heaptrace" "$t" $N $DEPTH || fail "major: the references' fields"
+	# a boxed struct's references at their offsets, an embedded one's
+	# without a field, a type parameter's as its argument
+	python3 "$(dirname "$0")/../check-fields.py" --label "major, fields" \
+		--fields KnownHeap.Pair=a,b --fields KnownHeap.Holder=-,-,tail \
+		--fields "KnownHeap.Box<KnownHeap.Leaf>=value" \
+		"$heaptrace" "$t" || fail "major: the fields of struct and generic shapes"
 else
 	echo "note: no python3: the references' fields are not checked"
 fi
