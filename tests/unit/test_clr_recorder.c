@@ -241,3 +241,84 @@ Test(utf16, from_utf8)
 	cr_assert_eq(clrn_to_utf16(out, 1, ""), 0);
 	cr_assert_eq(out[0], 0);
 }
+
+/* ---- which fields hold references: their signatures ---------------------- */
+
+static enum clrn_field_holds holds(const uint8_t *sig, size_t len,
+				   unsigned *param)
+{
+	return clrn_field_sig(sig, len, param);
+}
+
+Test(field_sig, references)
+{
+	/* FIELD then: string, object, szarray of int, class token, int[,] */
+	static const uint8_t string[] = {0x06, 0x0e}, object[] = {0x06, 0x1c},
+			     szarray[] = {0x06, 0x1d, 0x08},
+			     cls[] = {0x06, 0x12, 0x49},
+			     array[] = {0x06, 0x14, 0x08, 0x02, 0x00, 0x00};
+	unsigned p = 99;
+
+	cr_assert_eq(holds(string, sizeof(string), &p), CLRN_HOLDS_REFERENCE);
+	cr_assert_eq(holds(object, sizeof(object), &p), CLRN_HOLDS_REFERENCE);
+	cr_assert_eq(holds(szarray, sizeof(szarray), &p), CLRN_HOLDS_REFERENCE);
+	cr_assert_eq(holds(cls, sizeof(cls), &p), CLRN_HOLDS_REFERENCE);
+	cr_assert_eq(holds(array, sizeof(array), &p), CLRN_HOLDS_REFERENCE);
+	cr_assert_eq(p, 99, "no type parameter said");
+}
+
+Test(field_sig, values)
+{
+	/* int64, a struct, a pointer, an IntPtr, List<int>'s struct twin */
+	static const uint8_t i8[] = {0x06, 0x0a}, vt[] = {0x06, 0x11, 0x49},
+			     ptr[] = {0x06, 0x0f, 0x08}, ip[] = {0x06, 0x18},
+			     gvt[] = {0x06, 0x15, 0x11, 0x49, 0x01, 0x08};
+	unsigned p = 0;
+
+	cr_assert_eq(holds(i8, sizeof(i8), &p), CLRN_HOLDS_VALUE);
+	cr_assert_eq(holds(vt, sizeof(vt), &p), CLRN_HOLDS_VALUE);
+	cr_assert_eq(holds(ptr, sizeof(ptr), &p), CLRN_HOLDS_VALUE);
+	cr_assert_eq(holds(ip, sizeof(ip), &p), CLRN_HOLDS_VALUE);
+	cr_assert_eq(holds(gvt, sizeof(gvt), &p), CLRN_HOLDS_VALUE);
+}
+
+Test(field_sig, generic_instance_of_a_class)
+{
+	static const uint8_t gc[] = {0x06, 0x15, 0x12, 0x49, 0x01, 0x0e};
+	unsigned p = 0;
+
+	cr_assert_eq(holds(gc, sizeof(gc), &p), CLRN_HOLDS_REFERENCE);
+}
+
+Test(field_sig, type_parameter_by_index)
+{
+	static const uint8_t var[] = {0x06, 0x13, 0x01};
+	unsigned p = 99;
+
+	cr_assert_eq(holds(var, sizeof(var), &p), CLRN_HOLDS_TYPE_PARAM);
+	cr_assert_eq(p, 1);
+}
+
+Test(field_sig, custom_modifiers_skipped)
+{
+	/* volatile (modreq with a 2-byte token) before a class; a modopt with
+	 * a 4-byte token before an int */
+	static const uint8_t vol[] = {0x06, 0x1f, 0x81, 0x02, 0x12, 0x49},
+			     opt[] = {0x06, 0x20, 0xC0, 0, 0, 1, 0x08};
+	unsigned p = 0;
+
+	cr_assert_eq(holds(vol, sizeof(vol), &p), CLRN_HOLDS_REFERENCE);
+	cr_assert_eq(holds(opt, sizeof(opt), &p), CLRN_HOLDS_VALUE);
+}
+
+Test(field_sig, not_a_field_or_cut_short)
+{
+	static const uint8_t method[] = {0x00, 0x00, 0x0e},
+			     cut[] = {0x06, 0x1f, 0x81}, empty[] = {0x06};
+	unsigned p = 0;
+
+	cr_assert_eq(holds(method, sizeof(method), &p), CLRN_HOLDS_VALUE);
+	cr_assert_eq(holds(cut, sizeof(cut), &p), CLRN_HOLDS_VALUE);
+	cr_assert_eq(holds(empty, sizeof(empty), &p), CLRN_HOLDS_VALUE);
+	cr_assert_eq(holds(NULL, 0, &p), CLRN_HOLDS_VALUE);
+}

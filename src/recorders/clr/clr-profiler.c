@@ -28,6 +28,14 @@
  *     never frees them).
  *   - ObjectAllocated (alloc): object_allocated; ThreadCreated ("thread
  *     N", its system id) and ThreadNameChanged: thread.
+ *   - field identity: ObjectReferences gives no offsets, but the object's
+ *     memory may be read there. Each class's reference fields (its own
+ *     and inherited, from GetClassLayout and the fields' signatures) are
+ *     declared by a `fields` event when the class finishes loading, on the
+ *     loading thread; in the walk, the pointer each field holds is matched
+ *     with the references the runtime reports, which get that field as
+ *     ref_fields (0: an array element, a reference inside an embedded
+ *     struct, or a class without a table yet).
  *
  * Names. Metadata may not be read inside GC callbacks, and a dump's names
  * must be in the trace before the dump ends. The walk adds the class of
@@ -80,6 +88,10 @@
 #define FIRST_BOUNDS 1024
 /* Dependent handles room at first. */
 #define FIRST_DEPENDENTS 4096
+/* Classes with a field table room at first; reference fields of one
+ * object that the walk matches at most. */
+#define FIRST_FIELD_CLASSES 16384
+#define MATCH_FIELDS_MAX 256
 
 __attribute__((visibility("default")))
 clr_hresult DllGetClassObject(const struct clr_guid *clsid,
@@ -99,6 +111,28 @@ enum {
 struct dependent {
 	_Atomic uint64_t key;
 	_Atomic uint64_t value;
+};
+
+/* A class's reference fields, its own and inherited, by offset from the
+ * object's start: immutable once published. */
+struct field_ref {
+	uint32_t offset;
+	ht_id id;
+};
+struct class_fields {
+	size_t n;
+	struct field_ref f[];
+};
+
+/* Class id -> its fields, read inside GCs without a lock: open addressing,
+ * an entry's key is set once and its value published after the table is
+ * built. Writers (outside GCs) serialize on fields_lock; a full table is
+ * replaced by a bigger copy and kept (a GC may still read it). */
+struct field_map {
+	size_t mask;
+	_Atomic uint64_t *keys;
+	_Atomic(struct class_fields *) *values;
+	struct field_map *retired_next;
 };
 
 /* The objects of the non-GC heap, as last listed; refs flattened. */
@@ -146,6 +180,13 @@ static struct {
 	_Atomic size_t dependents_peak;     /* most pairs a walk had */
 	_Atomic uint64_t dependents_dropped;
 	_Atomic uint64_t dependents_early;  /* recorded before the key's fields */
+
+	/* reference fields of classes */
+	_Atomic(struct field_map *) fields;
+	pthread_mutex_t fields_lock;
+	size_t fields_used;          /* under fields_lock, as below */
+	ht_id last_field;
+	_Atomic uint64_t fields_failed; /* classes whose layout was refused */
 
 	/* names */
 	struct idset classes_seen, classes_named;
@@ -460,6 +501,330 @@ static void saw_method(clr_uptr fid)
 		idset_add(&state.methods_seen, fid, true);
 }
 
+/* ---- reference fields ------------------------------------------------------ */
+
+static size_t class_slot(uint64_t id)
+{
+	return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+/* In a GC as well: the fields of class cls, or NULL. */
+static const struct class_fields *fields_lookup(uint64_t cls)
+{
+	struct field_map *m = atomic_load(&state.fields);
+
+	if (!m)
+		return NULL;
+	for (size_t i = class_slot(cls) & m->mask;; i = (i + 1) & m->mask) {
+		uint64_t k = atomic_load_explicit(&m->keys[i],
+						  memory_order_acquire);
+
+		if (k == cls)
+			return atomic_load(&m->values[i]);
+		if (k == 0)
+			return NULL;
+	}
+}
+
+static struct field_map *field_map_new(size_t cap)
+{
+	struct field_map *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->mask = cap - 1;
+	m->keys = calloc(cap, sizeof(*m->keys));
+	m->values = calloc(cap, sizeof(*m->values));
+	if (!m->keys || !m->values) {
+		free(m->keys);
+		free(m->values);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void field_map_put(struct field_map *m, uint64_t cls,
+			  struct class_fields *f)
+{
+	size_t i = class_slot(cls) & m->mask;
+
+	while (atomic_load(&m->keys[i]) != 0 &&
+	       atomic_load(&m->keys[i]) != cls)
+		i = (i + 1) & m->mask;
+	atomic_store(&m->values[i], f);
+	atomic_store_explicit(&m->keys[i], cls, memory_order_release);
+}
+
+/* Under fields_lock: room for one more, in a bigger copy if need be. */
+static struct field_map *field_map_room(void)
+{
+	struct field_map *m = atomic_load(&state.fields), *n;
+
+	if (!m || state.fields_used + 1 <= (m->mask + 1) / 2)
+		return m;
+	n = field_map_new(2 * (m->mask + 1));
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i <= m->mask; i++) {
+		uint64_t k = atomic_load(&m->keys[i]);
+
+		if (k)
+			field_map_put(n, k, atomic_load(&m->values[i]));
+	}
+	n->retired_next = m;
+	atomic_store(&state.fields, n);
+	return n;
+}
+
+/* The typedef's name, into out. */
+static void type_def_name(struct clr_metadata *md, clr_token td, char *out,
+			  size_t len)
+{
+	clr_wchar w[CLRN_SEGMENT_MAX];
+	clr_ulong n = 0, flags = 0;
+	clr_token extends = 0;
+
+	out[0] = '\0';
+	if (md && !CLR_FAILED(md->vtbl->GetTypeDefProps(md, td, w,
+							CLRN_SEGMENT_MAX, &n,
+							&flags, &extends)))
+		clrn_from_utf16(out, len, w,
+				n < CLRN_SEGMENT_MAX ? n : CLRN_SEGMENT_MAX);
+}
+
+/* A value type's class derives from System.ValueType or System.Enum. */
+static bool is_value_class(clr_uptr cls)
+{
+	clr_uptr module = 0, parent = 0, pm = 0, pp = 0, args[1];
+	clr_token td = 0, ptd = 0;
+	clr_ulong n_args = 0;
+	struct clr_metadata *md;
+	char name[CLRN_SEGMENT_MAX];
+
+	if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
+		    state.info, cls, &module, &td, &parent, 0, &n_args,
+		    args)) || !parent ||
+	    CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
+		    state.info, parent, &pm, &ptd, &pp, 0, &n_args, args)))
+		return false;
+	md = metadata_of(pm);
+	type_def_name(md, ptd, name, sizeof(name));
+	release_metadata(md);
+	return strcmp(name, "System.ValueType") == 0 ||
+	       strcmp(name, "System.Enum") == 0;
+}
+
+/* Does a field of this signature hold a reference? A type parameter does
+ * when the class's argument for it is no value type. */
+static bool sig_is_reference(const uint8_t *sig, size_t len, clr_uptr cls)
+{
+	clr_uptr module = 0, parent = 0, args[CLRN_MAX_ARGS];
+	clr_token td = 0;
+	clr_ulong n_args = 0;
+	unsigned param = 0;
+
+	switch (clrn_field_sig(sig, len, &param)) {
+	case CLRN_HOLDS_REFERENCE:
+		return true;
+	case CLRN_HOLDS_TYPE_PARAM:
+		if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
+			    state.info, cls, &module, &td, &parent,
+			    CLRN_MAX_ARGS, &n_args, args)) ||
+		    param >= n_args || param >= CLRN_MAX_ARGS)
+			return false;
+		return !is_value_class(args[param]);
+	default:
+		return false;
+	}
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct field_ref *x = a, *y = b;
+
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Declares the reference fields among a class's own laid-out ones, each
+ * into out[] with a new id; how many. */
+static size_t own_fields(clr_uptr cls, clr_uptr module,
+			 const struct clr_field_offset *lay, size_t n,
+			 uint32_t extra, struct field_ref *out)
+{
+	struct clr_metadata *md = metadata_of(module);
+	size_t k = 0;
+
+	if (!md)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		clr_wchar w[CLRN_SEGMENT_MAX];
+		char name[CLRN_SEGMENT_MAX * 3];
+		clr_ulong len = 0, attr = 0, sig_size = 0, ctype = 0, csize = 0;
+		const uint8_t *sig = NULL;
+		const void *cval = NULL;
+		clr_token td = 0;
+		struct ht_field f;
+
+		if (CLR_FAILED(md->vtbl->GetFieldProps(
+			    md, lay[i].field, &td, w, CLRN_SEGMENT_MAX, &len,
+			    &attr, &sig, &sig_size, &ctype, &cval, &csize)) ||
+		    (attr & 0x10) || !sig_is_reference(sig, sig_size, cls))
+			continue; /* static, or no reference */
+		clrn_from_utf16(name, sizeof(name), w,
+				len < CLRN_SEGMENT_MAX ? len : CLRN_SEGMENT_MAX);
+		out[k] = (struct field_ref){lay[i].offset + extra,
+					    ++state.last_field};
+		f = (struct ht_field){
+			.id = out[k].id,
+			.class_id = cls,
+			.name = name,
+			.kind = HT_FIELD_INSTANCE,
+			.has_offset = true,
+			.offset = out[k].offset,
+		};
+		ht_fields(state.rec, 1, &f);
+		k++;
+	}
+	release_metadata(md);
+	return k;
+}
+
+static const struct class_fields *class_fields_of(clr_uptr cls, int depth);
+
+/* Under fields_lock, outside GCs: the table of a class that is no array,
+ * NULL when the runtime cannot lay it out yet. */
+static struct class_fields *build_fields(clr_uptr cls, int depth)
+{
+	clr_uptr module = 0, parent = 0, args[CLRN_MAX_ARGS];
+	clr_token td = 0;
+	clr_ulong n_args = 0, n_lay = 0, size = 0;
+	const struct class_fields *up = NULL;
+	struct clr_field_offset *lay = NULL;
+	struct class_fields *f;
+	size_t inherited, k = 0;
+	uint32_t extra;
+
+	if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
+		    state.info, cls, &module, &td, &parent, CLRN_MAX_ARGS,
+		    &n_args, args)))
+		return NULL;
+	if (parent && depth < 64 && !(up = class_fields_of(parent, depth + 1)))
+		return NULL;
+	if (CLR_FAILED(state.info->vtbl->GetClassLayout(state.info, cls, NULL,
+							0, &n_lay, &size)))
+		return NULL;
+	if (n_lay && (!(lay = calloc(n_lay, sizeof(*lay))) ||
+		      CLR_FAILED(state.info->vtbl->GetClassLayout(
+			      state.info, cls, lay, n_lay, &n_lay, &size)))) {
+		free(lay);
+		return NULL;
+	}
+	inherited = up ? up->n : 0;
+	f = malloc(sizeof(*f) + (inherited + n_lay) * sizeof(f->f[0]));
+	if (f) {
+		if (inherited)
+			memcpy(f->f, up->f, inherited * sizeof(f->f[0]));
+		/* a boxed value type's fields follow its MethodTable pointer */
+		extra = n_lay && is_value_class(cls) ? sizeof(void *) : 0;
+		k = own_fields(cls, module, lay, n_lay, extra,
+			       f->f + inherited);
+		f->n = inherited + k;
+		qsort(f->f, f->n, sizeof(f->f[0]), by_offset);
+		if (k)
+			saw_class(cls); /* the declaring class gets named */
+	}
+	free(lay);
+	return f;
+}
+
+static const struct class_fields *class_fields_of(clr_uptr cls, int depth)
+{
+	static struct class_fields none; /* arrays: elements are no fields */
+	const struct class_fields *have = fields_lookup(cls);
+	struct class_fields *f;
+	struct field_map *m;
+	uint32_t et = 0;
+	clr_uptr base = 0;
+	clr_ulong rank = 0;
+
+	if (have)
+		return have;
+	if (state.info->vtbl->IsArrayClass(state.info, cls, &et, &base,
+					   &rank) == CLR_S_OK)
+		f = &none;
+	else if (!(f = build_fields(cls, depth)))
+		return NULL;
+	m = field_map_room();
+	if (!m) {
+		if (f != &none)
+			free(f);
+		return NULL;
+	}
+	field_map_put(m, cls, f);
+	state.fields_used++;
+	return f;
+}
+
+/* Outside GCs: makes the table of class cls, if it has none yet. The
+ * recorder thread does not wait for the lock, which a thread of the
+ * program may hold while a GC waits for the recorder thread. */
+static void prepare_fields(clr_uptr cls, bool wait)
+{
+	if (!cls || fields_lookup(cls))
+		return;
+	if (!wait) {
+		if (pthread_mutex_trylock(&state.fields_lock) != 0)
+			return; /* at the next dump's end */
+	} else {
+		pthread_mutex_lock(&state.fields_lock);
+	}
+	if (!class_fields_of(cls, 0))
+		atomic_fetch_add(&state.fields_failed, 1);
+	pthread_mutex_unlock(&state.fields_lock);
+}
+
+static void prepare_fields_of(uint64_t cls, void *ctx)
+{
+	(void)ctx;
+	prepare_fields((clr_uptr)cls, false);
+}
+
+/* In the walk: the field each reference was read from, by matching the
+ * pointers the class's fields hold with the references reported (each
+ * pointer used once: two fields may hold the same object). */
+static void match_fields(const struct class_fields *c, clr_uptr object,
+			 uint64_t size, size_t n, const clr_uptr *refs,
+			 ht_id *out)
+{
+	uint64_t held[MATCH_FIELDS_MAX];
+	size_t m = c->n < MATCH_FIELDS_MAX ? c->n : MATCH_FIELDS_MAX;
+	size_t cursor = 0;
+
+	for (size_t j = 0; j < m; j++) {
+		held[j] = 0;
+		if (c->f[j].offset + sizeof(uint64_t) <= size)
+			memcpy(&held[j], (const void *)(object + c->f[j].offset),
+			       sizeof(uint64_t));
+	}
+	for (size_t i = 0; i < n; i++) {
+		out[i] = 0;
+		if (!refs[i])
+			continue;
+		/* mostly in the fields' order: look from the last match on */
+		for (size_t t = 0; t < m; t++) {
+			size_t j = (cursor + t) % m;
+
+			if (held[j] == refs[i]) {
+				out[i] = c->f[j].id;
+				held[j] = 0;
+				cursor = j + 1;
+				break;
+			}
+		}
+	}
+}
+
 /* ---- the non-GC heap ------------------------------------------------------- */
 
 static void frozen_free(struct frozen *f)
@@ -731,15 +1096,15 @@ static void dependents_make_room(void)
 /* An object, then the values its dependent handles keep alive, as a
  * continuation with each reference flagged HT_REF_DEPENDENT. */
 static void record_object(uint64_t id, uint64_t cls, uint64_t size,
-			  size_t n, const ht_id *refs)
+			  size_t n, const ht_id *refs, const ht_id *fields)
 {
 	uint64_t values[64];
 	uint32_t flags[64];
 	size_t k = dependents_of(id, values, 64);
 
-	ht_object_references(state.rec, id, cls, size,
-			     k ? HT_OBJ_MORE_REFERENCES : 0, n, refs, NULL, -1,
-			     HT_RESULT_OK);
+	ht_object_references_fields(state.rec, id, cls, size,
+				    k ? HT_OBJ_MORE_REFERENCES : 0, n, refs,
+				    NULL, fields, -1, HT_RESULT_OK);
 	if (!k)
 		return;
 	for (size_t i = 0; i < k; i++)
@@ -776,7 +1141,7 @@ static void record_frozen_objects(void)
 		static const ht_id none[1];
 
 		record_object(f->ids[i], f->classes[i], f->sizes[i], n,
-			      n ? f->refs + f->ref_start[i] : none);
+			      n ? f->refs + f->ref_start[i] : none, NULL);
 	}
 	if (f)
 		record_frozen_roots(f);
@@ -971,13 +1336,21 @@ static clr_hresult on_object(CLR_THIS, clr_uptr object, clr_uptr cls,
 			     clr_ulong n, clr_uptr refs[])
 {
 	clr_uptr size = 0;
+	const struct class_fields *c;
+	ht_id fields[BATCH];
 
 	(void)self;
 	if (!flag(&state.dump_gc) || !enter())
 		return CLR_E_FAIL;
 	state.info->vtbl->GetObjectSize2(state.info, object, &size);
 	saw_class(cls);
-	record_object(object, cls, size, n, refs);
+	c = fields_lookup(cls);
+	if (c && c->n && n <= BATCH) {
+		match_fields(c, object, size, n, refs, fields);
+		record_object(object, cls, size, n, refs, fields);
+	} else {
+		record_object(object, cls, size, n, refs, NULL);
+	}
 	leave();
 	return CLR_S_OK;
 }
@@ -1030,6 +1403,18 @@ static clr_hresult on_gc_finished(CLR_THIS)
 }
 
 /* ---- allocations, threads -------------------------------------------------- */
+
+/* On the loading thread, outside any GC: the class's field table, ready
+ * before any object of it is walked. */
+static clr_hresult on_class_loaded(CLR_THIS, clr_uptr cls, clr_hresult status)
+{
+	(void)self;
+	if (CLR_FAILED(status) || !enter())
+		return CLR_S_OK;
+	prepare_fields(cls, true);
+	leave();
+	return CLR_S_OK;
+}
 
 static clr_hresult on_allocated(CLR_THIS, clr_uptr object, clr_uptr cls)
 {
@@ -1159,6 +1544,10 @@ static void *recorder_main(void *arg)
 
 			refresh_frozen();
 			name_new_ids();
+			/* for the next dumps: classes whose load went unseen */
+			idset_for_each(&state.classes_seen, prepare_fields_of,
+				       NULL);
+			name_new_ids();
 			progress(&state.name_done, asked);
 		}
 		if (bits & REQ_QUIT)
@@ -1262,7 +1651,8 @@ static void report_stats(void)
 	    "compression), %llu wait%s for a buffer, %llu event%s dropped, "
 	    "%llu dependent handle%s before the key's fields, %llu dropped, "
 	    "%llu GC%s with generation bounds cut, %llu dump%s named late "
-	    "(the longest wait for names %llu ms)", state.output,
+	    "(the longest wait for names %llu ms), %llu class%s without a "
+	    "field table", state.output,
 	    (unsigned long long)st.events, plural(st.events),
 	    (unsigned long long)st.gcs, plural(st.gcs),
 	    (unsigned long long)st.bytes_written,
@@ -1275,7 +1665,9 @@ static void report_stats(void)
 	    (unsigned long long)state.bounds_cut, plural(state.bounds_cut),
 	    (unsigned long long)state.naming_late,
 	    plural(state.naming_late),
-	    (unsigned long long)state.naming_longest_ms);
+	    (unsigned long long)state.naming_longest_ms,
+	    (unsigned long long)state.fields_failed,
+	    state.fields_failed == 1 ? "" : "es");
 }
 
 static void close_recorder(void)
@@ -1490,7 +1882,10 @@ static bool allocate_tables(void)
 	state.bounds = calloc(FIRST_BOUNDS, sizeof(*state.bounds));
 	state.dependents_mask = FIRST_DEPENDENTS - 1;
 	state.dependents = calloc(FIRST_DEPENDENTS, sizeof(*state.dependents));
+	state.fields = field_map_new(FIRST_FIELD_CLASSES);
 	return state.clr_bounds && state.bounds && state.dependents &&
+	       state.fields &&
+	       pthread_mutex_init(&state.fields_lock, NULL) == 0 &&
 	       idset_init(&state.classes_seen, 65536) == 0 &&
 	       idset_init(&state.classes_named, 16384) == 0 &&
 	       idset_init(&state.methods_seen, 4096) == 0 &&
@@ -1500,7 +1895,8 @@ static bool allocate_tables(void)
 static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 {
 	char err[256], *options, *env_output;
-	clr_ulong mask = CLR_MONITOR_GC | CLR_MONITOR_THREADS;
+	clr_ulong mask = CLR_MONITOR_GC | CLR_MONITOR_THREADS |
+			 CLR_MONITOR_CLASS_LOADS;
 
 	(void)self;
 	state.wake[0] = state.wake[1] = -1;
@@ -1625,6 +2021,7 @@ static void build_callback_vtbl(void)
 	v->ThreadCreated = on_thread_created;
 	v->ThreadNameChanged = on_thread_name;
 	v->ObjectAllocated = on_allocated;
+	v->ClassLoadFinished = on_class_loaded;
 	v->GarbageCollectionStarted = on_gc_started;
 	v->GarbageCollectionFinished = on_gc_finished;
 	v->MovedReferences2 = on_moved;

@@ -40,6 +40,7 @@ struct clr_guid {
 };
 
 /* COR_PRF_MONITOR bits the recorder uses. */
+#define CLR_MONITOR_CLASS_LOADS 0x2u
 #define CLR_MONITOR_GC 0x80u
 #define CLR_MONITOR_OBJECT_ALLOCATED 0x100u
 #define CLR_MONITOR_THREADS 0x200u
@@ -51,6 +52,14 @@ struct clr_generation_range {
 	clr_uptr start;
 	clr_uptr length;
 	clr_uptr reserved;
+};
+
+/* COR_FIELD_OFFSET: an instance field of a class and its offset, from
+ * the object's start (its MethodTable pointer) for a reference type, from
+ * the start of the fields for a value type. */
+struct clr_field_offset {
+	clr_token field;
+	clr_ulong offset;
 };
 
 /* The profiler's own object, handed to the runtime. */
@@ -262,8 +271,12 @@ struct clr_info_vtbl {
 					 void **out);
 	clr_unused_slot unused_22_27[6];
 	clr_hresult (*ForceGC)(CLR_INFO);                              /* 28 */
-	clr_unused_slot unused_29_40[12];
+	clr_unused_slot unused_29_39[11];
 	/* ICorProfilerInfo2: 36 */
+	clr_hresult (*GetClassLayout)(CLR_INFO, clr_uptr class_id,      /* 40 */
+				      struct clr_field_offset fields[],
+				      clr_ulong n_max, clr_ulong *n,
+				      clr_ulong *class_size);
 	clr_hresult (*GetClassIDInfo2)(CLR_INFO, clr_uptr class_id,     /* 41 */
 				       clr_uptr *module, clr_token *type_def,
 				       clr_uptr *parent, clr_ulong n_max,
@@ -312,6 +325,8 @@ struct clr_info {
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetThreadInfo) == 12,
 	       "GetThreadInfo");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, ForceGC) == 28, "ForceGC");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassLayout) == 40,
+	       "GetClassLayout");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassIDInfo2) == 41,
 	       "GetClassIDInfo2");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetGenerationBounds) == 54,
@@ -352,7 +367,17 @@ struct clr_metadata_vtbl {
 				      clr_ulong *signature_size,
 				      clr_ulong *code_rva,
 				      clr_ulong *impl_flags);
-	clr_unused_slot unused_31_61[31];
+	clr_unused_slot unused_31_56[26];
+	clr_hresult (*GetFieldProps)(CLR_MD, clr_token field,           /* 57 */
+				     clr_token *type_def, clr_wchar name[],
+				     clr_ulong n_max, clr_ulong *n,
+				     clr_ulong *attributes,
+				     const uint8_t **signature,
+				     clr_ulong *signature_size,
+				     clr_ulong *constant_type,
+				     const void **constant,
+				     clr_ulong *constant_size);
+	clr_unused_slot unused_58_61[4];
 	clr_hresult (*GetNestedClassProps)(CLR_MD, clr_token nested,    /* 62 */
 					   clr_token *enclosing);
 };
@@ -365,6 +390,8 @@ _Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, GetTypeDefProps) == 12,
 	       "GetTypeDefProps");
 _Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, GetMethodProps) == 30,
 	       "GetMethodProps");
+_Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, GetFieldProps) == 57,
+	       "GetFieldProps");
 _Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, GetNestedClassProps) == 62,
 	       "GetNestedClassProps");
 

@@ -232,3 +232,54 @@ int clrn_to_utf16(uint16_t *out, size_t len, const char *s)
 	out[at] = 0;
 	return 0;
 }
+
+/* Skips a compressed unsigned integer (ECMA-335 II.23.2); NULL past the
+ * end. */
+static const uint8_t *skip_compressed(const uint8_t *p, const uint8_t *end)
+{
+	size_t k = (*p & 0x80) == 0 ? 1 : (*p & 0xC0) == 0x80 ? 2 : 4;
+
+	return (size_t)(end - p) >= k ? p + k : NULL;
+}
+
+/* CorElementType values a field's type may start with. */
+enum {
+	ET_STRING = 0x0e, ET_VALUETYPE = 0x11, ET_CLASS = 0x12, ET_VAR = 0x13,
+	ET_ARRAY = 0x14, ET_GENERICINST = 0x15, ET_OBJECT = 0x1c,
+	ET_SZARRAY = 0x1d, ET_CMOD_REQD = 0x1f, ET_CMOD_OPT = 0x20,
+	SIG_FIELD = 0x06,
+};
+
+enum clrn_field_holds clrn_field_sig(const uint8_t *sig, size_t len,
+				     unsigned *param)
+{
+	const uint8_t *p = sig, *end = sig + len;
+
+	if (!sig || len < 2 || sig[0] != SIG_FIELD)
+		return CLRN_HOLDS_VALUE;
+	p++;
+	while (p < end && (*p == ET_CMOD_REQD || *p == ET_CMOD_OPT)) {
+		if (++p >= end || !(p = skip_compressed(p, end)))
+			return CLRN_HOLDS_VALUE;
+	}
+	if (p >= end)
+		return CLRN_HOLDS_VALUE;
+	switch (*p) {
+	case ET_STRING:
+	case ET_CLASS:
+	case ET_ARRAY:
+	case ET_OBJECT:
+	case ET_SZARRAY:
+		return CLRN_HOLDS_REFERENCE;
+	case ET_GENERICINST:
+		return p + 1 < end && p[1] == ET_CLASS ? CLRN_HOLDS_REFERENCE
+						       : CLRN_HOLDS_VALUE;
+	case ET_VAR:
+		if (p + 1 >= end || (p[1] & 0x80))
+			return CLRN_HOLDS_VALUE; /* past 127: not ours */
+		*param = p[1];
+		return CLRN_HOLDS_TYPE_PARAM;
+	default:
+		return CLRN_HOLDS_VALUE;
+	}
+}

@@ -76,4 +76,17 @@ size_t clrn_from_utf16(char *out, size_t len, const uint16_t *in, size_t n);
  * it does not fit. */
 int clrn_to_utf16(uint16_t *out, size_t len, const char *s);
 
+/* What a field's signature (ECMA-335 II.23.2.4: FIELD, custom modifiers,
+ * the type) says it holds: a reference (a class, interface, string,
+ * object, array, or generic instance of a class), no reference (a value
+ * type, a primitive, a pointer), or a type parameter of its class, whose
+ * index goes to *param: a reference or not as the class's argument. */
+enum clrn_field_holds {
+	CLRN_HOLDS_VALUE,
+	CLRN_HOLDS_REFERENCE,
+	CLRN_HOLDS_TYPE_PARAM,
+};
+enum clrn_field_holds clrn_field_sig(const uint8_t *sig, size_t len,
+				     unsigned *param);
+
 #endif

@@ -19,6 +19,12 @@
  *     many references over in several calls, which become one event each,
  *     all but the last flagged MORE_REFERENCES.
  *   - class names (at class load), thread names, optionally allocations.
+ *   - field identity: each reference of the walk comes with the offset
+ *     it was read from; the class's reference field at that offset (its
+ *     own or inherited; 0 for array elements and for references inside
+ *     an embedded struct) goes with it as ref_fields, each field declared
+ *     once by a `fields` event. A root in a class's statics gets the
+ *     static field at its address as root_fields.
  *
  * Mono walks the heap only from the PRE_START_WORLD event, and only a walk
  * after a serial major collection sees live objects alone (after a minor
@@ -71,11 +77,46 @@
 /* Roots and moves are passed to the shim in batches from the stack. */
 #define BATCH 128
 #define CLASS_NAME_MAX 1024
+/* Field tables room at first: classes, and reference fields in all. */
+#define FIRST_FIELD_CLASSES 4096
+#define FIRST_FIELD_SLOTS 32768
+/* FieldAttributes (ECMA-335 II.23.1.5) */
+#define FIELD_STATIC 0x10
+#define FIELD_LITERAL 0x40
 
 void mono_profiler_init_heaptrace(const char *desc);
 
 struct _MonoProfiler {
 	int unused;
+};
+
+/* One reference field of a class: where it is, and its id in the trace. */
+struct field_slot {
+	uint32_t offset;
+	ht_id id;
+};
+
+/* The reference fields of one class, slices of the pool sorted by offset:
+ * the instance ones, its own and inherited, and its own static ones
+ * (offsets into the class's statics). */
+struct class_fields {
+	uintptr_t klass; /* 0: a free entry */
+	uint32_t first, n;
+	uint32_t first_static, n_static;
+	bool complete;   /* false: the pool had no room, built again later */
+};
+
+/* Every class's table, built in the pause that first meets the class
+ * (Mono's getters only, on a class whose fields an object or a statics
+ * root shows are laid out), in memory allocated before; grown between
+ * pauses. */
+struct field_tables {
+	struct class_fields *classes;
+	size_t mask, used;
+	struct field_slot *pool;
+	size_t pool_cap, pool_used;
+	size_t pool_short;  /* the most room a class lacked */
+	bool incomplete;    /* some class waits for room */
 };
 
 /* The object of the walk whose references may continue in the next call:
@@ -85,8 +126,10 @@ struct piece {
 	ht_id id, class_id;
 	uint64_t size;
 	int generation;
+	const struct class_fields *fields;
 	size_t n;
 	ht_id refs[PIECE_REFS];
+	ht_id ref_fields[PIECE_REFS];
 };
 
 static struct {
@@ -122,6 +165,14 @@ static struct {
 	uint64_t qualifying;  /* collections that count for --every */
 	struct piece piece;
 	char class_name[CLASS_NAME_MAX];
+
+	/* field tables: used by one thread at a time, the one that holds
+	 * tables_busy (a walked pause, or growing them after one) */
+	struct field_tables ft;
+	_Atomic bool tables_busy;
+	bool tables_held;     /* this pause holds them */
+	ht_id last_field;     /* the last field id given */
+	_Atomic uint64_t classes_unmapped; /* no room for their table */
 
 	/* classes named before the runtime could name generics fully */
 	MonoClass **early;
@@ -319,6 +370,271 @@ static void on_runtime_initialized(MonoProfiler *prof)
 	leave();
 }
 
+/* ---- reference fields ---------------------------------------------------- */
+
+static size_t class_hash(uintptr_t k)
+{
+	uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull;
+
+	return (size_t)(h >> 32);
+}
+
+static struct class_fields *class_entry(struct field_tables *t, uintptr_t k)
+{
+	for (size_t i = class_hash(k) & t->mask;; i = (i + 1) & t->mask)
+		if (t->classes[i].klass == k || t->classes[i].klass == 0)
+			return &t->classes[i];
+}
+
+static bool is_reference_field(MonoClassField *f, uint32_t flags)
+{
+	if (flags & FIELD_LITERAL)
+		return false; /* a constant: no storage */
+	return mono_type_is_reference(mono_field_get_type(f));
+}
+
+/* Pool slots from at to at + n by offset: insertion sort, as the slices
+ * are short and this runs in a pause (qsort may allocate). */
+static void sort_slots(struct field_slot *s, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct field_slot x = s[i];
+		size_t j = i;
+
+		for (; j > 0 && s[j - 1].offset > x.offset; j--)
+			s[j] = s[j - 1];
+		s[j] = x;
+	}
+}
+
+/* Declares a class's own reference fields, batched. */
+struct field_batch {
+	size_t n;
+	struct ht_field f[64];
+};
+
+static void batch_flush(struct field_batch *b)
+{
+	if (b->n)
+		ht_fields(state.rec, b->n, b->f);
+	b->n = 0;
+}
+
+static void batch_add(struct field_batch *b, struct ht_field f)
+{
+	if (b->n == sizeof(b->f) / sizeof(b->f[0]))
+		batch_flush(b);
+	b->f[b->n++] = f;
+}
+
+/* Room in the pool for the class's reference fields: the parent's
+ * instance ones, then its own instance and static ones. */
+static size_t own_reference_fields(MonoClass *k)
+{
+	void *iter = NULL;
+	MonoClassField *f;
+	size_t n = 0;
+
+	while ((f = mono_class_get_fields(k, &iter)))
+		if (is_reference_field(f, mono_field_get_flags(f)))
+			n++;
+	return n;
+}
+
+static const struct class_fields *class_fields_of(MonoClass *k, int depth);
+
+/* Fills entry e of class k: its parent's instance fields, then its own
+ * reference fields, each given the next id and declared. */
+static void build_class_fields(struct class_fields *e, MonoClass *k,
+			       const struct class_fields *parent)
+{
+	struct field_tables *t = &state.ft;
+	struct field_slot *pool = t->pool;
+	struct field_batch b = {0};
+	size_t inherited = parent ? parent->n : 0, n_inst = 0, n_stat = 0;
+	size_t own = own_reference_fields(k), at = t->pool_used;
+	void *iter = NULL;
+	MonoClassField *f;
+
+	if (at + inherited + 2 * own > t->pool_cap ||
+	    (parent && !parent->complete)) {
+		/* no room (for it or its parent): its references go without
+		 * fields until the pool has grown */
+		atomic_fetch_add(&state.classes_unmapped, 1);
+		if (inherited + 2 * own > t->pool_short)
+			t->pool_short = inherited + 2 * own;
+		t->incomplete = true;
+		return;
+	}
+	for (size_t i = 0; i < inherited; i++)
+		pool[at + n_inst++] = pool[parent->first + i];
+	name_class_in_pause(k);
+	while ((f = mono_class_get_fields(k, &iter))) {
+		uint32_t flags = mono_field_get_flags(f);
+		uint32_t offset = mono_field_get_offset(f);
+		bool is_static = (flags & FIELD_STATIC) != 0;
+		struct field_slot slot;
+
+		if (!is_reference_field(f, flags) || (int32_t)offset < 0)
+			continue; /* a thread or context static has none */
+		slot = (struct field_slot){offset, ++state.last_field};
+		if (is_static)
+			pool[at + inherited + own + n_stat++] = slot;
+		else
+			pool[at + n_inst++] = slot;
+		batch_add(&b, (struct ht_field){
+			.id = slot.id,
+			.class_id = (ht_id)(uintptr_t)k,
+			.name = mono_field_get_name(f),
+			.kind = is_static ? HT_FIELD_STATIC : HT_FIELD_INSTANCE,
+			.has_offset = true,
+			.offset = offset,
+		});
+	}
+	batch_flush(&b);
+	/* the statics next to the instance fields */
+	memmove(pool + at + n_inst, pool + at + inherited + own,
+		n_stat * sizeof(*pool));
+	sort_slots(pool + at, n_inst);
+	sort_slots(pool + at + n_inst, n_stat);
+	e->first = (uint32_t)at;
+	e->n = (uint32_t)n_inst;
+	e->first_static = (uint32_t)(at + n_inst);
+	e->n_static = (uint32_t)n_stat;
+	e->complete = true;
+	t->pool_used = at + n_inst + n_stat;
+}
+
+/* The table of class k, built the first time: NULL when there is no room
+ * for it. Only in a pause that holds the tables. An array's is empty:
+ * its elements are no fields. */
+static const struct class_fields *class_fields_of(MonoClass *k, int depth)
+{
+	struct field_tables *t = &state.ft;
+	const struct class_fields *parent = NULL;
+	struct class_fields *e;
+	MonoClass *up;
+
+	if (!k || !t->classes)
+		return NULL;
+	e = class_entry(t, (uintptr_t)k);
+	if (e->klass)
+		return e;
+	if (mono_class_get_rank(k) == 0 && depth < 64 &&
+	    (up = mono_class_get_parent(k)) &&
+	    !(parent = class_fields_of(up, depth + 1)))
+		return NULL; /* no room for the parent, nor for it */
+	/* the parent's table may have taken the entry's place */
+	e = class_entry(t, (uintptr_t)k);
+	if (e->klass)
+		return e;
+	if (t->used + 1 > (t->mask + 1) / 4 * 3) {
+		atomic_fetch_add(&state.classes_unmapped, 1);
+		return NULL;
+	}
+	*e = (struct class_fields){.klass = (uintptr_t)k};
+	t->used++;
+	if (mono_class_get_rank(k) == 0)
+		build_class_fields(e, k, parent);
+	else
+		e->complete = true;
+	return e;
+}
+
+/* The field of a slice at offset, or 0. */
+static ht_id field_at(const struct field_slot *s, size_t n, uint64_t offset)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].offset == offset)
+			return s[mid].id;
+		if (s[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static ht_id instance_field_at(const struct class_fields *c, uintptr_t off)
+{
+	return c ? field_at(state.ft.pool + c->first, c->n, off) : 0;
+}
+
+static ht_id static_field_at(MonoClass *k, uintptr_t offset)
+{
+	const struct class_fields *c;
+
+	if (!state.tables_held || !(c = class_fields_of(k, 0)))
+		return 0;
+	return field_at(state.ft.pool + c->first_static, c->n_static, offset);
+}
+
+static bool tables_claim(void)
+{
+	bool was = false;
+
+	return atomic_compare_exchange_strong(&state.tables_busy, &was, true);
+}
+
+static void tables_release(void)
+{
+	atomic_store(&state.tables_busy, false);
+}
+
+static int field_tables_alloc(struct field_tables *t, size_t classes,
+			      size_t slots)
+{
+	t->classes = calloc(classes, sizeof(*t->classes));
+	t->pool = calloc(slots, sizeof(*t->pool));
+	if (!t->classes || !t->pool) {
+		free(t->classes);
+		free(t->pool);
+		return -1;
+	}
+	t->mask = classes - 1;
+	t->pool_cap = slots;
+	t->used = t->pool_used = t->pool_short = 0;
+	t->incomplete = false;
+	return 0;
+}
+
+/* Between pauses: twice the room when half of it is used, so that the
+ * next pause's new classes fit; the classes that found no room are left
+ * out of the copy, to be built again. */
+static void field_tables_make_room(void)
+{
+	struct field_tables *t = &state.ft, n;
+	size_t classes = t->mask + 1, slots = t->pool_cap;
+
+	if (!t->classes || !tables_claim())
+		return;
+	while (t->used * 4 > classes)
+		classes *= 2;
+	while ((t->pool_used + t->pool_short) * 2 > slots)
+		slots *= 2;
+	if ((classes != t->mask + 1 || slots != t->pool_cap ||
+	     t->incomplete) &&
+	    field_tables_alloc(&n, classes, slots) == 0) {
+		memcpy(n.pool, t->pool, t->pool_used * sizeof(*t->pool));
+		n.pool_used = t->pool_used;
+		for (size_t i = 0; i <= t->mask; i++) {
+			if (t->classes[i].klass && t->classes[i].complete) {
+				*class_entry(&n, t->classes[i].klass) =
+					t->classes[i];
+				n.used++;
+			}
+		}
+		free(t->classes);
+		free(t->pool);
+		*t = n;
+	}
+	tables_release();
+}
+
 /* ---- allocations, moves -------------------------------------------------- */
 
 static void gc_open(int gen);
@@ -405,13 +721,14 @@ static void on_root_unregister(MonoProfiler *prof, const mono_byte *start)
 #define SPECIAL_CRIT_FIN_QUEUE 2
 
 static void classify_root(uintptr_t addr, uint8_t *kind, uint8_t *flags,
-			  ht_id *id)
+			  ht_id *id, ht_id *field)
 {
 	const struct root_range *r;
 
 	*kind = HT_ROOT_OTHER;
 	*flags = 0;
 	*id = 0;
+	*field = 0;
 	if (addr == SPECIAL_FIN_QUEUE || addr == SPECIAL_CRIT_FIN_QUEUE) {
 		*kind = HT_ROOT_FINALIZER;
 		return;
@@ -435,6 +752,12 @@ static void classify_root(uintptr_t addr, uint8_t *kind, uint8_t *flags,
 	case MONO_ROOT_SOURCE_GC_HANDLE:
 		*kind = HT_ROOT_HANDLE;
 		break;
+	case MONO_ROOT_SOURCE_STATIC:
+		/* the range is the class's statics: the slot's offset in it
+		 * is the static field's */
+		*field = static_field_at((MonoClass *)(uintptr_t)r->id,
+					 addr - r->start);
+		break;
 	default:
 		break; /* statics, runtime tables, ...: other, with their id */
 	}
@@ -444,7 +767,7 @@ static void on_gc_roots(MonoProfiler *prof, uint64_t count,
 			const mono_byte *const *addresses,
 			MonoObject *const *objects)
 {
-	ht_id refs[BATCH], ids[BATCH];
+	ht_id refs[BATCH], ids[BATCH], fields[BATCH];
 	uint32_t flags[BATCH];
 	uint8_t kinds[BATCH], root_flags[BATCH];
 
@@ -462,10 +785,11 @@ static void on_gc_roots(MonoProfiler *prof, uint64_t count,
 			refs[i] = (ht_id)(uintptr_t)objects[done + i];
 			flags[i] = 0;
 			classify_root((uintptr_t)addresses[done + i], &kinds[i],
-				      &root_flags[i], &ids[i]);
+				      &root_flags[i], &ids[i], &fields[i]);
 		}
-		ht_root_references(state.rec, n, refs, flags, kinds,
-				   root_flags, ids, HT_RESULT_OK);
+		ht_root_references_fields(state.rec, n, refs, flags, kinds,
+					  root_flags, ids, fields,
+					  HT_RESULT_OK);
 		done += n;
 	}
 	leave();
@@ -475,9 +799,10 @@ static void on_gc_roots(MonoProfiler *prof, uint64_t count,
 
 static void piece_record(struct piece *p, bool more)
 {
-	ht_object_references(state.rec, p->id, p->class_id, p->size,
-			     more ? HT_OBJ_MORE_REFERENCES : 0, p->n, p->refs,
-			     NULL, p->generation, HT_RESULT_OK);
+	ht_object_references_fields(state.rec, p->id, p->class_id, p->size,
+				    more ? HT_OBJ_MORE_REFERENCES : 0, p->n,
+				    p->refs, NULL, p->ref_fields,
+				    p->generation, HT_RESULT_OK);
 	p->n = 0;
 }
 
@@ -497,7 +822,6 @@ static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 	struct piece *p = &state.piece;
 	ht_id id = (ht_id)(uintptr_t)obj;
 
-	(void)offsets;
 	(void)data;
 	if (p->valid && p->id == id && size == 0) {
 		piece_record(p, true);
@@ -509,11 +833,14 @@ static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 		p->class_id = (ht_id)(uintptr_t)klass;
 		p->size = heap_size(size);
 		p->generation = mono_gc_get_generation(obj);
+		p->fields = state.tables_held ? class_fields_of(klass, 0)
+					      : NULL;
 		p->n = 0;
 	}
 	for (uintptr_t i = 0; i < num; i++) {
 		if (p->n == PIECE_REFS)
 			piece_record(p, true);
+		p->ref_fields[p->n] = instance_field_at(p->fields, offsets[i]);
 		p->refs[p->n++] = (ht_id)(uintptr_t)refs[i];
 	}
 	return 0;
@@ -569,6 +896,8 @@ static void pause_begin(uint32_t gen, bool serial)
 	if (state.walk_pause) {
 		mono_profiler_set_gc_roots_callback(state.handle, on_gc_roots);
 		state.roots_on = true;
+		/* held only by a thread growing them after its pause */
+		state.tables_held = tables_claim();
 	}
 }
 
@@ -638,6 +967,9 @@ static void pause_end(void)
 		set_flag(&state.requested, false);
 	}
 	gc_close();
+	if (state.tables_held)
+		tables_release();
+	state.tables_held = false;
 	state.walk_pause = false;
 	set_flag(&state.in_pause, false);
 }
@@ -646,6 +978,7 @@ static void pause_end(void)
  * that may be done from here, and only once the world runs again. */
 static void after_pause(void)
 {
+	field_tables_make_room();
 	if (state.notify_after && flag(&state.runtime_ready))
 		mono_gc_finalize_notify();
 	state.notify_after = false;
@@ -775,22 +1108,25 @@ static const char *plural(uint64_t n)
 static void report_stats(void)
 {
 	struct ht_record_stats st;
-	uint64_t roots;
+	uint64_t roots, unmapped;
 
 	if (!getenv("HEAPTRACE_VERBOSE"))
 		return;
 	ht_recorder_stats(state.rec, &st);
 	roots = atomic_load(&state.roots.dropped);
+	unmapped = atomic_load(&state.classes_unmapped);
 	say("%s: %llu event%s, %llu GC%s, %llu bytes (%llu before "
 	    "compression), %llu wait%s for a buffer, %llu event%s dropped, "
-	    "%llu root update%s dropped", state.output,
+	    "%llu root update%s dropped, %llu class%s without a field table",
+	    state.output,
 	    (unsigned long long)st.events, plural(st.events),
 	    (unsigned long long)st.gcs, plural(st.gcs),
 	    (unsigned long long)st.bytes_written,
 	    (unsigned long long)st.bytes_uncompressed,
 	    (unsigned long long)st.waits, plural(st.waits),
 	    (unsigned long long)st.dropped_events, plural(st.dropped_events),
-	    (unsigned long long)roots, plural(roots));
+	    (unsigned long long)roots, plural(roots),
+	    (unsigned long long)unmapped, unmapped == 1 ? "" : "es");
 }
 
 /* Closes the trace once no callback is recording (waiting a little for
@@ -999,6 +1335,8 @@ void mono_profiler_init_heaptrace(const char *desc)
 	free(env_output);
 	if (!state.output || rootmap_init(&state.roots, 512) < 0 ||
 	    idset_init(&state.classes, 8192) < 0 ||
+	    field_tables_alloc(&state.ft, FIRST_FIELD_CLASSES,
+			       FIRST_FIELD_SLOTS) < 0 ||
 	    pthread_mutex_init(&state.early_lock, NULL) != 0) {
 		say("out of memory; not recording");
 		return;

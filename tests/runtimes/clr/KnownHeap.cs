@@ -9,7 +9,8 @@
  * known exactly. It builds, and keeps alive until the process exits:
  *   - a list of N KnownHeap.ListNode held by the static Program.head, each
  *     node owning one KnownHeap.ListPayload (so the head retains exactly
- *     the N nodes and the N payloads);
+ *     the N nodes and the N payloads); the link, next, is a field ListNode
+ *     inherits from KnownHeap.ListLink, which has no object of its own;
  *   - a complete binary tree of 2^DEPTH - 1 KnownHeap.TreeNode held only by
  *     a local variable of Main; each of the 2^(DEPTH-1) bottom nodes points
  *     to KnownHeap.Leaf number (i % LEAVES);
@@ -63,8 +64,11 @@ using System.Threading;
 
 namespace KnownHeap {
 
-sealed class ListNode {
+class ListLink {
 	public ListNode next;
+}
+
+sealed class ListNode : ListLink {
 	public long value;
 	public ListPayload payload;
 }

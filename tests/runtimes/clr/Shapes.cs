@@ -5,7 +5,10 @@
 //
 // keeps N Outer.Inner objects in a List, one int[], one int[,], one
 // string[][], a Dictionary<string, int> of N entries and a
-// List<string> of N strings; forces a full collection; then waits MS
+// List<string> of N strings; and, for the fields of references, a boxed
+// Pair (a struct of two references), a Box<Item> and a Box<long> (a
+// field of a type parameter is a reference or not as its argument), and
+// a Holder whose Pair is embedded; forces a full collection; then waits MS
 // milliseconds (for a signal) or runs a child process that prints
 // whether it sees CORECLR_ENABLE_PROFILING; exits with STATUS.
 using System;
@@ -22,6 +25,11 @@ class Outer
     }
 }
 
+class Item { }
+struct Pair { public Item A; public long N; public Item B; }
+class Box<T> { public T Value; public Item Other = new Item(); }
+class Holder { public Pair Inner; public Item Tail = new Item(); }
+
 class CwtKey { }
 class CwtValue { public string Note = "held by its key"; }
 
@@ -36,6 +44,11 @@ static class Shapes
     static ConditionalWeakTable<CwtKey, CwtValue> table =
         new ConditionalWeakTable<CwtKey, CwtValue>();
     static CwtKey key = new CwtKey();
+    static object boxed = new Pair { A = new Item(), N = 1, B = new Item() };
+    static Box<Item> refBox = new Box<Item> { Value = new Item() };
+    static Box<long> valueBox = new Box<long> { Value = 42 };
+    static Holder holder = new Holder {
+        Inner = new Pair { A = new Item(), N = 2, B = new Item() } };
 
     static int Main(string[] args)
     {
@@ -67,6 +80,10 @@ static class Shapes
                           counts.Count + " " + vector.Length + matrix.Length +
                           jagged.Length);
         GC.KeepAlive(key);
+        GC.KeepAlive(boxed);
+        GC.KeepAlive(refBox);
+        GC.KeepAlive(valueBox);
+        GC.KeepAlive(holder);
         return status;
     }
 }

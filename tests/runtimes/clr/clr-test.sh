@@ -18,6 +18,7 @@ set -u
 heaptrace=$1 module=$2 src=$3 build=$4 sanitizer=${5:-}
 command -v dotnet >/dev/null || { echo "SKIP: dotnet is not installed"; exit 77; }
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
 [ -f "$module" ] || { echo "SKIP: the CLR recorder was not built"; exit 77; }
 
 N=500
@@ -105,6 +106,15 @@ done
 	fail "no System.Int32[]"
 "$heaptrace" top --classes -n 100000 "$t" | grep -q 'System.Collections.Generic.Dictionary<System.String, System.Int32>+Entry\[\]' &&
 	ok "top names Dictionary<...>+Entry[]" || fail "top lacks Dictionary<System.String, System.Int32>+Entry[]"
+# the field each reference was read from: a boxed struct's at their offset
+# past the MethodTable pointer, a type parameter's as its argument, none
+# for an embedded struct's or a dependent handle's (../check-fields.py)
+python3 "$src/../check-fields.py" --label "major, fields" \
+	--fields Pair=A,B --fields "Box<Item>=Other,Value" \
+	--fields "Box<System.Int64>=Other" --fields Holder=-,-,Tail \
+	--fields CwtKey=- --fields CwtValue=Note \
+	--fields "System.Collections.Generic.List<Outer+Inner>=_items" \
+	"$heaptrace" "$t" || fail "major: the references' fields"
 dangling=$("$heaptrace" stats --format json "$t" | jq '[.dumps[].dangling_references] | add')
 [ "$dangling" = 0 ] && ok "no dangling reference (literals included)" ||
 	fail "$dangling dangling references"

@@ -15,7 +15,8 @@
 #   - with --dump-on major, stopped after its GC.Collect() while
 #     `dotnet-gcdump collect` makes the runtime run a full GC of its own,
 #     which the recorder dumps too: the counts of both dumps, the gcdump
-#     report against the second, retained sizes, roots, history;
+#     report against the second, retained sizes, roots, history; and the
+#     fields of the references (../check-fields.py);
 #   - with --allocations: the allocations, the history of Tracked from its
 #     birth, the GC figures, and the exit status (7) passed through.
 # Exits 77 (skipped) without dotnet or python3, or when KnownHeap could not
@@ -177,6 +178,12 @@ if [ -s "$trace" ]; then
 	python3 "$src/check-clr.py" --label "$flavour, major" \
 		${report:+--gcdump "$report"} "$heaptrace" "$trace" \
 		"$work/major.out" $n $depth $leaves $garbage || status=1
+	# each reference tagged with the field it was read from
+	python3 "$src/../check-fields.py" --label "$flavour, fields" \
+		--list KnownHeap.ListNode --link KnownHeap.ListLink \
+		--payload KnownHeap.ListPayload \
+		--tree KnownHeap.TreeNode --leaf KnownHeap.Leaf \
+		"$heaptrace" "$trace" $n $depth || status=1
 else
 	fail "$flavour: no trace at $trace"
 fi

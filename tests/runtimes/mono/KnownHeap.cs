@@ -6,13 +6,19 @@
  *
  * builds, and keeps alive until the process exits:
  *   - a list of exactly N KnownHeap.Node objects held by the static field
- *     KnownHeap.head (node i has value i; the tail's next is null);
+ *     KnownHeap.head (node i has value i; the tail's next is null). The
+ *     link, next, is a field Node inherits from KnownHeap.Link, which has
+ *     no object of its own: a field is its declaring class's;
  *   - a complete binary tree of 2^DEPTH - 1 KnownHeap.TreeNode objects
  *     held only by a local variable of Main; each of the 2^(DEPTH-1)
  *     bottom nodes points to KnownHeap.Leaf number (i % LEAVES);
  *   - exactly LEAVES KnownHeap.Leaf objects, all held by the static array
  *     KnownHeap.sharedLeaves (so the tree shares them: it does not retain
  *     them);
+ *   - one boxed KnownHeap.Pair (a struct of two leaves), one
+ *     KnownHeap.Holder with a Pair embedded and a third leaf, and one
+ *     KnownHeap.Box<KnownHeap.Leaf> (a field of its type parameter), each
+ *     held by a static field, for the fields of references;
  *   - GARBAGE KnownHeap.Garbage objects allocated and dropped. They are
  *     made on a thread of their own that has ended before any dump: Mono
  *     scans stacks conservatively, and a stale pointer left on the main
@@ -27,8 +33,11 @@ using System;
 using System.Threading;
 
 public class KnownHeap {
-	sealed class Node {
+	class Link {
 		public Node next;
+	}
+
+	sealed class Node : Link {
 		public long value;
 	}
 
@@ -47,8 +56,29 @@ public class KnownHeap {
 		public long b;
 	}
 
+	/* shapes of reference fields: a struct of two references, boxed (held
+	 * by the static boxed) and embedded in a Holder (held by holder), and
+	 * a generic class whose field's type is its parameter */
+	struct Pair {
+		public Leaf a;
+		public long n;
+		public Leaf b;
+	}
+
+	sealed class Holder {
+		public Pair inner;
+		public Leaf tail;
+	}
+
+	sealed class Box<T> {
+		public T value;
+	}
+
 	static Node head;
 	static Leaf[] sharedLeaves;
+	static object boxed;
+	static Holder holder;
+	static Box<Leaf> box;
 	static int bottomIndex;
 	static long garbageSum;
 
@@ -109,12 +139,20 @@ public class KnownHeap {
 			sharedLeaves[i] = new Leaf();
 			sharedLeaves[i].id = i;
 		}
+		Pair pair = new Pair { a = sharedLeaves[0], n = leaves,
+				       b = sharedLeaves[leaves - 1] };
+		boxed = pair;
+		holder = new Holder { inner = pair, tail = sharedLeaves[0] };
+		box = new Box<Leaf> { value = sharedLeaves[0] };
 		head = BuildList(n);
 		TreeNode root = BuildTree(depth);
 		Thread t = new Thread(() => MakeGarbage(garbage));
 		t.Start();
 		t.Join();
 		GC.Collect();
+		GC.KeepAlive(boxed);
+		GC.KeepAlive(holder);
+		GC.KeepAlive(box);
 		Console.WriteLine("ready " + head.value + " " + garbageSum);
 		Console.Out.Flush();
 		Finish(root, code, pause);

@@ -139,11 +139,39 @@ length=$(jq -r '.paths[0].objects | length' "$work/paths.json")
 	fail "the tail's path has $length objects from $first, not $N from $head"
 ok "paths --to the tail: $length nodes from the static root of KnownHeap"
 
+# Each reference carries the field it was read from: a node's next (which
+# it inherits from KnownHeap.Link), a tree node's left, right and leaf
+# (alone in a bottom node: no shift), and the list's head is the static
+# field KnownHeap.head (check-fields.py).
+if command -v python3 >/dev/null; then
+	python3 "$(dirname "$0")/../check-fields.py" --label "major, fields" \
+		--list KnownHeap.Node --link KnownHeap.Link \
+		--tree KnownHeap.TreeNode \
+		--leaf KnownHeap.Leaf --static-root KnownHeap.head \
+		"$heaptrace" "$t" $N $DEPTH || fail "major: the references' fields"
+	# a boxed struct's references at their offsets, an embedded one's
+	# without a field, a type parameter's as its argument
+	python3 "$(dirname "$0")/../check-fields.py" --label "major, fields" \
+		--fields KnownHeap.Pair=a,b --fields KnownHeap.Holder=-,-,tail \
+		--fields "KnownHeap.Box<KnownHeap.Leaf>=value" \
+		"$heaptrace" "$t" || fail "major: the fields of struct and generic shapes"
+else
+	echo "note: no python3: the references' fields are not checked"
+fi
+
 # ---- --dump-on exit, every-gc ----------------------------------------------
 t=$work/exit.ht
 record "$t" 0 --dump-on exit
 exact "$t" -1 "exit"
 ok "exit: exact counts"
+# the one dump: every class's fields laid out in its pause
+if command -v python3 >/dev/null; then
+	python3 "$(dirname "$0")/../check-fields.py" --label "exit, fields" \
+		--list KnownHeap.Node --link KnownHeap.Link \
+		--tree KnownHeap.TreeNode \
+		--leaf KnownHeap.Leaf --static-root KnownHeap.head \
+		"$heaptrace" "$t" $N $DEPTH || fail "exit: the references' fields"
+fi
 
 t=$work/every.ht
 record "$t" 0 --dump-on every-gc
@@ -353,7 +381,7 @@ same "$work/err" "a write that fails" \
 
 # HEAPTRACE_VERBOSE: the count of what was recorded
 (export HEAPTRACE_VERBOSE=1; module "$work/err" "output=$work/v.ht")
-grep -qxE "heaptrace: mono recorder: $work/v.ht: [0-9]+ events?, [0-9]+ GCs?, [0-9]+ bytes \([0-9]+ before compression\), [0-9]+ waits? for a buffer, [0-9]+ events? dropped, [0-9]+ root updates? dropped" "$work/err" ||
+grep -qxE "heaptrace: mono recorder: $work/v.ht: [0-9]+ events?, [0-9]+ GCs?, [0-9]+ bytes \([0-9]+ before compression\), [0-9]+ waits? for a buffer, [0-9]+ events? dropped, [0-9]+ root updates? dropped, [0-9]+ class(es)? without a field table" "$work/err" ||
 	{ fail "HEAPTRACE_VERBOSE: no count of what was recorded"; cat "$work/err"; }
 ok "the module's messages: bad arguments, outputs it cannot write, another module, a failed write, HEAPTRACE_VERBOSE"
 
