@@ -12,7 +12,8 @@ INPUT is the .hprof, or a .ht converted from it. Checks:
     and bytes are exactly jcmd GC.class_histogram's, so that the object
     layout is HotSpot's;
   - the list: its head retains N x the node size, and the shortest path to
-    its tail goes from the class object of KnownHeap (the static field)
+    its tail goes from the class object of KnownHeap (the static field),
+    its steps named `static KnownHeap.head` then `KnownHeap$Node.next`,
     through every node;
   - the tree: its root is the one tree node no tree node refers to, is
     held only by a frame of KnownHeap.main in thread main, and retains
@@ -118,10 +119,21 @@ def check_list(heaptrace, path, top, n, node_size):
     check(head["id"] in ids and len(ids) - ids.index(head["id"]) == n,
           "the path to the tail does not go through the %d nodes" % n)
     if head["id"] in ids and ids.index(head["id"]) > 0:
+        # a class object is named for the class it is the object of, and
+        # the step into the head names the static field it was read from
         holder = objs[ids.index(head["id"]) - 1]
-        check(holder["class"] == "java.lang.Class",
+        check(holder["class"] == "class KnownHeap",
               "the head is held by a %s, not by KnownHeap's class object"
               % holder["class"])
+        step = objs[ids.index(head["id"])].get("step")
+        check(step == "static KnownHeap.head",
+              "the step into the head is %r, not the static field "
+              "KnownHeap.head" % step)
+        if ids.index(head["id"]) + 1 < len(objs):
+            step = objs[ids.index(head["id"]) + 1].get("step")
+            check(step == "KnownHeap$Node.next",
+                  "the step after the head is %r, not KnownHeap$Node.next"
+                  % step)
 
 
 def check_tree(heaptrace, path, top, tree_nodes, tree_size):
