@@ -20,6 +20,7 @@
 #include "util/alloc.h"
 #include "util/membudget.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,12 +264,32 @@ static int compute_classes(struct diff *d)
 
 /* ---- shortest paths and their signatures -------------------------------- */
 
+/* A JVM hidden class's name ends in "/0x" and the address its class was
+ * made at ("KnownHeap$$Lambda/0x00007f3c18003a00"), which changes from run
+ * to run: the length of such a suffix at p, else 0. */
+static size_t hidden_class_suffix(const char *p)
+{
+	size_t n = 3;
+
+	if (strncmp(p, "/0x", 3) != 0)
+		return 0;
+	while (isxdigit((unsigned char)p[n]))
+		n++;
+	return n > 3 ? n : 0;
+}
+
+/* The hash of a name in a path's key, hidden classes' addresses left
+ * out so that two runs give one key. */
 static uint64_t fnv64(const char *s)
 {
 	uint64_t v = 0xcbf29ce484222325ull;
 
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		v = (v ^ *p) * 0x100000001b3ull;
+	for (const char *p = s; *p; p++) {
+		p += hidden_class_suffix(p);
+		if (!*p)
+			break;
+		v = (v ^ (unsigned char)*p) * 0x100000001b3ull;
+	}
 	return v;
 }
 
