@@ -8,7 +8,9 @@ usage: check-same-run.py [options] HEAPTRACE A B
   --list CLASS       the list node's class (KnownHeap$Node, KnownHeap.Node)
   --n N              the list's length
   --root NAME        the name of the root the tail's path starts at: the
-                     static field holding the head ("static KnownHeap.head")
+                     static field holding the head ("static KnownHeap.head");
+                     left out where the runtime names no static field (the
+                     CLR holds statics in arrays under GC handles)
   --step NAME        the name of every step from the head to the tail
                      ("KnownHeap$Node.next", or "KnownHeap.Link.next" for
                      a field the node inherits)
@@ -21,7 +23,7 @@ Checks, one line each (FAIL: or ok:), exiting 1 if any failed:
   - `heaptrace diff A B` (objects matched by their path from the roots)
     finds no new object and no retainer that grew, but those --allow names;
   - with --list: `heaptrace paths --to TAIL` in B, TAIL being the list node
-    that retains only itself, reaches the head through --root (the root,
+    that retains the least, reaches the head through --root (the root,
     or the step into the head when the root is a class that holds it) and
     then goes through N - 1 steps each named --step.
 """
@@ -46,8 +48,7 @@ def parse_args(argv):
         else:
             pos.append(a)
             i += 1
-    if len(pos) != 3 or (opts["list"] and
-                         not (opts["n"] and opts["root"] and opts["step"])):
+    if len(pos) != 3 or (opts["list"] and not (opts["n"] and opts["step"])):
         sys.exit(__doc__)
     return opts, pos
 
@@ -89,8 +90,11 @@ def check_no_growth(r, heaptrace, a, b, allow):
 
 def check_named_path(r, heaptrace, trace, cls, n, root, step):
     top = run_json(heaptrace, "top", "-n", "0", "--format", "json", trace)
-    tails = [o["id"] for o in top["objects"]
-             if o["class"] == cls and o["retained"] == o["size"]]
+    # the tail retains the least of the list (itself, and on the CLR its
+    # payload)
+    nodes = [o for o in top["objects"] if o["class"] == cls]
+    least = min((o["retained"] for o in nodes), default=None)
+    tails = [o["id"] for o in nodes if o["retained"] == least]
     r.check(len(tails) == 1, "one list tail of class %s (%d)"
             % (cls, len(tails)))
     if len(tails) != 1:
@@ -100,11 +104,11 @@ def check_named_path(r, heaptrace, trace, cls, n, root, step):
     # the root, or the step into the head where the root is a class (an
     # HPROF's system class > static ... > class KnownHeap), then the steps
     names = [p["root"]["name"]] + [o["step"] for o in p["objects"][1:]]
-    want = [root] + [step] * (n - 1)
-    r.check(names[-n:] == want,
+    want = ([root] if root else []) + [step] * (n - 1)
+    r.check(names[-len(want):] == want,
             "the tail's path reaches the head through %r, then %d steps "
             "%r (it goes: %s)"
-            % (root, n - 1, step,
+            % (root or "any root", n - 1, step,
                ", ".join(sorted(set(map(str, names[-n:]))))))
 
 
