@@ -3,11 +3,11 @@
  * objects hang under old ones (diff.h).
  *
  * Matching by path needs, per dump, each object's shortest path from the
- * strong roots: one breadth-first search from the roots in the dump's
- * order, fields in order, leaves a tree of first discoverers (parent and
+ * strong roots: one breadth-first search from the roots (in order_roots'
+ * order), fields in order, leaves a tree of first discoverers (parent and
  * field per object), and the signature of an object is a hash of its
- * parent's signature, the field and its class name; a root-held object's
- * is a hash of the root's label and its class name. An object dominates
+ * parent's signature, the step's key and its class name; a root-held
+ * object's is a hash of the root's key and its class name. An object dominates
  * only objects farther from the roots than itself, so the objects of one
  * signature never dominate each other, and their retained sizes add up
  * without counting anything twice.
