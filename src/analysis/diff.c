@@ -3,11 +3,11 @@
  * objects hang under old ones (diff.h).
  *
  * Matching by path needs, per dump, each object's shortest path from the
- * strong roots: one breadth-first search from the roots in the dump's
- * order, fields in order, leaves a tree of first discoverers (parent and
+ * strong roots: one breadth-first search from the roots (in order_roots'
+ * order), fields in order, leaves a tree of first discoverers (parent and
  * field per object), and the signature of an object is a hash of its
- * parent's signature, the field and its class name; a root-held object's
- * is a hash of the root's label and its class name. An object dominates
+ * parent's signature, the step's key and its class name; a root-held
+ * object's is a hash of the root's key and its class name. An object dominates
  * only objects farther from the roots than itself, so the objects of one
  * signature never dominate each other, and their retained sizes add up
  * without counting anything twice.
@@ -20,6 +20,7 @@
 #include "util/alloc.h"
 #include "util/membudget.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,12 +264,32 @@ static int compute_classes(struct diff *d)
 
 /* ---- shortest paths and their signatures -------------------------------- */
 
+/* A JVM hidden class's name ends in "/0x" and the address its class was
+ * made at ("KnownHeap$$Lambda/0x00007f3c18003a00"), which changes from run
+ * to run: the length of such a suffix at p, else 0. */
+static size_t hidden_class_suffix(const char *p)
+{
+	size_t n = 3;
+
+	if (strncmp(p, "/0x", 3) != 0)
+		return 0;
+	while (isxdigit((unsigned char)p[n]))
+		n++;
+	return n > 3 ? n : 0;
+}
+
+/* The hash of a name in a path's key, hidden classes' addresses left
+ * out so that two runs give one key. */
 static uint64_t fnv64(const char *s)
 {
 	uint64_t v = 0xcbf29ce484222325ull;
 
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		v = (v ^ *p) * 0x100000001b3ull;
+	for (const char *p = s; *p; p++) {
+		p += hidden_class_suffix(p);
+		if (!*p)
+			break;
+		v = (v ^ (unsigned char)*p) * 0x100000001b3ull;
+	}
 	return v;
 }
 
@@ -305,27 +326,98 @@ static uint64_t *class_hashes(const struct heap *h)
 	return hash;
 }
 
-static void hold_from_roots(const struct heap *h, struct root_tree *t,
-			    const uint64_t *ch, uint32_t *queue, uint32_t *tail)
+/* A root's key: its static field where the trace names it ("static
+ * App.head"), else its kind and what names it (root_label). */
+static uint64_t root_key(const struct heap *h, const struct heap_root *r)
 {
-	char label[512];
+	char label[NAME_TEXT];
 
+	if (heap_field_at(h, r->field))
+		return fnv64(root_text(h, r, label));
+	root_label(h, r, label, sizeof(label));
+	return fnv64(label);
+}
+
+struct root_order {
+	uint64_t key;
+	size_t root;
+	bool named;    /* by its field */
+};
+
+static int compare_root_order(const void *x, const void *y)
+{
+	const struct root_order *a = x, *b = y;
+
+	if (a->named != b->named)
+		return a->named ? -1 : 1;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return (a->root > b->root) - (a->root < b->root);
+}
+
+/*
+ * The strong roots in the order the search visits them: those the trace
+ * names by a static field first, then by key. An object several roots
+ * hold (a static field and a runtime's table of statics, say) is then
+ * found through the same root whatever order the runtime listed its
+ * roots in, so two runs of one program give it one path.
+ */
+static struct root_order *order_roots(const struct heap *h, size_t *n)
+{
+	struct root_order *o = alloc_array(h->n_roots ? h->n_roots : 1,
+					   sizeof(*o));
+
+	*n = 0;
+	if (!o)
+		return NULL;
 	for (size_t i = 0; i < h->n_roots; i++) {
 		const struct heap_root *r = &h->roots[i];
-		uint32_t x = r->object;
 
-		if (x == HEAP_NONE || heap_root_is_weak(r) ||
-		    t->parent[x] != HEAP_NONE)
+		if (r->object == HEAP_NONE || heap_root_is_weak(r))
+			continue;
+		o[*n].key = root_key(h, r);
+		o[*n].root = i;
+		o[*n].named = heap_field_at(h, r->field) != NULL;
+		(*n)++;
+	}
+	qsort(o, *n, sizeof(*o), compare_root_order);
+	return o;
+}
+
+static int hold_from_roots(const struct heap *h, struct root_tree *t,
+			   const uint64_t *ch, uint32_t *queue, uint32_t *tail)
+{
+	size_t n;
+	struct root_order *o = order_roots(h, &n);
+
+	if (!o)
+		return -1;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = o[k].root;
+		uint32_t x = h->roots[i].object;
+
+		if (t->parent[x] != HEAP_NONE)
 			continue;
 		t->parent[x] = HEAP_VIRTUAL_ROOT;
 		t->via[x] = i < UINT32_MAX ? (uint32_t)i : UINT32_MAX;
 		queue[(*tail)++] = x;
-		if (t->sig) {
-			root_label(h, r, label, sizeof(label));
-			t->sig[x] = mix(fnv64(label),
-					ch[heap_class_slot(h, x)]);
-		}
+		if (t->sig)
+			t->sig[x] = mix(o[k].key, ch[heap_class_slot(h, x)]);
 	}
+	free(o);
+	return 0;
+}
+
+/* A step's key: the field it goes through, or an array's slot, where the
+ * trace names them (step_text); else its position among the object's
+ * references. */
+static uint64_t step_key(const struct heap *h, uint32_t from, uint64_t e)
+{
+	char buf[NAME_TEXT];
+
+	if (!heap_has_fields(h))
+		return e - h->ref_start[from];
+	return fnv64(step_text(h, from, e, buf));
 }
 
 /* Its arrays are charged to *charged, as root_tree_free gives them back. */
@@ -345,7 +437,8 @@ static int root_tree_build(const struct heap *h, bool signatures,
 		goto out;
 	for (uint32_t i = 0; i < h->n; i++)
 		t->parent[i] = HEAP_NONE;
-	hold_from_roots(h, t, ch, queue, &tail);
+	if (hold_from_roots(h, t, ch, queue, &tail) < 0)
+		goto out;
 	while (head < tail) {
 		uint32_t x = queue[head++];
 		uint64_t first = h->ref_start[x], end = h->ref_start[x + 1];
@@ -360,7 +453,8 @@ static int root_tree_build(const struct heap *h, bool signatures,
 			t->via[y] = field < UINT32_MAX ? (uint32_t)field
 						       : UINT32_MAX;
 			if (t->sig)
-				t->sig[y] = mix(mix(t->sig[x], field),
+				t->sig[y] = mix(mix(t->sig[x],
+						    step_key(h, x, e)),
 						ch[heap_class_slot(h, y)]);
 			queue[tail++] = y;
 		}

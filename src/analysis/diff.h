@@ -9,10 +9,14 @@
  *    across the dumps by identity when both are of one trace (the caller
  *    passes the match, from diff_match_by_relocation), and otherwise by
  *    their path from the roots: objects whose shortest path has the same
- *    root (its container or kind and what names it, such as the method of
- *    a frame) and the same chain of classes and field indices share a
- *    signature, and all the objects of one signature are one row, as
- *    "compare by path" does in heap analyzers;
+ *    root (its static field where the trace names it, else its container
+ *    or kind and what names it, such as the method of a frame) and the
+ *    same chain of classes and steps (fields or array slots by name where
+ *    the trace has them, else positions) share a signature, and all the
+ *    objects of one signature are one row, as "compare by path" does in
+ *    heap analyzers. Roots are searched in an order of their own, not the
+ *    runtime's, and hidden classes' addresses are left out, so that two
+ *    runs of one program give the same signatures;
  *  - the objects new in B (no match in A) that objects living in both
  *    dumps retain: each new object is counted for the nearest object above
  *    it in B's dominator tree that is not new.

@@ -43,7 +43,8 @@ wait_ready() {
 }
 
 # dump NAME JAVA_OPTIONS...: runs KnownHeap, and at its paused point
-# writes NAME.histogram and NAME.hprof.
+# writes NAME.histogram and NAME.hprof (and with again=1, a second dump,
+# NAME.again.hprof).
 dump() {
 	name=$work/$1
 	shift
@@ -58,6 +59,11 @@ dump() {
 			fail "jcmd GC.class_histogram: $(cat "$name.histogram")"
 		jcmd $pid GC.heap_dump "$name.hprof" >"$name.jcmd" 2>&1 ||
 			fail "jcmd GC.heap_dump: $(cat "$name.jcmd")"
+		# the same paused heap again, for diff
+		[ -z "${again:-}" ] ||
+			jcmd $pid GC.heap_dump "$name.again.hprof" \
+				>"$name.jcmd" 2>&1 ||
+			fail "jcmd GC.heap_dump again: $(cat "$name.jcmd")"
 	else
 		fail "KnownHeap did not get ready: $(cat "$name.err")"
 	fi
@@ -96,7 +102,14 @@ layout() {
 	"$heaptrace" cat "$work/$1.hprof" 2>/dev/null | sed -n 's/^  object_layout: //p;/^events:/q'
 }
 
-dump known && checks known
+again=1 dump known && checks known
+# two dumps of one paused process: diff, matching objects by their path of
+# field names, finds nothing new; the tail's path reads as the static
+# field KnownHeap.head, then KnownHeap$Node.next steps (check-same-run.py)
+python3 "$src/../check-same-run.py" --label "two dumps of one process" \
+	--list 'KnownHeap$Node' --n $n --root "static KnownHeap.head" \
+	--step 'KnownHeap$Node.next' "$heaptrace" "$work/known.hprof" \
+	"$work/known.again.hprof" || fail "two dumps of one process differ"
 [ "$(layout known)" = compressed-oops ] ||
 	fail "known.hprof: read as $(layout known), not compressed-oops"
 

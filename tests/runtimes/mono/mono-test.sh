@@ -173,6 +173,34 @@ if command -v python3 >/dev/null; then
 		"$heaptrace" "$t" $N $DEPTH || fail "exit: the references' fields"
 fi
 
+# ---- two runs of one program: diff by path finds nothing new --------------
+# KnownHeap again, and mcs compiling KnownHeap.cs twice (a real program of
+# some 70000 objects): objects are matched by their path of field names,
+# so two runs show no growth; the tail's path reads as the static field
+# KnownHeap.head, then Link.next steps (check-same-run.py).
+if command -v python3 >/dev/null; then
+	record "$work/exit2.ht" 0 --dump-on exit
+	python3 "$(dirname "$0")/../check-same-run.py" --label "two runs" \
+		--list KnownHeap.Node --n $N --root "static KnownHeap.head" \
+		--step KnownHeap.Link.next "$heaptrace" "$t" "$work/exit2.ht" ||
+		fail "two runs of KnownHeap differ"
+	mcs_exe=$(sed -n 's/^exec .*mono .* \(\/[^ ]*mcs\.exe\) .*/\1/p' \
+		"$(command -v mcs 2>/dev/null)" 2>/dev/null)
+	if [ -f "$mcs_exe" ]; then
+		for run in mcs1 mcs2; do
+			"$heaptrace" record -q -o "$work/$run.ht" --dump-on exit -- \
+				mono "$mcs_exe" -nologo -out:"$work/k.exe" \
+				"$(dirname "$0")/KnownHeap.cs" ||
+				fail "record mcs: exit status $?"
+		done
+		python3 "$(dirname "$0")/../check-same-run.py" \
+			--label "two runs of mcs" "$heaptrace" \
+			"$work/mcs1.ht" "$work/mcs2.ht" || fail "two runs of mcs differ"
+	else
+		echo "note: no mcs.exe: two runs of mcs are not compared"
+	fi
+fi
+
 t=$work/every.ht
 record "$t" 0 --dump-on every-gc
 dumps=$("$heaptrace" stats --format json "$t" | jq '.dumps | length')
