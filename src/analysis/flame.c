@@ -12,6 +12,7 @@
  * of real heaps are as deep as their longest linked list.
  */
 #include "analysis/flame.h"
+#include "analysis/names.h"
 
 #include "lib/common/error.h"
 #include "util/alloc.h"
@@ -101,11 +102,27 @@ static size_t class_slot_of_id(const struct heap *h, ht_id id)
 							    : h->n_classes;
 }
 
-static const char *container_text(unsigned c)
+/* A top frame groups the roots of one kind. With fields, the trace is of
+ * a recorder that names things as a developer reads them, so the frame
+ * takes the words the other outputs give that kind of root
+ * (analysis/names.h); older traces keep the protocol's names. */
+static const char *container_text(const struct heap *h, unsigned c)
 {
-	const char *name = ht_container_name((enum ht_container_type)c);
+	const char *name = heap_has_fields(h) ? root_kind_words(c, HEAP_NO_KIND)
+					      : NULL;
 
+	if (!name)
+		name = ht_container_name((enum ht_container_type)c);
 	return name ? name : "container";
+}
+
+static const char *kind_text(const struct heap *h, unsigned k)
+{
+	const char *name = heap_has_fields(h) ? root_kind_words(0, k) : NULL;
+
+	if (!name)
+		name = ht_root_kind_name((enum ht_root_kind)k);
+	return name ? name : "root";
 }
 
 static int names_build(const struct heap *h, struct flame *f, struct names *nm)
@@ -134,13 +151,10 @@ static int names_build(const struct heap *h, struct flame *f, struct names *nm)
 	nm->text[i++] = "?0x0"; /* as heap_class_name names it */
 	nm->containers = i;
 	for (unsigned c = 1; c <= HT_C_END; c++)
-		nm->text[i++] = container_text(c);
+		nm->text[i++] = container_text(h, c);
 	nm->kinds = i;
-	for (unsigned k = 0; k < N_KINDS; k++) {
-		const char *name = ht_root_kind_name((enum ht_root_kind)k);
-
-		nm->text[i++] = name ? name : "root";
-	}
+	for (unsigned k = 0; k < N_KINDS; k++)
+		nm->text[i++] = kind_text(h, k);
 	nm->plain_root = i;
 	nm->text[i++] = "root";
 	nm->several = i;

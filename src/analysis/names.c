@@ -103,6 +103,42 @@ static void add_on_thread(struct text *t, const struct heap *h, ht_id thread)
 		add(t, " on thread 0x%llx", (unsigned long long)thread);
 }
 
+const char *root_kind_words(unsigned container, unsigned kind)
+{
+	if (ht_container_is_frame(container))
+		return container == HT_C_RT_NATIVE ? "JNI local" : "local";
+	switch (container) {
+	case HT_C_RT_THREAD:
+		return "thread object";
+	case HT_C_RT_CLASS:
+		return "system class";
+	case HT_C_RT_STRONGPTR:
+		return "JNI global";
+	case HT_C_RT_INTERNALVM:
+		return "VM internal";
+	case HT_C_RT_ROOTTABLE:
+		return "VM root table";
+	case HT_C_RT_FINALIZED:
+		return "finalizer queue";
+	case 0:
+		break;
+	default:
+		return NULL;
+	}
+	switch (kind) {
+	case HT_ROOT_STACK:
+		return "local";
+	case HT_ROOT_FINALIZER:
+		return "finalizer queue";
+	case HT_ROOT_HANDLE:
+		return "GC handle";
+	case HT_ROOT_OTHER:
+		return "other root";
+	default:
+		return NULL;
+	}
+}
+
 /* A frame's local: "local in App.main on thread \"main\"", a native
  * frame's "JNI local in ...". */
 static void add_frame_local(struct text *t, const struct heap *h,
@@ -145,16 +181,10 @@ static void add_container_root(struct text *t, const struct heap *h,
 		add_class(t, h, r->id1);
 		return;
 	case HT_C_RT_STRONGPTR:
-		add(t, "JNI global");
-		return;
 	case HT_C_RT_INTERNALVM:
-		add(t, "VM internal");
-		return;
 	case HT_C_RT_ROOTTABLE:
-		add(t, "VM root table");
-		return;
 	case HT_C_RT_FINALIZED:
-		add(t, "finalizer queue");
+		add(t, "%s", root_kind_words(r->container, HEAP_NO_KIND));
 		return;
 	default:
 		name = ht_container_name((enum ht_container_type)r->container);
@@ -187,10 +217,8 @@ static void add_kind_root(struct text *t, const struct heap *h,
 		}
 		return;
 	case HT_ROOT_FINALIZER:
-		add(t, "finalizer queue");
-		return;
 	case HT_ROOT_HANDLE:
-		add(t, "GC handle");
+		add(t, "%s", root_kind_words(0, r->kind));
 		return;
 	default:
 		break;

@@ -46,4 +46,11 @@ const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 const char *root_text(const struct heap *h, const struct heap_root *r,
 		      char *buf);
 
+/* A root's kind alone, in the words root_text starts with ("JNI global",
+ * "local", "system class", "GC handle", "finalizer queue"), for outputs
+ * that group roots by kind, as flame's top frames do. container is the
+ * JVM's container (0 for none), kind the CLR's and Mono's root kind.
+ * NULL for a container that holds no roots of its own. */
+const char *root_kind_words(unsigned container, unsigned kind);
+
 #endif
