@@ -11,7 +11,6 @@
  */
 #include "recorders/jvm/agent.h"
 #include "util/alloc.h"
-#include "util/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -175,17 +174,6 @@ static int layout_fields(struct agent *ag, jclass k, struct class_info *ci,
 	return 0;
 }
 
-/* A field's name, from JVMTI's modified UTF-8 into UTF-8 (malloc'ed). */
-static char *field_name(const char *jname)
-{
-	size_t n = strlen(jname);
-	char *out = malloc(UTF8_REPAIR_BOUND(n) + 1);
-
-	if (out)
-		out[utf8_from_modified(out, jname, n)] = '\0';
-	return out;
-}
-
 /* One reference field for a fields event: its name (malloc'ed) and what
  * it is; false for a primitive field or when JVMTI or memory fails. */
 static bool reference_field(jvmtiEnv *jv, jclass k, jfieldID f, char **name,
@@ -200,7 +188,7 @@ static bool reference_field(jvmtiEnv *jv, jclass k, jfieldID f, char **name,
 		    JVMTI_ERROR_NONE &&
 	    (*jv)->GetFieldModifiers(jv, k, f, &mods) == JVMTI_ERROR_NONE &&
 	    (sig[0] == 'L' || sig[0] == '[')) {
-		*name = field_name(jname);
+		*name = java_utf8(jname);
 		*kind = mods & ACC_STATIC ? HT_FIELD_STATIC : HT_FIELD_INSTANCE;
 		ref = *name != NULL;
 	}

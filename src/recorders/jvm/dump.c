@@ -482,6 +482,7 @@ static void name_threads(struct agent *ag, JNIEnv *jni)
 static char *method_text(jvmtiEnv *jv, jmethodID m)
 {
 	char *name = NULL, *sig = NULL, *cls = NULL, *text = NULL;
+	char *method = NULL;
 	jclass k = NULL;
 
 	if ((*jv)->GetMethodName(jv, m, &name, NULL, NULL) !=
@@ -490,9 +491,12 @@ static char *method_text(jvmtiEnv *jv, jmethodID m)
 	    (*jv)->GetClassSignature(jv, k, &sig, NULL) != JVMTI_ERROR_NONE)
 		goto out;
 	cls = java_type_name(sig);
-	if (cls && (text = malloc(strlen(cls) + strlen(name) + 2)))
-		sprintf(text, "%s.%s", cls, name);
+	method = java_utf8(name);
+	if (cls && method &&
+	    (text = malloc(strlen(cls) + strlen(method) + 2)))
+		sprintf(text, "%s.%s", cls, method);
 out:
+	free(method);
 	(*jv)->Deallocate(jv, (unsigned char *)name);
 	(*jv)->Deallocate(jv, (unsigned char *)sig);
 	free(cls);

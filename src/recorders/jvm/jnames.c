@@ -2,6 +2,7 @@
  * jnames.c - Java's names for types (jnames.h).
  */
 #include "recorders/jvm/jnames.h"
+#include "util/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,5 +56,18 @@ char *java_type_name(const char *signature)
 	for (size_t i = 0; i < dims; i++, q += 2)
 		memcpy(q, "[]", 2);
 	*q = '\0';
+	/* a class name outside the BMP comes as two encoded surrogates */
+	q = java_utf8(out);
+	free(out);
+	return q;
+}
+
+char *java_utf8(const char *jname)
+{
+	size_t n = strlen(jname);
+	char *out = malloc(UTF8_REPAIR_BOUND(n) + 1);
+
+	if (out)
+		out[utf8_from_modified(out, jname, n)] = '\0';
 	return out;
 }

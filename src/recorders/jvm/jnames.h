@@ -6,8 +6,13 @@
 #define JVM_JNAMES_H
 
 /* "java.lang.String", "int[]", "KnownHeap$Node[][]" from a JNI type
- * signature ("Ljava/lang/String;", "[I", "[[LKnownHeap$Node;");
+ * signature ("Ljava/lang/String;", "[I", "[[LKnownHeap$Node;"), in UTF-8;
  * malloc'ed, NULL when out of memory. */
 char *java_type_name(const char *signature);
+
+/* A name JVMTI gives (a field's, a method's), from the JVM's modified
+ * UTF-8 into UTF-8, which the trace holds; malloc'ed, NULL when out of
+ * memory. */
+char *java_utf8(const char *jname);
 
 #endif

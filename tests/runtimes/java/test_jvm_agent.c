@@ -132,6 +132,15 @@ Test(jvm_names, classes_as_java_names_them)
 	names("LNoPackage;", "NoPackage");
 }
 
+/* The JVM's modified UTF-8 writes a character outside the BMP as two
+ * encoded surrogates; the trace holds UTF-8. */
+Test(jvm_names, modified_utf8_becomes_utf8)
+{
+	/* U+1F600 as the JVM encodes it: ED A0 BD ED B8 80 */
+	names("Lapp/Smile\xed\xa0\xbd\xed\xb8\x80;", "app.Smile\xf0\x9f\x98\x80");
+	names("[Lapp/\xc3\xa9t\xc3\xa9;", "app.\xc3\xa9t\xc3\xa9[]");
+}
+
 Test(jvm_names, arrays_and_primitives)
 {
 	names("[I", "int[]");
