@@ -84,6 +84,48 @@ int record_error(struct ht_error *err, const char *fmt, ...)
 	return -1;
 }
 
+const char *command_base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+bool regular_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool resolve_command(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		return access(out, X_OK) == 0;
+	}
+	for (const char *p = path; p && *p;) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+
+		if ((size_t)snprintf(out, len, "%.*s/%s", (int)n, n ? p : ".",
+				     name) < len &&
+		    regular_file(out) && access(out, X_OK) == 0)
+			return true;
+		p = colon ? colon + 1 : NULL;
+	}
+	return false;
+}
+
 static struct env_var *env_find(const struct env_edit *e, const char *name)
 {
 	for (size_t i = 0; i < e->n; i++)
@@ -859,7 +901,8 @@ int cmd_record(int argc, char **argv)
 	if (!rt)
 		return usage_error("record", "'%s' is not a command heaptrace "
 				   "can record: it knows mono (mono PROG.exe, "
-				   "or PROG.exe), java and dotnet (dotnet "
+				   "PROG.exe, or a script that runs one under "
+				   "mono), java and dotnet (dotnet "
 				   "APP.dll, APP.dll, or a published app)",
 				   argv[optind]);
 	if (c.opt.allocations && !rt->records_allocations)

@@ -27,56 +27,12 @@
 /* Any GUID will do: the recorder answers to every one. This one is ours. */
 #define CLR_PROFILER_GUID "{9d3f4b7e-2c61-4a8e-b5d0-7e1a6c2f8b43}"
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-static bool regular_file(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* The executable that running NAME runs: NAME itself when it has a
- * slash, else the first one of that name on PATH. */
-static bool resolve(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(name, '/')) {
-		snprintf(out, len, "%s", name);
-		return access(out, X_OK) == 0;
-	}
-	for (const char *p = path; p && *p;) {
-		const char *colon = strchr(p, ':');
-		size_t n = colon ? (size_t)(colon - p) : strlen(p);
-
-		if ((size_t)snprintf(out, len, "%.*s/%s", (int)n, n ? p : ".",
-				     name) < len &&
-		    regular_file(out) && access(out, X_OK) == 0)
-			return true;
-		p = colon ? colon + 1 : NULL;
-	}
-	return false;
-}
-
 /* A published app: PROG next to PROG.dll and PROG.runtimeconfig.json. */
 static bool apphost(const char *name)
 {
 	char exe[PATH_MAX], sibling[PATH_MAX + 32];
 
-	if (!resolve(name, exe, sizeof(exe)) || !regular_file(exe))
+	if (!resolve_command(name, exe, sizeof(exe)) || !regular_file(exe))
 		return false;
 	snprintf(sibling, sizeof(sibling), "%s.dll", exe);
 	if (!regular_file(sibling))
@@ -87,8 +43,8 @@ static bool apphost(const char *name)
 
 static bool clr_recognizes(char **argv)
 {
-	return strcmp(base_name(argv[0]), "dotnet") == 0 ||
-	       ends_with(argv[0], ".dll") || apphost(argv[0]);
+	return strcmp(command_base_name(argv[0]), "dotnet") == 0 ||
+	       has_suffix(argv[0], ".dll") || apphost(argv[0]);
 }
 
 /* The variables that name the profiler's library: the plain one, set,
@@ -105,7 +61,7 @@ static int clr_prepare(const struct record_options *o, char ***argv,
 
 	if (find_recorder("clr", CLR_RECORDER, path, sizeof(path), err) < 0)
 		return -1;
-	if (ends_with((*argv)[0], ".dll") && argv_insert(argv, 0, "dotnet") < 0)
+	if (has_suffix((*argv)[0], ".dll") && argv_insert(argv, 0, "dotnet") < 0)
 		goto nomem;
 	snprintf(options, sizeof(options), "dump=%s,every=%u%s",
 		 dump_on_name(o->dump_on), o->every ? o->every : 1,

@@ -1,7 +1,8 @@
 /*
  * record-mono.c - `heaptrace record` for Mono: loads
- * libmono-profiler-heaptrace.so into `mono PROG.exe ...` (or a bare
- * PROG.exe, run through mono).
+ * libmono-profiler-heaptrace.so into `mono PROG.exe ...`, a bare
+ * PROG.exe (run through mono), or a wrapper script that runs an .exe
+ * under mono (mcs, csharp, xsp4 on Debian).
  *
  * Mono loads a profiler named by --profile=NAME:ARGS, which it reads from
  * MONO_ENV_OPTIONS too, from libmono-profiler-NAME.so on the library path.
@@ -21,26 +22,70 @@
 
 #define MONO_RECORDER "libmono-profiler-heaptrace.so"
 
-static const char *base_name(const char *path)
+static bool is_mono(const char *word)
 {
-	const char *slash = strrchr(path, '/');
+	const char *b = command_base_name(word);
 
-	return slash ? slash + 1 : path;
+	return strcmp(b, "mono") == 0 || strcmp(b, "mono-sgen") == 0;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+/* Does the line hold a word naming mono and a later one ending in .exe
+ * (quotes aside)? The line is taken apart. */
+static bool runs_exe_under_mono(char *line)
 {
-	size_t n = strlen(s), k = strlen(suffix);
+	bool mono = false;
+	char *save = NULL;
 
-	return n >= k && strcmp(s + n - k, suffix) == 0;
+	for (char *w = strtok_r(line, " \t", &save); w;
+	     w = strtok_r(NULL, " \t", &save)) {
+		size_t n = strlen(w);
+
+		if (n >= 2 && (w[0] == '"' || w[0] == '\'') && w[n - 1] == w[0]) {
+			w[n - 1] = '\0';
+			w++;
+		}
+		if (is_mono(w))
+			mono = true;
+		else if (mono && has_suffix(w, ".exe"))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Is NAME a shell script that runs an .exe under mono, as Debian starts
+ * its Mono programs (mcs, csharp, xsp4, nuget, xbuild: exec /usr/bin/mono
+ * $MONO_OPTIONS /usr/lib/mono/4.5/mcs.exe "$@")? Such a script is run as
+ * it is: MONO_ENV_OPTIONS reaches the mono it starts. Only its first
+ * 4 KiB are read.
+ */
+static bool mono_wrapper(const char *name)
+{
+	char path[PATH_MAX], text[4096], *save = NULL;
+	size_t n;
+	FILE *f;
+
+	if (!resolve_command(name, path, sizeof(path)) || !regular_file(path))
+		return false;
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	if (n < 2 || text[0] != '#' || text[1] != '!')
+		return false;
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (runs_exe_under_mono(line))
+			return true;
+	return false;
 }
 
 static bool mono_recognizes(char **argv)
 {
-	const char *b = base_name(argv[0]);
-
-	return strcmp(b, "mono") == 0 || strcmp(b, "mono-sgen") == 0 ||
-	       ends_with(b, ".exe");
+	return is_mono(argv[0]) || has_suffix(argv[0], ".exe") ||
+	       mono_wrapper(argv[0]);
 }
 
 /* Appends " WORD" to the variable's current value (or sets it to WORD). */
@@ -72,8 +117,9 @@ static int mono_prepare(const struct record_options *o, char ***argv,
 
 	if (find_recorder("mono", MONO_RECORDER, path, sizeof(path), err) < 0)
 		return -1;
-	if (strcmp(base_name((*argv)[0]), "mono") != 0 &&
-	    strcmp(base_name((*argv)[0]), "mono-sgen") != 0 &&
+	/* a bare PROG.exe runs through mono; mono itself and a wrapper
+	 * script run as they are */
+	if (!is_mono((*argv)[0]) && has_suffix((*argv)[0], ".exe") &&
 	    argv_insert(argv, 0, "mono") < 0)
 		goto nomem;
 	snprintf(option, sizeof(option),

@@ -86,6 +86,14 @@ extern const struct runtime_recorder mono_recorder;
 extern const struct runtime_recorder java_recorder;
 extern const struct runtime_recorder clr_recorder;
 
+/* What the runtime parts ask of a command line. */
+const char *command_base_name(const char *path);
+bool has_suffix(const char *s, const char *suffix);
+bool regular_file(const char *path);
+/* The executable that running NAME runs, into out[len]: NAME itself when
+ * it has a slash, else the first one of that name on PATH. */
+bool resolve_command(const char *name, char *out, size_t len);
+
 /* Fills err with code HT_E_INVALID and a formatted message; returns -1. */
 int record_error(struct ht_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
