@@ -2,32 +2,11 @@
  * names.c - names as a developer reads them (names.h).
  */
 #include "analysis/names.h"
+#include "util/text.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-struct text {
-	char *buf;
-	size_t len, used;
-};
-
-static void add(struct text *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->used >= t->len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		t->used += (size_t)n;
-}
 
 const char *object_class_text(const struct heap *h, uint32_t object,
 			      char *buf)
@@ -48,18 +27,18 @@ static void add_class(struct text *t, const struct heap *h, ht_id class_id)
 	const char *name = heap_class_name_by_id(h, class_id);
 
 	if (name)
-		add(t, "%s", name);
+		text_add(t, "%s", name);
 	else
-		add(t, "?0x%llx", (unsigned long long)class_id);
+		text_add(t, "?0x%llx", (unsigned long long)class_id);
 }
 
 static void add_field(struct text *t, const struct heap *h,
 		      const struct heap_field *f)
 {
 	if (f->kind == HT_FIELD_STATIC)
-		add(t, "static ");
+		text_add(t, "static ");
 	add_class(t, h, f->class_id);
-	add(t, ".%s", f->name);
+	text_add(t, ".%s", f->name);
 }
 
 /* "java.lang.Object[]", "System.Object[]", or as the JVM spells arrays,
@@ -87,8 +66,8 @@ const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 	}
 	name = heap_class_name(h, from, cls);
 	if (heap_has_fields(h) && is_array_class(name))
-		add(&t, "%s", name);
-	add(&t, "[%llu]", (unsigned long long)at);
+		text_add(&t, "%s", name);
+	text_add(&t, "[%llu]", (unsigned long long)at);
 	return buf;
 }
 
@@ -98,9 +77,9 @@ static void add_on_thread(struct text *t, const struct heap *h, ht_id thread)
 	const char *name = heap_thread_name(h, thread);
 
 	if (name)
-		add(t, " on thread \"%s\"", name);
+		text_add(t, " on thread \"%s\"", name);
 	else
-		add(t, " on thread 0x%llx", (unsigned long long)thread);
+		text_add(t, " on thread 0x%llx", (unsigned long long)thread);
 }
 
 const char *root_kind_words(unsigned container, unsigned kind)
@@ -146,11 +125,11 @@ static void add_frame_local(struct text *t, const struct heap *h,
 {
 	const char *method = r->id2 ? heap_method_name(h, r->id2) : NULL;
 
-	add(t, "%slocal", r->container == HT_C_RT_NATIVE ? "JNI " : "");
+	text_add(t, "%slocal", r->container == HT_C_RT_NATIVE ? "JNI " : "");
 	if (method)
-		add(t, " in %s", method);
+		text_add(t, " in %s", method);
 	else if (r->id2)
-		add(t, " in method 0x%llx", (unsigned long long)r->id2);
+		text_add(t, " in method 0x%llx", (unsigned long long)r->id2);
 	if (r->has_thread)
 		add_on_thread(t, h, r->thread);
 }
@@ -169,14 +148,14 @@ static void add_container_root(struct text *t, const struct heap *h,
 	case HT_C_RT_THREAD:
 		thread = heap_thread_name(h, r->id1);
 		if (thread)
-			add(t, "thread object \"%s\"", thread);
+			text_add(t, "thread object \"%s\"", thread);
 		else
-			add(t, "thread object 0x%llx",
+			text_add(t, "thread object 0x%llx",
 			    (unsigned long long)r->id1);
 		return;
 	case HT_C_RT_CLASS:
 		/* a sticky class is its own root: the class object */
-		add(t, r->ref == r->id1 ? "system class " :
+		text_add(t, r->ref == r->id1 ? "system class " :
 			"static field of ");
 		add_class(t, h, r->id1);
 		return;
@@ -184,11 +163,11 @@ static void add_container_root(struct text *t, const struct heap *h,
 	case HT_C_RT_INTERNALVM:
 	case HT_C_RT_ROOTTABLE:
 	case HT_C_RT_FINALIZED:
-		add(t, "%s", root_kind_words(r->container, HEAP_NO_KIND));
+		text_add(t, "%s", root_kind_words(r->container, HEAP_NO_KIND));
 		return;
 	default:
 		name = ht_container_name((enum ht_container_type)r->container);
-		add(t, "%s 0x%llx", name ? name : "container",
+		text_add(t, "%s 0x%llx", name ? name : "container",
 		    (unsigned long long)r->id1);
 	}
 }
@@ -206,30 +185,30 @@ static void add_kind_root(struct text *t, const struct heap *h,
 	switch (r->kind) {
 	case HT_ROOT_STACK:
 		if (method) {
-			add(t, "local in %s", method);
+			text_add(t, "local in %s", method);
 		} else if (r->root_id &&
 			   (name = heap_thread_name(h, r->root_id))) {
-			add(t, "local on thread \"%s\"", name);
+			text_add(t, "local on thread \"%s\"", name);
 		} else {
-			add(t, "stack root");
+			text_add(t, "stack root");
 			if (r->root_id)
-				add(t, " 0x%llx", (unsigned long long)r->root_id);
+				text_add(t, " 0x%llx", (unsigned long long)r->root_id);
 		}
 		return;
 	case HT_ROOT_FINALIZER:
 	case HT_ROOT_HANDLE:
-		add(t, "%s", root_kind_words(0, r->kind));
+		text_add(t, "%s", root_kind_words(0, r->kind));
 		return;
 	default:
 		break;
 	}
 	if (r->root_id && (name = heap_class_name_by_id(h, r->root_id))) {
-		add(t, "static field of %s", name);
+		text_add(t, "static field of %s", name);
 		return;
 	}
-	add(t, "%s root", r->kind == HEAP_NO_KIND ? "unknown" : "other");
+	text_add(t, "%s root", r->kind == HEAP_NO_KIND ? "unknown" : "other");
 	if (r->root_id)
-		add(t, " 0x%llx", (unsigned long long)r->root_id);
+		text_add(t, " 0x%llx", (unsigned long long)r->root_id);
 }
 
 /* " (pinned, weak)" */
@@ -243,12 +222,12 @@ static void add_root_flag_words(struct text *t, unsigned flags)
 
 	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
 		if (flags & bits[i]) {
-			add(t, "%s%s", sep, words[i]);
+			text_add(t, "%s%s", sep, words[i]);
 			sep = ", ";
 		}
 	}
 	if (flags)
-		add(t, ")");
+		text_add(t, ")");
 }
 
 const char *root_text(const struct heap *h, const struct heap_root *r,

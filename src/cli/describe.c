@@ -5,8 +5,8 @@
 #include "cli/describe.h"
 
 #include "cli/escape.h"
+#include "util/text.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -73,27 +73,6 @@ const char *generation_name(unsigned generation, char *buf)
 
 /* ---- roots --------------------------------------------------------------- */
 
-struct text {
-	char *buf;
-	size_t len, used;
-};
-
-static void add(struct text *t, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (t->used >= t->len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(t->buf + t->used, t->len - t->used, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		t->used += (size_t)n;
-}
 
 static const struct {
 	unsigned bit;
@@ -119,9 +98,9 @@ static void add_thread(struct text *t, const struct heap *h, ht_id thread)
 	const char *name = heap_thread_name(h, thread);
 
 	if (name)
-		add(t, "thread %s", esc_text(name));
+		text_add(t, "thread %s", esc_text(name));
 	else
-		add(t, "thread 0x%llx", (unsigned long long)thread);
+		text_add(t, "thread 0x%llx", (unsigned long long)thread);
 }
 
 /* What a container's ids name, in parentheses: the frame's method, the
@@ -134,7 +113,7 @@ static void add_container_detail(struct text *t, const struct heap *h,
 	if (ht_container_is_frame(r->container) && r->id2) {
 		name = heap_method_name(h, r->id2);
 		if (!name) {
-			add(t, " (method 0x%llx)", (unsigned long long)r->id2);
+			text_add(t, " (method 0x%llx)", (unsigned long long)r->id2);
 			return;
 		}
 	} else if (r->container == HT_C_RT_CLASS) {
@@ -143,7 +122,7 @@ static void add_container_detail(struct text *t, const struct heap *h,
 		name = heap_thread_name(h, r->id1);
 	}
 	if (name)
-		add(t, " (%s)", esc_text(name));
+		text_add(t, " (%s)", esc_text(name));
 }
 
 static void add_root_flags(struct text *t, unsigned flags)
@@ -152,12 +131,12 @@ static void add_root_flags(struct text *t, unsigned flags)
 
 	for (size_t i = 0; i < N_ROOT_FLAGS; i++) {
 		if (flags & root_flag_names[i].bit) {
-			add(t, "%s%s", sep, root_flag_names[i].name);
+			text_add(t, "%s%s", sep, root_flag_names[i].name);
 			sep = ", ";
 		}
 	}
 	if (flags)
-		add(t, "]");
+		text_add(t, "]");
 }
 
 /* A CLR stack root's id is the FunctionID of its frame's method: its
@@ -179,14 +158,14 @@ const char *describe_root(const struct heap *h, const struct heap_root *r,
 	if (heap_has_fields(h)) {
 		char name[NAME_TEXT];
 
-		add(&t, "%s", esc_text(root_text(h, r, name)));
+		text_add(&t, "%s", esc_text(root_text(h, r, name)));
 		return buf;
 	}
 	if (r->container) {
-		add(&t, "%s 0x%llx", container_name(r->container),
+		text_add(&t, "%s 0x%llx", container_name(r->container),
 		    (unsigned long long)r->id1);
 		if (ht_container_is_frame(r->container) && r->has_thread) {
-			add(&t, " in ");
+			text_add(&t, " in ");
 			add_thread(&t, h, r->thread);
 		}
 		add_container_detail(&t, h, r);
@@ -197,12 +176,12 @@ const char *describe_root(const struct heap *h, const struct heap_root *r,
 		const char *method = stack_root_method(h, r);
 
 		if (kind)
-			add(&t, "%s ", kind);
-		add(&t, "root");
+			text_add(&t, "%s ", kind);
+		text_add(&t, "root");
 		if (r->root_id)
-			add(&t, " 0x%llx", (unsigned long long)r->root_id);
+			text_add(&t, " 0x%llx", (unsigned long long)r->root_id);
 		if (method)
-			add(&t, " (%s)", esc_text(method));
+			text_add(&t, " (%s)", esc_text(method));
 	}
 	add_root_flags(&t, r->root_flags);
 	return buf;
