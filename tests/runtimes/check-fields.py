@@ -42,6 +42,10 @@ import re
 import subprocess
 import sys
 
+# the script's own folder is first on sys.path; no .pyc left in the tree
+sys.dont_write_bytecode = True
+from checks import Result  # noqa: E402
+
 
 def parse_args(argv):
     opts = {"label": "", "payload": None, "static_root": None, "link": None,
@@ -66,17 +70,6 @@ def parse_args(argv):
     if len(pos) != 4 or not all(k in opts for k in ("list", "tree", "leaf")):
         sys.exit(__doc__)
     return opts, pos
-
-
-class Result:
-    def __init__(self, label):
-        self.label = label + ": " if label else ""
-        self.failed = 0
-
-    def check(self, ok, what):
-        print(("ok: " if ok else "FAIL: ") + self.label + what)
-        if not ok:
-            self.failed += 1
 
 
 def flow_value(text, i):

@@ -31,6 +31,10 @@ import json
 import subprocess
 import sys
 
+# the script's own folder is first on sys.path; no .pyc left in the tree
+sys.dont_write_bytecode = True
+from checks import Result  # noqa: E402
+
 
 def parse_args(argv):
     opts = {"label": "", "allow": [], "list": None, "n": None,
@@ -51,17 +55,6 @@ def parse_args(argv):
     if len(pos) != 3 or (opts["list"] and not (opts["n"] and opts["step"])):
         sys.exit(__doc__)
     return opts, pos
-
-
-class Result:
-    def __init__(self, label):
-        self.label = label + ": " if label else ""
-        self.failed = 0
-
-    def check(self, ok, what):
-        print(("ok: " if ok else "FAIL: ") + self.label + what)
-        if not ok:
-            self.failed += 1
 
 
 def run_json(heaptrace, *args):
