@@ -52,6 +52,7 @@
  * GC callbacks run with the program's threads suspended, possibly inside
  * malloc: that path uses the shim, atomics, and memory allocated before.
  */
+#include "recorders/cmdline.h"
 #include "recorders/clr/corprof.h"
 #include "recorders/clr/names.h"
 #include "recorders/idset.h"
@@ -1768,28 +1769,6 @@ static void restore_environment(void)
 	put_env("HEAPTRACE_RESTORE", NULL);
 }
 
-/* The process's command line, arguments joined by spaces. */
-static char *command_line(void)
-{
-	char buf[8192];
-	ssize_t n = 0, r;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return NULL;
-	while (n < (ssize_t)sizeof(buf) - 1 &&
-	       (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
-		n += r;
-	close(fd);
-	while (n > 0 && buf[n - 1] == '\0')
-		n--;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	buf[n] = '\0';
-	return strdup(buf);
-}
-
 static void runtime_version(char *out, size_t len)
 {
 	clr_wchar w[128];
@@ -1818,7 +1797,7 @@ static const struct ht_record_options record_options = {
 
 static bool open_trace(void)
 {
-	char every[24], pid[24], version[128], *cmd = command_line();
+	char every[24], pid[24], version[128], *cmd = process_command_line();
 	struct ht_metadata meta[] = {
 		{"recorder", "libheaptrace-clr " HT_VERSION},
 		{"dump_on", dump_on_name(state.opt.dump_on)},

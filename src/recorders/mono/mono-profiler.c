@@ -39,6 +39,7 @@
  * the shim's ht_* calls, Mono's plain getters, atomics and data allocated
  * beforehand (rootmap.h, idset.h).
  */
+#include "recorders/cmdline.h"
 #include "recorders/idset.h"
 #include "recorders/options.h"
 #include "recorders/mono/rootmap.h"
@@ -1215,28 +1216,6 @@ static void check_module(const char *expected)
 	    want);
 }
 
-/* The process's command line, arguments joined by spaces. */
-static char *command_line(void)
-{
-	char buf[8192];
-	ssize_t n = 0, r;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return NULL;
-	while (n < (ssize_t)sizeof(buf) - 1 &&
-	       (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
-		n += r;
-	close(fd);
-	while (n > 0 && buf[n - 1] == '\0')
-		n--;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	buf[n] = '\0';
-	return strdup(buf);
-}
-
 /* The shim's buffers are resident from the start: 8 MiB rather than its
  * default 32 keeps a small program small. A handful of threads record at
  * once here (the collecting one, and the allocating ones with alloc). */
@@ -1248,7 +1227,7 @@ static const struct ht_record_options record_options = {
 
 static bool open_trace(void)
 {
-	char every[24], pid[24], *cmd = command_line();
+	char every[24], pid[24], *cmd = process_command_line();
 	char *version = mono_get_runtime_build_info();
 	struct ht_metadata meta[] = {
 		{"recorder", "libmono-profiler-heaptrace " HT_VERSION},
