@@ -252,12 +252,9 @@ struct ht_event {
 	uint64_t time;
 };
 
-/* Whether an event of this type may carry a time (version 3). */
-static inline bool ht_event_timed_type(enum ht_event_type type)
-{
-	return type == HT_EV_GC_STARTED || type == HT_EV_GC_FINISHED ||
-	       type == HT_EV_BEGIN_CONTAINER;
-}
+/* Whether an event of this type may carry a time (version 3):
+ * gc_started, gc_finished, begin_container. */
+bool ht_event_timed_type(enum ht_event_type type);
 
 /* Trace header: who was recorded, and how the runtime reports. */
 struct ht_metadata {
