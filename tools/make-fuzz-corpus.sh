@@ -47,6 +47,7 @@ cp "$corpus"/yaml/analysis-*.yaml "$corpus"/yaml/relocation.yaml \
 	"$corpus"/yaml/protocol-continuation-*.yaml "$corpus/replay/"
 cp "$corpus"/ht/genheap-*.ht "$corpus"/ht/cut-clr-gc.ht \
 	"$corpus"/ht/analysis-diamond.ht "$corpus"/ht/analysis-clr-weak.ht \
+	"$corpus"/ht/analysis-gc-times.ht \
 	"$corpus"/hprof/segments-id4.hprof "$corpus"/hprof/two-dumps.hprof \
 	"$corpus/replay/"
 du -sh "$corpus"

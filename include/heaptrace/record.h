@@ -49,6 +49,12 @@ struct ht_record_options {
 	int compression_level;
 	/* Most threads that may record; 0 = default (256). */
 	unsigned max_threads;
+	/* Stamp each gc_started, gc_finished and each dump's C_BEGIN and C_END
+	 * with the time (CLOCK_MONOTONIC nanoseconds since the open), unless
+	 * the event carries one already (ht_record_event with has_time). Off
+	 * by default, so that a trace recorded twice is byte-identical; only
+	 * a version 3 trace (the default) holds times. */
+	bool times;
 };
 
 /* Opens PATH for writing (truncating it) and writes the header. options
@@ -162,7 +168,10 @@ enum ht_error_code ht_root_references_fields(struct ht_recorder *rec,
 					     const ht_id *root_fields,
 					     enum ht_result result);
 
-/* Records any event given as a struct (used by `heaptrace convert`). */
+/* Records any event given as a struct (used by `heaptrace convert`). A
+ * time given in it (has_time) is recorded as it is: only on gc_started,
+ * gc_finished and begin_container, only in a version 3 trace
+ * (HT_E_INVALID otherwise). */
 enum ht_error_code ht_record_event(struct ht_recorder *rec,
 				   const struct ht_event *ev);
 

@@ -23,8 +23,10 @@ extern "C" {
 #endif
 
 /* Version 2 added the fields event and the ref_fields and root_fields of
- * references; version 1 files still read (they carry no fields). */
-#define HT_FORMAT_VERSION 2
+ * references; version 3 the time of GC starts and finishes and of
+ * containers (a dump's begin and end). Versions 1 and 2 still read (they
+ * carry no fields, no times). */
+#define HT_FORMAT_VERSION 3
 
 /* An object, class, thread, method, stack or container id as the runtime
  * gave it. Object ids are addresses and change when a GC moves objects. */
@@ -242,7 +244,17 @@ struct ht_event {
 			const struct ht_field *fields;
 		} fields;
 	} u;
+	/* version 3, on gc_started, gc_finished and begin_container only:
+	 * when it happened, in nanoseconds of a monotonic clock since the
+	 * trace's start (the recorder's open; an HPROF dump's header time).
+	 * Last, so that initializers of the members above stay valid. */
+	bool has_time;
+	uint64_t time;
 };
+
+/* Whether an event of this type may carry a time (version 3):
+ * gc_started, gc_finished, begin_container. */
+bool ht_event_timed_type(enum ht_event_type type);
 
 /* Trace header: who was recorded, and how the runtime reports. */
 struct ht_metadata {

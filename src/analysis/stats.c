@@ -281,6 +281,7 @@ void trace_stats_free(struct trace_stats *ts)
 	for (size_t i = 0; i < ts->n_tracking; i++)
 		free((void *)ts->tracking[i].sum.ages);
 	free(ts->tracking);
+	free(ts->dump_times);
 	free(ts->gcs);
 	memset(ts, 0, sizeof(*ts));
 }
@@ -340,6 +341,60 @@ static void count_gc_event(struct gc_stats *g, const struct ht_event *ev)
 	}
 }
 
+/* The dump a C_BEGIN or C_END dates, grown into the table. NULL when
+ * out of memory. */
+static struct dump_times *dump_times_at(struct trace_stats *s, uint64_t dump)
+{
+	size_t old = s->n_dump_times;
+
+	if (dump < s->n_dump_times)
+		return &s->dump_times[dump];
+	if (dump >= SIZE_MAX / sizeof(*s->dump_times) ||
+	    ALLOC_GROW(s->dump_times, (size_t)dump + 1, s->cap_dump_times) < 0)
+		return NULL;
+	s->n_dump_times = (size_t)dump + 1;
+	memset(&s->dump_times[old], 0,
+	       (s->n_dump_times - old) * sizeof(*s->dump_times));
+	return &s->dump_times[dump];
+}
+
+/* Where a timed event's time goes: its GC's start or finish, its dump's
+ * begin or end, and the end of the run. 1 when out of memory. */
+static int note_time(struct trace_stats *s, const struct ht_event *ev,
+		     const struct ht_replay_state *st)
+{
+	struct gc_stats *g = current_gc(s, st);
+	struct dump_times *d;
+
+	if (!ev->has_time)
+		return 0;
+	if (!s->has_times || ev->time > s->last_time)
+		s->last_time = ev->time;
+	s->has_times = true;
+	if (ev->type == HT_EV_GC_STARTED && g) {
+		g->has_start_time = true;
+		g->start_time = ev->time;
+	} else if (ev->type == HT_EV_GC_FINISHED && g) {
+		g->has_finish_time = true;
+		g->finish_time = ev->time;
+	} else if (ev->type == HT_EV_BEGIN_CONTAINER && st->dump >= 0 &&
+		   !st->gc_dump &&
+		   (ev->u.begin_container.type == HT_C_BEGIN ||
+		    ev->u.begin_container.type == HT_C_END)) {
+		d = dump_times_at(s, (uint64_t)st->dump);
+		if (!d)
+			return 1;
+		if (ev->u.begin_container.type == HT_C_BEGIN) {
+			d->has_begin = true;
+			d->begin = ev->time;
+		} else {
+			d->has_end = true;
+			d->end = ev->time;
+		}
+	}
+	return 0;
+}
+
 static int on_gc_event(void *ctx, const struct ht_event *ev,
 		       const struct ht_replay_state *st)
 {
@@ -354,6 +409,8 @@ static int on_gc_event(void *ctx, const struct ht_event *ev,
 		return 1;
 	rc = reloc_on_event(scan->tracker, ev, st);
 	if (rc || scan->tracker_failed)
+		return 1;
+	if (note_time(scan->ts, ev, st))
 		return 1;
 	if (ev->type == HT_EV_GC_STARTED)
 		return 0;
@@ -427,4 +484,72 @@ int stats_scan_gcs(struct ht_reader *r, struct trace_stats *ts,
 	}
 	reloc_free(scan.tracker);
 	return rc;
+}
+
+const struct dump_times *trace_stats_dump_times(const struct trace_stats *ts,
+						uint64_t dump)
+{
+	return dump < ts->n_dump_times ? &ts->dump_times[dump] : NULL;
+}
+
+/* ---- GC pauses ----------------------------------------------------------- */
+
+bool gc_pause(const struct gc_stats *g, uint64_t *pause)
+{
+	if (!g->has_start_time || !g->has_finish_time ||
+	    g->finish_time < g->start_time)
+		return false;
+	*pause = g->finish_time - g->start_time;
+	return true;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest rank: the ceil(p% of n)-th smallest, n > 0. */
+static uint64_t percentile(const uint64_t *sorted, size_t n, unsigned p)
+{
+	size_t rank = (size_t)(((unsigned __int128)n * p + 99) / 100);
+
+	return sorted[rank ? rank - 1 : 0];
+}
+
+void pause_summary_of(uint64_t *pauses, size_t n, uint64_t run,
+		      struct pause_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->run = run;
+	if (!n)
+		return;
+	qsort(pauses, n, sizeof(*pauses), cmp_u64);
+	out->count = n;
+	for (size_t i = 0; i < n; i++)
+		add_saturating(&out->total, pauses[i]);
+	out->mean = out->total / n;
+	out->p50 = percentile(pauses, n, 50);
+	out->p99 = percentile(pauses, n, 99);
+	out->max = pauses[n - 1];
+	if (run)
+		out->share = 100.0 * (double)out->total / (double)run;
+}
+
+int stats_pause_summary(const struct trace_stats *ts,
+			struct pause_summary *out)
+{
+	uint64_t *pauses = malloc((ts->n_gcs ? ts->n_gcs : 1) *
+				  sizeof(*pauses));
+	size_t n = 0;
+
+	if (!pauses)
+		return -1;
+	for (size_t i = 0; i < ts->n_gcs; i++)
+		if (gc_pause(&ts->gcs[i], &pauses[n]))
+			n++;
+	pause_summary_of(pauses, n, ts->has_times ? ts->last_time : 0, out);
+	free(pauses);
+	return 0;
 }

@@ -104,6 +104,10 @@ struct gc_stats {
 	int64_t dump;          /* the dump of its references, -1 if none */
 	uint64_t moved_blocks, moved_bytes;
 	uint64_t surviving_blocks, surviving_bytes;
+	/* when it started and finished (format version 3), nanoseconds
+	 * since the trace's start */
+	bool has_start_time, has_finish_time;
+	uint64_t start_time, finish_time;
 	/* what the relocation tracker saw it do to the objects */
 	bool tracked;
 	struct reloc_gc_summary objects;
@@ -115,8 +119,20 @@ struct dump_tracking {
 	struct reloc_dump_summary sum;
 };
 
+/* When a dump began and ended (its C_BEGIN's and C_END's times). */
+struct dump_times {
+	bool has_begin, has_end;
+	uint64_t begin, end;
+};
+
 struct trace_stats {
 	uint64_t dumps;        /* in the trace */
+	/* the times the trace carries: whether any, and the last (the end
+	 * of the run, which starts at time 0) */
+	bool has_times;
+	uint64_t last_time;
+	struct dump_times *dump_times; /* by dump number; NULL without times */
+	size_t n_dump_times, cap_dump_times;
 	struct gc_stats *gcs;  /* in trace order */
 	size_t n_gcs, cap_gcs;
 	struct dump_tracking *tracking; /* by dump number */
@@ -139,6 +155,36 @@ typedef void (*stats_event_fn)(void *ctx, const struct ht_replay_state *st);
 int stats_scan_gcs(struct ht_reader *r, struct trace_stats *ts,
 		   stats_event_fn on_event, void *ctx, struct ht_error *err);
 void trace_stats_free(struct trace_stats *ts);
+
+/* The times of dump `dump`, NULL when the trace gives none. */
+const struct dump_times *trace_stats_dump_times(const struct trace_stats *ts,
+						uint64_t dump);
+
+/* ---- GC pauses ----------------------------------------------------------- */
+
+/* A GC's pause, finish - start, when both times are known and in order. */
+bool gc_pause(const struct gc_stats *g, uint64_t *pause);
+
+/*
+ * The pauses of the timed GCs: how many, their total, mean (truncated),
+ * percentiles by nearest rank (the smallest pause with at least p% of the
+ * pauses at or below it) and maximum; and the run they fall in, from the
+ * trace's start (time 0) to its last time, with the share of it spent in
+ * GCs in per cent (0 when the run has no length).
+ */
+struct pause_summary {
+	uint64_t count;
+	uint64_t total, mean, p50, p99, max;
+	uint64_t run;
+	double share;
+};
+
+/* Pauses of n values in pauses (sorted here). */
+void pause_summary_of(uint64_t *pauses, size_t n, uint64_t run,
+		      struct pause_summary *out);
+/* The summary of ts's GCs. Returns 0, or -1 when out of memory. */
+int stats_pause_summary(const struct trace_stats *ts,
+			struct pause_summary *out);
 
 /* What the tracker saw of dump `dump`, NULL if it saw none of it. */
 const struct dump_tracking *trace_stats_tracking(const struct trace_stats *ts,

@@ -9,7 +9,9 @@
  * some point (or held it in dump N), by their serial numbers; a second
  * replay watches those from their first event and collects every step of
  * their lives. A pipe is first copied to a temporary file (load-dump.c)
- * so that it can be read twice.
+ * so that it can be read twice. When the trace has times (format version
+ * 3), the second replay also notes when each GC started and each dump
+ * began, and a step a GC or dump caused is shown at that time.
  */
 #include "cli/builtin.h"
 #include "cli/class-names.h"
@@ -22,6 +24,7 @@
 
 #include "analysis/relocation.h"
 #include "util/alloc.h"
+#include "util/humanize.h"
 #include "util/membudget.h"
 
 #include <getopt.h>
@@ -61,7 +64,71 @@ struct history {
 	size_t n_steps, cap_steps;
 	struct class_names classes;
 	bool out_of_memory;
+
+	/* the times of the second replay, NO_TIME where none was given */
+	bool timed;              /* the trace has times */
+	uint64_t *gc_times;      /* by GC number: its start */
+	size_t n_gc_times, cap_gc_times;
+	uint64_t *dump_times;    /* by dump number: its begin (a GC's
+				    references: the GC's start) */
+	size_t n_dump_times, cap_dump_times;
 };
+
+#define NO_TIME UINT64_MAX
+
+/* ---- times --------------------------------------------------------------- */
+
+/* Sets times[at] (growing the table, NO_TIME between); -1 when out of
+ * memory. */
+static int set_time(uint64_t **times, size_t *n, size_t *cap, int64_t at,
+		    uint64_t t)
+{
+	size_t i = (size_t)at;
+
+	if (at < 0)
+		return 0;
+	if (i >= *n) {
+		if (i >= SIZE_MAX / sizeof(**times) - 1 ||
+		    ALLOC_GROW(*times, i + 1, *cap) < 0)
+			return -1;
+		while (*n <= i)
+			(*times)[(*n)++] = NO_TIME;
+	}
+	(*times)[i] = t;
+	return 0;
+}
+
+static uint64_t time_at(const uint64_t *times, size_t n, int64_t at)
+{
+	return at >= 0 && (size_t)at < n ? times[at] : NO_TIME;
+}
+
+/* The second replay's note of a GC's start or a dump's begin. */
+static int note_time(struct history *h, const struct ht_event *ev,
+		     const struct ht_replay_state *st)
+{
+	if (!ev->has_time)
+		return 0;
+	h->timed = true;
+	if (ev->type == HT_EV_GC_STARTED)
+		return set_time(&h->gc_times, &h->n_gc_times, &h->cap_gc_times,
+				st->gc, ev->time);
+	if (ev->type == HT_EV_BEGIN_CONTAINER &&
+	    ev->u.begin_container.type == HT_C_BEGIN)
+		return set_time(&h->dump_times, &h->n_dump_times,
+				&h->cap_dump_times, st->dump, ev->time);
+	return 0;
+}
+
+/* When a step happened: its dump's begin, else its GC's start. */
+static uint64_t step_time(const struct history *h, const struct reloc_step *s)
+{
+	if (s->kind == RELOC_END)
+		return NO_TIME;
+	if (s->dump >= 0)
+		return time_at(h->dump_times, h->n_dump_times, s->dump);
+	return time_at(h->gc_times, h->n_gc_times, s->gc);
+}
 
 /* ---- the replays --------------------------------------------------------- */
 
@@ -106,6 +173,10 @@ static int on_event(void *ctx, const struct ht_event *ev,
 		h->out_of_memory = true;
 		return 1;
 	}
+	if (h->collect && note_time(h, ev, st) < 0) {
+		h->out_of_memory = true;
+		return 1;
+	}
 	if (h->out_of_memory)
 		return 1;
 	return reloc_on_event(h->tracker, ev, st);
@@ -113,7 +184,17 @@ static int on_event(void *ctx, const struct ht_event *ev,
 
 static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
 {
-	return reloc_on_dump_begin(((struct history *)ctx)->tracker, st);
+	struct history *h = ctx;
+	uint64_t t = time_at(h->gc_times, h->n_gc_times, st->gc);
+
+	/* a GC's references happened in that GC */
+	if (h->collect && st->gc_dump && t != NO_TIME &&
+	    set_time(&h->dump_times, &h->n_dump_times, &h->cap_dump_times,
+		     st->dump, t) < 0) {
+		h->out_of_memory = true;
+		return 1;
+	}
+	return reloc_on_dump_begin(h->tracker, st);
 }
 
 static int on_dump_end(void *ctx, const struct ht_replay_state *st)
@@ -402,9 +483,12 @@ static void print_lost(const struct history *h, const struct reloc_step *s)
 
 static void print_step(const struct history *h, const struct reloc_step *s)
 {
-	char when[32], a[24], b[24], g[48], g2[16], g3[16];
+	char when[32], a[24], b[24], g[48], g2[16], g3[16], t[DURATION_TEXT];
+	uint64_t at = step_time(h, s);
 
 	printf("  %-10s ", when_text(s, when));
+	if (h->timed)
+		printf("%-11s ", at == NO_TIME ? "" : human_duration(at, t));
 	generation_suffix(s->generation, g, sizeof(g));
 	switch (s->kind) {
 	case RELOC_ALLOCATED:
@@ -531,14 +615,21 @@ static void out_object(struct out *o, const struct history *h,
 	out_end_object(o);
 }
 
-static void out_step(struct out *o, const struct reloc_step *s)
+static void out_step(struct out *o, const struct history *h,
+		     const struct reloc_step *s)
 {
+	uint64_t at = step_time(h, s);
+
 	out_begin_object(o, NULL);
 	out_u64(o, "object", s->object);
 	out_string(o, "event", event_name(s));
 	out_u64(o, "event_index", s->event_index);
 	out_number_or_null(o, "gc", s->gc);
 	out_number_or_null(o, "dump", s->dump);
+	if (h->timed && at != NO_TIME)
+		out_u64(o, "time", at);
+	else if (h->timed)
+		out_null(o, "time");
 	out_id_or_null(o, "from", s->from);
 	out_id_or_null(o, "to", s->to);
 	out_generation(o, "generation", s->generation);
@@ -573,7 +664,7 @@ static int report_structured(const struct history *h, const struct life *l,
 	out_begin_array(o, "timeline");
 	for (size_t k = 0; k < h->n_steps; k++)
 		if (h->steps[k].kind != RELOC_END)
-			out_step(o, &h->steps[k]);
+			out_step(o, h, &h->steps[k]);
 	out_end_array(o);
 	out_end_object(o);
 	return out_finish(o);
@@ -646,6 +737,8 @@ static void free_history(struct history *h)
 	class_names_free(&h->classes);
 	free(h->holders);
 	free(h->steps);
+	free(h->gc_times);
+	free(h->dump_times);
 	input_release(&h->input);
 }
 

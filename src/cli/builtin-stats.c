@@ -4,7 +4,9 @@
  * dangling, per class and per generation, and the ages (GCs survived) of
  * its objects. Per GC: what it collected, the blocks it moved or left in
  * place, and what that did to the objects tracked across GCs: moved,
- * survived in place, died, promoted, lost (relocation.h).
+ * survived in place, died, promoted, lost (relocation.h); when the trace
+ * has times (format version 3), when each GC and dump happened, each
+ * GC's pause, and a summary of the pauses.
  *
  * The figures are computed in analysis/stats.c; this drives and renders.
  * The input is read twice (a pipe is first copied to a temporary file,
@@ -22,6 +24,7 @@
 #include "cli/parse-options.h"
 
 #include "analysis/stats.h"
+#include "util/humanize.h"
 #include "util/membudget.h"
 
 #include <stdarg.h>
@@ -37,7 +40,7 @@ static const struct command_usage usage = {
 		"unreachable objects, dangling references; per class, per generation;\n"
 		"the GCs its objects survived) and what each GC did (generations,\n"
 		"moved and surviving blocks; objects moved, survived in place, died,\n"
-		"promoted, lost).\n",
+		"promoted, lost; its pause, when the trace has times).\n",
 };
 
 struct stats {
@@ -49,6 +52,7 @@ struct stats {
 	bool retained_by_class;
 
 	struct trace_stats trace; /* the GCs, the dumps' tracking */
+	struct pause_summary pauses; /* when the trace has times */
 	uint64_t dumps_written;
 	bool damaged;
 	struct ht_error err;   /* why collecting a dump failed */
@@ -304,6 +308,20 @@ static void print_dump_tracking_text(const struct stats *s,
 		     (unsigned long long)d->sum.lost_objects);
 }
 
+/* When a dump began, and how long it took, where the trace says. */
+static void print_dump_time_text(const struct dump_times *t)
+{
+	char a[DURATION_TEXT], b[DURATION_TEXT];
+
+	if (!t || !t->has_begin)
+		return;
+	if (t->has_end && t->end >= t->begin)
+		line("time", "at %s, for %s", human_duration(t->begin, a),
+		     human_duration(t->end - t->begin, b));
+	else
+		line("time", "at %s", human_duration(t->begin, a));
+}
+
 static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
 {
 	const struct dump_tracking *d = tracking_of(s, ds->index);
@@ -320,6 +338,7 @@ static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
 	if (ds->aborted)
 		printf(", aborted by the profiler");
 	putchar('\n');
+	print_dump_time_text(trace_stats_dump_times(&s->trace, ds->index));
 	line("objects", "%llu, %s", (unsigned long long)ds->objects,
 	     exact_size(ds->bytes, a));
 	line("references", "%llu (%llu dangling)",
@@ -407,6 +426,22 @@ static void print_gc_objects_text(const struct gc_stats *g)
 	line("start bounds", "%s", bounds_source_text(o->bounds));
 }
 
+/* When a GC started and how long its pause was, where the trace says. */
+static void print_gc_time_text(const struct gc_stats *g)
+{
+	char a[DURATION_TEXT], b[DURATION_TEXT];
+	uint64_t pause;
+
+	if (gc_pause(g, &pause))
+		line("time", "at %s, paused %s", human_duration(g->start_time, a),
+		     human_duration(pause, b));
+	else if (g->has_start_time)
+		line("time", "at %s", human_duration(g->start_time, a));
+	else if (g->has_finish_time)
+		line("time", "finished at %s",
+		     human_duration(g->finish_time, a));
+}
+
 static void print_gc_text(const struct gc_stats *g)
 {
 	printf("\ngc %llu", (unsigned long long)g->index);
@@ -416,6 +451,7 @@ static void print_gc_text(const struct gc_stats *g)
 	print_generation_list(g->generations);
 	printf(", reason %s%s\n", ht_gc_reason_name(g->reason),
 	       g->finished ? "" : ", unfinished (no gc_finished)");
+	print_gc_time_text(g);
 	print_blocks("moved", g->moved_blocks, g->moved_bytes);
 	print_blocks("surviving", g->surviving_blocks, g->surviving_bytes);
 	print_gc_objects_text(g);
@@ -433,6 +469,9 @@ static void print_heading_text(const struct stats *s)
 }
 
 /* ---- yaml, json ---------------------------------------------------------- */
+
+static void out_time(struct out *o, const char *key, bool known,
+		     uint64_t ns);
 
 static void out_root_groups(struct out *o, const struct dump_stats *ds)
 {
@@ -516,6 +555,12 @@ static void out_dump_tracking(struct out *o, const struct dump_tracking *d)
 	out_end_array(o);
 }
 
+static void out_dump_times(struct out *o, const struct dump_times *t)
+{
+	out_time(o, "begin_time", t && t->has_begin, t ? t->begin : 0);
+	out_time(o, "end_time", t && t->has_end, t ? t->end : 0);
+}
+
 static void out_dump(struct out *o, const struct stats *s,
 		     const struct dump_stats *ds)
 {
@@ -544,6 +589,8 @@ static void out_dump(struct out *o, const struct stats *s,
 	out_classes(o, s, ds);
 	out_generations(o, ds);
 	out_dump_tracking(o, tracking_of(s, ds->index));
+	if (s->trace.has_times)
+		out_dump_times(o, trace_stats_dump_times(&s->trace, ds->index));
 	out_end_object(o);
 }
 
@@ -571,7 +618,28 @@ static void out_gc_objects(struct out *o, const struct reloc_gc_summary *t)
 		out_null(o, "start_bounds");
 }
 
-static void out_gc(struct out *o, const struct gc_stats *g)
+/* Nanoseconds, or null when not known. */
+static void out_time(struct out *o, const char *key, bool known, uint64_t ns)
+{
+	if (known)
+		out_u64(o, key, ns);
+	else
+		out_null(o, key);
+}
+
+static void out_gc_times(struct out *o, const struct gc_stats *g)
+{
+	uint64_t pause = 0;
+	bool paused = gc_pause(g, &pause);
+
+	out_time(o, "start_time", g->has_start_time, g->start_time);
+	out_time(o, "finish_time", g->has_finish_time, g->finish_time);
+	out_time(o, "pause", paused, pause);
+}
+
+/* timed: the trace has times, so each GC says its own (or null); a trace
+ * without them prints as it did before there were times */
+static void out_gc(struct out *o, const struct gc_stats *g, bool timed)
 {
 	out_begin_object(o, NULL);
 	out_u64(o, "index", g->index);
@@ -595,6 +663,8 @@ static void out_gc(struct out *o, const struct gc_stats *g)
 	out_u64(o, "surviving_blocks", g->surviving_blocks);
 	out_u64(o, "surviving_bytes", g->surviving_bytes);
 	out_gc_objects(o, &g->objects);
+	if (timed)
+		out_gc_times(o, g);
 	out_end_object(o);
 }
 
@@ -626,6 +696,38 @@ static void write_dump(struct stats *s, const struct dump_stats *ds)
 		out_dump(s->out, s, ds);
 }
 
+/* The pauses of the timed GCs: only when the trace has times. */
+static void print_pauses_text(const struct pause_summary *p)
+{
+	char a[DURATION_TEXT], b[DURATION_TEXT], c[DURATION_TEXT];
+
+	printf("\nGC pauses\n");
+	line("timed GCs", "%llu", (unsigned long long)p->count);
+	line("total", "%s (%.2f%% of the run)", human_duration(p->total, a),
+	     p->share);
+	if (p->count) {
+		line("mean", "%s", human_duration(p->mean, a));
+		line("p50, p99, max", "%s, %s, %s", human_duration(p->p50, a),
+		     human_duration(p->p99, b), human_duration(p->max, c));
+	}
+	line("run", "%s (the trace's start to its last time)",
+	     human_duration(p->run, a));
+}
+
+static void out_pauses(struct out *o, const struct pause_summary *p)
+{
+	out_begin_object(o, "pauses");
+	out_u64(o, "count", p->count);
+	out_u64(o, "total", p->total);
+	out_u64(o, "mean", p->mean);
+	out_u64(o, "p50", p->p50);
+	out_u64(o, "p99", p->p99);
+	out_u64(o, "max", p->max);
+	out_u64(o, "run", p->run);
+	out_double(o, "share", p->share);
+	out_end_object(o);
+}
+
 static void print_totals_text(const struct stats *s)
 {
 	printf("\nobjects tracked across GCs: %llu; %llu still tracked at the "
@@ -646,12 +748,14 @@ static int end_report(struct stats *s)
 			print_gc_text(&s->trace.gcs[i]);
 		if (s->trace.n_gcs)
 			print_totals_text(s);
+		if (s->trace.has_times)
+			print_pauses_text(&s->pauses);
 		return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
 	}
 	out_end_array(s->out);
 	out_begin_array(s->out, "gcs");
 	for (size_t i = 0; i < s->trace.n_gcs; i++)
-		out_gc(s->out, &s->trace.gcs[i]);
+		out_gc(s->out, &s->trace.gcs[i], s->trace.has_times);
 	out_end_array(s->out);
 	out_begin_object(s->out, "tracking");
 	out_u64(s->out, "objects", s->trace.totals.objects);
@@ -659,6 +763,8 @@ static int end_report(struct stats *s)
 	out_u64(s->out, "died_objects", s->trace.totals.died);
 	out_u64(s->out, "lost_objects", s->trace.totals.lost);
 	out_end_object(s->out);
+	if (s->trace.has_times)
+		out_pauses(s->out, &s->pauses);
 	out_end_object(s->out);
 	rc = out_finish(s->out);
 	s->out = NULL;
@@ -683,7 +789,10 @@ static int run_stats(struct stats *s)
 	if (status == EXIT_DONE && !dump_exists(s))
 		status = no_such_dump(s->path, s->select, s->trace.dumps,
 				      s->damaged);
-	if (status == EXIT_DONE && begin_report(s) < 0) {
+	if (status == EXIT_DONE && ((s->trace.has_times &&
+				     stats_pause_summary(&s->trace,
+							 &s->pauses) < 0) ||
+				    begin_report(s) < 0)) {
 		error_msg("out of memory");
 		status = EXIT_UNREADABLE;
 	}

@@ -1,5 +1,5 @@
 /*
- * humanize.c - the size formatter of humanize.h.
+ * humanize.c - the size and duration formatters of humanize.h.
  */
 #include "util/humanize.h"
 
@@ -44,5 +44,25 @@ const char *signed_size(int64_t delta, char *buf)
 
 	snprintf(buf, SIZE_TEXT + 1, "%s%s",
 		 delta > 0 ? "+" : delta < 0 ? "-" : "", human_size(magnitude, h));
+	return buf;
+}
+
+const char *human_duration(uint64_t ns, char *buf)
+{
+	/* integer arithmetic: the same text on every machine */
+	if (ns < 1000u)
+		snprintf(buf, DURATION_TEXT, "%llu ns", (unsigned long long)ns);
+	else if (ns < 1000000u)
+		snprintf(buf, DURATION_TEXT, "%llu.%llu us",
+			 (unsigned long long)(ns / 1000u),
+			 (unsigned long long)(ns / 100u % 10u));
+	else if (ns < 1000000000u)
+		snprintf(buf, DURATION_TEXT, "%llu.%02llu ms",
+			 (unsigned long long)(ns / 1000000u),
+			 (unsigned long long)(ns / 10000u % 100u));
+	else
+		snprintf(buf, DURATION_TEXT, "%llu.%03llu s",
+			 (unsigned long long)(ns / 1000000000u),
+			 (unsigned long long)(ns / 1000000u % 1000u));
 	return buf;
 }

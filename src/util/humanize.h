@@ -1,7 +1,8 @@
 /*
  * humanize.h - byte counts written for people: "512 B", "1.2 KiB",
  * "+3.4 MiB". The one formatter of sizes, for the analysis tables, the
- * diffs and `heaptrace record`'s progress and summary.
+ * diffs and `heaptrace record`'s progress and summary; and of durations
+ * ("850 ns", "12.3 us", "4.56 ms", "1.234 s"), for GC pauses and times.
  */
 #ifndef HT_UTIL_HUMANIZE_H
 #define HT_UTIL_HUMANIZE_H
@@ -34,5 +35,13 @@ static inline const char *human_size(uint64_t bytes, char *buf)
 /* A change in size: "+1.2 KiB", "-400 B", "0 B" into buf (SIZE_TEXT + 1
  * bytes). */
 const char *signed_size(int64_t delta, char *buf);
+
+/* Enough for any duration text. */
+#define DURATION_TEXT 32
+
+/* Nanoseconds for people into buf (DURATION_TEXT bytes): "850 ns",
+ * "12.3 us", "4.56 ms", "1.234 s", truncated (never rounded up into the
+ * next unit); returns buf. */
+const char *human_duration(uint64_t ns, char *buf);
 
 #endif

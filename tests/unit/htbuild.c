@@ -374,7 +374,8 @@ static bool same_fields(const struct ht_ev_fields *a,
 
 bool htb_event_equal(const struct ht_event *a, const struct ht_event *b)
 {
-	if (a->type != b->type)
+	if (a->type != b->type || a->has_time != b->has_time ||
+	    (a->has_time && a->time != b->time))
 		return false;
 	switch (a->type) {
 	case HT_EV_CLASS:

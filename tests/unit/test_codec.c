@@ -227,6 +227,58 @@ Test(codec, gc_finished_round_trips)
 	assert_one_round_trips(&ev);
 }
 
+/* Version 3: the timed events keep their times, forward and backward
+ * (a hand-written trace may go back), and untimed ones stay untimed. */
+Test(codec, times_round_trip_as_deltas)
+{
+	struct ht_event evs[] = {
+		{ .type = HT_EV_GC_STARTED, .u.gc_started = { .generations = 1 },
+		  .has_time = true, .time = 1000000 },
+		{ .type = HT_EV_GC_FINISHED, .has_time = true,
+		  .time = 1250000 },
+		{ .type = HT_EV_BEGIN_CONTAINER,
+		  .u.begin_container = { HT_C_BEGIN, 0, 0 } },
+		{ .type = HT_EV_BEGIN_CONTAINER,
+		  .u.begin_container = { HT_C_END, 0, 0 }, .has_time = true,
+		  .time = 900 },
+		{ .type = HT_EV_GC_FINISHED, .has_time = true,
+		  .time = UINT64_MAX },
+		{ .type = HT_EV_GC_FINISHED, .has_time = true, .time = 0 },
+	};
+
+	assert_round_trip(evs, N(evs));
+}
+
+/* A time costs its delta: close times take a byte or two, not eight. */
+Test(codec, a_time_is_a_delta_from_the_chunks_previous_one)
+{
+	struct ht_event evs[] = {
+		{ .type = HT_EV_GC_STARTED, .u.gc_started = { .generations = 1 },
+		  .has_time = true, .time = 5000000000u },
+		{ .type = HT_EV_GC_FINISHED, .has_time = true,
+		  .time = 5000000050u },
+	};
+	struct payload p = encode(evs, N(evs));
+
+	/* type byte with the time bit, then zigzag(50) = 100: one byte */
+	cr_assert_eq(p.ends[1] - p.ends[0], 2);
+	cr_assert_eq(p.data[p.ends[0]], HT_EV_GC_FINISHED | CODEC_TIMED);
+	payload_free(&p);
+}
+
+static int decode_bytes(const uint8_t *buf, size_t len, const char **why);
+
+/* The time bit on an event that has no time is refused, not ignored. */
+Test(codec, a_time_on_an_untimed_event_is_refused)
+{
+	const uint8_t buf[] = { HT_EV_OBJECT_ALLOCATED | CODEC_TIMED, 2, 1, 1,
+				1 };
+	const char *why = NULL;
+
+	cr_assert_eq(decode_bytes(buf, sizeof(buf), &why), -1);
+	cr_assert_str_eq(why, "a time on an event that has none");
+}
+
 Test(codec, begin_container_round_trips_every_type)
 {
 	struct ht_event evs[HT_C_LAST + 1];

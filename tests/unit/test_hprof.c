@@ -316,6 +316,8 @@ struct ev {
 	uint64_t ref_fields[16];
 	uint64_t offset;
 	uint64_t index;     /* in the trace, fields events included */
+	bool has_time;      /* container: its time (format version 3) */
+	uint64_t time;
 };
 
 /* A field the fields events declared, its name copied. */
@@ -362,6 +364,8 @@ static void copy_event(struct ev *e, const struct ht_event *ev,
 		e->a = ev->u.begin_container.type;
 		e->b = ev->u.begin_container.id1;
 		e->c = ev->u.begin_container.id2;
+		e->has_time = ev->has_time;
+		e->time = ev->time;
 		break;
 	case HT_EV_ROOT_REFERENCES:
 		e->n = ev->u.root_references.count;
@@ -965,6 +969,62 @@ Test(hprof, heap_dump_records_are_dumps)
 	cr_assert_eq(begins, 2);
 	cr_assert_eq(ends, 2);
 	cr_assert_str_eq(meta(&run, "hprof_version"), "1.0.1");
+	done(&run);
+	free(h.buf);
+}
+
+/* The time a record header carries (microseconds since the header's
+ * timestamp) at the record that begins a dump and the one that ends it. */
+static void record_time(struct hp *h, size_t record_at, uint32_t us)
+{
+	for (int i = 0; i < 4; i++)
+		h->buf[record_at + 1 + (size_t)i] = (uint8_t)(us >> (24 - 8 * i));
+}
+
+/* A dump's C_BEGIN and C_END carry its records' times, in nanoseconds;
+ * a dump whose records all say 0 (as HotSpot writes them) has none. */
+Test(hprof, dump_times_from_the_record_headers)
+{
+	struct hp h;
+	struct run run;
+	uint64_t want[] = {1500000, 2250000};
+	size_t k = 0, untimed = 0;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	stacks(&h);
+	begin(&h, 0x1c);
+	record_time(&h, h.rec_at, 1500);
+	classes(&h);
+	objects(&h);
+	roots(&h);
+	end(&h);
+	begin(&h, 0x2c);
+	record_time(&h, h.rec_at, 2250);
+	end(&h);
+	begin(&h, 0x0c);
+	classes(&h);
+	objects(&h);
+	roots(&h);
+	end(&h);
+	run = read_hp(&h, "times.hprof");
+	cr_assert_eq(run.rc, 0, "%s", run.err.message);
+	for (size_t i = 0; i < run.n; i++) {
+		const struct ev *e = &run.ev[i];
+
+		if (e->type != HT_EV_BEGIN_CONTAINER ||
+		    (e->a != HT_C_BEGIN && e->a != HT_C_END))
+			continue;
+		if (k < 2) {
+			cr_assert(e->has_time, "container %zu has no time", k);
+			cr_assert_eq(e->time, want[k], "container %zu", k);
+		} else {
+			untimed += !e->has_time;
+		}
+		k++;
+	}
+	cr_assert_eq(k, 4);
+	cr_assert_eq(untimed, 2, "the dump of times 0 has none");
 	done(&run);
 	free(h.buf);
 }

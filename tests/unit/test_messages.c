@@ -288,10 +288,10 @@ Test(messages, recording_header_mistakes)
 
 	err = open_error(NULL, NULL);
 	assert_refused(err, HT_E_INVALID, "api.ht: no trace header given");
-	h.version = 3;
+	h.version = HT_FORMAT_VERSION + 1;
 	err = open_error(NULL, &h);
-	assert_refused(err, HT_E_INVALID, "api.ht: header version 3: this "
-		       "library writes version 2");
+	assert_refused(err, HT_E_INVALID, "api.ht: header version 4: this "
+		       "library writes version 3");
 	h.version = 1;
 	h.pointer_size = 2;
 	err = open_error(NULL, &h);

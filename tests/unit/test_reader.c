@@ -357,9 +357,9 @@ Test(reader, wrong_version_is_refused_as_unsupported)
 
 	htb_start_version(&b, htb_sample_header(), HT_FORMAT_VERSION + 1);
 	htb_finish(&b);
-	err = refused(b.data, b.len, "v3.ht");
+	err = refused(b.data, b.len, "v4.ht");
 	cr_assert_eq(err.code, HT_E_FORMAT);
-	cr_assert(strstr(err.message, "unsupported format version 3"), "%s",
+	cr_assert(strstr(err.message, "unsupported format version 4"), "%s",
 		  err.message);
 	htb_free(&b);
 }

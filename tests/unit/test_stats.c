@@ -752,3 +752,131 @@ Test(gcs, before_damage)
 	cr_assert_eq(gcs.n_gcs, 1);
 	cr_assert(gcs.gcs[0].finished);
 }
+
+/* ---- GC pauses ------------------------------------------------------------ */
+
+TestSuite(pauses, .fini = forget);
+
+static void timed(uint64_t t)
+{
+	events[n_events - 1].has_time = true;
+	events[n_events - 1].time = t;
+}
+
+/* Nearest rank on 1..100 ms, given out of order: p50 is the 50th
+ * smallest, p99 the 99th; the mean truncates. */
+Test(pauses, percentiles_by_nearest_rank)
+{
+	uint64_t p[100];
+	struct pause_summary s;
+
+	for (size_t i = 0; i < 100; i++)
+		p[i] = (uint64_t)((i * 37) % 100 + 1) * 1000000; /* a permutation */
+	pause_summary_of(p, 100, 10000000000u, &s);
+	cr_assert_eq(s.count, 100);
+	cr_assert_eq(s.total, 5050000000u);
+	cr_assert_eq(s.mean, 50500000);
+	cr_assert_eq(s.p50, 50000000);
+	cr_assert_eq(s.p99, 99000000);
+	cr_assert_eq(s.max, 100000000);
+	cr_assert_eq(s.run, 10000000000u);
+	cr_assert_float_eq(s.share, 50.5, 1e-9);
+}
+
+/* Few pauses: every percentile of one is that one; of three, p50 is the
+ * middle and p99 the largest; none gives zeros, and no share of a run
+ * without length. */
+Test(pauses, small_counts)
+{
+	uint64_t one[] = {7}, three[] = {30, 10, 20};
+	struct pause_summary s;
+
+	pause_summary_of(one, 1, 100, &s);
+	cr_assert(s.count == 1 && s.p50 == 7 && s.p99 == 7 && s.max == 7 &&
+		  s.mean == 7);
+	cr_assert_float_eq(s.share, 7.0, 1e-9);
+	pause_summary_of(three, 3, 0, &s);
+	cr_assert(s.p50 == 20 && s.p99 == 30 && s.max == 30 && s.mean == 20 &&
+		  s.total == 60);
+	cr_assert_eq(s.share, 0.0);
+	pause_summary_of(NULL, 0, 50, &s);
+	cr_assert(s.count == 0 && s.total == 0 && s.max == 0 && s.run == 50);
+	cr_assert_eq(s.share, 0.0);
+}
+
+/* From a trace: each GC's start, finish and pause, a dump's begin and
+ * end, the run up to the last time; a GC without a finish time, or whose
+ * finish comes before its start, has no pause and counts in no figure. */
+Test(pauses, from_a_timed_trace)
+{
+	struct ht_header header = {
+		.version = HT_FORMAT_VERSION,
+		.pointer_size = 8,
+	};
+	struct pause_summary s;
+	uint64_t pause;
+
+	gc_started(GENS(0));
+	timed(1000);
+	gc_finished();
+	timed(3000);
+	dump_begin();
+	timed(4000);
+	dump_end();
+	timed(4500);
+	gc_started(GENS(0));
+	timed(6000);
+	gc_finished();
+	gc_started(GENS(0));
+	timed(9000);
+	gc_finished();
+	timed(8000);
+	gc_started(GENS(0));
+	timed(10000);
+	gc_finished();
+	timed(10000);
+	htb_start(&trace, &header);
+	htb_chunk(&trace, events, n_events);
+	htb_finish(&trace);
+	scan_gcs();
+	cr_assert(gcs.has_times);
+	cr_assert_eq(gcs.last_time, 10000);
+	cr_assert_eq(gcs.n_gcs, 4);
+	cr_assert(gc_pause(&gcs.gcs[0], &pause));
+	cr_assert_eq(pause, 2000);
+	cr_assert(gcs.gcs[1].has_start_time && !gcs.gcs[1].has_finish_time);
+	cr_assert_not(gc_pause(&gcs.gcs[1], &pause));
+	cr_assert_not(gc_pause(&gcs.gcs[2], &pause), "finish before start");
+	cr_assert(gc_pause(&gcs.gcs[3], &pause));
+	cr_assert_eq(pause, 0);
+	cr_assert_not_null(trace_stats_dump_times(&gcs, 0));
+	cr_assert_eq(trace_stats_dump_times(&gcs, 0)->begin, 4000);
+	cr_assert_eq(trace_stats_dump_times(&gcs, 0)->end, 4500);
+	cr_assert_eq(stats_pause_summary(&gcs, &s), 0);
+	cr_assert_eq(s.count, 2);
+	cr_assert_eq(s.total, 2000);
+	cr_assert_eq(s.run, 10000);
+	cr_assert_float_eq(s.share, 20.0, 1e-9);
+}
+
+/* A trace without times has none to show. */
+Test(pauses, none_without_times)
+{
+	struct ht_header header = {
+		.version = 2,
+		.pointer_size = 8,
+	};
+	struct pause_summary s;
+
+	gc_started(GENS(0));
+	gc_finished();
+	htb_start(&trace, &header);
+	htb_chunk(&trace, events, n_events);
+	htb_finish(&trace);
+	scan_gcs();
+	cr_assert_not(gcs.has_times);
+	cr_assert_null(trace_stats_dump_times(&gcs, 0));
+	cr_assert_eq(stats_pause_summary(&gcs, &s), 0);
+	cr_assert_eq(s.count, 0);
+	cr_assert_eq(s.run, 0);
+}

@@ -394,3 +394,22 @@ Test(membudget, growth_past_the_limit_is_refused_and_given_back)
 	cr_assert_eq(BUDGET_GROW(v, 200, cap, charged), 0);
 	free(v);
 }
+
+/* Durations for people: the unit that keeps 1 to 999 of it, truncated
+ * so that a figure never reads as the next unit's. */
+Test(humanize, durations)
+{
+	char buf[DURATION_TEXT];
+
+	cr_assert_str_eq(human_duration(0, buf), "0 ns");
+	cr_assert_str_eq(human_duration(999, buf), "999 ns");
+	cr_assert_str_eq(human_duration(1000, buf), "1.0 us");
+	cr_assert_str_eq(human_duration(12345, buf), "12.3 us");
+	cr_assert_str_eq(human_duration(999999, buf), "999.9 us");
+	cr_assert_str_eq(human_duration(1000000, buf), "1.00 ms");
+	cr_assert_str_eq(human_duration(4567890, buf), "4.56 ms");
+	cr_assert_str_eq(human_duration(999999999, buf), "999.99 ms");
+	cr_assert_str_eq(human_duration(1234567890, buf), "1.234 s");
+	cr_assert_str_eq(human_duration(UINT64_MAX, buf),
+			 "18446744073.709 s");
+}

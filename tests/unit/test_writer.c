@@ -532,7 +532,7 @@ Test(writer, typed_functions_read_back_equal)
 	static const uint32_t ref_flags[] = { 0, 2, 0, 1 };
 	const char *path = tmp_path("typed.ht");
 	struct ht_recorder *rec = open_or_die(path, NULL);
-	struct ht_event want[20];
+	struct ht_event want[20] = { 0 };
 	size_t n = 0;
 	struct rd_trace t;
 
@@ -653,6 +653,81 @@ Test(writer, record_event_takes_every_type)
 	cr_assert_eq(t.n_chunks, 2 + 1);
 	cr_assert_eq(t.index.gcs, 1);
 	rd_free(&t);
+}
+
+/* ---- times (version 3) --------------------------------------------------- */
+
+/* With times on, the shim stamps a GC's start and finish and a dump's
+ * begin and end, in order, and no other event; a time given is kept. */
+Test(writer, times_stamp_gcs_and_dump_brackets)
+{
+	const struct ht_record_options o = { .times = true };
+	const char *path = tmp_path("times.ht");
+	struct ht_recorder *rec = open_or_die(path, &o);
+	struct ht_event given = { .type = HT_EV_GC_FINISHED, .has_time = true,
+				  .time = 42 };
+	struct rd_trace t;
+
+	cr_assert_eq(ht_gc_started(rec, 1, 1, HT_GC_OTHER), HT_OK);
+	cr_assert_eq(ht_gc_finished(rec), HT_OK);
+	cr_assert_eq(ht_begin_container(rec, HT_C_BEGIN, 0, 0), HT_OK);
+	cr_assert_eq(ht_begin_container(rec, HT_C_RT_THREAD, 7, 0), HT_OK);
+	cr_assert_eq(ht_begin_container(rec, HT_C_END, 0, 0), HT_OK);
+	cr_assert_eq(ht_gc_started(rec, 2, 1, HT_GC_OTHER), HT_OK);
+	cr_assert_eq(ht_record_event(rec, &given), HT_OK);
+	close_ok(rec);
+	rd_load(path, &t);
+	cr_assert_eq(t.n_ev, 7);
+	for (size_t i = 0; i < 6; i++) {
+		bool thread = i == 3;
+
+		cr_assert_eq(t.ev[i].has_time, !thread, "event %zu", i);
+		if (i > 0 && !thread)
+			cr_assert_geq(t.ev[i].time, t.ev[i - 1 - (i == 4)].time,
+				      "event %zu goes back in time", i);
+	}
+	cr_assert(t.ev[6].has_time);
+	cr_assert_eq(t.ev[6].time, 42);
+	rd_free(&t);
+}
+
+/* Off by default: a trace recorded twice is the same bytes. */
+Test(writer, no_times_unless_asked)
+{
+	const char *path = tmp_path("no-times.ht");
+	struct ht_recorder *rec = open_or_die(path, NULL);
+	struct rd_trace t;
+
+	cr_assert_eq(ht_gc_started(rec, 1, 1, HT_GC_OTHER), HT_OK);
+	cr_assert_eq(ht_gc_finished(rec), HT_OK);
+	close_ok(rec);
+	rd_load(path, &t);
+	cr_assert_eq(t.n_ev, 2);
+	cr_assert_not(t.ev[0].has_time);
+	cr_assert_not(t.ev[1].has_time);
+	rd_free(&t);
+}
+
+/* A version 2 trace holds no times, and no event but the three has one. */
+Test(writer, a_time_where_the_format_has_none_is_refused)
+{
+	struct ht_header h = test_header;
+	struct ht_error err;
+	struct ht_recorder *rec;
+	struct ht_event timed = { .type = HT_EV_GC_FINISHED, .has_time = true,
+				  .time = 1 };
+	struct ht_event alloc = allocated(0x10, 0x100, 24);
+
+	h.version = 2;
+	rec = ht_recorder_open(tmp_path("v2.ht"), &h, NULL, &err);
+	cr_assert(rec, "%s", err.message);
+	cr_assert_eq(ht_record_event(rec, &timed), HT_E_INVALID);
+	close_ok(rec);
+	rec = open_or_die(tmp_path("v3.ht"), NULL);
+	alloc.has_time = true;
+	cr_assert_eq(ht_record_event(rec, &alloc), HT_E_INVALID);
+	cr_assert_eq(ht_record_event(rec, &timed), HT_OK);
+	close_ok(rec);
 }
 
 /* ---- chunk boundaries ---------------------------------------------------- */

@@ -337,7 +337,7 @@ static void assert_event_error(const char *item, unsigned column,
 /* ---- The canonical form ----------------------------------------------------- */
 
 static const char canonical_example[] =
-	"heaptrace: 2\n"
+	"heaptrace: 3\n"
 	"runtime: clr\n"
 	"runtime_version: \"4.8\"\n"
 	"pointer_size: 8\n"
@@ -354,15 +354,16 @@ static const char canonical_example[] =
 	"  - thread: {id: 0x7, name: main}\n"
 	"  - method: {id: 0x40, name: \"Foo.bar()\"}\n"
 	"  - object_allocated: {id: 0x1000, class: 0x100, size: 24}\n"
-	"  - gc_started: {gc: 3, generations: [0, 1], reason: induced}\n"
+	"  - gc_started: {gc: 3, generations: [0, 1], reason: induced, "
+	"time: 1500000}\n"
 	"  - generation_bounds:\n"
 	"      - {generation: 0, start: 0x7f0000, length: 4096, reserved: 65536}\n"
 	"  - moved_references:\n"
 	"      - {old: 0x8, new: 0x7, length: 1}\n"
 	"  - surviving_references:\n"
 	"      - {start: 0x20, length: 16}\n"
-	"  - gc_finished: {}\n"
-	"  - begin_container: {type: C_BEGIN}\n"
+	"  - gc_finished: {time: 2750000}\n"
+	"  - begin_container: {type: C_BEGIN, time: 3000000}\n"
 	"  - begin_container: {type: C_RT_JIT, id1: 0x10, id2: 0x40}\n"
 	"  - root_references: {refs: [0x7], flags: [0], kinds: [stack], "
 	"root_flags: [0x2], root_ids: [0x99], root_fields: [2], result: abort}\n"
@@ -407,6 +408,8 @@ static void write_example_events(struct yaml_writer *w)
 	evs[++n].type = HT_EV_GC_STARTED;
 	evs[n].u.gc_started =
 		(struct ht_ev_gc_started){true, 3, 0x3, HT_GC_INDUCED};
+	evs[n].has_time = true;
+	evs[n].time = 1500000;
 	evs[++n].type = HT_EV_GENERATION_BOUNDS;
 	evs[n].u.generation_bounds.count = 1;
 	evs[n].u.generation_bounds.ranges = &range;
@@ -417,8 +420,12 @@ static void write_example_events(struct yaml_writer *w)
 	evs[n].u.surviving_references.count = 1;
 	evs[n].u.surviving_references.blocks = &surviving;
 	evs[++n].type = HT_EV_GC_FINISHED;
+	evs[n].has_time = true;
+	evs[n].time = 2750000;
 	evs[++n].type = HT_EV_BEGIN_CONTAINER;
 	evs[n].u.begin_container.type = HT_C_BEGIN;
+	evs[n].has_time = true;
+	evs[n].time = 3000000;
 	evs[++n].type = HT_EV_BEGIN_CONTAINER;
 	evs[n].u.begin_container =
 		(struct ht_ev_begin_container){HT_C_RT_JIT, 0x10, 0x40};
@@ -1299,12 +1306,12 @@ Test(yaml_errors, aliases)
 
 Test(yaml_errors, header_version)
 {
-	struct ht_error err = first_error("heaptrace: 3\nevents: []\n");
+	struct ht_error err = first_error("heaptrace: 4\nevents: []\n");
 
 	cr_assert_eq(err.code, HT_E_FORMAT);
 	cr_assert_eq(err.line, 1);
 	cr_assert_eq(err.column, 12);
-	cr_assert(strstr(err.message, "unsupported heaptrace version 3"), "%s",
+	cr_assert(strstr(err.message, "unsupported heaptrace version 4"), "%s",
 		  err.message);
 	assert_error("runtime: clr\nevents: []\n", 2, 1,
 		     "the header lacks 'heaptrace: 1' before 'events'");
@@ -1577,5 +1584,40 @@ Test(yaml_volume, many_events_stream_in_bounded_memory, .timeout = 120)
 	cr_assert_eq(n, N);
 	cr_assert_eq(r.ops->position(r.self).event_index, N - 1);
 	cr_assert_eq(r.ops->position(r.self).line, N + 4);
+	close_source(&r);
+}
+
+/* A time is version 3's: an older trace naming one is refused at it. */
+Test(yaml_errors, time_needs_version_3)
+{
+	assert_event_error("gc_started: {generations: [0], time: 5}", 42,
+			   "gc_started: 'time' needs format version 3");
+	assert_event_error("gc_finished: {time: 5}", 25,
+			   "gc_finished: 'time' needs format version 3");
+	assert_event_error("begin_container: {type: C_BEGIN, time: 5}", 44,
+			   "begin_container: 'time' needs format version 3");
+	assert_error("heaptrace: 2\nevents:\n  - gc_finished: {time: 5}\n", 3,
+		     25, "'time' needs format version 3 (heaptrace: 3)");
+}
+
+/* A time reads back as the event's, on the three events that have one. */
+Test(yaml_read, times_of_a_version_3_trace)
+{
+	struct ht_reader r;
+	struct ht_error err;
+	struct ht_event ev;
+
+	open_ok(&r, "heaptrace: 3\nevents:\n"
+		    "  - gc_started: {generations: [0], time: 1000}\n"
+		    "  - gc_finished: {time: 1500}\n"
+		    "  - begin_container: {type: C_BEGIN}\n");
+	cr_assert_eq(r.ops->next(r.self, &ev, &err), 1, "%s", err.message);
+	cr_assert(ev.has_time);
+	cr_assert_eq(ev.time, 1000);
+	cr_assert_eq(r.ops->next(r.self, &ev, &err), 1, "%s", err.message);
+	cr_assert(ev.has_time);
+	cr_assert_eq(ev.time, 1500);
+	cr_assert_eq(r.ops->next(r.self, &ev, &err), 1, "%s", err.message);
+	cr_assert_not(ev.has_time, "a time where none was written");
 	close_source(&r);
 }

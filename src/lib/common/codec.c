@@ -6,7 +6,8 @@
  * are zigzag deltas against the previous id of their stream; an object's
  * refs are deltas chained from the object's own id, because a heap walk
  * reports objects whose fields mostly point close by. Everything else is a
- * plain varint.
+ * plain varint. A time (version 3) follows the type byte of the events
+ * that have one, as a zigzag delta from the chunk's previous time.
  */
 #include "lib/common/codec.h"
 
@@ -409,7 +410,13 @@ void codec_put_event(struct codec_enc *e, const struct ht_event *ev)
 		break;
 	}
 
-	*e->p++ = (uint8_t)ev->type;
+	if (ev->has_time && ht_event_timed_type(ev->type)) {
+		*e->p++ = (uint8_t)(ev->type | CODEC_TIMED);
+		put_u(e, zigzag_encode((int64_t)(ev->time - e->base.time)));
+		e->base.time = ev->time;
+	} else {
+		*e->p++ = (uint8_t)ev->type;
+	}
 	switch (ev->type) {
 	case HT_EV_CLASS:
 		put_class(e, &ev->u.class_);
@@ -544,6 +551,19 @@ static int get_delta(struct codec_dec *d, ht_id *base, ht_id *out,
 	GET_U(d, &v, "id");
 	*out = *base + (uint64_t)zigzag_decode(v);
 	*base = *out;
+	return 0;
+}
+
+/* A timed event's time: a delta from the chunk's previous time. */
+static int get_time(struct codec_dec *d, struct ht_event *ev,
+		   const char **why)
+{
+	uint64_t v;
+
+	GET_U(d, &v, "time");
+	ev->has_time = true;
+	ev->time = d->base.time + (uint64_t)zigzag_decode(v);
+	d->base.time = ev->time;
 	return 0;
 }
 
@@ -997,6 +1017,17 @@ int codec_get_event(struct codec_dec *d, struct ht_event *ev, const char **why)
 		return 0;
 	type = *d->p++;
 	memset(ev, 0, sizeof(*ev));
+	/* an unknown type with the time bit stays unknown (default below) */
+	if ((type & CODEC_TIMED) && (type & ~CODEC_TIMED) >= HT_EV_FIRST &&
+	    (type & ~CODEC_TIMED) <= HT_EV_LAST) {
+		type &= (uint8_t)~CODEC_TIMED;
+		if (!ht_event_timed_type((enum ht_event_type)type)) {
+			d->p--;
+			*why = "a time on an event that has none";
+			return -1;
+		}
+		TRY(get_time(d, ev, why));
+	}
 	ev->type = (enum ht_event_type)type;
 	switch (type) {
 	case HT_EV_CLASS:

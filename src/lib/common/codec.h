@@ -20,7 +20,13 @@ struct codec_bases {
 	ht_id class_;
 	ht_id root;
 	ht_id field; /* field ids, declared and referenced (version 2) */
+	uint64_t time; /* the chunk's previous time (version 3) */
 };
+
+/* The type byte of an event that carries a time (version 3) has this bit
+ * set, and the time, a zigzag delta from the chunk's previous one,
+ * follows it. Only gc_started, gc_finished and begin_container have it. */
+#define CODEC_TIMED 0x80u
 
 struct codec_enc {
 	uint8_t *start;

@@ -170,6 +170,12 @@ bool ht_container_is_frame(enum ht_container_type t)
 	       (unsigned)t <= HT_C_RT_INTERNALFRAME;
 }
 
+bool ht_event_timed_type(enum ht_event_type type)
+{
+	return type == HT_EV_GC_STARTED || type == HT_EV_GC_FINISHED ||
+	       type == HT_EV_BEGIN_CONTAINER;
+}
+
 int ht_event_parse(const char *name)
 {
 	return parse(event_names, ARRAY_SIZE(event_names), name);

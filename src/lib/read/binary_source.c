@@ -838,7 +838,8 @@ static int read_file_header(struct binary_source *s, struct ht_error *err)
 		return -1;
 	}
 	version = get_le32(fixed + 8);
-	/* version 1 is version 2 without fields: its events decode alike */
+	/* versions 1 and 2 are version 3 without fields or times: their
+	 * events decode alike */
 	if (version < 1 || version > HT_FORMAT_VERSION) {
 		err_at_offset(err, HT_E_FORMAT, s->path, 8,
 			      "unsupported format version %u (this reader "

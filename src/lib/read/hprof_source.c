@@ -340,6 +340,10 @@ struct dump {
 	uint64_t offset;       /* of its first record */
 	uint64_t end_offset;   /* of what ends it */
 	bool closed;           /* HEAP_DUMP_END seen, or one whole HEAP_DUMP */
+	/* the times of its first record and of what ends it: microseconds
+	 * since the header's timestamp (HotSpot writes 0 in every record,
+	 * which says nothing: a dump whose times are all 0 has none) */
+	uint32_t begin_us, end_us;
 	struct segment *segs;
 	size_t n_segs, cap_segs;
 	struct root *roots;
@@ -460,6 +464,7 @@ struct hprof_source {
 	struct dump *dumps;
 	size_t n_dumps, cap_dumps;
 	bool in_segments;      /* a run of HEAP_DUMP_SEGMENTs is open */
+	uint32_t record_us;    /* the time of the record being indexed */
 
 	/* names of threads, chased through the heap */
 	uint64_t thread_class, string_class; /* ids, 0 if absent */
@@ -1856,6 +1861,7 @@ static int index_heap_record(struct hprof_source *s, uint64_t at,
 		d = open_dump(s, at);
 		if (!d)
 			return nomem_damage(s, at);
+		d->begin_us = s->record_us;
 		s->in_segments = tag == R_HEAP_DUMP_SEGMENT;
 	}
 	d = &s->dumps[s->n_dumps - 1];
@@ -1871,6 +1877,7 @@ static int index_heap_record(struct hprof_source *s, uint64_t at,
 	if (rc == 0 && tag == R_HEAP_DUMP) {
 		d->closed = true;
 		d->end_offset = at;
+		d->end_us = s->record_us;
 	}
 	return rc;
 }
@@ -1902,6 +1909,7 @@ static int index_record(struct hprof_source *s, uint64_t at, unsigned tag,
 		if (s->in_segments) {
 			s->dumps[s->n_dumps - 1].closed = true;
 			s->dumps[s->n_dumps - 1].end_offset = at;
+			s->dumps[s->n_dumps - 1].end_us = s->record_us;
 			s->in_segments = false;
 		}
 		return 0;
@@ -1946,6 +1954,7 @@ static void index_file(struct hprof_source *s)
 			return;
 		}
 		tag = p[0];
+		s->record_us = be32(p + 1);
 		len = be32(p + 5);
 		fixed = fixed_length(tag, s->id_size);
 		if (fixed < 0) {
@@ -3044,6 +3053,16 @@ static int next_object(struct hprof_source *s, struct ht_event *ev,
 
 /* ---- The event pass ---------------------------------------------------- */
 
+/* A dump's begin or end at its record's time, in nanoseconds since the
+ * header's timestamp (the trace's start), when the dump has times. */
+static void dump_time(const struct dump *d, uint32_t us, struct ht_event *ev)
+{
+	if (!d->begin_us && !d->end_us)
+		return;
+	ev->has_time = true;
+	ev->time = (uint64_t)us * 1000u;
+}
+
 static int begin_dump(struct hprof_source *s, struct ht_event *ev,
 		      struct ht_error *err)
 {
@@ -3052,6 +3071,7 @@ static int begin_dump(struct hprof_source *s, struct ht_event *ev,
 	if (build_plan(s, d) < 0 || sort_class_objects(s, d) < 0)
 		return fail(s, err, HT_E_NOMEM, d->offset, "%s", nomem_cause());
 	container_event(s, ev, HT_C_BEGIN, 0, 0, d->offset);
+	dump_time(d, d->begin_us, ev);
 	s->phase = PH_ROOTS;
 	return 1;
 }
@@ -3085,6 +3105,7 @@ static int end_dump(struct hprof_source *s, struct ht_event *ev,
 	if (!d->closed)
 		return fail_with(s, &s->damage, err);
 	container_event(s, ev, HT_C_END, 0, 0, d->end_offset);
+	dump_time(d, d->end_us, ev);
 	s->dump++;
 	s->phase = PH_DUMP;
 	return 1;

@@ -813,16 +813,30 @@ static const struct field object_allocated_fields[] = {
 	{"size", K_U64, REQUIRED, EV(object_allocated.size), 0},
 };
 
+/* The time of the events that have one (version 3), the last field. */
+#define TIME_FIELD                                                      \
+	{"time", K_U64, OPTIONAL, offsetof(struct ht_event, time),      \
+	 offsetof(struct ht_event, has_time)}
+
+enum { GS_GC, GS_GENERATIONS, GS_REASON, GS_TIME };
 static const struct field gc_started_fields[] = {
 	{"gc", K_U64, OPTIONAL, EV(gc_started.gc), EV(gc_started.has_gc)},
 	{"generations", K_GENERATIONS, REQUIRED, EV(gc_started.generations), 0},
 	{"reason", K_REASON, OPTIONAL, EV(gc_started.reason), 0},
+	TIME_FIELD,
 };
 
+enum { GF_TIME };
+static const struct field gc_finished_fields[] = {
+	TIME_FIELD,
+};
+
+enum { BC_TYPE, BC_ID1, BC_ID2, BC_TIME };
 static const struct field begin_container_fields[] = {
 	{"type", K_CONTAINER, REQUIRED, EV(begin_container.type), 0},
 	{"id1", K_U64, OPTIONAL, EV(begin_container.id1), 0},
 	{"id2", K_U64, OPTIONAL, EV(begin_container.id2), 0},
+	TIME_FIELD,
 };
 
 enum { RR_REFS, RR_FLAGS, RR_KINDS, RR_ROOT_FLAGS, RR_ROOT_IDS, RR_RESULT,
@@ -915,6 +929,34 @@ static int check_version_2(struct yaml_src *s, const char *ctx,
 		return 0;
 	return fail_at(s, got->mark[field], "%s: '%s' needs format version 2 "
 		       "(heaptrace: 2)", ctx, name);
+}
+
+/* What a version 1 or 2 trace cannot hold: it has no times. */
+static int check_version_3(struct yaml_src *s, const struct ht_event *ev,
+			   const struct fields_read *got, int field)
+{
+	if (!(got->present & (UINT32_C(1) << field)) || s->header.version >= 3)
+		return 0;
+	return fail_at(s, got->mark[field], "%s: 'time' needs format version "
+		       "3 (heaptrace: 3)", ht_event_name(ev->type));
+}
+
+static int finish_gc_started(struct yaml_src *s, struct ht_event *ev,
+			     const struct fields_read *got)
+{
+	return check_version_3(s, ev, got, GS_TIME);
+}
+
+static int finish_gc_finished(struct yaml_src *s, struct ht_event *ev,
+			      const struct fields_read *got)
+{
+	return check_version_3(s, ev, got, GF_TIME);
+}
+
+static int finish_begin_container(struct yaml_src *s, struct ht_event *ev,
+				  const struct fields_read *got)
+{
+	return check_version_3(s, ev, got, BC_TIME);
 }
 
 static int check_parallel(struct yaml_src *s, const char *ctx,
@@ -1044,7 +1086,7 @@ static const struct event_spec event_specs[HT_EV_LAST + 1] = {
 	[HT_EV_THREAD] = {FIELDS(thread_fields), 0, NULL},
 	[HT_EV_METHOD] = {FIELDS(method_fields), 0, NULL},
 	[HT_EV_OBJECT_ALLOCATED] = {FIELDS(object_allocated_fields), 0, NULL},
-	[HT_EV_GC_STARTED] = {FIELDS(gc_started_fields), 0, NULL},
+	[HT_EV_GC_STARTED] = {FIELDS(gc_started_fields), 0, finish_gc_started},
 	[HT_EV_GENERATION_BOUNDS] = {FIELDS(range_fields),
 				     sizeof(struct ht_generation_range),
 				     finish_generation_bounds},
@@ -1054,8 +1096,10 @@ static const struct event_spec event_specs[HT_EV_LAST + 1] = {
 	[HT_EV_SURVIVING_REFERENCES] = {FIELDS(surviving_fields),
 					sizeof(struct ht_surviving_block),
 					finish_surviving_references},
-	[HT_EV_GC_FINISHED] = {NULL, 0, 0, NULL},
-	[HT_EV_BEGIN_CONTAINER] = {FIELDS(begin_container_fields), 0, NULL},
+	[HT_EV_GC_FINISHED] = {FIELDS(gc_finished_fields), 0,
+			       finish_gc_finished},
+	[HT_EV_BEGIN_CONTAINER] = {FIELDS(begin_container_fields), 0,
+				   finish_begin_container},
 	[HT_EV_ROOT_REFERENCES] = {FIELDS(root_references_fields), 0,
 				   finish_root_references},
 	[HT_EV_OBJECT_REFERENCES] = {FIELDS(object_references_fields), 0,

@@ -378,9 +378,21 @@ static void put_object_allocated(struct yaml_writer *w,
 	put_char(w, '}');
 }
 
-static void put_gc_started(struct yaml_writer *w,
-			   const struct ht_ev_gc_started *e)
+/* A timed event's time (version 3), last in its mapping: first is
+ * whether it is the mapping's only field. */
+static void put_time(struct yaml_writer *w, const struct ht_event *ev,
+		     bool first)
 {
+	if (!ev->has_time)
+		return;
+	put(w, first ? "time: " : ", time: ");
+	put_dec(w, ev->time);
+}
+
+static void put_gc_started(struct yaml_writer *w, const struct ht_event *ev)
+{
+	const struct ht_ev_gc_started *e = &ev->u.gc_started;
+
 	put_char(w, '{');
 	if (e->has_gc) {
 		put(w, "gc: ");
@@ -391,6 +403,7 @@ static void put_gc_started(struct yaml_writer *w,
 	put_generations(w, e->generations);
 	put(w, ", reason: ");
 	put_enum(w, ht_gc_reason_name(e->reason), (int)e->reason);
+	put_time(w, ev, false);
 	put_char(w, '}');
 }
 
@@ -464,8 +477,10 @@ static void put_surviving_references(struct yaml_writer *w,
 }
 
 static void put_begin_container(struct yaml_writer *w,
-				const struct ht_ev_begin_container *e)
+				const struct ht_event *ev)
 {
+	const struct ht_ev_begin_container *e = &ev->u.begin_container;
+
 	put(w, "{type: ");
 	put_enum(w, ht_container_name(e->type), (int)e->type);
 	if (e->id1) {
@@ -476,6 +491,7 @@ static void put_begin_container(struct yaml_writer *w,
 		put(w, ", id2: ");
 		put_hex(w, e->id2);
 	}
+	put_time(w, ev, false);
 	put_char(w, '}');
 }
 
@@ -633,7 +649,7 @@ static void put_body(struct yaml_writer *w, const struct ht_event *ev)
 		put_object_allocated(w, &ev->u.object_allocated);
 		break;
 	case HT_EV_GC_STARTED:
-		put_gc_started(w, &ev->u.gc_started);
+		put_gc_started(w, ev);
 		break;
 	case HT_EV_GENERATION_BOUNDS:
 		put_generation_bounds(w, &ev->u.generation_bounds);
@@ -645,10 +661,12 @@ static void put_body(struct yaml_writer *w, const struct ht_event *ev)
 		put_surviving_references(w, &ev->u.surviving_references);
 		break;
 	case HT_EV_GC_FINISHED:
-		put(w, "{}");
+		put_char(w, '{');
+		put_time(w, ev, true);
+		put_char(w, '}');
 		break;
 	case HT_EV_BEGIN_CONTAINER:
-		put_begin_container(w, &ev->u.begin_container);
+		put_begin_container(w, ev);
 		break;
 	case HT_EV_ROOT_REFERENCES:
 		put_root_references(w, &ev->u.root_references);

@@ -129,7 +129,10 @@ struct ht_recorder {
 	unsigned n_buffers;
 	unsigned n_slots;
 	int level;
-	uint32_t version; /* of the trace written: 1 carries no fields */
+	uint32_t version; /* of the trace written: 1 carries no fields, 2 no
+			     times */
+	bool stamp_times; /* ht_record_options.times, version 3 only */
+	uint64_t start_ns; /* CLOCK_MONOTONIC at open: the trace's time 0 */
 	pthread_key_t key;
 	bool key_created;
 	bool use_key; /* pthread_setspecific allocates nothing for this key */
@@ -880,6 +883,36 @@ static enum ht_error_code check_request(const struct request *rq)
 	return count > MAX_ELEMENTS ? HT_E_LIMIT : HT_OK;
 }
 
+/* CLOCK_MONOTONIC in nanoseconds: through the vDSO, no lock, no
+ * allocation, safe in a stop-the-world pause. 0 if the clock fails. */
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The events the shim stamps itself: a GC's start and finish, a dump's
+ * begin and end (not every container: they are many, and their times
+ * say nothing an analysis uses). */
+static bool stamped_event(const struct ht_event *ev)
+{
+	if (ev->type == HT_EV_BEGIN_CONTAINER)
+		return ev->u.begin_container.type == HT_C_BEGIN ||
+		       ev->u.begin_container.type == HT_C_END;
+	return ev->type == HT_EV_GC_STARTED || ev->type == HT_EV_GC_FINISHED;
+}
+
+static void stamp_time(const struct ht_recorder *rec, struct ht_event *ev)
+{
+	uint64_t now = monotonic_ns();
+
+	ev->has_time = true;
+	ev->time = now > rec->start_ns ? now - rec->start_ns : 0;
+}
+
 /* What a version 1 trace cannot hold. */
 static bool carries_fields(const struct ht_event *ev)
 {
@@ -896,7 +929,7 @@ static bool carries_fields(const struct ht_event *ev)
 }
 
 static enum ht_error_code record_checked(struct ht_recorder *rec,
-					 const struct request *rq)
+					 struct request *rq)
 {
 	enum ht_error_code rc;
 
@@ -905,8 +938,14 @@ static enum ht_error_code record_checked(struct ht_recorder *rec,
 	rc = check_request(rq);
 	if (rc == HT_OK && rec->version < 2 && carries_fields(&rq->ev))
 		rc = HT_E_INVALID;
+	/* a time only where the format has one: version 3, timed events */
+	if (rc == HT_OK && rq->ev.has_time &&
+	    (rec->version < 3 || !ht_event_timed_type(rq->ev.type)))
+		rc = HT_E_INVALID;
 	if (rc != HT_OK)
 		return rc;
+	if (rec->stamp_times && !rq->ev.has_time && stamped_event(&rq->ev))
+		stamp_time(rec, &rq->ev);
 	return record(rec, rq);
 }
 
@@ -1368,6 +1407,7 @@ struct settings {
 	unsigned buffers;
 	unsigned threads;
 	int level;
+	bool times;
 };
 
 static bool settings_get(const struct ht_record_options *o,
@@ -1385,6 +1425,7 @@ static bool settings_get(const struct ht_record_options *o,
 		s->buffer_size = MIN_BUFFER_SIZE;
 	s->buffers = o->buffers ? o->buffers : DEFAULT_BUFFERS;
 	s->threads = o->max_threads ? o->max_threads : DEFAULT_MAX_THREADS;
+	s->times = o->times;
 	s->level = o->compression_level == -1 ? DEFAULT_LEVEL :
 		o->compression_level;
 	if (s->buffer_size > MAX_BUFFER_SIZE) {
@@ -1661,6 +1702,8 @@ static struct ht_recorder *recorder_create(int fd, const char *name,
 	memcpy(&word, &st, sizeof(word));
 	atomic_init(&rec->proto, word);
 	rec->version = h->version ? h->version : HT_FORMAT_VERSION;
+	rec->stamp_times = s->times && rec->version >= 3;
+	rec->start_ns = monotonic_ns();
 	if (!header_write(rec, h, err))
 		goto fail;
 	rec->serial = atomic_fetch_add(&last_serial, 1) + 1;

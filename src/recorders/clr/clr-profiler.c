@@ -1793,6 +1793,7 @@ static const struct ht_record_options record_options = {
 	.buffer_size = 512 << 10,
 	.buffers = 16,
 	.compression_level = -1,
+	.times = true, /* GC starts and finishes, dumps: for pauses */
 };
 
 static bool open_trace(void)

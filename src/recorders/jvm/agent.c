@@ -313,6 +313,12 @@ static char *property(jvmtiEnv *jv, const char *name)
 	return value;
 }
 
+/* The shim's defaults, with the time of each GC and dump: for pauses. */
+static const struct ht_record_options record_options = {
+	.compression_level = -1,
+	.times = true,
+};
+
 static int open_recorder(struct agent *ag)
 {
 	jvmtiEnv *jv = ag->jvmti;
@@ -339,7 +345,7 @@ static int open_recorder(struct agent *ag)
 	};
 	struct ht_error err;
 
-	ag->rec = ht_recorder_open(ag->opt.output, &h, NULL, &err);
+	ag->rec = ht_recorder_open(ag->opt.output, &h, &record_options, &err);
 	if (!ag->rec)
 		agent_warn("cannot record: %s", err.message);
 	(*jv)->Deallocate(jv, (unsigned char *)version);

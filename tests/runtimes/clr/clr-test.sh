@@ -143,6 +143,9 @@ record "$t" 0 --dump-on every-gc -- dotnet "$app" $N 0
 "$heaptrace" stats --format json "$t" >"$work/s.json"
 [ "$(jq '.dump_count' "$work/s.json")" = "$(jq '.gc_count' "$work/s.json")" ] &&
 	ok "every-gc: a dump per GC" || fail "every-gc: dumps and GCs differ"
+# every GC carries its time: pauses present and plausible
+python3 "$src/../check-pauses.py" --label "every-gc" "$work/s.json" ||
+	fail "every-gc: the GC pauses"
 
 # --- exit only: one dump, forced at exit
 t=$work/exit.ht

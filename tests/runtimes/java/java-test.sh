@@ -123,6 +123,10 @@ python3 "$src/check-knownheap.py" "$heaptrace" "$trace" 0 \
 	"$work/histogram.txt" $n $depth $leaves || fail "the paused-point dump"
 python3 "$src/check-fields.py" "$heaptrace" "$trace" 0 "$work/known.hprof" \
 	$n $depth $leaves || fail "the fields of the paused-point dump"
+# every GC and dump carries its time: pauses present and plausible
+"$heaptrace" stats --format json "$trace" >"$work/stats.json"
+python3 "$src/../check-pauses.py" --label "java" "$work/stats.json" ||
+	fail "the GC pauses"
 
 # ---- each mode gives a clean trace; the exit status passes through -------
 

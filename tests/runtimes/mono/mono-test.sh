@@ -218,6 +218,15 @@ gcs=$("$heaptrace" stats --format json "$t" | jq '.gcs | length')
 [ "$dumps" -ge 2 ] || fail "every-gc: only $dumps dumps for $gcs GCs"
 exact "$t" -1 "every-gc"
 ok "every-gc: $dumps dumps for $gcs GCs, exact counts at the end"
+# Every GC and dump carries its time: pauses present and plausible
+# (check-pauses.py), the GARBAGE allocations make minor GCs
+if command -v python3 >/dev/null; then
+	"$heaptrace" stats --format json "$t" >"$work/every.json"
+	python3 "$(dirname "$0")/../check-pauses.py" --label "every-gc" \
+		--min-gcs 2 "$work/every.json" || fail "every-gc: GC pauses"
+else
+	echo "note: no python3: the GC pauses are not checked"
+fi
 
 # ---- --dump-on signal: SIGUSR1 to heaptrace, passed on, makes a dump ------------
 t=$work/signal.ht
