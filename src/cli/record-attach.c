@@ -464,15 +464,16 @@ static enum attach_end record_until_the_end(struct control *ctl,
 
 		if (deadline && now_seconds() >= deadline && !stops_asked)
 			stops_asked = 1;
+		/* a dump asked before the stop comes before it */
+		if (!stop_sent && dumps_asked != dumps_sent) {
+			dumps_sent = dumps_asked;
+			control_send(ctl, "dump\n");
+		}
 		if (stops_asked && !stop_sent) {
 			shutdown(ctl->fd, SHUT_WR);
 			stop_sent = true;
 		} else if (stops_asked > 1) {
 			return END_ABANDONED;
-		}
-		if (!stop_sent && dumps_asked != dumps_sent) {
-			dumps_sent = dumps_asked;
-			control_send(ctl, "dump\n");
 		}
 		if (poll(&p, 1, 100) > 0 && !control_read(ctl))
 			return stop_sent ? END_STOPPED : END_JVM_EXITED;
@@ -499,6 +500,11 @@ int record_attach(const struct record_options *o, pid_t pid, double duration,
 	take_signals(&saved);
 	if (control_listen(&ctl) < 0 || load_agent(pid, o, &ctl) < 0)
 		goto out;
+	if (!quiet)
+		fprintf(stderr, "heaptrace record: attached to process %d, "
+			"recording into %s until SIGINT or SIGTERM%s\n",
+			(int)pid, esc_text(o->output),
+			duration > 0 ? " or the duration's end" : "");
 	end = record_until_the_end(&ctl, duration);
 	if (end == END_ABANDONED) {
 		error_msg("stopped waiting for the agent in process %d: the "
