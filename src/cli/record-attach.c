@@ -8,7 +8,10 @@
  * release to release, and jcmd, taken next to the JVM's own java, always
  * matches the JVM. Before jcmd runs, heaptrace makes sure the process is
  * a JVM of the same user: jcmd wakes a JVM with SIGQUIT, which would kill
- * most other programs, and waits ten seconds for one that does not answer.
+ * most other programs, and waits ten seconds for one that does not answer;
+ * and the agent runs as the JVM's user, who must be able to reach
+ * heaptrace's socket and write the trace (HotSpot itself would let root
+ * attach to any JVM).
  *
  * heaptrace then talks to the agent through a Unix socket it listens on,
  * in a directory only its user can enter (the agent's side, and the
@@ -100,8 +103,9 @@ static int check_target(pid_t pid)
 	proc_field(pid, "status", "Name:\t", name, sizeof(name));
 	if (effective != (unsigned)geteuid()) {
 		error_msg("cannot attach to process %d (%s): it runs as uid %u, "
-			  "heaptrace as uid %u; a JVM takes an agent only from "
-			  "its own user", (int)pid, esc_text(name), effective,
+			  "heaptrace as uid %u; run heaptrace as the JVM's "
+			  "user, as whom the agent writes the trace",
+			  (int)pid, esc_text(name), effective,
 			  (unsigned)geteuid());
 		return -1;
 	}
@@ -173,8 +177,8 @@ static int control_listen(struct control *ctl)
 	/* tmp is short: the path fits */
 	if ((size_t)snprintf(ctl->path, sizeof(addr.sun_path), "%s/control",
 			     ctl->dir) >= sizeof(addr.sun_path)) {
-		error_msg("cannot make the control socket in %s: path too long",
-			  ctl->dir);
+		error_msg("cannot make the control socket %s/control: %s",
+			  ctl->dir, strerror(ENAMETOOLONG));
 		return -1;
 	}
 	memcpy(addr.sun_path, ctl->path, strlen(ctl->path) + 1);

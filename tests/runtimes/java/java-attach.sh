@@ -219,7 +219,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	wait $other 2>/dev/null
 	[ $rc -eq 3 ] || fail "another user's JVM: exit status $rc, not 3"
 	has "$work/err" "another user's JVM" \
-		"heaptrace: cannot attach to process $other (java): it runs as uid 65534, heaptrace as uid 0; a JVM takes an agent only from its own user"
+		"heaptrace: cannot attach to process $other (java): it runs as uid 65534, heaptrace as uid 0; run heaptrace as the JVM's user, as whom the agent writes the trace"
 fi
 
 "$heaptrace" record --pid 1 -o "$work/x.ht" -- java -version >"$work/err" 2>&1
