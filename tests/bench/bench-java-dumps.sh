@@ -58,10 +58,10 @@ mean() {
 
 # waits up to 300 s for a line $2 in file $1
 wait_line() {
-	i=0
+	tries=0
 	while ! grep -qx "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le 6000 ] || return 1
+		tries=$((tries + 1))
+		[ $tries -le 6000 ] || return 1
 		sleep 0.05
 	done
 }
@@ -130,9 +130,9 @@ config() {
 	: >"$work/$2.pause"
 	: >"$work/$2.wait"
 	: >"$work/$2.exitpause"
-	i=0
-	while [ $i -lt "$runs" ]; do
-		i=$((i + 1))
+	run=0
+	while [ $run -lt "$runs" ]; do
+		run=$((run + 1))
 		one_run "$2" || return 1
 	done
 	printf '%-34s %7s %10s %9s %12s %5s\n' "$1" \

@@ -191,6 +191,29 @@ fi
 
 # ---- 5. what record says, word for word -----------------------------------
 
+# a JVM that heaptrace record started with the agent: it has one already
+mkfifo "$work/launched.in" || exit 1
+"$heaptrace" record -q -o "$work/launched.ht" --dump-on exit -- "$java" \
+	-cp "$work/classes" KnownHeap 1000 4 4 1000 <"$work/launched.in" \
+	>"$work/launched.out" 2>"$work/launched.err" &
+launched=$!
+exec 3>"$work/launched.in"
+if wait_line "$work/launched.out" '^ready'; then
+	jvm=$(ps -o pid= --ppid $launched | tr -d ' ')
+	"$heaptrace" record --pid "$jvm" -o "$work/x.ht" >"$work/err" 2>&1
+	rc=$?
+	[ $rc -eq 3 ] || fail "a JVM launched with the agent: exit status $rc, not 3"
+	has "$work/err" "a JVM launched with the agent" \
+		"heaptrace: java recorder: this JVM runs with the agent already"
+else
+	fail "KnownHeap did not get ready under heaptrace record"
+fi
+echo go >&3
+exec 3>&-
+wait $launched || fail "the recording of the launched JVM failed: $(cat "$work/launched.err")"
+"$heaptrace" check "$work/launched.ht" >/dev/null 2>&1 ||
+	fail "the launched JVM's own recording does not check after the refused attach"
+
 "$heaptrace" record --pid $$ -o "$work/x.ht" >"$work/err" 2>&1
 rc=$?
 [ $rc -eq 3 ] || fail "not a JVM: exit status $rc, not 3"
