@@ -18,7 +18,8 @@
  * Loaded into a running JVM (Agent_OnAttach, attach.c), the agent records
  * from then on, the same way, until heaptrace record --pid tells it to
  * stop: then it takes a last dump ("at detach") and closes the trace, and
- * stays loaded but idle, since HotSpot cannot unload an agent.
+ * stays loaded but idle, since HotSpot cannot unload an agent, until it is
+ * attached again: then it records anew, into the new trace.
  */
 #include "recorders/jvm/agent.h"
 #include "util/alloc.h"
@@ -450,28 +451,6 @@ static int create_monitors(struct agent *ag)
 	       -1 : 0;
 }
 
-/* The agent already loaded: launched twice, it records once; attached
- * again, it refuses, since the one it has cannot start over. */
-static jint loaded_again(struct agent *ag, const char *options, bool attached)
-{
-	struct agent_options again;
-	char err[512];
-
-	if (!attached) {
-		agent_warn("loaded twice: the second is ignored");
-		return JNI_OK;
-	}
-	if (options_parse(options, &again, err, sizeof(err)) == 0 &&
-	    again.control)
-		control_refuse(again.control,
-			       ag->attached ? "this JVM has been recorded "
-			       "by an attached agent before, which it cannot "
-			       "unload: restart it to record it again" :
-			       "this JVM runs with the agent already");
-	options_free(&again);
-	return JNI_ERR;
-}
-
 static int start_threads(struct agent *ag)
 {
 	JNIEnv *jni = NULL;
@@ -483,6 +462,128 @@ static int start_threads(struct agent *ag)
 	}
 	start_agent_thread(ag, jni);
 	return control_start(ag, jni);
+}
+
+/* Whether an attached recording is going on: its last dump not taken,
+ * or its control thread not gone. */
+static bool attached_recording_on(struct agent *ag)
+{
+	jvmtiEnv *jv = ag->jvmti;
+	bool on;
+
+	(*jv)->RawMonitorEnter(jv, ag->dump_lock);
+	on = !ag->dumps_over;
+	(*jv)->RawMonitorExit(jv, ag->dump_lock);
+	return on || atomic_load(&ag->control_running);
+}
+
+/* The tables that say what the last trace declared start empty, so that
+ * the next one declares its classes, fields and methods again; objects
+ * and classes keep their tags, so ids go on from the last recording's. */
+static void forget_the_last_trace(struct agent *ag)
+{
+	jvmtiEnv *jv = ag->jvmti;
+
+	(*jv)->RawMonitorEnter(jv, ag->dump_lock);
+	classes_free(&ag->classes);
+	classes_init(&ag->classes);
+	idmap_free(&ag->methods_named);
+	idmap_init(&ag->methods_named);
+	ag->next_field_id = 1;
+	ag->dumps_taken = 0;
+	(*jv)->RawMonitorExit(jv, ag->dump_lock);
+	(*jv)->RawMonitorEnter(jv, ag->wake_lock);
+	ag->stop = false;
+	ag->gcs_finished = 0;
+	(*jv)->RawMonitorExit(jv, ag->wake_lock);
+}
+
+/* The events agent_finish turned off, and the threads. */
+static int resume_recording(struct agent *ag)
+{
+	static const jvmtiEvent events[] = {
+		JVMTI_EVENT_GARBAGE_COLLECTION_START,
+		JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+		JVMTI_EVENT_DATA_DUMP_REQUEST,
+	};
+	jvmtiEnv *jv = ag->jvmti;
+
+	if (open_recorder(ag) < 0)
+		return -1;
+	(*jv)->RawMonitorEnter(jv, ag->dump_lock);
+	ag->dumps_over = false;
+	(*jv)->RawMonitorExit(jv, ag->dump_lock);
+	(*jv)->RawMonitorEnter(jv, ag->record_lock);
+	ag->closed = false;
+	(*jv)->RawMonitorExit(jv, ag->record_lock);
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if ((*jv)->SetEventNotificationMode(jv, JVMTI_ENABLE, events[i],
+						    NULL) != JVMTI_ERROR_NONE) {
+			agent_warn("cannot enable the JVMTI events");
+			return -1;
+		}
+	if (ag->opt.dump_on == DUMP_ON_SIGNAL && catch_sigusr1() < 0) {
+		agent_warn("cannot catch SIGUSR1 for dump-on=signal");
+		return -1;
+	}
+	return start_threads(ag);
+}
+
+/* Attached again once an attached recording has ended: the agent, which
+ * HotSpot cannot unload, records anew into the new trace. */
+static jint record_again(struct agent *ag, const char *options)
+{
+	struct agent_options opt;
+	char err[512];
+	int old = atomic_load(&ag->control);
+
+	if (options_parse(options, &opt, err, sizeof(err)) < 0) {
+		agent_warn("%s", err);
+		return JNI_ERR;
+	}
+	options_free(&ag->opt);
+	ag->opt = opt;
+	/* the last recording's reader has left: the descriptor is free */
+	atomic_store(&ag->control, -1);
+	if (old >= 0)
+		close(old);
+	if (ag->opt.control && control_connect(ag) < 0)
+		return JNI_ERR;
+	forget_the_last_trace(ag);
+	if (resume_recording(ag) < 0) {
+		JNIEnv *jni = NULL;
+
+		if ((*ag->vm)->GetEnv(ag->vm, (void **)&jni,
+				      JNI_VERSION_1_8) == JNI_OK)
+			agent_finish(ag, jni, "at detach");
+		control_close(ag);
+		return JNI_ERR;
+	}
+	return JNI_OK;
+}
+
+/* The agent already loaded: launched twice, it records once; attached
+ * after an attached recording, it records again; attached during one, or
+ * to a JVM launched with it, it refuses. */
+static jint loaded_again(struct agent *ag, const char *options, bool attached)
+{
+	struct agent_options again;
+	char err[512];
+
+	if (!attached) {
+		agent_warn("loaded twice: the second is ignored");
+		return JNI_OK;
+	}
+	if (ag->attached && !attached_recording_on(ag))
+		return record_again(ag, options);
+	if (options_parse(options, &again, err, sizeof(err)) == 0 &&
+	    again.control)
+		control_refuse(again.control,
+			       ag->attached ? "this JVM is being recorded "
+			       "by an attached agent already" :
+			       "this JVM runs with the agent already");
+	options_free(&again);
+	return JNI_ERR;
 }
 
 /* Everything but the options and the control socket. */

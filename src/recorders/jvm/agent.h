@@ -128,6 +128,7 @@ struct agent {
 	 * the trace is closed, so that heaptrace knows when it may read it. */
 	bool attached;
 	atomic_int control;
+	atomic_bool control_running; /* its thread has not left */
 };
 
 /* "heaptrace: java recorder: message" on standard error. */

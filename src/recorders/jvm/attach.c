@@ -17,8 +17,9 @@
  *                        at VM death (or when the JVM is gone).
  *
  * The agent's thread blocks reading the socket. The socket is shut down,
- * never closed, so that no other thread can find its descriptor reused:
- * an attached agent keeps one descriptor until the JVM exits.
+ * not closed, so that no other thread can find its descriptor reused: it
+ * is closed when the agent is attached again (its reader gone by then),
+ * or when the JVM exits.
  */
 #include "recorders/jvm/agent.h"
 
@@ -142,13 +143,16 @@ static void JNICALL control_main(jvmtiEnv *jv, JNIEnv *jni, void *arg)
 			len = 0;
 	}
 	agent_finish(ag, jni, "at detach");
+	atomic_store(&ag->control_running, false);
 }
 
 int control_start(struct agent *ag, JNIEnv *jni)
 {
 	if (atomic_load(&ag->control) < 0)
 		return 0;
+	atomic_store(&ag->control_running, true);
 	if (agent_thread(ag, jni, "heaptrace control", control_main, ag) < 0) {
+		atomic_store(&ag->control_running, false);
 		agent_warn("cannot start the agent's control thread");
 		return -1;
 	}

@@ -12,10 +12,12 @@
 # 3. The JVM exits during the recording: heaptrace says so, the trace is
 #    closed at VM death and checks clean, with the dump at exit.
 # 4. --duration stops the recording by itself.
-# 5. What record says, word for word (DIAGNOSTICS in heaptrace(1)): a
-#    second attach to a JVM, a process that is not a JVM, one that does
-#    not exist, one of another user (when run as root), and the usage
-#    errors of --pid and --duration.
+#    Then a second recording of the same JVM, checked the same way, and a
+#    third attach, during it, refused.
+# 5. What record says, word for word (DIAGNOSTICS in heaptrace(1)): an
+#    attach to a JVM launched with the agent, a process that is not a JVM,
+#    one that does not exist, one of another user (when run as root), and
+#    the usage errors of --pid and --duration.
 #
 # usage: java-attach.sh HEAPTRACE SOURCE_DIR WORK_DIR
 # Exits 77 (skipped) without java, javac, jcmd or python3.
@@ -138,14 +140,28 @@ if start_jvm paused $n $depth $leaves $garbage; then
 	"$heaptrace" cat "$work/paused.ht" 2>/dev/null | grep -q 'attached: "yes"' ||
 		fail "the trace's header does not say attached: yes"
 
-	# ---- 5. a second attach: the agent cannot start over --------------
-	"$heaptrace" record --pid "$jvm" -o "$work/again.ht" >"$work/again.out" 2>&1
+	# ---- a second recording of the same JVM: the agent, which HotSpot
+	# cannot unload, records anew, its classes and fields declared again
+	# in the new trace; a third attach meanwhile is refused
+	attach again --dump-on exit
+	jcmd "$jvm" GC.class_histogram >"$work/histogram2.txt" 2>&1 ||
+		fail "jcmd GC.class_histogram: $(cat "$work/histogram2.txt")"
+	jcmd "$jvm" JVMTI.data_dump >"$work/data_dump.txt" 2>&1 ||
+		fail "jcmd JVMTI.data_dump: $(cat "$work/data_dump.txt")"
+	"$heaptrace" record --pid "$jvm" -o "$work/third.ht" >"$work/third.out" 2>&1
 	rc=$?
-	[ $rc -eq 3 ] || fail "a second attach: exit status $rc, not 3"
-	has "$work/again.out" "a second attach" \
-		"heaptrace: java recorder: this JVM has been recorded by an attached agent before, which it cannot unload: restart it to record it again"
-	has "$work/again.out" "a second attach" \
+	[ $rc -eq 3 ] || fail "an attach during an attached recording: exit status $rc, not 3"
+	has "$work/third.out" "an attach during an attached recording" \
+		"heaptrace: java recorder: this JVM is being recorded by an attached agent already"
+	has "$work/third.out" "an attach during an attached recording" \
 		"heaptrace: jcmd could not load the agent into process $jvm: return code: -1"
+	kill -TERM "$rec"
+	finished again
+	[ "$(dumps again | tr '\n' ' ')" = "$n $n " ] ||
+		fail "the second recording: the dumps' list nodes are $(dumps again | tr '\n' ' '), not $n twice"
+	python3 "$src/check-knownheap.py" "$heaptrace" "$work/again.ht" 0 \
+		"$work/histogram2.txt" $n $depth $leaves ||
+		fail "the paused-point dump of the second attached recording"
 	end_jvm paused
 fi
 
