@@ -11,6 +11,7 @@
 # 2. SIGUSR1 to heaptrace asks for a dump, SIGINT stops: two dumps.
 # 3. The JVM exits during the recording: heaptrace says so, the trace is
 #    closed at VM death and checks clean, with the dump at exit.
+#    Killed: the JVM, then heaptrace (whose agent closes the trace anyway).
 # 4. --duration stops the recording by itself.
 #    Then a second recording of the same JVM, checked the same way, and a
 #    third attach, during it, refused.
@@ -189,6 +190,45 @@ if start_jvm exits 1000 4 4 1000; then
 	# the list is KnownHeap's static field's to the end
 	[ "$(dumps exits | tail -n 1)" = 1000 ] ||
 		fail "the JVM's exit: the last dump has $(dumps exits | tail -n 1) list nodes, not 1000"
+fi
+
+# killed: the JVM (by kill -9) ends the recording as its exit does, the
+# trace cut there but readable; heaptrace (by kill -9) closes its end of
+# the socket all the same, so the agent stops: the last dump is taken and
+# the trace closed, and the JVM can be recorded again
+if start_jvm killed 1000 4 4 1000; then
+	attach jvm-killed --dump-on exit
+	jcmd "$jvm" JVMTI.data_dump >/dev/null 2>&1
+	kill -KILL "$jvm"
+	wait "$rec"
+	rc=$?
+	[ $rc -eq 0 ] || fail "the JVM killed: heaptrace record exited $rc: $(cat "$work/jvm-killed.rec")"
+	has "$work/jvm-killed.rec" "the JVM killed" \
+		"heaptrace record: process $jvm ended the recording: the JVM exited"
+	"$heaptrace" stats "$work/jvm-killed.ht" >/dev/null 2>&1 ||
+		fail "the JVM killed: the trace does not read"
+	exec 3>&-
+	wait "$jvm" 2>/dev/null
+fi
+if start_jvm survives 1000 4 4 1000; then
+	attach heaptrace-killed --dump-on exit
+	kill -KILL "$rec"
+	wait "$rec" 2>/dev/null
+	# closed: it has its index (check says "no index" of one cut short)
+	tries=0
+	until "$heaptrace" check "$work/heaptrace-killed.ht" \
+		>"$work/killed.check" 2>&1 &&
+		! grep -q "no index" "$work/killed.check"; do
+		tries=$((tries + 1))
+		[ $tries -le 100 ] || break
+		sleep 0.1
+	done
+	[ "$(dumps heaptrace-killed | tr '\n' ' ')" = "1000 " ] ||
+		fail "heaptrace killed: the agent did not close the trace with its last dump: $("$heaptrace" check "$work/heaptrace-killed.ht" 2>&1)"
+	attach after-kill --dump-on exit
+	kill -TERM "$rec"
+	finished after-kill
+	end_jvm survives
 fi
 
 # ---- 4. --duration --------------------------------------------------------
