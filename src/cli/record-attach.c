@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/escape.h"
 #include "cli/record.h"
+#include "util/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -88,6 +89,57 @@ static bool runs_a_jvm(pid_t pid)
 	return jvm;
 }
 
+/* The last word of a /proc/PID/FILE of NUL-separated words (cmdline,
+ * environ) that is -XX:+DisableAttachMechanism or -XX:-..., looked for
+ * also inside the value of a variable of environ: +1, -1, or 0 without. */
+static int attach_flag_in(pid_t pid, const char *file)
+{
+	char path[64], *buf = NULL;
+	size_t len = 0, cap = 0;
+	int fd, flag = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		if (ALLOC_GROW(buf, len + 4096, cap) < 0)
+			break;
+		n = read(fd, buf + len, cap - len - 1);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!buf)
+		return 0;
+	buf[len] = '\0';
+	for (char *p = buf; p < buf + len; p += strlen(p) + 1) {
+		bool tool = strncmp(p, "JAVA_TOOL_OPTIONS=", 18) == 0;
+
+		if (strcmp(file, "environ") == 0 && !tool)
+			continue;
+		for (char *q = p; (q = strstr(q, "DisableAttachMechanism"));
+		     q++)
+			if (q - p >= 5 && strncmp(q - 5, "-XX:", 4) == 0)
+				flag = q[-1] == '+' ? 1 : q[-1] == '-' ? -1
+								      : flag;
+	}
+	free(buf);
+	return flag;
+}
+
+/* Whether the JVM was started with its attach listener turned off: the
+ * command line comes after JAVA_TOOL_OPTIONS, and wins. */
+static bool attach_disabled(pid_t pid)
+{
+	int on_command_line = attach_flag_in(pid, "cmdline");
+
+	return on_command_line ? on_command_line > 0
+			       : attach_flag_in(pid, "environ") > 0;
+}
+
 /* 0 when pid is a JVM heaptrace's user may attach to; an error otherwise. */
 static int check_target(pid_t pid)
 {
@@ -113,6 +165,12 @@ static int check_target(pid_t pid)
 		error_msg("cannot attach to process %d (%s): it is not a JVM; "
 			  "only a running JVM can be recorded with --pid",
 			  (int)pid, esc_text(name));
+		return -1;
+	}
+	if (attach_disabled(pid)) {
+		error_msg("cannot attach to process %d (%s): it runs with "
+			  "-XX:+DisableAttachMechanism", (int)pid,
+			  esc_text(name));
 		return -1;
 	}
 	return 0;

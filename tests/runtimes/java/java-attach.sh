@@ -17,8 +17,9 @@
 #    third attach, during it, refused.
 # 5. What record says, word for word (DIAGNOSTICS in heaptrace(1)): an
 #    attach to a JVM launched with the agent, a process that is not a JVM,
-#    one that does not exist, one of another user (when run as root), and
-#    the usage errors of --pid and --duration.
+#    one that does not exist, one of another user (when run as root), one
+#    whose attach listener is off, and the usage errors of --pid and
+#    --duration.
 #
 # usage: java-attach.sh HEAPTRACE SOURCE_DIR WORK_DIR
 # Exits 77 (skipped) without java, javac, jcmd or python3.
@@ -300,6 +301,48 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	has "$work/err" "another user's JVM" \
 		"heaptrace: cannot attach to process $other (java): it runs as uid 65534, heaptrace as uid 0; run heaptrace as the JVM's user, as whom the agent writes the trace"
 fi
+
+# a JVM whose attach listener is off: refused at once, not after jcmd's
+# ten seconds; turned back on by a later option, attached
+for flags in "-XX:+DisableAttachMechanism" \
+	"-XX:+DisableAttachMechanism -XX:-DisableAttachMechanism"; do
+	mkfifo "$work/noattach.in" 2>/dev/null
+	# shellcheck disable=SC2086
+	"$java" $flags -cp "$work/classes" KnownHeap 10 2 2 10 \
+		<"$work/noattach.in" >"$work/noattach.out" 2>&1 &
+	jvm=$!
+	exec 3>"$work/noattach.in"
+	wait_line "$work/noattach.out" '^ready' ||
+		fail "KnownHeap $flags did not get ready"
+	"$heaptrace" record --pid "$jvm" -o "$work/noattach.ht" --duration 0.1 \
+		>"$work/err" 2>&1
+	rc=$?
+	case $flags in
+	*-XX:-*)
+		[ $rc -eq 0 ] || fail "$flags: exit status $rc, not 0: $(cat "$work/err")" ;;
+	*)
+		[ $rc -eq 3 ] || fail "$flags: exit status $rc, not 3"
+		has "$work/err" "$flags" \
+			"heaptrace: cannot attach to process $jvm (java): it runs with -XX:+DisableAttachMechanism" ;;
+	esac
+	echo go >&3
+	exec 3>&-
+	wait "$jvm"
+done
+JAVA_TOOL_OPTIONS=-XX:+DisableAttachMechanism "$java" -cp "$work/classes" \
+	KnownHeap 10 2 2 10 <"$work/noattach.in" >"$work/noattach.out" 2>&1 &
+jvm=$!
+exec 3>"$work/noattach.in"
+wait_line "$work/noattach.out" '^ready' ||
+	fail "KnownHeap with JAVA_TOOL_OPTIONS did not get ready"
+"$heaptrace" record --pid "$jvm" -o "$work/noattach.ht" >"$work/err" 2>&1
+rc=$?
+[ $rc -eq 3 ] || fail "JAVA_TOOL_OPTIONS=-XX:+DisableAttachMechanism: exit status $rc, not 3"
+has "$work/err" "JAVA_TOOL_OPTIONS=-XX:+DisableAttachMechanism" \
+	"heaptrace: cannot attach to process $jvm (java): it runs with -XX:+DisableAttachMechanism"
+echo go >&3
+exec 3>&-
+wait "$jvm"
 
 "$heaptrace" record --pid 1 -o "$work/x.ht" -- java -version >"$work/err" 2>&1
 rc=$?
