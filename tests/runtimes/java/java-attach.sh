@@ -8,7 +8,8 @@
 #    last dump; the trace checks clean, holds those two dumps, and the
 #    first has the program's known objects (check-knownheap.py, against
 #    the histogram); the JVM runs on and finishes as if nothing happened.
-# 2. SIGUSR1 to heaptrace asks for a dump, SIGINT stops: two dumps.
+# 2. SIGUSR1 to heaptrace asks for a dump, SIGINT stops: two dumps. Then
+#    five recordings in a row of that JVM, each with its one GC.
 # 3. The JVM exits during the recording: heaptrace says so, the trace is
 #    closed at VM death and checks clean, with the dump at exit.
 #    Killed: the JVM, then heaptrace (whose agent closes the trace anyway).
@@ -177,6 +178,25 @@ if start_jvm usr1 1000 4 4 1000; then
 	finished usr1
 	[ "$(dumps usr1 | tr '\n' ' ')" = "1000 1000 " ] ||
 		fail "SIGUSR1: the dumps' list nodes are $(dumps usr1 | tr '\n' ' '), not 1000 twice"
+	# recordings in a row of one JVM, a collection in each (jcmd GC.run):
+	# every one records its GC and dumps after it (the dump that follows
+	# the GC, or the last one, which a stop just after the GC leaves alone
+	# to stand for both)
+	for cycle in 1 2 3 4 5; do
+		attach cycle-$cycle --dump-on every-gc
+		jcmd "$jvm" GC.run >/dev/null 2>&1 || fail "jcmd GC.run"
+		kill -TERM "$rec"
+		finished cycle-$cycle
+		got=$("$heaptrace" stats --format json "$work/cycle-$cycle.ht" |
+			python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print(len(s["gcs"]), len(s["dumps"]))')
+		case $got in
+		"1 1" | "1 2") ;;
+		*) fail "recording $cycle in a row: GCs and dumps are $got, not 1 and 1 or 2" ;;
+		esac
+	done
 	end_jvm usr1
 fi
 
