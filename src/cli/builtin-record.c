@@ -770,15 +770,9 @@ static double now_seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-struct progress_line {
-	struct progress *line;  /* NULL when stderr is not a terminal */
-	double next;            /* when to look again */
-	uint64_t last_bytes;
-};
-
 /* Re-reading the trace costs time in proportion to its size: the next
  * look waits at least ten times as long as this one took. */
-static void progress_tick(struct progress_line *p, const char *path)
+void record_progress_tick(struct progress_line *p, const char *path)
 {
 	struct trace_summary s;
 	double t0 = now_seconds(), took;
@@ -817,7 +811,7 @@ static int wait_for(pid_t pid, const char *path, int *status)
 			return -1;
 		}
 		if (w == 0) {
-			progress_tick(&p, path);
+			record_progress_tick(&p, path);
 			nanosleep(&tick, NULL);
 		}
 	}

@@ -205,6 +205,7 @@ static int find_jcmd(pid_t pid, char *out, size_t len)
 /* ---- the control socket --------------------------------------------------- */
 
 struct control {
+	struct progress_line *progress; /* NULL until recording */
 	char dir[PATH_MAX];
 	char path[PATH_MAX];
 	int listen_fd;
@@ -294,8 +295,16 @@ static void show_messages(struct control *ctl, bool at_end)
 		size_t n = nl ? (size_t)(nl - ctl->line) : ctl->len;
 
 		ctl->line[n] = '\0';
+		/* the message on a line of its own, the progress after it */
+		if (ctl->progress && ctl->progress->line) {
+			progress_end(ctl->progress->line);
+			ctl->progress->line = NULL;
+		}
 		fprintf(stderr, "heaptrace: java recorder: %s\n",
 			esc_text(ctl->line));
+		if (ctl->progress)
+			ctl->progress->line =
+				progress_start("heaptrace record", NULL);
 		n += nl != NULL;
 		ctl->len -= n;
 		memmove(ctl->line, ctl->line + n, ctl->len);
@@ -512,10 +521,9 @@ enum attach_end {
 	END_ABANDONED,  /* asked twice to stop, heaptrace did not wait */
 };
 
-/* Until the agent's side closes: passes the requests on, shows the
- * messages. */
-static enum attach_end record_until_the_end(struct control *ctl,
-					    double duration)
+/* The requests to the agent, and what it says, until its side closes. */
+static enum attach_end relay(struct control *ctl, const char *output,
+			     double duration)
 {
 	double deadline = duration > 0 ? now_seconds() + duration : 0;
 	sig_atomic_t dumps_sent = dumps_asked;
@@ -537,9 +545,27 @@ static enum attach_end record_until_the_end(struct control *ctl,
 		} else if (stops_asked > 1) {
 			return END_ABANDONED;
 		}
+		record_progress_tick(ctl->progress, output);
 		if (poll(&p, 1, 100) > 0 && !control_read(ctl))
 			return stop_sent ? END_STOPPED : END_JVM_EXITED;
 	}
+}
+
+/* Until the agent's side closes: passes the requests on, shows the
+ * messages and the progress. */
+static enum attach_end record_until_the_end(struct control *ctl,
+					    const char *output,
+					    double duration)
+{
+	struct progress_line progress = {
+		.line = progress_start("heaptrace record", NULL)};
+	enum attach_end end;
+
+	ctl->progress = &progress;
+	end = relay(ctl, output, duration);
+	ctl->progress = NULL;
+	progress_end(progress.line);
+	return end;
 }
 
 int record_attach(const struct record_options *o, pid_t pid, double duration,
@@ -567,7 +593,7 @@ int record_attach(const struct record_options *o, pid_t pid, double duration,
 			"recording into %s until SIGINT or SIGTERM%s\n",
 			(int)pid, esc_text(o->output),
 			duration > 0 ? " or the duration's end" : "");
-	end = record_until_the_end(&ctl, duration);
+	end = record_until_the_end(&ctl, o->output, duration);
 	if (end == END_ABANDONED) {
 		error_msg("stopped waiting for the agent in process %d: the "
 			  "trace %s may lack its end", (int)pid, o->output);

@@ -102,6 +102,17 @@ bool resolve_command(const char *name, char *out, size_t len);
 int record_check_trace(const char *output, const struct runtime_recorder *rt,
 		       const char *end, bool quiet);
 
+/* The line on a terminal that shows what the trace at path holds so far
+ * ("heaptrace record: 3 GCs, 1 dump, 2.0 MB written"): tick it as often
+ * as you like, it looks at the trace when it has grown, and not more often
+ * than reading it allows. */
+struct progress_line {
+	struct progress *line;  /* NULL when stderr is not a terminal */
+	double next;            /* when to look again */
+	uint64_t last_bytes;
+};
+void record_progress_tick(struct progress_line *p, const char *path);
+
 /* heaptrace record --pid (record-attach.c): records the running JVM pid
  * into o->output until SIGINT or SIGTERM, duration seconds (unless 0) or
  * the JVM's exit. The exit status. */
