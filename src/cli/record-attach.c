@@ -338,9 +338,10 @@ static void control_send(struct control *ctl, const char *line)
 
 /* ---- loading the agent ----------------------------------------------------- */
 
-/* The option string: jcmd splits its command line at spaces and quotes
- * the parts of, so the whole of it goes between double quotes, and a
- * path with a double quote cannot be passed. */
+/* The option string. jcmd joins its arguments into one command line,
+ * which the JVM splits at spaces, keeping together what is between double
+ * quotes: so the options go between double quotes (the agent's path too),
+ * and a path with a double quote cannot be passed. */
 static int agent_options(const struct record_options *o,
 			 const struct control *ctl, char *out, size_t len)
 {
@@ -405,7 +406,9 @@ static int run_jcmd(const char *jcmd, pid_t pid, const char *agent,
 		if (n < 0)
 			break;
 		got += (size_t)n;
-		if (got == len - 1) /* the start says enough */
+		/* full: the first half is kept, the rest overwritten by
+		 * what comes next, so that the last line is still there */
+		if (got == len - 1)
 			got = len / 2;
 	}
 	out[got] = '\0';
