@@ -39,6 +39,8 @@ static const struct command_usage usage = {
 	.cmd = "record",
 	.text = "usage: heaptrace record [-o FILE] [--dump-on WHEN] [--every N]\n"
 		"                        [--allocations] [-q] [--] CMD [ARGS...]\n"
+		"   or: heaptrace record --pid PID [--duration SECONDS] [-o FILE]\n"
+		"                        [--dump-on WHEN] [--every N] [-q]\n"
 		"\n"
 		"Runs CMD, a program of a runtime heaptrace can record, with the\n"
 		"runtime's recorder loaded, and writes its GCs and heap dumps to\n"
@@ -47,7 +49,12 @@ static const struct command_usage usage = {
 		"or a published app). Exits with CMD's exit status (128+N when signal N killed\n"
 		"it), 2 on a usage error, 3 when FILE cannot be written or the\n"
 		"recorder cannot be found, did not load or wrote no trace, 126 or\n"
-		"127 when CMD cannot be run.\n",
+		"127 when CMD cannot be run.\n"
+		"\n"
+		"With --pid, attaches to the running JVM PID instead (through the\n"
+		"JDK's jcmd) and records until SIGINT (Ctrl-C) or SIGTERM, the\n"
+		"duration's end, or the JVM's exit; SIGUSR1 asks for a dump. Exits\n"
+		"0 then, 3 when it cannot attach or the trace is missing.\n",
 	/* options end at CMD, whose own options are its business */
 	.options_first = true,
 };
@@ -304,6 +311,8 @@ struct record_cmd {
 	const char *output_arg;
 	bool every_given;
 	bool quiet;
+	long pid;          /* --pid, 0 without */
+	double duration;   /* --duration in seconds, 0 without */
 	char output[PATH_MAX];
 	char **argv;       /* the program's, malloc'ed */
 	struct env_edit env;
@@ -330,8 +339,33 @@ static int parse_every(const char *cmd, const char *arg, void *record)
 	return EXIT_DONE;
 }
 
-/* The options, and that a program follows: OPTIONS_PARSED when it is to
- * run, otherwise the exit status (parse_options). */
+static int parse_pid(const char *cmd, const char *arg, void *pid)
+{
+	uint64_t n;
+
+	if (parse_u64(arg, &n) < 0 || n == 0 || n > INT_MAX)
+		return usage_error(cmd, "--pid takes a process id, not '%s'",
+				   arg);
+	*(long *)pid = (long)n;
+	return EXIT_DONE;
+}
+
+static int parse_duration(const char *cmd, const char *arg, void *secs)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(arg, &end);
+	if (errno || end == arg || *end || !(d > 0) || d > 1e7)
+		return usage_error(cmd, "--duration takes seconds, more than 0 "
+				   "and at most 10000000, not '%s'", arg);
+	*(double *)secs = d;
+	return EXIT_DONE;
+}
+
+/* The options, and that a program follows (or --pid): OPTIONS_PARSED when
+ * it is to run, otherwise the exit status (parse_options). */
 static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 {
 	const struct cli_option options[] = {
@@ -348,6 +382,13 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 		OPT_BOOL('a', "allocations", &c->opt.allocations,
 			 "record every allocation as well (slower)"),
 		OPT_BOOL('q', "quiet", &c->quiet, "no summary at the end"),
+		OPT_CALLBACK('p', "pid", "PID", &c->pid, parse_pid,
+			     "attach to the running JVM PID rather than run\n"
+			     "a program"),
+		OPT_CALLBACK('t', "duration", "SECONDS", &c->duration,
+			     parse_duration,
+			     "with --pid: stop after SECONDS (default: at\n"
+			     "SIGINT or SIGTERM, or when the JVM exits)"),
 		OPT_HELP(),
 		OPT_END(),
 	};
@@ -355,7 +396,17 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 
 	if (status != OPTIONS_PARSED)
 		return status;
-	if (optind >= argc)
+	if (c->duration > 0 && !c->pid)
+		return usage_error("record", "--duration goes with --pid");
+	if (c->pid && optind < argc)
+		return usage_error("record", "--pid records a JVM that runs "
+				   "already: no program to run, not '%s'",
+				   argv[optind]);
+	if (c->pid && c->opt.allocations)
+		return usage_error("record", "--allocations is not available "
+				   "for java: its recorder records GCs and heap "
+				   "dumps only");
+	if (!c->pid && optind >= argc)
 		return usage_error("record", "no program to run: heaptrace "
 				   "record [options] -- CMD [ARGS...]");
 	if (c->every_given && c->opt.dump_on != DUMP_ON_MAJOR &&
@@ -719,15 +770,9 @@ static double now_seconds(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-struct progress_line {
-	struct progress *line;  /* NULL when stderr is not a terminal */
-	double next;            /* when to look again */
-	uint64_t last_bytes;
-};
-
 /* Re-reading the trace costs time in proportion to its size: the next
  * look waits at least ten times as long as this one took. */
-static void progress_tick(struct progress_line *p, const char *path)
+void record_progress_tick(struct progress_line *p, const char *path)
 {
 	struct trace_summary s;
 	double t0 = now_seconds(), took;
@@ -766,7 +811,7 @@ static int wait_for(pid_t pid, const char *path, int *status)
 			return -1;
 		}
 		if (w == 0) {
-			progress_tick(&p, path);
+			record_progress_tick(&p, path);
 			nanosleep(&tick, NULL);
 		}
 	}
@@ -806,20 +851,15 @@ static void print_summary(const char *path, const struct trace_summary *s)
 		count_of(s->events, "event", "events", events), bytes);
 }
 
-/* 0 when the trace holds something; the error otherwise. The recorder's
- * own message, if it could give one, came before, on the program's
- * standard error. */
-static int check_trace(const struct record_cmd *c,
-		       const struct runtime_recorder *rt, int status)
+int record_check_trace(const char *output, const struct runtime_recorder *rt,
+		       const char *end, bool quiet)
 {
 	struct trace_summary s;
-	char end[64];
 
-	summarize(c->output, &s, !c->quiet);
-	describe_end(status, end, sizeof(end));
+	summarize(output, &s, !quiet);
 	if (!s.exists) {
 		error_msg("the %s recorder did not record: no trace at %s (the "
-			  "program %s)", rt->name, c->output, end);
+			  "program %s)", rt->name, output, end);
 		error_msg("%s: see FILES in heaptrace(1)", rt->not_loaded);
 		return -1;
 	}
@@ -830,12 +870,24 @@ static int check_trace(const struct record_cmd *c,
 	}
 	if (s.events == 0) {
 		error_msg("the %s recorder loaded but recorded nothing into %s "
-			  "before the program %s", rt->name, c->output, end);
+			  "before the program %s", rt->name, output, end);
 		return -1;
 	}
-	if (!c->quiet)
-		print_summary(c->output, &s);
+	if (!quiet)
+		print_summary(output, &s);
 	return 0;
+}
+
+/* 0 when the trace holds something; the error otherwise. The recorder's
+ * own message, if it could give one, came before, on the program's
+ * standard error. */
+static int check_trace(const struct record_cmd *c,
+		       const struct runtime_recorder *rt, int status)
+{
+	char end[64];
+
+	describe_end(status, end, sizeof(end));
+	return record_check_trace(c->output, rt, end, c->quiet);
 }
 
 static int run(struct record_cmd *c, const struct runtime_recorder *rt)
@@ -897,6 +949,8 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	if ((rc = absolute_output(&c)) != 0)
 		return rc;
+	if (c.pid)
+		return record_attach(&c.opt, (pid_t)c.pid, c.duration, c.quiet);
 	rt = find_runtime(argv + optind);
 	if (!rt)
 		return usage_error("record", "'%s' is not a command heaptrace "

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct record_options {
 	const char *output;   /* absolute path of the trace to write */
@@ -93,6 +94,30 @@ bool regular_file(const char *path);
 /* The executable that running NAME runs, into out[len]: NAME itself when
  * it has a slash, else the first one of that name on PATH. */
 bool resolve_command(const char *name, char *out, size_t len);
+
+/* After the recording: says what the trace at output holds (unless quiet)
+ * and returns 0, or says why there is none to speak of (missing,
+ * unreadable, empty; end tells how the program ended, "exited with status
+ * 1") and returns -1. */
+int record_check_trace(const char *output, const struct runtime_recorder *rt,
+		       const char *end, bool quiet);
+
+/* The line on a terminal that shows what the trace at path holds so far
+ * ("heaptrace record: 3 GCs, 1 dump, 2.0 MB written"): tick it as often
+ * as you like, it looks at the trace when it has grown, and not more often
+ * than reading it allows. */
+struct progress_line {
+	struct progress *line;  /* NULL when stderr is not a terminal */
+	double next;            /* when to look again */
+	uint64_t last_bytes;
+};
+void record_progress_tick(struct progress_line *p, const char *path);
+
+/* heaptrace record --pid (record-attach.c): records the running JVM pid
+ * into o->output until SIGINT or SIGTERM, duration seconds (unless 0) or
+ * the JVM's exit. The exit status. */
+int record_attach(const struct record_options *o, pid_t pid, double duration,
+		  bool quiet);
 
 /* Fills err with code HT_E_INVALID and a formatted message; returns -1. */
 int record_error(struct ht_error *err, const char *fmt, ...)

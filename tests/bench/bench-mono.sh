@@ -8,6 +8,14 @@
 # KnownHeap, whose dumps are the same two in both); then many recordings in
 # a row, each with a time limit, counting the runs that hang at shutdown.
 #
+# The dump points are the same rule in both: at each major collection
+# (--dump-on major, heapshot), at every collection (--dump-on every-gc,
+# heapshot=1gc); the GCs column says how many collections each run had,
+# since a recorder changes them (heaptrace forces a serial major one where a
+# dump is due after a minor or concurrent one, and one at exit). The
+# overhead is against the bare run: wall time as a multiple of it, and the
+# CPU time above it per dump taken.
+#
 # usage: bench-mono.sh HEAPTRACE MEASURE MODULE RESULT_FILE [sanitized]
 #
 # HT_BENCH_MONO_RUNS runs per configuration (default 5, medians shown),
@@ -51,6 +59,19 @@ file_bytes() {
 	if [ -f "$1" ]; then wc -c <"$1" | tr -d ' '; else echo 0; fi
 }
 
+# The collections of a trace or an .mlpd.
+gcs_in() {
+	case $1 in
+	*.mlpd)
+		mprof-report --reports=gc "$1" 2>/dev/null |
+			sed -n 's/.*Gen[0-9] collections: \([0-9]*\),.*/\1/p' |
+			awk '{ n += $1 } END { print n + 0 }' ;;
+	*)
+		"$heaptrace" check --no-relocation "$1" 2>/dev/null |
+			sed -n 's/.*, \([0-9]*\) GCs*, .*/\1/p' ;;
+	esac
+}
+
 # The heap dumps in a trace or heap shots in an .mlpd.
 dumps_in() {
 	case $1 in
@@ -84,11 +105,21 @@ config() {
 		paste "$work/after" "$work/before" |
 			awk '{ printf "%.3f\n", $1 - $2 }' >>"$work/cpu"
 	done
-	bytes=- dumps=-
-	[ "$out" = - ] || { bytes=$(file_bytes "$out"); dumps=$(dumps_in "$out"); }
-	printf '%-28s %8s %8s %9s %12s %6s %s\n' "$name" \
-		"$(median <"$work/wall")" "$(median <"$work/cpu")" \
-		"$(median <"$work/rss")" "$bytes" "$dumps" \
+	bytes=- dumps=- gcs=-
+	[ "$out" = - ] || { bytes=$(file_bytes "$out"); dumps=$(dumps_in "$out")
+		gcs=$(gcs_in "$out"); }
+	wall=$(median <"$work/wall") cpu=$(median <"$work/cpu")
+	if [ "$out" = - ]; then
+		bare_wall=$wall bare_cpu=$cpu
+		over=- per_dump=-
+	else
+		over=$(echo "$wall $bare_wall" | awk '$2 > 0 { printf "x%.1f", $1 / $2 }')
+		per_dump=$(echo "$cpu $bare_cpu $dumps" |
+			awk '$3 > 0 { printf "%.0f", ($1 - $2) * 1000 / $3 }')
+	fi
+	printf '%-28s %8s %8s %9s %12s %6s %5s %6s %9s %s\n' "$name" \
+		"$wall" "$cpu" "$(median <"$work/rss")" "$bytes" "$dumps" \
+		"$gcs" "${over:--}" "${per_dump:--}" \
 		"$([ $failed = 0 ] || echo "($failed failed)")"
 }
 
@@ -114,8 +145,9 @@ ours=$work/trace.ht
 mlpd=$work/log.mlpd
 {
 	echo "GcChurn.exe $args, $runs runs each, medians; $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
-	printf '%-28s %8s %8s %9s %12s %6s\n' "configuration" "wall s" \
-		"CPU s" "peak KiB" "trace bytes" "dumps"
+	printf '%-28s %8s %8s %9s %12s %6s %5s %6s %9s\n' "configuration" \
+		"wall s" "CPU s" "peak KiB" "trace bytes" "dumps" "GCs" "wall" \
+		"CPU ms/dump"
 	config "no recorder" - mono "$exe"
 	config "heaptrace, dumps at majors" "$ours" "$heaptrace" record -q \
 		--dump-on major -o "$ours" -- mono "$exe"

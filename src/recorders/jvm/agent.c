@@ -14,6 +14,12 @@
  * (jcmd PID JVMTI.data_dump, or SIGQUIT), in the asking thread, so that
  * jcmd returns once it is taken; and at VM death, where the recorder is
  * closed.
+ *
+ * Loaded into a running JVM (Agent_OnAttach, attach.c), the agent records
+ * from then on, the same way, until heaptrace record --pid tells it to
+ * stop: then it takes a last dump ("at detach") and closes the trace, and
+ * stays loaded but idle, since HotSpot cannot unload an agent, until it is
+ * attached again: then it records anew, into the new trace.
  */
 #include "recorders/jvm/agent.h"
 #include "util/alloc.h"
@@ -40,11 +46,13 @@ void agent_warn(const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, AGENT_PREFIX "%s\n", buf);
+	/* attached, the JVM's standard error is not the user's */
+	control_report(&the_agent, buf);
 }
 
 /* ---- dumps --------------------------------------------------------------- */
 
-static void take_dump(struct agent *ag, JNIEnv *jni, const char *why)
+void agent_take_dump(struct agent *ag, JNIEnv *jni, const char *why)
 {
 	jvmtiEnv *jv = ag->jvmti;
 
@@ -142,6 +150,10 @@ static void JNICALL agent_main(jvmtiEnv *jv, JNIEnv *jni, void *arg)
 	unsigned long signals_seen = 0;
 	long long majors_seen = 0;
 
+	/* attached, the JVM has collected before: only what follows counts */
+	if (ag->attached && ag->opt.dump_on == DUMP_ON_MAJOR)
+		majors_seen = gcbeans_major_count(jni);
+
 	(*jv)->RawMonitorEnter(jv, ag->wake_lock);
 	for (;;) {
 		unsigned long signals;
@@ -158,7 +170,7 @@ static void JNICALL agent_main(jvmtiEnv *jv, JNIEnv *jni, void *arg)
 		signals = atomic_load(&signal_requests);
 		if (signals != signals_seen) {
 			signals_seen = signals;
-			take_dump(ag, jni, "on SIGUSR1");
+			agent_take_dump(ag, jni, "on SIGUSR1");
 		}
 		/* GCs that came while a dump was taken are counted together:
 		 * one dump covers them */
@@ -166,7 +178,7 @@ static void JNICALL agent_main(jvmtiEnv *jv, JNIEnv *jni, void *arg)
 			pending += counted_gcs(ag, jni, gcs, &majors_seen);
 		if (gc_dumps && pending >= ag->opt.every) {
 			pending %= ag->opt.every;
-			take_dump(ag, jni, "after a GC");
+			agent_take_dump(ag, jni, "after a GC");
 		}
 		(*jv)->RawMonitorEnter(jv, ag->wake_lock);
 	}
@@ -190,22 +202,36 @@ static jthread new_thread(JNIEnv *jni, const char *name)
 	return (*jni)->NewObject(jni, k, init, s);
 }
 
-static void JNICALL on_vm_init(jvmtiEnv *jv, JNIEnv *jni, jthread thread)
+int agent_thread(struct agent *ag, JNIEnv *jni, const char *name,
+		 jvmtiStartFunction fn, void *arg)
 {
-	struct agent *ag = &the_agent;
-	jthread t = new_thread(jni, "heaptrace");
+	jvmtiEnv *jv = ag->jvmti;
+	jthread t = new_thread(jni, name);
 
-	(void)thread;
+	if (t && (*jv)->RunAgentThread(jv, t, fn, arg,
+				       JVMTI_THREAD_NORM_PRIORITY) ==
+		 JVMTI_ERROR_NONE)
+		return 0;
+	if ((*jni)->ExceptionCheck(jni))
+		(*jni)->ExceptionClear(jni);
+	return -1;
+}
+
+static void start_agent_thread(struct agent *ag, JNIEnv *jni)
+{
 	ag->thread_running = true;
-	if (!t || (*jv)->RunAgentThread(jv, t, agent_main, ag,
-					JVMTI_THREAD_NORM_PRIORITY) !=
-		  JVMTI_ERROR_NONE) {
+	if (agent_thread(ag, jni, "heaptrace", agent_main, ag) < 0) {
 		ag->thread_running = false;
-		if ((*jni)->ExceptionCheck(jni))
-			(*jni)->ExceptionClear(jni);
 		agent_warn("cannot start the agent thread: no dumps after GCs "
 			   "or on SIGUSR1");
 	}
+}
+
+static void JNICALL on_vm_init(jvmtiEnv *jv, JNIEnv *jni, jthread thread)
+{
+	(void)jv;
+	(void)thread;
+	start_agent_thread(&the_agent, jni);
 }
 
 /* ---- dump requests and VM death ------------------------------------------ */
@@ -223,7 +249,7 @@ static void JNICALL on_data_dump(jvmtiEnv *jv)
 		agent_warn("dump request from a thread without JNI: ignored");
 		return;
 	}
-	take_dump(ag, jni, "requested");
+	agent_take_dump(ag, jni, "requested");
 }
 
 static void stop_agent_thread(struct agent *ag)
@@ -238,6 +264,8 @@ static void stop_agent_thread(struct agent *ag)
 	(*jv)->RawMonitorExit(jv, ag->wake_lock);
 }
 
+/* Under dump_lock, so that whoever finishes second waits until the trace
+ * is closed: VM death must not let the JVM exit before that. */
 static void close_recorder(struct agent *ag)
 {
 	jvmtiEnv *jv = ag->jvmti;
@@ -256,19 +284,35 @@ static void close_recorder(struct agent *ag)
 			   ag->dumps_taken == 1 ? "" : "s", ag->opt.output);
 }
 
-static void JNICALL on_vm_death(jvmtiEnv *jv, JNIEnv *jni)
+void agent_finish(struct agent *ag, JNIEnv *jni, const char *why)
 {
-	struct agent *ag = &the_agent;
+	jvmtiEnv *jv = ag->jvmti;
 
 	(*jv)->SetEventNotificationMode(jv, JVMTI_DISABLE,
 					JVMTI_EVENT_DATA_DUMP_REQUEST, NULL);
 	stop_agent_thread(ag);
 	(*jv)->RawMonitorEnter(jv, ag->dump_lock);
-	dump_heap(ag, jni, "at exit");
-	ag->dumps_over = true;
+	if (!ag->dumps_over) {
+		dump_heap(ag, jni, why);
+		ag->dumps_over = true;
+		gcbeans_release(jni);
+		close_recorder(ag);
+	}
 	(*jv)->RawMonitorExit(jv, ag->dump_lock);
-	gcbeans_release(jni);
-	close_recorder(ag);
+	/* the GCs of a JVM that goes on are no longer the agent's business */
+	(*jv)->SetEventNotificationMode(jv, JVMTI_DISABLE,
+					JVMTI_EVENT_GARBAGE_COLLECTION_START,
+					NULL);
+	(*jv)->SetEventNotificationMode(jv, JVMTI_DISABLE,
+					JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+					NULL);
+	control_close(ag);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *jv, JNIEnv *jni)
+{
+	(void)jv;
+	agent_finish(&the_agent, jni, "at exit");
 }
 
 /* ---- loading ------------------------------------------------------------- */
@@ -330,6 +374,8 @@ static int open_recorder(struct agent *ag)
 		{"object_ids", "jvmti-tags"},
 		{"dump_on", dump_on_name(ag->opt.dump_on)},
 		{"vm", vm_name ? vm_name : "?"},
+		/* last: only when attached */
+		{"attached", "yes"},
 	};
 	struct ht_header h = {
 		.version = HT_FORMAT_VERSION,
@@ -340,7 +386,8 @@ static int open_recorder(struct agent *ag)
 		.command_line = command,
 		.has_start_time = true,
 		.start_time = (int64_t)time(NULL),
-		.n_metadata = sizeof(meta) / sizeof(meta[0]),
+		.n_metadata = sizeof(meta) / sizeof(meta[0]) -
+			      (ag->attached ? 0 : 1),
 		.metadata = meta,
 	};
 	struct ht_error err;
@@ -369,10 +416,10 @@ static int add_capabilities(jvmtiEnv *jv)
 	return 0;
 }
 
-static int set_events(jvmtiEnv *jv)
+/* Attached, the JVM is past VM init: the agent thread starts at once. */
+static int set_events(jvmtiEnv *jv, bool attached)
 {
 	static const jvmtiEvent events[] = {
-		JVMTI_EVENT_VM_INIT,
 		JVMTI_EVENT_VM_DEATH,
 		JVMTI_EVENT_GARBAGE_COLLECTION_START,
 		JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
@@ -393,6 +440,9 @@ static int set_events(jvmtiEnv *jv)
 		if ((*jv)->SetEventNotificationMode(jv, JVMTI_ENABLE, events[i],
 						    NULL) != JVMTI_ERROR_NONE)
 			return -1;
+	if (!attached && (*jv)->SetEventNotificationMode(jv, JVMTI_ENABLE,
+			    JVMTI_EVENT_VM_INIT, NULL) != JVMTI_ERROR_NONE)
+		return -1;
 	return 0;
 }
 
@@ -407,20 +457,144 @@ static int create_monitors(struct agent *ag)
 	       -1 : 0;
 }
 
-JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+static int start_threads(struct agent *ag)
 {
-	struct agent *ag = &the_agent;
-	char err[512];
+	JNIEnv *jni = NULL;
 
-	(void)reserved;
-	if (ag->jvmti) {
-		agent_warn("loaded twice: the second is ignored");
-		return JNI_OK;
+	if ((*ag->vm)->GetEnv(ag->vm, (void **)&jni, JNI_VERSION_1_8) !=
+	    JNI_OK) {
+		agent_warn("attached from a thread without JNI");
+		return -1;
 	}
-	if (options_parse(options, &ag->opt, err, sizeof(err)) < 0) {
+	start_agent_thread(ag, jni);
+	return control_start(ag, jni);
+}
+
+/* Whether an attached recording is going on: its last dump not taken,
+ * or its control thread not gone. */
+static bool attached_recording_on(struct agent *ag)
+{
+	jvmtiEnv *jv = ag->jvmti;
+	bool on;
+
+	(*jv)->RawMonitorEnter(jv, ag->dump_lock);
+	on = !ag->dumps_over;
+	(*jv)->RawMonitorExit(jv, ag->dump_lock);
+	return on || atomic_load(&ag->control_running);
+}
+
+/* The tables that say what the last trace declared start empty, so that
+ * the next one declares its classes, fields and methods again; objects
+ * and classes keep their tags, so ids go on from the last recording's. */
+static void forget_the_last_trace(struct agent *ag)
+{
+	jvmtiEnv *jv = ag->jvmti;
+
+	(*jv)->RawMonitorEnter(jv, ag->dump_lock);
+	classes_free(&ag->classes);
+	classes_init(&ag->classes);
+	idmap_free(&ag->methods_named);
+	idmap_init(&ag->methods_named);
+	ag->next_field_id = 1;
+	ag->dumps_taken = 0;
+	(*jv)->RawMonitorExit(jv, ag->dump_lock);
+	(*jv)->RawMonitorEnter(jv, ag->wake_lock);
+	ag->stop = false;
+	ag->gcs_finished = 0;
+	(*jv)->RawMonitorExit(jv, ag->wake_lock);
+}
+
+/* The events agent_finish turned off, and the threads. */
+static int resume_recording(struct agent *ag)
+{
+	static const jvmtiEvent events[] = {
+		JVMTI_EVENT_GARBAGE_COLLECTION_START,
+		JVMTI_EVENT_GARBAGE_COLLECTION_FINISH,
+		JVMTI_EVENT_DATA_DUMP_REQUEST,
+	};
+	jvmtiEnv *jv = ag->jvmti;
+
+	if (open_recorder(ag) < 0)
+		return -1;
+	(*jv)->RawMonitorEnter(jv, ag->dump_lock);
+	ag->dumps_over = false;
+	(*jv)->RawMonitorExit(jv, ag->dump_lock);
+	(*jv)->RawMonitorEnter(jv, ag->record_lock);
+	ag->closed = false;
+	(*jv)->RawMonitorExit(jv, ag->record_lock);
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if ((*jv)->SetEventNotificationMode(jv, JVMTI_ENABLE, events[i],
+						    NULL) != JVMTI_ERROR_NONE) {
+			agent_warn("cannot enable the JVMTI events");
+			return -1;
+		}
+	if (ag->opt.dump_on == DUMP_ON_SIGNAL && catch_sigusr1() < 0) {
+		agent_warn("cannot catch SIGUSR1 for dump-on=signal");
+		return -1;
+	}
+	return start_threads(ag);
+}
+
+/* Attached again once an attached recording has ended: the agent, which
+ * HotSpot cannot unload, records anew into the new trace. */
+static jint record_again(struct agent *ag, const char *options)
+{
+	struct agent_options opt;
+	char err[512];
+	int old = atomic_load(&ag->control);
+
+	if (options_parse(options, &opt, err, sizeof(err)) < 0) {
 		agent_warn("%s", err);
 		return JNI_ERR;
 	}
+	options_free(&ag->opt);
+	ag->opt = opt;
+	/* the last recording's reader has left: the descriptor is free */
+	atomic_store(&ag->control, -1);
+	if (old >= 0)
+		close(old);
+	if (ag->opt.control && control_connect(ag) < 0)
+		return JNI_ERR;
+	forget_the_last_trace(ag);
+	if (resume_recording(ag) < 0) {
+		JNIEnv *jni = NULL;
+
+		if ((*ag->vm)->GetEnv(ag->vm, (void **)&jni,
+				      JNI_VERSION_1_8) == JNI_OK)
+			agent_finish(ag, jni, "at detach");
+		control_close(ag);
+		return JNI_ERR;
+	}
+	return JNI_OK;
+}
+
+/* The agent already loaded: launched twice, it records once; attached
+ * after an attached recording, it records again; attached during one, or
+ * to a JVM launched with it, it refuses. */
+static jint loaded_again(struct agent *ag, const char *options, bool attached)
+{
+	struct agent_options again;
+	char err[512];
+
+	if (!attached) {
+		agent_warn("loaded twice: the second is ignored");
+		return JNI_OK;
+	}
+	if (ag->attached && !attached_recording_on(ag))
+		return record_again(ag, options);
+	if (options_parse(options, &again, err, sizeof(err)) == 0 &&
+	    again.control)
+		control_refuse(again.control,
+			       ag->attached ? "this JVM is being recorded "
+			       "by an attached agent already" :
+			       "this JVM runs with the agent already");
+	options_free(&again);
+	return JNI_ERR;
+}
+
+/* Everything but the options and the control socket. */
+static jint start_recording(struct agent *ag, JavaVM *vm, bool attached)
+{
 	ag->vm = vm;
 	ag->next_tag = 1;
 	ag->next_field_id = 1;
@@ -434,7 +608,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	if (add_capabilities(ag->jvmti) < 0 || create_monitors(ag) < 0 ||
 	    open_recorder(ag) < 0)
 		return JNI_ERR;
-	if (set_events(ag->jvmti) < 0) {
+	if (set_events(ag->jvmti, attached) < 0) {
 		agent_warn("cannot enable the JVMTI events");
 		return JNI_ERR;
 	}
@@ -443,7 +617,45 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		agent_warn("cannot catch SIGUSR1 for dump-on=signal");
 		return JNI_ERR;
 	}
+	if (attached && start_threads(ag) < 0)
+		return JNI_ERR;
 	return JNI_OK;
+}
+
+jint agent_start(JavaVM *vm, const char *options, bool attached)
+{
+	struct agent *ag = &the_agent;
+	char err[512];
+	jint rc;
+
+	if (ag->jvmti)
+		return loaded_again(ag, options, attached);
+	atomic_store(&ag->control, -1);
+	if (options_parse(options, &ag->opt, err, sizeof(err)) < 0) {
+		agent_warn("%s", err);
+		return JNI_ERR;
+	}
+	ag->attached = attached;
+	/* first, so that heaptrace hears of what goes wrong next */
+	if (attached && ag->opt.control && control_connect(ag) < 0)
+		return JNI_ERR;
+	rc = start_recording(ag, vm, attached);
+	if (rc != JNI_OK)
+		control_close(ag);
+	return rc;
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
+{
+	(void)reserved;
+	return agent_start(vm, options, false);
+}
+
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options,
+				      void *reserved)
+{
+	(void)reserved;
+	return agent_start(vm, options, true);
 }
 
 /* After VM death, or instead of it when the VM never got going: the

@@ -4,6 +4,8 @@
  *
  * agent.c     loading, options, the JVMTI events, the agent thread that
  *             takes the dumps, VM death;
+ * attach.c    loading into a running JVM (Agent_OnAttach) and the
+ *             control socket to heaptrace record --pid;
  * classes.c   the loaded classes: tags, Java names, their reference
  *             fields (field ids), and where the references of their
  *             instances go (field slots);
@@ -35,6 +37,7 @@
 #include <jni.h>
 #include <jvmti.h>
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -104,7 +107,8 @@ struct agent {
 	jrawMonitorID wake_lock;
 	uint64_t gcs_finished;
 	uint64_t dump_requests;
-	bool stop;            /* VM death: the agent thread must leave */
+	bool stop;            /* VM death or detach: the agent thread must
+	                         leave */
 	bool thread_running;  /* the agent thread has started, not left */
 
 	/* Held while a dump is taken; the fields below are under it. */
@@ -116,10 +120,50 @@ struct agent {
 	ht_id next_field_id;  /* the next field id to hand out, from 1 */
 	struct dump *dump;
 	uint64_t dumps_taken;
+
+	/* Attached to a running JVM (Agent_OnAttach) rather than loaded
+	 * with it. control is the socket to heaptrace record --pid, -1 when
+	 * there is none: heaptrace writes a line "dump" to ask for a dump
+	 * and closes its end to stop the recording; the agent closes it once
+	 * the trace is closed, so that heaptrace knows when it may read it. */
+	bool attached;
+	atomic_int control;
+	atomic_bool control_running; /* its thread has not left */
 };
 
 /* "heaptrace: java recorder: message" on standard error. */
 void agent_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- agent.c, for attach.c ---- */
+
+/* Loads the agent (Agent_OnLoad, Agent_OnAttach): JNI_OK or JNI_ERR; its
+ * messages go to the JVM's standard error and, attached, to heaptrace
+ * through the control socket. */
+jint agent_start(JavaVM *vm, const char *options, bool attached);
+/* Starts a JVMTI agent thread named name running fn(arg); 0 or -1. */
+int agent_thread(struct agent *ag, JNIEnv *jni, const char *name,
+		 jvmtiStartFunction fn, void *arg);
+/* Takes a dump now, unless the last one was taken. */
+void agent_take_dump(struct agent *ag, JNIEnv *jni, const char *why);
+/* Takes the last dump (why: "at exit", "at detach") and closes the trace,
+ * once, whoever comes first: VM death or the end of an attached
+ * recording. */
+void agent_finish(struct agent *ag, JNIEnv *jni, const char *why);
+
+/* ---- attach.c ---- */
+
+/* Connects to heaptrace's socket (ag->opt.control); 0 or -1 (a warning
+ * says why). */
+int control_connect(struct agent *ag);
+/* Starts the thread that reads the socket; 0 or -1. */
+int control_start(struct agent *ag, JNIEnv *jni);
+/* Sends heaptrace a line "error MESSAGE" when attached. */
+void control_report(struct agent *ag, const char *message);
+/* Connects to the socket at path only to send heaptrace "error MESSAGE"
+ * (the agent is in use already). */
+void control_refuse(const char *path, const char *message);
+/* Closes the socket: heaptrace then reads the trace. */
+void control_close(struct agent *ag);
 
 /* A new object id. */
 static inline jlong agent_new_tag(struct agent *ag)

@@ -50,12 +50,24 @@ static int parse_one(const char *p, size_t len, struct agent_options *o,
 			 "1000000000, not '%.*s'", (int)vlen, v);
 		return -1;
 	}
+	if (key_is(p, klen, "control")) {
+		if (vlen > 0 && vlen < 4096) {
+			free(o->control);
+			o->control = strndup(v, vlen);
+			if (o->control)
+				return 0;
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		snprintf(err, errlen, "control= needs a socket's path");
+		return -1;
+	}
 	if (key_is(p, klen, "verbose") && !eq) {
 		o->verbose = true;
 		return 0;
 	}
 	snprintf(err, errlen, "unknown option '%.*s' (options: dump-on=WHEN, "
-		 "every=N, verbose, output=FILE last)", (int)len, p);
+		 "every=N, verbose, control=SOCKET, output=FILE last)", (int)len, p);
 	return -1;
 }
 
@@ -113,4 +125,6 @@ void options_free(struct agent_options *o)
 {
 	free(o->output);
 	o->output = NULL;
+	free(o->control);
+	o->control = NULL;
 }

@@ -2,6 +2,8 @@
  * options.h - the option string of the JVMTI agent:
  *
  *   -agentpath:libheaptrace-jvmti.so=dump-on=WHEN,every=N,output=FILE
+ *   jcmd PID JVMTI.agent_load libheaptrace-jvmti.so \
+ *        dump-on=WHEN,control=SOCKET,output=FILE
  *
  * Options are KEY=VALUE separated by commas. output takes everything after
  * "output=" to the end of the string, commas included, so that any path
@@ -22,6 +24,10 @@ struct agent_options {
 	enum dump_on dump_on;
 	unsigned long every;    /* >= 1 */
 	bool verbose;           /* a line on stderr per dump */
+	/* Attached (heaptrace record --pid): the Unix socket heaptrace
+	 * listens on, which says when to dump and when to stop; malloc'ed,
+	 * NULL when not given. */
+	char *control;
 };
 
 #define DEFAULT_OUTPUT "heaptrace.ht"

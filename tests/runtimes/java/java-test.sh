@@ -13,9 +13,7 @@
 #
 # usage: java-test.sh HEAPTRACE SOURCE_DIR WORK_DIR
 # Exits 77 (skipped) without java, javac, jcmd or python3. Under
-# AddressSanitizer (HT_SANITIZE names it) the agent is instrumented: the
-# JVM then runs with the sanitizer's runtime preloaded, through a `java`
-# wrapper, since the runtime must come first in the process.
+# AddressSanitizer the JVM runs through a wrapper (java-wrapper.sh).
 set -u
 
 if [ $# -ne 3 ]; then
@@ -38,32 +36,8 @@ javac -d "$work/classes" "$src/KnownHeap.java" || {
 	exit 1
 }
 
-# The sanitizer runtime the agent needs loaded first, if it needs one.
-sanitizer_runtime() {
-	case ${HT_SANITIZE:-none} in
-	*address*) ;;
-	*) return 0 ;;
-	esac
-	agent=$(dirname "$heaptrace")/../recorders/jvm/libheaptrace-jvmti.so
-	lib=$(ldd "$agent" 2>/dev/null | awk '/libasan/ { print $3 }')
-	[ -n "$lib" ] || lib=$(${HT_CC:-cc} -print-file-name=libclang_rt.asan-x86_64.so)
-	echo "$lib"
-}
-
-java=java
-runtime=$(sanitizer_runtime)
-if [ -n "$runtime" ]; then
-	# the JVM catches SIGSEGV and friends on purpose, and keeps what it
-	# allocates until exit
-	cat >"$work/bin/java" <<EOF
-#!/bin/sh
-LD_PRELOAD=$runtime \
-ASAN_OPTIONS=\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:allow_user_segv_handler=1 \
-exec $(command -v java) "\$@"
-EOF
-	chmod +x "$work/bin/java"
-	java=$work/bin/java
-fi
+. "$(dirname "$0")/java-wrapper.sh"
+java_for_tests "$heaptrace" "$work" || exit 1
 
 # The pid of the child of process $1 (the JVM that heaptrace record runs).
 child_of() {
@@ -280,7 +254,7 @@ refused() {
 refused dump-on=sometimes "dump-on= takes major, every-gc, exit or signal, not 'sometimes'"
 refused every=0 "every= takes a number from 1 to 1000000000, not '0'"
 refused every=1000000001 "every= takes a number from 1 to 1000000000, not '1000000001'"
-refused colour=blue "unknown option 'colour=blue' (options: dump-on=WHEN, every=N, verbose, output=FILE last)"
+refused colour=blue "unknown option 'colour=blue' (options: dump-on=WHEN, every=N, verbose, control=SOCKET, output=FILE last)"
 refused output= "output= needs a file name"
 refused "output=$work/no/such/dir/t.ht" "cannot record: $work/no/such/dir/t.ht: cannot open for writing: No such file or directory"
 refused output=/dev/full "cannot record: /dev/full: cannot write the header: No space left on device"

@@ -100,10 +100,28 @@ Test(jvm_options, bad_values_are_refused_with_a_reason)
 	refused("every=99999999999999999999999", "every= takes a number from "
 		"1 to 1000000000, not '99999999999999999999999'");
 	refused("output=", "output= needs a file name");
+	refused("control=", "control= needs a socket's path");
 	refused("verbose=yes", "unknown option 'verbose=yes' (options: "
-		"dump-on=WHEN, every=N, verbose, output=FILE last)");
+		"dump-on=WHEN, every=N, verbose, control=SOCKET, output=FILE "
+		"last)");
 	refused("colour=blue", "unknown option 'colour=blue' (options: "
-		"dump-on=WHEN, every=N, verbose, output=FILE last)");
+		"dump-on=WHEN, every=N, verbose, control=SOCKET, output=FILE "
+		"last)");
+}
+
+/* heaptrace record --pid names its socket before the trace: a path that
+ * ends at the next comma */
+Test(jvm_options, control_names_the_socket_of_an_attached_recording)
+{
+	struct agent_options o =
+		parsed("dump-on=exit,control=/tmp/ht-1/control,output=/t.ht");
+
+	cr_assert_str_eq(o.control, "/tmp/ht-1/control");
+	cr_assert_str_eq(o.output, "/t.ht");
+	options_free(&o);
+	o = parsed("output=/t.ht");
+	cr_assert_null(o.control, "no socket when launched");
+	options_free(&o);
 }
 
 Test(jvm_options, largest_every)
