@@ -156,11 +156,11 @@ static struct {
 	int max_gen;
 	bool walk_pause;      /* this pause ends with a heap walk */
 	bool induced_pause;   /* forced by us (request, exit) */
-	bool roots_on;        /* the roots callback is installed */
 	bool gc_open;         /* gc_started recorded, gc_finished not yet */
 	bool gc_major;        /* the open GC collects the old generation */
 	bool major_running;   /* a concurrent major began in an earlier pause */
 	bool gc_started_here; /* the open GC began with a START in this pause */
+	bool gc_roots_seen;   /* Mono reported the open GC's roots */
 	bool notify_after;    /* wake the finalizer thread after the pause */
 	int64_t gc_number;
 	uint64_t qualifying;  /* collections that count for --every */
@@ -174,6 +174,11 @@ static struct {
 	bool tables_held;     /* this pause holds them */
 	ht_id last_field;     /* the last field id given */
 	_Atomic uint64_t classes_unmapped; /* no room for their table */
+
+	/* the nursery, generation 0: [start, end), fixed once the runtime
+	 * runs; nursery_known publishes the two */
+	uintptr_t nursery_start, nursery_end;
+	_Atomic bool nursery_known;
 
 	/* classes named before the runtime could name generics fully */
 	MonoClass **early;
@@ -361,6 +366,8 @@ static void on_thread_name(MonoProfiler *prof, uintptr_t tid, const char *name)
 	leave();
 }
 
+static void find_nursery(void);
+
 static void on_runtime_initialized(MonoProfiler *prof)
 {
 	(void)prof;
@@ -368,6 +375,7 @@ static void on_runtime_initialized(MonoProfiler *prof)
 	if (!enter())
 		return;
 	rename_early_classes();
+	find_nursery();
 	leave();
 }
 
@@ -636,6 +644,149 @@ static void field_tables_make_room(void)
 	tables_release();
 }
 
+/* ---- the nursery --------------------------------------------------------- */
+
+/*
+ * sgen's nursery is one range of addresses, and mono_gc_get_generation
+ * tells whether an address lies in it by arithmetic alone (it reads
+ * nothing there), so the range's edges can be searched for from any
+ * address inside it. They do not change once the runtime runs (a nursery
+ * that resizes itself does so inside the range reserved at startup).
+ */
+static bool in_nursery_by_mono(uintptr_t a)
+{
+	return mono_gc_get_generation((MonoObject *)a) == 0;
+}
+
+/* The range of addresses around inside, an address in the nursery. */
+static void nursery_around(uintptr_t inside, uintptr_t *start, uintptr_t *end)
+{
+	uintptr_t lo = 0, hi = inside;
+
+	/* the lowest address of the nursery: in it from hi to inside */
+	while (lo < hi) {
+		uintptr_t mid = lo + (hi - lo) / 2;
+
+		if (in_nursery_by_mono(mid))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	*start = hi;
+	/* the first address above it: lo in it, hi not */
+	lo = inside;
+	hi = UINTPTR_MAX;
+	while (hi - lo > 1) {
+		uintptr_t mid = lo + (hi - lo) / 2;
+
+		if (in_nursery_by_mono(mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*end = hi;
+}
+
+/* A fresh small object is in the nursery: its address finds the range.
+ * Runs once, on the main thread, when the runtime is ready; the GCs
+ * before it record no bounds and so prove no death. */
+static void find_nursery(void)
+{
+	MonoObject *probe = mono_object_new(mono_domain_get(),
+					    mono_get_object_class());
+	uintptr_t at = (uintptr_t)probe, start, end;
+
+	if (!probe || !in_nursery_by_mono(at))
+		return; /* allocated elsewhere (degraded mode): none known */
+	nursery_around(at, &start, &end);
+	if (end - start < 4096 || in_nursery_by_mono(start - 1) ||
+	    in_nursery_by_mono(end))
+		return;
+	state.nursery_start = start;
+	state.nursery_end = end;
+	set_flag(&state.nursery_known, true);
+}
+
+static bool in_nursery(uintptr_t a)
+{
+	return a >= state.nursery_start && a < state.nursery_end;
+}
+
+/* At a GC's start: the nursery, generation 0, the only generation whose
+ * survivors Mono reports all (see gc_close and on_gc_roots), so the only
+ * bounds that may prove deaths (doc/design.md, rule (a)). */
+static void record_start_bounds(void)
+{
+	struct ht_generation_range nursery = {
+		.generation = 0,
+		.start = state.nursery_start,
+		.length = state.nursery_end - state.nursery_start,
+		.reserved = state.nursery_end - state.nursery_start,
+	};
+
+	ht_generation_bounds(state.rec, 1, &nursery);
+}
+
+/* At a GC's finish: the nursery, and the old generation as every other
+ * address (mono_gc_get_generation's answer for them), so that an object
+ * carried out of the nursery is seen promoted. */
+static void record_finish_bounds(void)
+{
+	uint64_t size = state.nursery_end - state.nursery_start;
+	uint64_t above = (uint64_t)0 - state.nursery_end; /* to the top */
+	struct ht_generation_range g[3] = {
+		{.generation = 0, .start = state.nursery_start,
+		 .length = size, .reserved = size},
+		{.generation = 1, .start = 0,
+		 .length = state.nursery_start,
+		 .reserved = state.nursery_start},
+		{.generation = 1, .start = state.nursery_end,
+		 .length = above, .reserved = above},
+	};
+
+	ht_generation_bounds(state.rec, 3, g);
+}
+
+/* A GC whose roots Mono did not report (the pause that starts a
+ * concurrent major collection, which moves and frees nothing): no
+ * survivor is known, so the whole nursery is reported surviving in
+ * place, and none of its objects is claimed dead. */
+static void record_nursery_kept(void)
+{
+	ht_id start = state.nursery_start;
+	uint64_t length = state.nursery_end - state.nursery_start;
+
+	ht_surviving_references(state.rec, 1, &start, &length);
+}
+
+/* Roots into the nursery, reported once the collection is done: Mono
+ * reports them after every object has been copied out and the roots
+ * updated, so the nursery objects they hold are those pinned there, the
+ * survivors that did not move. A block of 1 byte covers the object's id;
+ * its header is not read (sgen keeps its pin bit there now). */
+static void record_nursery_survivors(uint64_t count,
+				     MonoObject *const *objects)
+{
+	ht_id starts[BATCH];
+	uint64_t lengths[BATCH];
+	size_t n = 0;
+
+	for (uint64_t i = 0; i < count; i++) {
+		uintptr_t a = (uintptr_t)objects[i];
+
+		if (!in_nursery(a))
+			continue;
+		if (n == BATCH) {
+			ht_surviving_references(state.rec, n, starts, lengths);
+			n = 0;
+		}
+		starts[n] = a;
+		lengths[n++] = 1;
+	}
+	if (n)
+		ht_surviving_references(state.rec, n, starts, lengths);
+}
+
 /* ---- allocations, moves -------------------------------------------------- */
 
 static void gc_open(int gen);
@@ -773,12 +924,25 @@ static void on_gc_roots(MonoProfiler *prof, uint64_t count,
 	uint8_t kinds[BATCH], root_flags[BATCH];
 
 	(void)prof;
-	/* Only a major collection begun in a walked pause: the roots of a
-	 * minor one before it, or of the end of a concurrent major that the
-	 * forced collection finishes first, would make a dump of their own. */
-	if (!state.walk_pause || !state.gc_open || !state.gc_major ||
-	    !state.gc_started_here || !enter())
+	if (!enter())
 		return;
+	/* the finishing pause of a concurrent major may report its roots
+	 * before its END event */
+	if (!state.gc_open && flag(&state.in_pause))
+		gc_open(state.major_running ? state.max_gen : 0);
+	if (state.gc_open && flag(&state.nursery_known)) {
+		state.gc_roots_seen = true;
+		record_nursery_survivors(count, objects);
+	}
+	/* The roots themselves only in a major collection begun in a walked
+	 * pause: the roots of a minor one before it, or of the end of a
+	 * concurrent major that the forced collection finishes first, would
+	 * make a dump of their own. */
+	if (!state.walk_pause || !state.gc_open || !state.gc_major ||
+	    !state.gc_started_here) {
+		leave();
+		return;
+	}
 	for (uint64_t done = 0; done < count;) {
 		size_t n = batch(count - done);
 
@@ -814,8 +978,12 @@ static void piece_flush(void)
 	state.piece.valid = false;
 }
 
-/* The size is given with the first call for an object and is 0 in the
- * calls that continue it. */
+/* Mono gives a size with the first call for an object (0 in the calls
+ * that continue it): the size of sgen's slot for it, which in the old
+ * generation is that of its block's size class (80 bytes for a 72-byte
+ * object). The object's own size, rounded to 8, is what its allocation
+ * gave, and what the walk records. The walk runs once the collection is
+ * over, when the object's header holds its vtable alone again. */
 static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 			  uintptr_t num, MonoObject **refs, uintptr_t *offsets,
 			  void *data)
@@ -832,7 +1000,7 @@ static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 		p->valid = true;
 		p->id = id;
 		p->class_id = (ht_id)(uintptr_t)klass;
-		p->size = heap_size(size);
+		p->size = heap_size(mono_object_get_size(obj));
 		p->generation = mono_gc_get_generation(obj);
 		p->fields = state.tables_held ? class_fields_of(klass, 0)
 					      : NULL;
@@ -895,8 +1063,6 @@ static void pause_begin(uint32_t gen, bool serial)
 			   (requested || (qualifies((int)gen) &&
 					  due(state.qualifying + 1)));
 	if (state.walk_pause) {
-		mono_profiler_set_gc_roots_callback(state.handle, on_gc_roots);
-		state.roots_on = true;
 		/* held only by a thread growing them after its pause */
 		state.tables_held = tables_claim();
 	}
@@ -912,8 +1078,14 @@ static void world_stopped(void)
 
 static void gc_close(void)
 {
-	if (state.gc_open)
-		ht_gc_finished(state.rec);
+	if (!state.gc_open)
+		return;
+	if (flag(&state.nursery_known)) {
+		if (!state.gc_roots_seen)
+			record_nursery_kept();
+		record_finish_bounds();
+	}
+	ht_gc_finished(state.rec);
 	state.gc_open = false;
 }
 
@@ -922,7 +1094,10 @@ static void gc_open(int gen)
 	gc_close();
 	ht_gc_started(state.rec, state.gc_number++, collected_generations(gen),
 		      state.induced_pause ? HT_GC_INDUCED : HT_GC_OTHER);
+	if (flag(&state.nursery_known))
+		record_start_bounds();
 	state.gc_open = true;
+	state.gc_roots_seen = false;
 	state.gc_major = gen >= state.max_gen;
 	state.gc_started_here = false;
 }
@@ -957,10 +1132,6 @@ static void gc_end(int gen)
 
 static void pause_end(void)
 {
-	if (state.roots_on) {
-		mono_profiler_set_gc_roots_callback(state.handle, NULL);
-		state.roots_on = false;
-	}
 	if (state.walk_pause) {
 		if (!state.gc_open)
 			gc_open(state.max_gen);
@@ -1241,8 +1412,9 @@ static bool open_trace(void)
 		.runtime = "mono",
 		.runtime_version = version,
 		.pointer_size = (uint32_t)sizeof(void *),
-		/* a major collection reports no survivors, moves only */
-		.reports_survivors = false,
+		/* every survivor inside the bounds recorded at a GC's start
+		 * (the nursery): moved, or pinned and reported as a root */
+		.reports_survivors = true,
 		.command_line = cmd,
 		.has_start_time = true,
 		.start_time = (int64_t)time(NULL),
@@ -1273,6 +1445,9 @@ static void install_callbacks(void)
 	mono_profiler_set_thread_name_callback(h, on_thread_name);
 	mono_profiler_set_gc_event_callback(h, on_gc_event);
 	mono_profiler_set_gc_moves_callback(h, on_moves);
+	/* from the start: Mono notes the pinned objects it will report only
+	 * while a roots callback is installed */
+	mono_profiler_set_gc_roots_callback(h, on_gc_roots);
 	mono_profiler_set_gc_root_register_callback(h, on_root_register);
 	mono_profiler_set_gc_root_unregister_callback(h, on_root_unregister);
 	mono_profiler_set_gc_finalized_callback(h, on_finalized);
