@@ -165,6 +165,9 @@ static struct {
 	int64_t gc_number;
 	uint64_t qualifying;  /* collections that count for --every */
 	struct piece piece;
+	/* nursery objects the walk met, for surviving blocks */
+	ht_id walked_survivors[BATCH];
+	size_t n_walked_survivors;
 	char class_name[CLASS_NAME_MAX];
 
 	/* field tables: used by one thread at a time, the one that holds
@@ -801,6 +804,24 @@ static uint64_t heap_size(uint64_t size)
 	return (size + 7) & ~(uint64_t)7; /* objects are 8-byte aligned */
 }
 
+/* sgen's largest object outside its large object space */
+#define SMALL_OBJECT_MAX 8000
+
+/* The size an allocation records: the object's own, but for a small
+ * object allocated outside the nursery, which sgen does only for a
+ * pinned allocation (an interned string, say) or when the nursery is
+ * full. Mono raises the event for a pinned object before its caller has
+ * filled it in (an interned string still has length 0 then), so its size
+ * is not known yet: 0, which the first dump that shows it fills in. */
+static uint64_t allocated_size(MonoObject *obj)
+{
+	uint64_t size = heap_size(mono_object_get_size(obj));
+
+	if (size < SMALL_OBJECT_MAX && mono_gc_get_generation(obj) != 0)
+		return 0;
+	return size;
+}
+
 static void on_allocation(MonoProfiler *prof, MonoObject *obj)
 {
 	(void)prof;
@@ -808,7 +829,7 @@ static void on_allocation(MonoProfiler *prof, MonoObject *obj)
 		return;
 	ht_object_allocated(state.rec, (ht_id)(uintptr_t)obj,
 			    (ht_id)(uintptr_t)mono_object_get_class(obj),
-			    heap_size(mono_object_get_size(obj)));
+			    allocated_size(obj));
 	leave();
 }
 
@@ -978,6 +999,33 @@ static void piece_flush(void)
 	state.piece.valid = false;
 }
 
+static void walked_survivors_flush(void)
+{
+	uint64_t lengths[BATCH];
+
+	for (size_t i = 0; i < state.n_walked_survivors; i++)
+		lengths[i] = 1;
+	if (state.n_walked_survivors)
+		ht_surviving_references(state.rec, state.n_walked_survivors,
+					state.walked_survivors, lengths);
+	state.n_walked_survivors = 0;
+}
+
+/* An object the walk finds in the nursery survived this collection in
+ * place (nothing is moved into the nursery), whether or not Mono reported
+ * the root that pins it: sgen pins objects it does not report as roots
+ * (an object its own thread's stack holds by an interior pointer, it
+ * seems). So in a walked collection the walk, not the roots, says which
+ * nursery objects survived. */
+static void note_walked(ht_id id)
+{
+	if (!flag(&state.nursery_known) || !in_nursery((uintptr_t)id))
+		return;
+	if (state.n_walked_survivors == BATCH)
+		walked_survivors_flush();
+	state.walked_survivors[state.n_walked_survivors++] = id;
+}
+
 /* Mono gives a size with the first call for an object (0 in the calls
  * that continue it): the size of sgen's slot for it, which in the old
  * generation is that of its block's size class (80 bytes for a 72-byte
@@ -997,6 +1045,7 @@ static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 	} else {
 		piece_flush();
 		name_class_in_pause(klass);
+		note_walked(id);
 		p->valid = true;
 		p->id = id;
 		p->class_id = (ht_id)(uintptr_t)klass;
@@ -1018,8 +1067,10 @@ static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 static void walk_heap(void)
 {
 	state.piece.valid = false;
+	state.n_walked_survivors = 0;
 	mono_gc_walk_heap(0, on_walk_object, NULL);
 	piece_flush();
+	walked_survivors_flush();
 }
 
 /* ---- GC pauses ----------------------------------------------------------- */
