@@ -9,12 +9,7 @@
  *     recorded GC runs from a START event (or, for the end of a concurrent
  *     major begun in an earlier pause, its END) to the next START or the end
  *     of the stop-the-world pause, whichever comes first, so that GCs never
- *     nest and never stay open while the program runs; a major START that
- *     follows a major GC in the same pause continues it.
- *   - generations: the nursery's bounds at each GC's start, both
- *     generations' at its finish, and the nursery objects that survived
- *     in place (pinned) as surviving blocks, from the roots Mono reports
- *     after every collection and from the walk.
+ *     nest and never stay open while the program runs.
  *   - object moves (old/new pairs): moved_references blocks of length 1.
  *   - root slots, with the source Mono registered their range with:
  *     root_references with kinds (stack, finalizer, handle, other) and ids
@@ -1162,14 +1157,7 @@ static void gc_open(int gen)
  * one that is due but cannot be walked here asks for a forced one. */
 static void gc_start(int gen)
 {
-	/* A major collection that follows another one in the same pause
-	 * (the end of a concurrent major, finished first by a forced
-	 * collection) goes on in the same GC: Mono reports the first one's
-	 * last moves only when the pause ends, and in a GC of their own they
-	 * would carry objects the second one frees. Both collect every
-	 * generation, so one GC tells the same. */
-	if (!(state.gc_open && state.gc_major && gen >= state.max_gen))
-		gc_open(gen);
+	gc_open(gen);
 	state.gc_started_here = true;
 	if (gen >= state.max_gen)
 		state.major_running = true;
