@@ -10,6 +10,10 @@
  *     major begun in an earlier pause, its END) to the next START or the end
  *     of the stop-the-world pause, whichever comes first, so that GCs never
  *     nest and never stay open while the program runs.
+ *   - generations: the nursery's bounds at each GC's start, both
+ *     generations' at its finish, and the nursery objects that survived
+ *     in place (pinned) as surviving blocks, from the roots Mono reports
+ *     after every collection and from the walk.
  *   - object moves (old/new pairs): moved_references blocks of length 1.
  *   - root slots, with the source Mono registered their range with:
  *     root_references with kinds (stack, finalizer, handle, other) and ids
@@ -81,6 +85,8 @@
 /* Field tables room at first: classes, and reference fields in all. */
 #define FIRST_FIELD_CLASSES 4096
 #define FIRST_FIELD_SLOTS 32768
+/* Moves a walked GC can have before the first grows the room (1 MiB) */
+#define FIRST_DESTINATIONS (1u << 17)
 /* FieldAttributes (ECMA-335 II.23.1.5) */
 #define FIELD_STATIC 0x10
 #define FIELD_LITERAL 0x40
@@ -150,6 +156,7 @@ static struct {
 	_Atomic bool requested;      /* a walk is due at the next major */
 	_Atomic bool stopping;       /* the exit dump is taken: no more walks */
 	_Atomic bool in_pause;       /* the world is stopped */
+	_Atomic bool concurrent;     /* a concurrent major runs between pauses */
 
 	/* Pause state. Pauses are serialized by Mono's GC lock, and each one
 	 * runs on the single thread that collects, so plain fields do. */
@@ -168,6 +175,15 @@ static struct {
 	/* nursery objects the walk met, for surviving blocks */
 	ht_id walked_survivors[BATCH];
 	size_t n_walked_survivors;
+	/* A walked major GC proves the old generation's dead too: the
+	 * destinations of its moves (allocated beforehand, grown between
+	 * pauses), and the run of walked objects that survived in place */
+	bool gc_proves_old;
+	bool gc_walked;
+	_Atomic bool dests_busy;  /* held by a walked GC, or growing them */
+	ht_id *dests;
+	size_t n_dests, cap_dests, most_dests;
+	bool dests_overflow;
 	char class_name[CLASS_NAME_MAX];
 
 	/* field tables: used by one thread at a time, the one that holds
@@ -718,36 +734,57 @@ static bool in_nursery(uintptr_t a)
 /* At a GC's start: the nursery, generation 0, the only generation whose
  * survivors Mono reports all (see gc_close and on_gc_roots), so the only
  * bounds that may prove deaths (doc/design.md, rule (a)). */
-static void record_start_bounds(void)
-{
-	struct ht_generation_range nursery = {
-		.generation = 0,
-		.start = state.nursery_start,
-		.length = state.nursery_end - state.nursery_start,
-		.reserved = state.nursery_end - state.nursery_start,
-	};
-
-	ht_generation_bounds(state.rec, 1, &nursery);
-}
-
-/* At a GC's finish: the nursery, and the old generation as every other
- * address (mono_gc_get_generation's answer for them), so that an object
- * carried out of the nursery is seen promoted. */
-static void record_finish_bounds(void)
+/* Both generations: the nursery, and the old generation as every other
+ * address (mono_gc_get_generation's answer for them). */
+static void both_generations(struct ht_generation_range g[3])
 {
 	uint64_t size = state.nursery_end - state.nursery_start;
 	uint64_t above = (uint64_t)0 - state.nursery_end; /* to the top */
-	struct ht_generation_range g[3] = {
-		{.generation = 0, .start = state.nursery_start,
-		 .length = size, .reserved = size},
-		{.generation = 1, .start = 0,
-		 .length = state.nursery_start,
-		 .reserved = state.nursery_start},
-		{.generation = 1, .start = state.nursery_end,
-		 .length = above, .reserved = above},
-	};
 
+	g[0] = (struct ht_generation_range){
+		.generation = 0, .start = state.nursery_start,
+		.length = size, .reserved = size};
+	g[1] = (struct ht_generation_range){
+		.generation = 1, .start = 0,
+		.length = state.nursery_start, .reserved = state.nursery_start};
+	g[2] = (struct ht_generation_range){
+		.generation = 1, .start = state.nursery_end,
+		.length = above, .reserved = above};
+}
+
+/* At a GC's start: the generations whose every survivor is reported as
+ * a block, since only their bounds may prove deaths (doc/design.md, rule
+ * (a)): the nursery, whose survivors Mono moves or pins (see gc_close and
+ * on_gc_roots), and in a walked major GC the old generation too, whose
+ * survivors the walk shows (record_walked_survivor). */
+static void record_start_bounds(bool with_old)
+{
+	struct ht_generation_range g[3];
+
+	both_generations(g);
+	ht_generation_bounds(state.rec, with_old ? 3 : 1, g);
+}
+
+/* At a GC's finish: both, so that an object carried out of the nursery
+ * is seen promoted. */
+static void record_finish_bounds(void)
+{
+	struct ht_generation_range g[3];
+
+	both_generations(g);
 	ht_generation_bounds(state.rec, 3, g);
+}
+
+/* A GC that proves the old generation's dead but was not walked (another
+ * collection followed it in its pause): its old objects are all kept in
+ * place, as no report tells which survived. */
+static void record_old_kept(void)
+{
+	ht_id starts[2] = {0, state.nursery_end};
+	uint64_t lengths[2] = {state.nursery_start,
+			       (uint64_t)0 - state.nursery_end};
+
+	ht_surviving_references(state.rec, 2, starts, lengths);
 }
 
 /* A GC whose roots Mono did not report (the pause that starts a
@@ -833,6 +870,16 @@ static void on_allocation(MonoProfiler *prof, MonoObject *obj)
 	leave();
 }
 
+/* A destination of the walked GC's moves: the walk shows the object
+ * there, moved, not survived in place. */
+static void note_destination(ht_id id)
+{
+	if (state.n_dests < state.cap_dests)
+		state.dests[state.n_dests++] = id;
+	else
+		state.dests_overflow = true;
+}
+
 /* objects: old, new, old, new, ...; count counts both. */
 static void on_moves(MonoProfiler *prof, MonoObject *const *objects,
 		     uint64_t count)
@@ -858,6 +905,8 @@ static void on_moves(MonoProfiler *prof, MonoObject *const *objects,
 
 			old_ids[i] = (ht_id)(uintptr_t)pair[0];
 			new_ids[i] = (ht_id)(uintptr_t)pair[1];
+			if (state.gc_proves_old)
+				note_destination(new_ids[i]);
 		}
 		ht_moved_references(state.rec, n, old_ids, new_ids, lengths);
 		done += n;
@@ -1026,6 +1075,73 @@ static void note_walked(ht_id id)
 	state.walked_survivors[state.n_walked_survivors++] = id;
 }
 
+/* Ids in place, ascending: a heap sort, which allocates nothing. */
+static void sift_down(ht_id *a, size_t root, size_t n)
+{
+	for (;;) {
+		size_t child = 2 * root + 1;
+		ht_id t;
+
+		if (child >= n)
+			return;
+		if (child + 1 < n && a[child + 1] > a[child])
+			child++;
+		if (a[root] >= a[child])
+			return;
+		t = a[root];
+		a[root] = a[child];
+		a[child] = t;
+		root = child;
+	}
+}
+
+static void sort_ids(ht_id *a, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(a, i, n);
+	for (size_t end = n; end > 1; end--) {
+		ht_id t = a[0];
+
+		a[0] = a[end - 1];
+		a[end - 1] = t;
+		sift_down(a, 0, end - 1);
+	}
+}
+
+static bool is_destination(ht_id id)
+{
+	size_t lo = 0, hi = state.n_dests;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (state.dests[mid] == id)
+			return true;
+		if (state.dests[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static void walked_survivors_flush(void);
+
+/* An object of the old generation that the walk of a GC proving its dead
+ * finds where no move put it: it survived in place. Each gets a block of
+ * its own, 1 byte long: the memory of a dead object may hold a live one
+ * now (a large object over freed ones), so a block over a live object's
+ * extent could cover the id of a dead one. */
+static void note_walked_old(ht_id id, uintptr_t size)
+{
+	if (!state.gc_proves_old || state.dests_overflow || size == 0 ||
+	    in_nursery((uintptr_t)id) || is_destination(id))
+		return;
+	if (state.n_walked_survivors == BATCH)
+		walked_survivors_flush();
+	state.walked_survivors[state.n_walked_survivors++] = id;
+}
+
 /* Mono gives a size with the first call for an object (0 in the calls
  * that continue it): the size of sgen's slot for it, which in the old
  * generation is that of its block's size class (80 bytes for a 72-byte
@@ -1046,6 +1162,7 @@ static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 		piece_flush();
 		name_class_in_pause(klass);
 		note_walked(id);
+		note_walked_old(id, size);
 		p->valid = true;
 		p->id = id;
 		p->class_id = (ht_id)(uintptr_t)klass;
@@ -1068,9 +1185,13 @@ static void walk_heap(void)
 {
 	state.piece.valid = false;
 	state.n_walked_survivors = 0;
+	if (state.gc_proves_old)
+		sort_ids(state.dests, state.n_dests);
 	mono_gc_walk_heap(0, on_walk_object, NULL);
 	piece_flush();
 	walked_survivors_flush();
+	/* with destinations left out, the old survivors are not known */
+	state.gc_walked = !state.dests_overflow;
 }
 
 /* ---- GC pauses ----------------------------------------------------------- */
@@ -1127,6 +1248,18 @@ static void world_stopped(void)
 		rootmap_freeze(&state.roots);
 }
 
+static bool dests_claim(void)
+{
+	bool was = false;
+
+	return atomic_compare_exchange_strong(&state.dests_busy, &was, true);
+}
+
+static void dests_release(void)
+{
+	atomic_store(&state.dests_busy, false);
+}
+
 static void gc_close(void)
 {
 	if (!state.gc_open)
@@ -1134,30 +1267,52 @@ static void gc_close(void)
 	if (flag(&state.nursery_known)) {
 		if (!state.gc_roots_seen)
 			record_nursery_kept();
+		if (state.gc_proves_old && !state.gc_walked)
+			record_old_kept();
 		record_finish_bounds();
 	}
 	ht_gc_finished(state.rec);
 	state.gc_open = false;
+	if (state.gc_proves_old) {
+		if (state.n_dests > state.most_dests || state.dests_overflow)
+			state.most_dests = state.dests_overflow
+						   ? 2 * state.cap_dests
+						   : state.n_dests;
+		dests_release();
+	}
+	state.gc_proves_old = false;
 }
 
-static void gc_open(int gen)
+/* Opens a GC; proving_old: a major GC this pause walks, which can prove
+ * the old generation's dead. */
+static void gc_open_as(int gen, bool proving_old)
 {
 	gc_close();
 	ht_gc_started(state.rec, state.gc_number++, collected_generations(gen),
 		      state.induced_pause ? HT_GC_INDUCED : HT_GC_OTHER);
+	state.gc_proves_old = proving_old && flag(&state.nursery_known) &&
+			      state.dests && dests_claim();
+	state.gc_walked = false;
+	state.n_dests = 0;
+	state.dests_overflow = false;
 	if (flag(&state.nursery_known))
-		record_start_bounds();
+		record_start_bounds(state.gc_proves_old);
 	state.gc_open = true;
 	state.gc_roots_seen = false;
 	state.gc_major = gen >= state.max_gen;
 	state.gc_started_here = false;
 }
 
+static void gc_open(int gen)
+{
+	gc_open_as(gen, false);
+}
+
 /* A collection starts: it counts for --every unless we forced it, and
  * one that is due but cannot be walked here asks for a forced one. */
 static void gc_start(int gen)
 {
-	gc_open(gen);
+	gc_open_as(gen, state.walk_pause && gen >= state.max_gen);
 	state.gc_started_here = true;
 	if (gen >= state.max_gen)
 		state.major_running = true;
@@ -1177,12 +1332,19 @@ static void gc_end(int gen)
 {
 	if (!state.gc_open)
 		gc_open(gen);
-	if (gen >= state.max_gen)
+	if (gen >= state.max_gen) {
 		state.major_running = false;
+		/* a dump waits for it (on_finalized) */
+		if (flag(&state.concurrent) && flag(&state.requested))
+			state.notify_after = true;
+		set_flag(&state.concurrent, false);
+	}
 }
 
 static void pause_end(void)
 {
+	if (state.major_running)
+		set_flag(&state.concurrent, true);
 	if (state.walk_pause) {
 		if (!state.gc_open)
 			gc_open(state.max_gen);
@@ -1197,11 +1359,30 @@ static void pause_end(void)
 	set_flag(&state.in_pause, false);
 }
 
+/* Between pauses: room for twice the most moves a walked GC has had. */
+static void dests_make_room(void)
+{
+	size_t cap = state.cap_dests;
+	ht_id *more;
+
+	if (state.most_dests * 2 <= cap || !dests_claim())
+		return;
+	while (state.most_dests * 2 > cap)
+		cap *= 2;
+	more = realloc(state.dests, cap * sizeof(*more));
+	if (more) {
+		state.dests = more;
+		state.cap_dests = cap;
+	}
+	dests_release();
+}
+
 /* The finalizer thread serves requests (on_finalized): waking it is all
  * that may be done from here, and only once the world runs again. */
 static void after_pause(void)
 {
 	field_tables_make_room();
+	dests_make_room();
 	if (state.notify_after && flag(&state.runtime_ready))
 		mono_gc_finalize_notify();
 	state.notify_after = false;
@@ -1239,11 +1420,17 @@ static void on_gc_event(MonoProfiler *prof, MonoProfilerGCEvent ev,
 }
 
 /* Runs on the finalizer thread each time it wakes: a thread the runtime
- * knows, outside any pause, where a collection may be forced. */
+ * knows, outside any pause, where a collection may be forced. Not while a
+ * concurrent major collection runs: the forced one would finish it first,
+ * in the same pause, and Mono reports a pause's last moves only when it
+ * ends, so the first collection's would be recorded in the second, which
+ * may free what they carry. The end of the concurrent one wakes it
+ * again (gc_end). */
 static void on_finalized(MonoProfiler *prof)
 {
 	(void)prof;
 	if (flag(&state.requested) &&
+	    !flag(&state.concurrent) &&
 	    !flag(&state.stopping) &&
 	    !flag(&state.closed))
 		mono_gc_collect(mono_gc_max_generation());
@@ -1546,6 +1733,10 @@ void mono_profiler_init_heaptrace(const char *desc)
 		say("out of memory; not recording");
 		return;
 	}
+	state.cap_dests = FIRST_DESTINATIONS;
+	state.dests = malloc(state.cap_dests * sizeof(*state.dests));
+	if (!state.dests)
+		state.cap_dests = 0; /* no walked GC proves the old's dead */
 	state.max_gen = mono_gc_max_generation();
 	if (state.max_gen < 0)
 		state.max_gen = 1;
