@@ -259,7 +259,7 @@ fi
 # A long-lived table that keeps changing and much short-lived garbage, with
 # every allocation and a dump after every GC: the nursery's bounds and its
 # pinned survivors let each minor GC promote what it moves and prove the
-# rest dead; a dump proves dead the old objects it lacks.
+# rest dead; a walked major GC proves the old generation's dead.
 if [ -n "$churn" ] && [ -f "$churn" ]; then
 	t=$work/churn.ht
 	"$heaptrace" record -q -o "$t" --allocations --dump-on every-gc -- \
@@ -277,6 +277,12 @@ if [ -n "$churn" ] && [ -f "$churn" ]; then
 		.tracking.died_objects == ([.gcs[].died_objects] | add) +
 			([.dumps[].died_objects] | add)' "$work/churn.json" \
 		>/dev/null || fail "GcChurn: the GCs' and dumps' deaths do not add up to $(jq -c .tracking "$work/churn.json")"
+	# the dumps are walked major GCs, which prove the old generation's
+	# dead themselves: no death is left for a dump to find by absence
+	jq -e '([.gcs[] | select(.generations != [0]) | .died_objects] |
+		add) > 0 and ([.dumps[].died_objects] | add) == 0' \
+		"$work/churn.json" >/dev/null ||
+		fail "GcChurn: deaths in major GCs $(jq -c '[.gcs[] | select(.generations != [0]) | .died_objects]' "$work/churn.json"), in dumps $(jq -c '[.dumps[].died_objects]' "$work/churn.json")"
 	# minor GCs: what they move out of the nursery is promoted, the rest
 	# of it dies but for the objects pinned there
 	minors=$(jq '[.gcs[] | select(.generations == [0])]' "$work/churn.json")
