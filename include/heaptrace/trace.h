@@ -267,7 +267,8 @@ struct ht_header {
 	const char *runtime;         /* "clr", "mono", "jvm", "msjvm", ... or NULL */
 	const char *runtime_version; /* or NULL */
 	uint32_t pointer_size;       /* 4 or 8 */
-	bool reports_survivors;      /* the runtime reports all survivors as blocks */
+	bool reports_survivors;      /* every survivor inside a GC's start
+				      * bounds is reported as a block */
 	const char *command_line;    /* of the recorded process, or NULL */
 	bool has_start_time;
 	int64_t start_time;          /* seconds since the epoch, UTC */

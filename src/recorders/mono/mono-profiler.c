@@ -10,6 +10,10 @@
  *     major begun in an earlier pause, its END) to the next START or the end
  *     of the stop-the-world pause, whichever comes first, so that GCs never
  *     nest and never stay open while the program runs.
+ *   - generations: the nursery's bounds at each GC's start, both
+ *     generations' at its finish, and the nursery objects that survived
+ *     in place (pinned) as surviving blocks, from the roots Mono reports
+ *     after every collection and from the walk.
  *   - object moves (old/new pairs): moved_references blocks of length 1.
  *   - root slots, with the source Mono registered their range with:
  *     root_references with kinds (stack, finalizer, handle, other) and ids
@@ -81,6 +85,8 @@
 /* Field tables room at first: classes, and reference fields in all. */
 #define FIRST_FIELD_CLASSES 4096
 #define FIRST_FIELD_SLOTS 32768
+/* Moves a walked GC can have before the first grows the room (1 MiB) */
+#define FIRST_DESTINATIONS (1u << 17)
 /* FieldAttributes (ECMA-335 II.23.1.5) */
 #define FIELD_STATIC 0x10
 #define FIELD_LITERAL 0x40
@@ -150,21 +156,34 @@ static struct {
 	_Atomic bool requested;      /* a walk is due at the next major */
 	_Atomic bool stopping;       /* the exit dump is taken: no more walks */
 	_Atomic bool in_pause;       /* the world is stopped */
+	_Atomic bool concurrent;     /* a concurrent major runs between pauses */
 
 	/* Pause state. Pauses are serialized by Mono's GC lock, and each one
 	 * runs on the single thread that collects, so plain fields do. */
 	int max_gen;
 	bool walk_pause;      /* this pause ends with a heap walk */
 	bool induced_pause;   /* forced by us (request, exit) */
-	bool roots_on;        /* the roots callback is installed */
 	bool gc_open;         /* gc_started recorded, gc_finished not yet */
 	bool gc_major;        /* the open GC collects the old generation */
 	bool major_running;   /* a concurrent major began in an earlier pause */
 	bool gc_started_here; /* the open GC began with a START in this pause */
+	bool gc_roots_seen;   /* Mono reported the open GC's roots */
 	bool notify_after;    /* wake the finalizer thread after the pause */
 	int64_t gc_number;
 	uint64_t qualifying;  /* collections that count for --every */
 	struct piece piece;
+	/* nursery objects the walk met, for surviving blocks */
+	ht_id walked_survivors[BATCH];
+	size_t n_walked_survivors;
+	/* A walked major GC proves the old generation's dead too: the
+	 * destinations of its moves (allocated beforehand, grown between
+	 * pauses), and the run of walked objects that survived in place */
+	bool gc_proves_old;
+	bool gc_walked;
+	_Atomic bool dests_busy;  /* held by a walked GC, or growing them */
+	ht_id *dests;
+	size_t n_dests, cap_dests, most_dests;
+	bool dests_overflow;
 	char class_name[CLASS_NAME_MAX];
 
 	/* field tables: used by one thread at a time, the one that holds
@@ -174,6 +193,11 @@ static struct {
 	bool tables_held;     /* this pause holds them */
 	ht_id last_field;     /* the last field id given */
 	_Atomic uint64_t classes_unmapped; /* no room for their table */
+
+	/* the nursery, generation 0: [start, end), fixed once the runtime
+	 * runs; nursery_known publishes the two */
+	uintptr_t nursery_start, nursery_end;
+	_Atomic bool nursery_known;
 
 	/* classes named before the runtime could name generics fully */
 	MonoClass **early;
@@ -361,6 +385,8 @@ static void on_thread_name(MonoProfiler *prof, uintptr_t tid, const char *name)
 	leave();
 }
 
+static void find_nursery(void);
+
 static void on_runtime_initialized(MonoProfiler *prof)
 {
 	(void)prof;
@@ -368,6 +394,7 @@ static void on_runtime_initialized(MonoProfiler *prof)
 	if (!enter())
 		return;
 	rename_early_classes();
+	find_nursery();
 	leave();
 }
 
@@ -636,6 +663,170 @@ static void field_tables_make_room(void)
 	tables_release();
 }
 
+/* ---- the nursery --------------------------------------------------------- */
+
+/*
+ * sgen's nursery is one range of addresses, and mono_gc_get_generation
+ * tells whether an address lies in it by arithmetic alone (it reads
+ * nothing there), so the range's edges can be searched for from any
+ * address inside it. They do not change once the runtime runs (a nursery
+ * that resizes itself does so inside the range reserved at startup).
+ */
+static bool in_nursery_by_mono(uintptr_t a)
+{
+	return mono_gc_get_generation((MonoObject *)a) == 0;
+}
+
+/* The range of addresses around inside, an address in the nursery. */
+static void nursery_around(uintptr_t inside, uintptr_t *start, uintptr_t *end)
+{
+	uintptr_t lo = 0, hi = inside;
+
+	/* the lowest address of the nursery: in it from hi to inside */
+	while (lo < hi) {
+		uintptr_t mid = lo + (hi - lo) / 2;
+
+		if (in_nursery_by_mono(mid))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	*start = hi;
+	/* the first address above it: lo in it, hi not */
+	lo = inside;
+	hi = UINTPTR_MAX;
+	while (hi - lo > 1) {
+		uintptr_t mid = lo + (hi - lo) / 2;
+
+		if (in_nursery_by_mono(mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*end = hi;
+}
+
+/* A fresh small object is in the nursery: its address finds the range.
+ * Runs once, on the main thread, when the runtime is ready; the GCs
+ * before it record no bounds and so prove no death. */
+static void find_nursery(void)
+{
+	MonoObject *probe = mono_object_new(mono_domain_get(),
+					    mono_get_object_class());
+	uintptr_t at = (uintptr_t)probe, start, end;
+
+	if (!probe || !in_nursery_by_mono(at))
+		return; /* allocated elsewhere (degraded mode): none known */
+	nursery_around(at, &start, &end);
+	if (end - start < 4096 || in_nursery_by_mono(start - 1) ||
+	    in_nursery_by_mono(end))
+		return;
+	state.nursery_start = start;
+	state.nursery_end = end;
+	set_flag(&state.nursery_known, true);
+}
+
+static bool in_nursery(uintptr_t a)
+{
+	return a >= state.nursery_start && a < state.nursery_end;
+}
+
+/* At a GC's start: the nursery, generation 0, the only generation whose
+ * survivors Mono reports all (see gc_close and on_gc_roots), so the only
+ * bounds that may prove deaths (doc/design.md, rule (a)). */
+/* Both generations: the nursery, and the old generation as every other
+ * address (mono_gc_get_generation's answer for them). */
+static void both_generations(struct ht_generation_range g[3])
+{
+	uint64_t size = state.nursery_end - state.nursery_start;
+	uint64_t above = (uint64_t)0 - state.nursery_end; /* to the top */
+
+	g[0] = (struct ht_generation_range){
+		.generation = 0, .start = state.nursery_start,
+		.length = size, .reserved = size};
+	g[1] = (struct ht_generation_range){
+		.generation = 1, .start = 0,
+		.length = state.nursery_start, .reserved = state.nursery_start};
+	g[2] = (struct ht_generation_range){
+		.generation = 1, .start = state.nursery_end,
+		.length = above, .reserved = above};
+}
+
+/* At a GC's start: the generations whose every survivor is reported as
+ * a block, since only their bounds may prove deaths (doc/design.md, rule
+ * (a)): the nursery, whose survivors Mono moves or pins (see gc_close and
+ * on_gc_roots), and in a walked major GC the old generation too, whose
+ * survivors the walk shows (record_walked_survivor). */
+static void record_start_bounds(bool with_old)
+{
+	struct ht_generation_range g[3];
+
+	both_generations(g);
+	ht_generation_bounds(state.rec, with_old ? 3 : 1, g);
+}
+
+/* At a GC's finish: both, so that an object carried out of the nursery
+ * is seen promoted. */
+static void record_finish_bounds(void)
+{
+	struct ht_generation_range g[3];
+
+	both_generations(g);
+	ht_generation_bounds(state.rec, 3, g);
+}
+
+/* A GC that proves the old generation's dead but was not walked (another
+ * collection followed it in its pause): its old objects are all kept in
+ * place, as no report tells which survived. */
+static void record_old_kept(void)
+{
+	ht_id starts[2] = {0, state.nursery_end};
+	uint64_t lengths[2] = {state.nursery_start,
+			       (uint64_t)0 - state.nursery_end};
+
+	ht_surviving_references(state.rec, 2, starts, lengths);
+}
+
+/* A GC whose roots Mono did not report (the pause that starts a
+ * concurrent major collection, which moves and frees nothing): no
+ * survivor is known, so the whole nursery is reported surviving in
+ * place, and none of its objects is claimed dead. */
+static void record_nursery_kept(void)
+{
+	ht_id start = state.nursery_start;
+	uint64_t length = state.nursery_end - state.nursery_start;
+
+	ht_surviving_references(state.rec, 1, &start, &length);
+}
+
+/* Roots into the nursery, reported once the collection is done: Mono
+ * reports them after every object has been copied out and the roots
+ * updated, so the nursery objects they hold are those pinned there, the
+ * survivors that did not move. A block of 1 byte covers the object's id;
+ * its header is not read (sgen keeps its pin bit there now). */
+static void record_nursery_survivors(uint64_t count,
+				     MonoObject *const *objects)
+{
+	ht_id starts[BATCH];
+	uint64_t lengths[BATCH];
+	size_t n = 0;
+
+	for (uint64_t i = 0; i < count; i++) {
+		uintptr_t a = (uintptr_t)objects[i];
+
+		if (!in_nursery(a))
+			continue;
+		if (n == BATCH) {
+			ht_surviving_references(state.rec, n, starts, lengths);
+			n = 0;
+		}
+		starts[n] = a;
+		lengths[n++] = 1;
+	}
+	if (n)
+		ht_surviving_references(state.rec, n, starts, lengths);
+}
+
 /* ---- allocations, moves -------------------------------------------------- */
 
 static void gc_open(int gen);
@@ -650,6 +841,24 @@ static uint64_t heap_size(uint64_t size)
 	return (size + 7) & ~(uint64_t)7; /* objects are 8-byte aligned */
 }
 
+/* sgen's largest object outside its large object space */
+#define SMALL_OBJECT_MAX 8000
+
+/* The size an allocation records: the object's own, but for a small
+ * object allocated outside the nursery, which sgen does only for a
+ * pinned allocation (an interned string, say) or when the nursery is
+ * full. Mono raises the event for a pinned object before its caller has
+ * filled it in (an interned string still has length 0 then), so its size
+ * is not known yet: 0, which the first dump that shows it fills in. */
+static uint64_t allocated_size(MonoObject *obj)
+{
+	uint64_t size = heap_size(mono_object_get_size(obj));
+
+	if (size < SMALL_OBJECT_MAX && mono_gc_get_generation(obj) != 0)
+		return 0;
+	return size;
+}
+
 static void on_allocation(MonoProfiler *prof, MonoObject *obj)
 {
 	(void)prof;
@@ -657,8 +866,18 @@ static void on_allocation(MonoProfiler *prof, MonoObject *obj)
 		return;
 	ht_object_allocated(state.rec, (ht_id)(uintptr_t)obj,
 			    (ht_id)(uintptr_t)mono_object_get_class(obj),
-			    heap_size(mono_object_get_size(obj)));
+			    allocated_size(obj));
 	leave();
+}
+
+/* A destination of the walked GC's moves: the walk shows the object
+ * there, moved, not survived in place. */
+static void note_destination(ht_id id)
+{
+	if (state.n_dests < state.cap_dests)
+		state.dests[state.n_dests++] = id;
+	else
+		state.dests_overflow = true;
 }
 
 /* objects: old, new, old, new, ...; count counts both. */
@@ -686,6 +905,8 @@ static void on_moves(MonoProfiler *prof, MonoObject *const *objects,
 
 			old_ids[i] = (ht_id)(uintptr_t)pair[0];
 			new_ids[i] = (ht_id)(uintptr_t)pair[1];
+			if (state.gc_proves_old)
+				note_destination(new_ids[i]);
 		}
 		ht_moved_references(state.rec, n, old_ids, new_ids, lengths);
 		done += n;
@@ -773,12 +994,25 @@ static void on_gc_roots(MonoProfiler *prof, uint64_t count,
 	uint8_t kinds[BATCH], root_flags[BATCH];
 
 	(void)prof;
-	/* Only a major collection begun in a walked pause: the roots of a
-	 * minor one before it, or of the end of a concurrent major that the
-	 * forced collection finishes first, would make a dump of their own. */
-	if (!state.walk_pause || !state.gc_open || !state.gc_major ||
-	    !state.gc_started_here || !enter())
+	if (!enter())
 		return;
+	/* the finishing pause of a concurrent major may report its roots
+	 * before its END event */
+	if (!state.gc_open && flag(&state.in_pause))
+		gc_open(state.major_running ? state.max_gen : 0);
+	if (state.gc_open && flag(&state.nursery_known)) {
+		state.gc_roots_seen = true;
+		record_nursery_survivors(count, objects);
+	}
+	/* The roots themselves only in a major collection begun in a walked
+	 * pause: the roots of a minor one before it, or of the end of a
+	 * concurrent major that the forced collection finishes first, would
+	 * make a dump of their own. */
+	if (!state.walk_pause || !state.gc_open || !state.gc_major ||
+	    !state.gc_started_here) {
+		leave();
+		return;
+	}
 	for (uint64_t done = 0; done < count;) {
 		size_t n = batch(count - done);
 
@@ -814,8 +1048,106 @@ static void piece_flush(void)
 	state.piece.valid = false;
 }
 
-/* The size is given with the first call for an object and is 0 in the
- * calls that continue it. */
+static void walked_survivors_flush(void)
+{
+	uint64_t lengths[BATCH];
+
+	for (size_t i = 0; i < state.n_walked_survivors; i++)
+		lengths[i] = 1;
+	if (state.n_walked_survivors)
+		ht_surviving_references(state.rec, state.n_walked_survivors,
+					state.walked_survivors, lengths);
+	state.n_walked_survivors = 0;
+}
+
+/* An object the walk finds in the nursery survived this collection in
+ * place (nothing is moved into the nursery), whether or not Mono reported
+ * the root that pins it: sgen pins objects it does not report as roots
+ * (an object its own thread's stack holds by an interior pointer, it
+ * seems). So in a walked collection the walk, not the roots, says which
+ * nursery objects survived. */
+static void note_walked(ht_id id)
+{
+	if (!flag(&state.nursery_known) || !in_nursery((uintptr_t)id))
+		return;
+	if (state.n_walked_survivors == BATCH)
+		walked_survivors_flush();
+	state.walked_survivors[state.n_walked_survivors++] = id;
+}
+
+/* Ids in place, ascending: a heap sort, which allocates nothing. */
+static void sift_down(ht_id *a, size_t root, size_t n)
+{
+	for (;;) {
+		size_t child = 2 * root + 1;
+		ht_id t;
+
+		if (child >= n)
+			return;
+		if (child + 1 < n && a[child + 1] > a[child])
+			child++;
+		if (a[root] >= a[child])
+			return;
+		t = a[root];
+		a[root] = a[child];
+		a[child] = t;
+		root = child;
+	}
+}
+
+static void sort_ids(ht_id *a, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(a, i, n);
+	for (size_t end = n; end > 1; end--) {
+		ht_id t = a[0];
+
+		a[0] = a[end - 1];
+		a[end - 1] = t;
+		sift_down(a, 0, end - 1);
+	}
+}
+
+static bool is_destination(ht_id id)
+{
+	size_t lo = 0, hi = state.n_dests;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (state.dests[mid] == id)
+			return true;
+		if (state.dests[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static void walked_survivors_flush(void);
+
+/* An object of the old generation that the walk of a GC proving its dead
+ * finds where no move put it: it survived in place. Each gets a block of
+ * its own, 1 byte long: the memory of a dead object may hold a live one
+ * now (a large object over freed ones), so a block over a live object's
+ * extent could cover the id of a dead one. */
+static void note_walked_old(ht_id id, uintptr_t size)
+{
+	if (!state.gc_proves_old || state.dests_overflow || size == 0 ||
+	    in_nursery((uintptr_t)id) || is_destination(id))
+		return;
+	if (state.n_walked_survivors == BATCH)
+		walked_survivors_flush();
+	state.walked_survivors[state.n_walked_survivors++] = id;
+}
+
+/* Mono gives a size with the first call for an object (0 in the calls
+ * that continue it): the size of sgen's slot for it, which in the old
+ * generation is that of its block's size class (80 bytes for a 72-byte
+ * object). The object's own size, rounded to 8, is what its allocation
+ * gave, and what the walk records. The walk runs once the collection is
+ * over, when the object's header holds its vtable alone again. */
 static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 			  uintptr_t num, MonoObject **refs, uintptr_t *offsets,
 			  void *data)
@@ -829,10 +1161,12 @@ static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 	} else {
 		piece_flush();
 		name_class_in_pause(klass);
+		note_walked(id);
+		note_walked_old(id, size);
 		p->valid = true;
 		p->id = id;
 		p->class_id = (ht_id)(uintptr_t)klass;
-		p->size = heap_size(size);
+		p->size = heap_size(mono_object_get_size(obj));
 		p->generation = mono_gc_get_generation(obj);
 		p->fields = state.tables_held ? class_fields_of(klass, 0)
 					      : NULL;
@@ -850,8 +1184,14 @@ static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 static void walk_heap(void)
 {
 	state.piece.valid = false;
+	state.n_walked_survivors = 0;
+	if (state.gc_proves_old)
+		sort_ids(state.dests, state.n_dests);
 	mono_gc_walk_heap(0, on_walk_object, NULL);
 	piece_flush();
+	walked_survivors_flush();
+	/* with destinations left out, the old survivors are not known */
+	state.gc_walked = !state.dests_overflow;
 }
 
 /* ---- GC pauses ----------------------------------------------------------- */
@@ -895,8 +1235,6 @@ static void pause_begin(uint32_t gen, bool serial)
 			   (requested || (qualifies((int)gen) &&
 					  due(state.qualifying + 1)));
 	if (state.walk_pause) {
-		mono_profiler_set_gc_roots_callback(state.handle, on_gc_roots);
-		state.roots_on = true;
 		/* held only by a thread growing them after its pause */
 		state.tables_held = tables_claim();
 	}
@@ -910,28 +1248,71 @@ static void world_stopped(void)
 		rootmap_freeze(&state.roots);
 }
 
-static void gc_close(void)
+static bool dests_claim(void)
 {
-	if (state.gc_open)
-		ht_gc_finished(state.rec);
-	state.gc_open = false;
+	bool was = false;
+
+	return atomic_compare_exchange_strong(&state.dests_busy, &was, true);
 }
 
-static void gc_open(int gen)
+static void dests_release(void)
+{
+	atomic_store(&state.dests_busy, false);
+}
+
+static void gc_close(void)
+{
+	if (!state.gc_open)
+		return;
+	if (flag(&state.nursery_known)) {
+		if (!state.gc_roots_seen)
+			record_nursery_kept();
+		if (state.gc_proves_old && !state.gc_walked)
+			record_old_kept();
+		record_finish_bounds();
+	}
+	ht_gc_finished(state.rec);
+	state.gc_open = false;
+	if (state.gc_proves_old) {
+		if (state.n_dests > state.most_dests || state.dests_overflow)
+			state.most_dests = state.dests_overflow
+						   ? 2 * state.cap_dests
+						   : state.n_dests;
+		dests_release();
+	}
+	state.gc_proves_old = false;
+}
+
+/* Opens a GC; proving_old: a major GC this pause walks, which can prove
+ * the old generation's dead. */
+static void gc_open_as(int gen, bool proving_old)
 {
 	gc_close();
 	ht_gc_started(state.rec, state.gc_number++, collected_generations(gen),
 		      state.induced_pause ? HT_GC_INDUCED : HT_GC_OTHER);
+	state.gc_proves_old = proving_old && flag(&state.nursery_known) &&
+			      state.dests && dests_claim();
+	state.gc_walked = false;
+	state.n_dests = 0;
+	state.dests_overflow = false;
+	if (flag(&state.nursery_known))
+		record_start_bounds(state.gc_proves_old);
 	state.gc_open = true;
+	state.gc_roots_seen = false;
 	state.gc_major = gen >= state.max_gen;
 	state.gc_started_here = false;
+}
+
+static void gc_open(int gen)
+{
+	gc_open_as(gen, false);
 }
 
 /* A collection starts: it counts for --every unless we forced it, and
  * one that is due but cannot be walked here asks for a forced one. */
 static void gc_start(int gen)
 {
-	gc_open(gen);
+	gc_open_as(gen, state.walk_pause && gen >= state.max_gen);
 	state.gc_started_here = true;
 	if (gen >= state.max_gen)
 		state.major_running = true;
@@ -951,16 +1332,19 @@ static void gc_end(int gen)
 {
 	if (!state.gc_open)
 		gc_open(gen);
-	if (gen >= state.max_gen)
+	if (gen >= state.max_gen) {
 		state.major_running = false;
+		/* a dump waits for it (on_finalized) */
+		if (flag(&state.concurrent) && flag(&state.requested))
+			state.notify_after = true;
+		set_flag(&state.concurrent, false);
+	}
 }
 
 static void pause_end(void)
 {
-	if (state.roots_on) {
-		mono_profiler_set_gc_roots_callback(state.handle, NULL);
-		state.roots_on = false;
-	}
+	if (state.major_running)
+		set_flag(&state.concurrent, true);
 	if (state.walk_pause) {
 		if (!state.gc_open)
 			gc_open(state.max_gen);
@@ -975,11 +1359,30 @@ static void pause_end(void)
 	set_flag(&state.in_pause, false);
 }
 
+/* Between pauses: room for twice the most moves a walked GC has had. */
+static void dests_make_room(void)
+{
+	size_t cap = state.cap_dests;
+	ht_id *more;
+
+	if (state.most_dests * 2 <= cap || !dests_claim())
+		return;
+	while (state.most_dests * 2 > cap)
+		cap *= 2;
+	more = realloc(state.dests, cap * sizeof(*more));
+	if (more) {
+		state.dests = more;
+		state.cap_dests = cap;
+	}
+	dests_release();
+}
+
 /* The finalizer thread serves requests (on_finalized): waking it is all
  * that may be done from here, and only once the world runs again. */
 static void after_pause(void)
 {
 	field_tables_make_room();
+	dests_make_room();
 	if (state.notify_after && flag(&state.runtime_ready))
 		mono_gc_finalize_notify();
 	state.notify_after = false;
@@ -1017,11 +1420,17 @@ static void on_gc_event(MonoProfiler *prof, MonoProfilerGCEvent ev,
 }
 
 /* Runs on the finalizer thread each time it wakes: a thread the runtime
- * knows, outside any pause, where a collection may be forced. */
+ * knows, outside any pause, where a collection may be forced. Not while a
+ * concurrent major collection runs: the forced one would finish it first,
+ * in the same pause, and Mono reports a pause's last moves only when it
+ * ends, so the first collection's would be recorded in the second, which
+ * may free what they carry. The end of the concurrent one wakes it
+ * again (gc_end). */
 static void on_finalized(MonoProfiler *prof)
 {
 	(void)prof;
 	if (flag(&state.requested) &&
+	    !flag(&state.concurrent) &&
 	    !flag(&state.stopping) &&
 	    !flag(&state.closed))
 		mono_gc_collect(mono_gc_max_generation());
@@ -1242,8 +1651,9 @@ static bool open_trace(void)
 		.runtime = "mono",
 		.runtime_version = version,
 		.pointer_size = (uint32_t)sizeof(void *),
-		/* a major collection reports no survivors, moves only */
-		.reports_survivors = false,
+		/* every survivor inside the bounds recorded at a GC's start
+		 * (the nursery): moved, or pinned and reported as a root */
+		.reports_survivors = true,
 		.command_line = cmd,
 		.has_start_time = true,
 		.start_time = (int64_t)time(NULL),
@@ -1274,6 +1684,9 @@ static void install_callbacks(void)
 	mono_profiler_set_thread_name_callback(h, on_thread_name);
 	mono_profiler_set_gc_event_callback(h, on_gc_event);
 	mono_profiler_set_gc_moves_callback(h, on_moves);
+	/* from the start: Mono notes the pinned objects it will report only
+	 * while a roots callback is installed */
+	mono_profiler_set_gc_roots_callback(h, on_gc_roots);
 	mono_profiler_set_gc_root_register_callback(h, on_root_register);
 	mono_profiler_set_gc_root_unregister_callback(h, on_root_unregister);
 	mono_profiler_set_gc_finalized_callback(h, on_finalized);
@@ -1321,6 +1734,10 @@ void mono_profiler_init_heaptrace(const char *desc)
 		say("out of memory; not recording");
 		return;
 	}
+	state.cap_dests = FIRST_DESTINATIONS;
+	state.dests = malloc(state.cap_dests * sizeof(*state.dests));
+	if (!state.dests)
+		state.cap_dests = 0; /* no walked GC proves the old's dead */
 	state.max_gen = mono_gc_max_generation();
 	if (state.max_gen < 0)
 		state.max_gen = 1;
