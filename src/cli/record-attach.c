@@ -23,7 +23,7 @@
 #include "cli/cli.h"
 #include "cli/escape.h"
 #include "cli/record.h"
-#include "util/alloc.h"
+#include "util/procfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -94,27 +94,14 @@ static bool runs_a_jvm(pid_t pid)
  * also inside the value of a variable of environ: +1, -1, or 0 without. */
 static int attach_flag_in(pid_t pid, const char *file)
 {
-	char path[64], *buf = NULL;
-	size_t len = 0, cap = 0;
-	int fd, flag = 0;
-	ssize_t n;
+	char path[64], *buf;
+	size_t len;
+	int flag = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	for (;;) {
-		if (ALLOC_GROW(buf, len + 4096, cap) < 0)
-			break;
-		n = read(fd, buf + len, cap - len - 1);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
+	buf = proc_file_read(path, &len);
 	if (!buf)
 		return 0;
-	buf[len] = '\0';
 	for (char *p = buf; p < buf + len; p += strlen(p) + 1) {
 		bool tool = strncmp(p, "JAVA_TOOL_OPTIONS=", 18) == 0;
 

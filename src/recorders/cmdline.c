@@ -3,28 +3,27 @@
  */
 #include "recorders/cmdline.h"
 
-#include <fcntl.h>
-#include <string.h>
-#include <sys/types.h>
-#include <unistd.h>
+#include "util/procfile.h"
+
+#include <stddef.h>
+
+/* A header string need not hold a whole classpath. */
+#define COMMAND_LINE_MAX 8191
 
 char *process_command_line(void)
 {
-	char buf[8192];
-	ssize_t n = 0, r;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	size_t n;
+	char *buf = proc_file_read("/proc/self/cmdline", &n);
 
-	if (fd < 0)
+	if (!buf)
 		return NULL;
-	while (n < (ssize_t)sizeof(buf) - 1 &&
-	       (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
-		n += r;
-	close(fd);
+	if (n > COMMAND_LINE_MAX)
+		n = COMMAND_LINE_MAX;
 	while (n > 0 && buf[n - 1] == '\0')
 		n--;
-	for (ssize_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
 	buf[n] = '\0';
-	return strdup(buf);
+	return buf;
 }

@@ -1,6 +1,6 @@
 /*
  * cmdline.h - the command line of the process a recorder runs in, for the
- * trace's header (shared by the Mono and CLR recorders).
+ * trace's header (shared by the Mono, CLR and JVM recorders).
  */
 #ifndef HT_RECORDERS_CMDLINE_H
 #define HT_RECORDERS_CMDLINE_H

@@ -13,10 +13,13 @@
 #include "util/idmap.h"
 #include "util/utf8.h"
 #include "util/membudget.h"
+#include "util/procfile.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- alloc.h ------------------------------------------------------------- */
 
@@ -412,4 +415,43 @@ Test(humanize, durations)
 	cr_assert_str_eq(human_duration(1234567890, buf), "1.234 s");
 	cr_assert_str_eq(human_duration(UINT64_MAX, buf),
 			 "18446744073.709 s");
+}
+
+/* /proc's files say size 0, so the reader grows past several reads. */
+Test(procfile, reads_a_file_longer_than_one_read_whole)
+{
+	char path[] = "/tmp/ht-procfile-XXXXXX";
+	int fd = mkstemp(path);
+	size_t len = 0;
+	char *buf;
+
+	cr_assert(fd >= 0);
+	for (int i = 0; i < 10000; i++)
+		cr_assert(write(fd, i % 2 ? "b" : "a\0", i % 2 ? 1 : 2) > 0);
+	close(fd);
+	buf = proc_file_read(path, &len);
+	unlink(path);
+	cr_assert_not_null(buf);
+	cr_assert_eq(len, 15000);
+	cr_assert_eq(buf[0], 'a');
+	cr_assert_eq(buf[1], '\0');
+	cr_assert_eq(buf[14999], 'b');
+	cr_assert_eq(buf[15000], '\0');
+	free(buf);
+}
+
+Test(procfile, a_file_that_cannot_be_opened_is_null)
+{
+	cr_assert_null(proc_file_read("/proc/self/no-such-file", NULL));
+}
+
+Test(procfile, reads_this_process_command_line)
+{
+	size_t len = 0;
+	char *buf = proc_file_read("/proc/self/cmdline", &len);
+
+	cr_assert_not_null(buf);
+	cr_assert_gt(len, 0);
+	cr_assert_eq(buf[len - 1], '\0', "cmdline ends its last word");
+	free(buf);
 }

@@ -21,10 +21,9 @@
  * stays loaded but idle, since HotSpot cannot unload an agent, until it is
  * attached again: then it records anew, into the new trace.
  */
+#include "recorders/cmdline.h"
 #include "recorders/jvm/agent.h"
-#include "util/alloc.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -317,37 +316,6 @@ static void JNICALL on_vm_death(jvmtiEnv *jv, JNIEnv *jni)
 
 /* ---- loading ------------------------------------------------------------- */
 
-/* The process's command line, its arguments joined by spaces. */
-static char *read_command_line(void)
-{
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		/* room for a read and the final NUL */
-		if (ALLOC_GROW(buf, len + 4096, cap) < 0)
-			break;
-		n = read(fd, buf + len, cap - len - 1);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (!buf)
-		return NULL;
-	while (len > 0 && buf[len - 1] == '\0')
-		len--;
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	buf[len] = '\0';
-	return buf;
-}
-
 static char *property(jvmtiEnv *jv, const char *name)
 {
 	char *value = NULL;
@@ -368,7 +336,7 @@ static int open_recorder(struct agent *ag)
 	jvmtiEnv *jv = ag->jvmti;
 	char *version = property(jv, "java.vm.version");
 	char *vm_name = property(jv, "java.vm.name");
-	char *command = read_command_line();
+	char *command = process_command_line();
 	struct ht_metadata meta[] = {
 		{"recorder", "libheaptrace-jvmti"},
 		{"object_ids", "jvmti-tags"},
