@@ -21,6 +21,7 @@
 #include "ht_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -28,6 +29,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -207,6 +209,16 @@ int env_override(struct env_edit *e, const char *name, const char *value)
 	return env_set(e, name, value);
 }
 
+int env_report_fd(struct env_edit *e, int fd)
+{
+	char text[16];
+
+	if (fd < 0)
+		return 0;
+	snprintf(text, sizeof(text), "%d", fd);
+	return env_override(e, "HEAPTRACE_REPORT_FD", text);
+}
+
 void env_free(struct env_edit *e)
 {
 	for (size_t i = 0; i < e->n; i++) {
@@ -307,6 +319,7 @@ struct record_cmd {
 	char output[PATH_MAX];
 	char **argv;       /* the program's, malloc'ed */
 	struct env_edit env;
+	int report[2];     /* the recorder's channel: ours, the program's */
 };
 
 static int parse_dump_on(const char *cmd, const char *arg, void *dump_on)
@@ -838,6 +851,75 @@ static int check_trace(const struct record_cmd *c,
 	return 0;
 }
 
+/* ---- the recorder's word ------------------------------------------------- */
+
+/* The channel on which the recorder says that it could not write the
+ * trace (recorders/report.h): a socket pair, our end close-on-exec, the
+ * program's end inherited by it. Without one (no descriptor to be had)
+ * the program is recorded all the same, and only the trace tells. */
+static void open_report_channel(struct record_cmd *c)
+{
+	c->opt.report_fd = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->report) != 0) {
+		c->report[0] = c->report[1] = -1;
+		return;
+	}
+	/* a descriptor of 0 to 2 would be the program's standard stream */
+	if (c->report[1] <= STDERR_FILENO ||
+	    fcntl(c->report[1], F_SETFD, 0) != 0) {
+		close(c->report[0]);
+		close(c->report[1]);
+		c->report[0] = c->report[1] = -1;
+		return;
+	}
+	c->opt.report_fd = c->report[1];
+}
+
+static void close_report_channel(struct record_cmd *c)
+{
+	for (int i = 0; i < 2; i++)
+		if (c->report[i] >= 0)
+			close(c->report[i]);
+	c->report[0] = c->report[1] = -1;
+}
+
+/* What the recorder said, once the program has ended: its lines into
+ * buf, "" when nothing. A process the program started may still hold its
+ * end, so this takes what is there and does not wait for more. */
+static void read_report(const struct record_cmd *c, char *buf, size_t len)
+{
+	size_t n = 0;
+	ssize_t got;
+
+	buf[0] = '\0';
+	if (c->report[0] < 0)
+		return;
+	while (n + 1 < len &&
+	       (got = recv(c->report[0], buf + n, len - 1 - n,
+			   MSG_DONTWAIT)) > 0)
+		n += (size_t)got;
+	buf[n] = '\0';
+}
+
+/* The recorder's failures, one message each, with how the program ended:
+ * true when there was one. */
+static bool recorder_failed(const struct record_cmd *c,
+			    const struct runtime_recorder *rt, int status)
+{
+	char text[4096], end[64], *save = NULL;
+	bool any = false;
+
+	read_report(c, text, sizeof(text));
+	describe_end(status, end, sizeof(end));
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		error_msg("the %s recorder could not write the trace: %s (the "
+			  "program %s)", rt->name, esc_text(line), end);
+		any = true;
+	}
+	return any;
+}
+
 static int run(struct record_cmd *c, const struct runtime_recorder *rt)
 {
 	struct saved_signals saved;
@@ -866,6 +948,11 @@ static int run(struct record_cmd *c, const struct runtime_recorder *rt)
 		code = rc == ENOENT ? 127 : 126;
 		goto out;
 	}
+	/* only the program holds its end now: the recorder's word is all
+	 * that comes through */
+	if (c->report[1] >= 0)
+		close(c->report[1]);
+	c->report[1] = -1;
 	rc = wait_for(pid, c->output, &status);
 	child_pid = 0;
 	give_back_signals(&saved);
@@ -875,7 +962,7 @@ static int run(struct record_cmd *c, const struct runtime_recorder *rt)
 		goto out;
 	}
 	code = exit_status_of(status);
-	if (check_trace(c, rt, status) < 0)
+	if (recorder_failed(c, rt, status) || check_trace(c, rt, status) < 0)
 		code = EXIT_UNREADABLE;
 out:
 	for (size_t i = 0; i < n_owned; i++)
@@ -916,12 +1003,14 @@ int cmd_record(int argc, char **argv)
 		error_msg("out of memory");
 		return EXIT_UNREADABLE;
 	}
+	open_report_channel(&c);
 	if (rt->prepare(&c.opt, &c.argv, &c.env, &err) < 0) {
 		error_msg("cannot record %s: %s", rt->name, err.message);
 		rc = EXIT_UNREADABLE;
 	} else {
 		rc = run(&c, rt);
 	}
+	close_report_channel(&c);
 	free_argv(c.argv);
 	env_free(&c.env);
 	return rc;

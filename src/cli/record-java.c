@@ -29,20 +29,21 @@ static bool java_recognizes(char **argv)
 static int java_prepare(const struct record_options *o, char ***argv,
 			struct env_edit *env, struct ht_error *err)
 {
-	char path[PATH_MAX], *option;
+	char path[PATH_MAX], report[32], *option;
 	size_t len;
 	int rc;
 
 	(void)env;
 	if (find_recorder("jvm", JAVA_RECORDER, path, sizeof(path), err) < 0)
 		return -1;
-	len = strlen(path) + strlen(o->output) + 96;
+	len = strlen(path) + strlen(o->output) + 128;
 	option = malloc(len);
 	if (!option)
 		return record_error(err, "out of memory");
-	snprintf(option, len, "-agentpath:%s=dump-on=%s,every=%u,output=%s",
+	snprintf(report, sizeof(report), "report=%d,", o->report_fd);
+	snprintf(option, len, "-agentpath:%s=dump-on=%s,every=%u,%soutput=%s",
 		 path, dump_on_name(o->dump_on), o->every ? o->every : 1,
-		 o->output);
+		 o->report_fd >= 0 ? report : "", o->output);
 	rc = argv_insert(argv, 1, option);
 	free(option);
 	if (rc < 0)

@@ -134,7 +134,8 @@ static int mono_prepare(const struct record_options *o, char ***argv,
 	*slash = '\0';
 	if (env_append(env, "LD_LIBRARY_PATH", path, ":", true) < 0 ||
 	    env_append(env, "MONO_ENV_OPTIONS", option, " ", false) < 0 ||
-	    env_override(env, "HEAPTRACE_OUTPUT", o->output) < 0)
+	    env_override(env, "HEAPTRACE_OUTPUT", o->output) < 0 ||
+	    env_report_fd(env, o->report_fd) < 0)
 		goto nomem;
 	return 0;
 nomem:

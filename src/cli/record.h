@@ -23,6 +23,9 @@ struct record_options {
 	enum dump_on dump_on;
 	unsigned every;       /* dump at every Nth collection that qualifies */
 	bool allocations;     /* record allocations too */
+	/* the recorder's end of the channel on which it says that the trace
+	 * could not be written (recorders/report.h); -1: none */
+	int report_fd;
 };
 
 
@@ -50,6 +53,9 @@ int env_override(struct env_edit *e, const char *name, const char *value);
 /* The value the program will see: as edited so far, else as inherited. */
 const char *env_value(const struct env_edit *e, const char *name);
 void env_free(struct env_edit *e);
+/* HEAPTRACE_REPORT_FD set to FD (with env_override), nothing when FD is
+ * -1. 0, or -1 when out of memory. */
+int env_report_fd(struct env_edit *e, int fd);
 
 /* Inserts a copy of ARG at position AT of the NULL-terminated vector
  * *argv (malloc'ed, owned by the command). 0, or -1 when out of memory. */

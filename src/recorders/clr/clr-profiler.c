@@ -57,6 +57,7 @@
 #include "recorders/clr/names.h"
 #include "recorders/idset.h"
 #include "recorders/options.h"
+#include "recorders/report.h"
 
 #include <heaptrace/record.h>
 
@@ -1687,8 +1688,10 @@ static void close_recorder(void)
 		return;
 	}
 	report_stats();
-	if (ht_recorder_close(state.rec, &err) != HT_OK)
+	if (ht_recorder_close(state.rec, &err) != HT_OK) {
 		say("%s", err.message);
+		report_failure(err.message);
+	}
 }
 
 /* The exit dump, forced from our thread while the runtime still runs
@@ -1824,8 +1827,10 @@ static bool open_trace(void)
 	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
 	state.rec = ht_recorder_open(state.output, &h, &record_options, &err);
 	free(cmd);
-	if (!state.rec)
+	if (!state.rec) {
 		say("cannot record: %s", err.message);
+		report_failure(err.message);
+	}
 	return state.rec != NULL;
 }
 
@@ -1888,6 +1893,7 @@ static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 	options = strdup(options ? options : "");
 	env_output = getenv("HEAPTRACE_OUTPUT");
 	env_output = strdup(env_output ? env_output : DEFAULT_OUTPUT);
+	report_channel_open(getenv("HEAPTRACE_REPORT_FD"));
 	restore_environment();
 	if (!options || !env_output) {
 		say("out of memory; not recording");

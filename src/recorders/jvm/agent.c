@@ -16,6 +16,7 @@
  * closed.
  */
 #include "recorders/jvm/agent.h"
+#include "recorders/report.h"
 #include "util/alloc.h"
 
 #include <fcntl.h>
@@ -248,9 +249,10 @@ static void close_recorder(struct agent *ag)
 	rec = ag->closed ? NULL : ag->rec;
 	ag->closed = true;
 	(*jv)->RawMonitorExit(jv, ag->record_lock);
-	if (rec && ht_recorder_close(rec, &err) != HT_OK)
+	if (rec && ht_recorder_close(rec, &err) != HT_OK) {
 		agent_warn("%s", err.message);
-	else if (rec && ag->opt.verbose)
+		report_failure(err.message);
+	} else if (rec && ag->opt.verbose)
 		agent_warn("%llu dump%s written to %s",
 			   (unsigned long long)ag->dumps_taken,
 			   ag->dumps_taken == 1 ? "" : "s", ag->opt.output);
@@ -340,8 +342,10 @@ static int open_recorder(struct agent *ag)
 	struct ht_error err;
 
 	ag->rec = ht_recorder_open(ag->opt.output, &h, NULL, &err);
-	if (!ag->rec)
+	if (!ag->rec) {
 		agent_warn("cannot record: %s", err.message);
+		report_failure(err.message);
+	}
 	(*jv)->Deallocate(jv, (unsigned char *)version);
 	(*jv)->Deallocate(jv, (unsigned char *)vm_name);
 	free(command);
@@ -415,6 +419,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		agent_warn("%s", err);
 		return JNI_ERR;
 	}
+	report_channel_open(ag->opt.report);
 	ag->vm = vm;
 	ag->next_tag = 1;
 	ag->next_field_id = 1;

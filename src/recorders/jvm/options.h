@@ -1,7 +1,7 @@
 /*
  * options.h - the option string of the JVMTI agent:
  *
- *   -agentpath:libheaptrace-jvmti.so=dump-on=WHEN,every=N,output=FILE
+ *   -agentpath:libheaptrace-jvmti.so=dump-on=WHEN,every=N,report=FD,output=FILE
  *
  * Options are KEY=VALUE separated by commas. output takes everything after
  * "output=" to the end of the string, commas included, so that any path
@@ -22,6 +22,9 @@ struct agent_options {
 	enum dump_on dump_on;
 	unsigned long every;    /* >= 1 */
 	bool verbose;           /* a line on stderr per dump */
+	/* report=FD: the descriptor of `heaptrace record`'s channel
+	 * (recorders/report.h), digits; "" when not given */
+	char report[16];
 };
 
 #define DEFAULT_OUTPUT "heaptrace.ht"

@@ -42,6 +42,7 @@
 #include "recorders/cmdline.h"
 #include "recorders/idset.h"
 #include "recorders/options.h"
+#include "recorders/report.h"
 #include "recorders/mono/rootmap.h"
 #include "util/alloc.h"
 
@@ -1150,8 +1151,10 @@ static void close_recorder(void)
 		return;
 	}
 	report_stats();
-	if (ht_recorder_close(state.rec, &err) != HT_OK)
+	if (ht_recorder_close(state.rec, &err) != HT_OK) {
 		say("%s", err.message);
+		report_failure(err.message);
+	}
 }
 
 static void on_shutdown_end(MonoProfiler *prof)
@@ -1256,8 +1259,10 @@ static bool open_trace(void)
 	state.rec = ht_recorder_open(state.output, &h, &record_options, &err);
 	free(cmd);
 	mono_free(version);
-	if (!state.rec)
+	if (!state.rec) {
 		say("cannot record: %s", err.message);
+		report_failure(err.message);
+	}
 	return state.rec != NULL;
 }
 
@@ -1302,6 +1307,7 @@ void mono_profiler_init_heaptrace(const char *desc)
 
 	/* read before the environment is put back, which unsets them */
 	check_module(getenv("HEAPTRACE_MODULE"));
+	report_channel_open(getenv("HEAPTRACE_REPORT_FD"));
 	env_output = env_output ? strdup(env_output) : NULL;
 	restore_environment();
 	if (rec_parse_options(args_of(desc), &state.opt, err,

@@ -101,9 +101,9 @@ Test(jvm_options, bad_values_are_refused_with_a_reason)
 		"1 to 1000000000, not '99999999999999999999999'");
 	refused("output=", "output= needs a file name");
 	refused("verbose=yes", "unknown option 'verbose=yes' (options: "
-		"dump-on=WHEN, every=N, verbose, output=FILE last)");
+		"dump-on=WHEN, every=N, verbose, report=FD, output=FILE last)");
 	refused("colour=blue", "unknown option 'colour=blue' (options: "
-		"dump-on=WHEN, every=N, verbose, output=FILE last)");
+		"dump-on=WHEN, every=N, verbose, report=FD, output=FILE last)");
 }
 
 Test(jvm_options, largest_every)
