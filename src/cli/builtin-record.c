@@ -40,16 +40,18 @@ extern char **environ;
 static const struct command_usage usage = {
 	.cmd = "record",
 	.text = "usage: heaptrace record [-o FILE] [--dump-on WHEN] [--every N]\n"
-		"                        [--allocations] [-q] [--] CMD [ARGS...]\n"
+		"                        [--allocations] [--runtime NAME] [-q]\n"
+		"                        [--] CMD [ARGS...]\n"
 		"\n"
 		"Runs CMD, a program of a runtime heaptrace can record, with the\n"
 		"runtime's recorder loaded, and writes its GCs and heap dumps to\n"
 		"FILE. Runtimes: mono (mono [OPTIONS] PROG.exe ..., or PROG.exe ...),\n"
 		"java, and .NET (dotnet APP.dll ..., APP.dll ..., dotnet build ...,\n"
-		"or a published app). Exits with CMD's exit status (128+N when signal N killed\n"
-		"it), 2 on a usage error, 3 when FILE cannot be written or the\n"
-		"recorder cannot be found, did not load or wrote no trace, 126 or\n"
-		"127 when CMD cannot be run.\n",
+		"or a published app); --runtime names it for a command that starts\n"
+		"one in its turn. Exits with CMD's exit status (128+N when signal N\n"
+		"killed it), 2 on a usage error, 3 when FILE cannot be written or the\n"
+		"recorder cannot be found, did not load, wrote no trace or could not\n"
+		"write it, 126 or 127 when CMD cannot be run.\n",
 	/* options end at CMD, whose own options are its business */
 	.options_first = true,
 };
@@ -209,6 +211,27 @@ int env_override(struct env_edit *e, const char *name, const char *value)
 	return env_set(e, name, value);
 }
 
+int env_append(struct env_edit *env, const char *name, const char *word,
+	       const char *sep, bool prepend)
+{
+	const char *old = env_value(env, name);
+	size_t len = (old ? strlen(old) + strlen(sep) : 0) + strlen(word) + 1;
+	char *v = malloc(len);
+	int rc;
+
+	if (!v)
+		return -1;
+	if (!old || !*old)
+		snprintf(v, len, "%s", word);
+	else if (prepend)
+		snprintf(v, len, "%s%s%s", word, sep, old);
+	else
+		snprintf(v, len, "%s%s%s", old, sep, word);
+	rc = env_override(env, name, v);
+	free(v);
+	return rc;
+}
+
 int env_report_fd(struct env_edit *e, int fd)
 {
 	char text[16];
@@ -313,6 +336,7 @@ int find_recorder(const char *subdir, const char *file, char *path,
 
 struct record_cmd {
 	struct record_options opt;
+	const struct runtime_recorder *runtime;  /* --runtime, else NULL */
 	const char *output_arg;
 	bool every_given;
 	bool quiet;
@@ -343,6 +367,20 @@ static int parse_every(const char *cmd, const char *arg, void *record)
 	return EXIT_DONE;
 }
 
+static int parse_runtime(const char *cmd, const char *arg, void *record)
+{
+	struct record_cmd *c = record;
+
+	for (size_t i = 0; i < N_RUNTIMES; i++) {
+		if (strcmp(runtimes[i]->name, arg) == 0) {
+			c->runtime = runtimes[i];
+			return EXIT_DONE;
+		}
+	}
+	return usage_error(cmd, "--runtime takes mono, java or dotnet, not "
+			   "'%s'", arg);
+}
+
 /* The options, and that a program follows: OPTIONS_PARSED when it is to
  * run, otherwise the exit status (parse_options). */
 static int parse_arguments(struct record_cmd *c, int argc, char **argv)
@@ -360,6 +398,10 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 			     "(with major and every-gc; default 1)"),
 		OPT_BOOL('a', "allocations", &c->opt.allocations,
 			 "record every allocation as well (slower)"),
+		OPT_CALLBACK('r', "runtime", "NAME", c, parse_runtime,
+			     "mono, java or dotnet: the runtime CMD starts,\n"
+			     "when it is not one heaptrace recognizes (a\n"
+			     "script, a launcher)"),
 		OPT_BOOL('q', "quiet", &c->quiet, "no summary at the end"),
 		OPT_HELP(),
 		OPT_END(),
@@ -984,13 +1026,14 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	if ((rc = absolute_output(&c)) != 0)
 		return rc;
-	rt = find_runtime(argv + optind);
+	rt = c.runtime ? c.runtime : find_runtime(argv + optind);
 	if (!rt)
 		return usage_error("record", "'%s' is not a command heaptrace "
 				   "can record: it knows mono (mono PROG.exe, "
 				   "PROG.exe, or a script that runs one under "
 				   "mono), java and dotnet (dotnet "
-				   "APP.dll, APP.dll, or a published app)",
+				   "APP.dll, APP.dll, or a published app); "
+				   "--runtime says which one a command starts",
 				   argv[optind]);
 	if (c.opt.allocations && !rt->records_allocations)
 		return usage_error("record", "--allocations is not available "

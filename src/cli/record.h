@@ -53,6 +53,12 @@ int env_override(struct env_edit *e, const char *name, const char *value);
 /* The value the program will see: as edited so far, else as inherited. */
 const char *env_value(const struct env_edit *e, const char *name);
 void env_free(struct env_edit *e);
+/* WORD added to the variable's value as the program would see it, after
+ * it (or before, with PREPEND) with SEP between; the value is WORD when
+ * there is none. Changed with env_override: the recorder puts the old
+ * value back. 0, or -1 when out of memory. */
+int env_append(struct env_edit *env, const char *name, const char *word,
+	       const char *sep, bool prepend);
 /* HEAPTRACE_REPORT_FD set to FD (with env_override), nothing when FD is
  * -1. 0, or -1 when out of memory. */
 int env_report_fd(struct env_edit *e, int fd);

@@ -58,6 +58,7 @@
 #include "recorders/idset.h"
 #include "recorders/options.h"
 #include "recorders/report.h"
+#include "recorders/restore.h"
 
 #include <heaptrace/record.h>
 
@@ -1740,36 +1741,12 @@ static void put_env(const char *name, const char *value)
  * saves their old values (HEAPTRACE_RESTORE): put them back, so that
  * processes the program starts are not recorded into the same file.
  * Loaded by hand, profiling is turned off for them. */
-static void restore_environment(void)
+static void restore_clr_environment(void)
 {
-	const char *list = getenv("HEAPTRACE_RESTORE");
-	char *copy, *save = NULL;
-
-	if (!list) {
-		/* loaded by hand: the program's children would record into
-		 * the same trace */
+	/* loaded by hand: the program's children would record into the
+	 * same trace */
+	if (!restore_environment(put_env))
 		put_env("CORECLR_ENABLE_PROFILING", NULL);
-		return;
-	}
-	copy = strdup(list);
-	if (!copy)
-		return;
-	for (char *name = strtok_r(copy, " ", &save); name;
-	     name = strtok_r(NULL, " ", &save)) {
-		char saved_name[256];
-		const char *old;
-		char *old_copy;
-
-		snprintf(saved_name, sizeof(saved_name), "HEAPTRACE_SAVED_%s",
-			 name);
-		old = getenv(saved_name);
-		old_copy = old ? strdup(old) : NULL;
-		put_env(name, old_copy);
-		put_env(saved_name, NULL);
-		free(old_copy);
-	}
-	free(copy);
-	put_env("HEAPTRACE_RESTORE", NULL);
 }
 
 static void runtime_version(char *out, size_t len)
@@ -1894,7 +1871,7 @@ static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 	env_output = getenv("HEAPTRACE_OUTPUT");
 	env_output = strdup(env_output ? env_output : DEFAULT_OUTPUT);
 	report_channel_open(getenv("HEAPTRACE_REPORT_FD"));
-	restore_environment();
+	restore_clr_environment();
 	if (!options || !env_output) {
 		say("out of memory; not recording");
 		goto fail;

@@ -17,6 +17,7 @@
  */
 #include "recorders/jvm/agent.h"
 #include "recorders/report.h"
+#include "recorders/restore.h"
 #include "util/alloc.h"
 
 #include <fcntl.h>
@@ -420,6 +421,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 		return JNI_ERR;
 	}
 	report_channel_open(ag->opt.report);
+	/* JDK_JAVA_OPTIONS, when `heaptrace record` set it, is not for the
+	 * JVMs the program starts: Java reads the environment for them only
+	 * later, when the program first asks */
+	restore_environment(put_process_env);
 	ag->vm = vm;
 	ag->next_tag = 1;
 	ag->next_field_id = 1;

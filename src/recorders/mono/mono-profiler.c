@@ -43,6 +43,7 @@
 #include "recorders/idset.h"
 #include "recorders/options.h"
 #include "recorders/report.h"
+#include "recorders/restore.h"
 #include "recorders/mono/rootmap.h"
 #include "util/alloc.h"
 
@@ -1172,37 +1173,6 @@ static void at_exit(void)
 
 /* ---- loading ------------------------------------------------------------- */
 
-/* `heaptrace record` changes some variables for mono and saves their old
- * values: put them back, so that processes the program starts are not
- * recorded into the same file. */
-static void restore_environment(void)
-{
-	const char *list = getenv("HEAPTRACE_RESTORE");
-	char *copy, *save = NULL;
-
-	if (!list)
-		return;
-	copy = strdup(list);
-	if (!copy)
-		return;
-	for (char *name = strtok_r(copy, " ", &save); name;
-	     name = strtok_r(NULL, " ", &save)) {
-		char saved_name[256];
-		const char *old;
-
-		snprintf(saved_name, sizeof(saved_name), "HEAPTRACE_SAVED_%s",
-			 name);
-		old = getenv(saved_name);
-		if (old)
-			setenv(name, old, 1);
-		else
-			unsetenv(name);
-		unsetenv(saved_name);
-	}
-	free(copy);
-	unsetenv("HEAPTRACE_RESTORE");
-}
-
 /* Mono looks for a profiler in its own installation directory before the
  * library path: say so when that is not the module `heaptrace record`
  * meant to load. */
@@ -1309,7 +1279,7 @@ void mono_profiler_init_heaptrace(const char *desc)
 	check_module(getenv("HEAPTRACE_MODULE"));
 	report_channel_open(getenv("HEAPTRACE_REPORT_FD"));
 	env_output = env_output ? strdup(env_output) : NULL;
-	restore_environment();
+	restore_environment(put_process_env);
 	if (rec_parse_options(args_of(desc), &state.opt, err,
 			       sizeof(err)) < 0) {
 		say("%s; not recording", err);

@@ -2,11 +2,13 @@
 // `heaptrace record` must cope with (ends-test.sh). Built with mcs for Mono
 // and with the .NET SDK (Churn.csproj) for CoreCLR.
 //
-// usage: Churn MODE SECONDS
+// usage: Churn MODE SECONDS [VARIABLE...]
 //   churn  allocates for SECONDS, then exits 0
 //   throw  allocates for SECONDS, then throws an exception nothing catches
 //   wait   allocates for SECONDS, prints "ready", then sleeps until a
 //          signal ends it
+// Each VARIABLE is printed first, as "NAME=value" ("NAME unset"): what the
+// environment of the program holds.
 // While it allocates it keeps a ring of nodes and replaces one now and then,
 // so that young objects die in minor collections and old ones in major
 // ones: most of its time is spent inside GCs, where a kill lands.
@@ -39,6 +41,11 @@ class Churn {
 	static int Main(string[] args) {
 		string mode = args[0];
 		double seconds = double.Parse(args[1], CultureInfo.InvariantCulture);
+
+		for (int k = 2; k < args.Length; k++) {
+			string v = Environment.GetEnvironmentVariable(args[k]);
+			Console.WriteLine(v == null ? args[k] + " unset" : args[k] + "=" + v);
+		}
 
 		Allocate(seconds);
 		switch (mode) {

@@ -1,11 +1,13 @@
 // Churn.java - a GC-heavy program that ends in each of the ways
 // `heaptrace record` must cope with (ends-test.sh); Churn.cs for Java.
 //
-// usage: java Churn MODE SECONDS
+// usage: java Churn MODE SECONDS [VARIABLE|-Dproperty...]
 //   churn  allocates for SECONDS, then exits 0
 //   throw  allocates for SECONDS, then throws an exception nothing catches
 //   wait   allocates for SECONDS, prints "ready", then sleeps until a
 //          signal ends it
+// Each VARIABLE is printed first, as "NAME=value" ("NAME unset"), and each
+// -Dproperty as "-Dproperty=value": what the program was given.
 public class Churn {
 	static final class Node {
 		Node next;
@@ -30,6 +32,12 @@ public class Churn {
 
 	public static void main(String[] args) throws Exception {
 		String mode = args[0];
+		for (int k = 2; k < args.length; k++) {
+			String v = args[k].startsWith("-D")
+				? System.getProperty(args[k].substring(2))
+				: System.getenv(args[k]);
+			System.out.println(v == null ? args[k] + " unset" : args[k] + "=" + v);
+		}
 		allocate(Double.parseDouble(args[1]));
 		switch (mode) {
 		case "churn":
