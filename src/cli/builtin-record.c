@@ -186,10 +186,11 @@ static bool in_list(const char *list, const char *name)
 }
 
 /* Saves the inherited value once, for the recorder to put back, and adds
- * NAME to HEAPTRACE_RESTORE. */
+ * NAME to HEAPTRACE_RESTORE; HEAPTRACE_SET_<NAME> says what record set,
+ * so that the recorder can tell a wrapper's change from record's. */
 int env_override(struct env_edit *e, const char *name, const char *value)
 {
-	char saved[256];
+	char saved[256], set[256];
 	const char *list = env_value(e, "HEAPTRACE_RESTORE");
 
 	snprintf(saved, sizeof(saved), "HEAPTRACE_SAVED_%s", name);
@@ -208,6 +209,9 @@ int env_override(struct env_edit *e, const char *name, const char *value)
 		if (rc < 0 || env_set(e, saved, old) < 0)
 			return -1;
 	}
+	snprintf(set, sizeof(set), "HEAPTRACE_SET_%s", name);
+	if (env_set(e, set, value) < 0)
+		return -1;
 	return env_set(e, name, value);
 }
 

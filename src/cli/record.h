@@ -33,9 +33,11 @@ struct record_options {
  * Changes to the program's environment: each variable set to a value, or
  * unset (value NULL). A variable changed with env_override is also saved
  * for the recorder to put back once it is loaded: HEAPTRACE_RESTORE lists
- * such variables and HEAPTRACE_SAVED_<NAME> holds each one's old value
- * (absent when it was unset), so that programs the recorded one starts
- * are not recorded into the same trace.
+ * such variables, HEAPTRACE_SAVED_<NAME> holds each one's old value
+ * (absent when it was unset) and HEAPTRACE_SET_<NAME> the value set here,
+ * so that programs the recorded one starts are not recorded into the same
+ * trace, and what a wrapper script between added is kept
+ * (recorders/restore.h).
  */
 struct env_var {
 	char *name;

@@ -20,6 +20,18 @@
 #              reach the file when a buffer fills or a GC ends: a kill
 #              inside a JVM GC usually leaves a trace that ends before it,
 #              clean, so there the count is only reported.
+#   wrapper    Churn run by a wrapper script of the test's, which sets
+#              variables for the runtime (MONO_GC_PARAMS and more in
+#              MONO_ENV_OPTIONS, JAVA_TOOL_OPTIONS, DOTNET_GCgen0size) and
+#              execs it: recognized as it is (Mono) or with --runtime; the
+#              program must see the wrapper's settings and none of
+#              record's, and the trace must hold GCs and be clean. For Mono
+#              also Debian's own wrapper, mcs, compiling Churn.cs; for .NET
+#              also the published app's own executable (its apphost).
+#
+# check runs with --no-relocation throughout: the relocation proof is the
+# business of each runtime's own tests (mono-test.sh says what Mono's walk
+# is known to report), not of how a run ends.
 #
 # Exits 77 (skipped) when the runtime, its compiler, jq or what the part
 # needs is missing, and in a sanitizer build (HT_SANITIZE names it): the
@@ -138,7 +150,8 @@ kill_runs() {
 		wait $rec
 		st=$?
 		[ "$st" = 137 ] || fail "kill $i: record exited $st, not 137"
-		"$heaptrace" check --format json "$trace" >"$work/check$i.json" \
+		"$heaptrace" check --no-relocation --format json "$trace" \
+			>"$work/check$i.json" \
 			2>"$work/check$i.err"
 		st=$?
 		case $st in
@@ -159,7 +172,7 @@ kill_runs() {
 			clean=$((clean + 1)) ;;
 		*)
 			fail "kill $i: check exits $st (cut off is 4, clean 0)"
-			"$heaptrace" check "$trace" | tail -5 ;;
+			"$heaptrace" check --no-relocation "$trace" | tail -5 ;;
 		esac
 		echo "note: kill $i: check exits $st:" \
 			"$(jq -r '"\(.events) events, \(.gcs) GCs, cut off inside: \(.cut_off_inside)"' \
@@ -171,10 +184,132 @@ kill_runs() {
 	[ $status = 0 ] && echo "ok: kill -9: never NOT clean"
 }
 
+# ---- wrappers --------------------------------------------------------------
+
+# recorded WHAT TRACE RECORD_ARGS... -- CMD...: record must exit 0 and the
+# trace hold a GC and check clean.
+recorded() {
+	what=$1 trace=$2
+	shift 2
+	"$heaptrace" record -q -o "$trace" "$@" >"$work/w.out" 2>"$work/w.err"
+	st=$?
+	[ "$st" = 0 ] ||
+		{ fail "$what: record exited $st"; cat "$work/w.err"; return 1; }
+	"$heaptrace" check --no-relocation --format json "$trace" \
+		>"$work/w.json" 2>&1
+	jq -e '.clean and .gcs > 0' "$work/w.json" >/dev/null ||
+		{ fail "$what: the trace holds no GC or is not clean"; cat "$work/w.json"; return 1; }
+	echo "ok: $what: recorded, $(jq -r '"\(.gcs) GCs, \(.dumps) dumps"' "$work/w.json")"
+}
+
+# sees WHAT LINE: the program printed LINE (a variable as it saw it).
+sees() {
+	grep -qxF -- "$2" "$work/w.out" ||
+		fail "$1: the program did not see '$2': $(tr '\n' ' ' <"$work/w.out")"
+}
+
+wrappers() {
+	w=$work/wrapper
+	case $runtime in
+	mono)
+		cat >"$w" <<EOF
+#!/bin/sh
+# a wrapper of the test's: Mono's GC set its way, then mono runs Churn
+MONO_GC_PARAMS=nursery-size=1m
+MONO_ENV_OPTIONS="\$MONO_ENV_OPTIONS --debug"
+WRAPPED=yes
+export MONO_GC_PARAMS MONO_ENV_OPTIONS WRAPPED
+exec mono "$work/Churn.exe" "\$@"
+EOF
+		chmod +x "$w"
+		vars="MONO_GC_PARAMS MONO_ENV_OPTIONS WRAPPED HEAPTRACE_REPORT_FD HEAPTRACE_OUTPUT LD_LIBRARY_PATH"
+		unset MONO_ENV_OPTIONS LD_LIBRARY_PATH
+		for how in "" "--runtime mono"; do
+			recorded "mono wrapper ${how:-recognized}" "$work/w.ht" \
+				$how -- "$w" churn 1 $vars || continue
+			sees "mono wrapper" "MONO_GC_PARAMS=nursery-size=1m"
+			# the recorder put its part back: the wrapper's is left
+			sees "mono wrapper" "MONO_ENV_OPTIONS= --debug"
+			sees "mono wrapper" "WRAPPED=yes"
+			sees "mono wrapper" "HEAPTRACE_REPORT_FD unset"
+			sees "mono wrapper" "HEAPTRACE_OUTPUT unset"
+			sees "mono wrapper" "LD_LIBRARY_PATH unset"
+		done
+		# Debian's wrapper of the C# compiler, compiling Churn.cs
+		if head -c 2 "$(command -v mcs)" | grep -q '#!'; then
+			recorded "Debian's mcs wrapper" "$work/mcs.ht" -- \
+				mcs -nologo -out:"$work/Churn2.exe" "$src/Churn.cs"
+			[ -f "$work/Churn2.exe" ] || fail "mcs under record built nothing"
+		else
+			echo "note: mcs is no wrapper script here: not tried"
+		fi
+		;;
+	java)
+		cat >"$w" <<EOF
+#!/bin/sh
+# a wrapper of the test's: JVM options of its own, then java runs Churn
+JAVA_TOOL_OPTIONS=-Dchurn.wrapper=yes
+WRAPPED=yes
+export JAVA_TOOL_OPTIONS WRAPPED
+exec java -Xmn4m -cp "$work/classes" Churn "\$@"
+EOF
+		chmod +x "$w"
+		unset JDK_JAVA_OPTIONS JAVA_TOOL_OPTIONS
+		vars="-Dchurn.wrapper JAVA_TOOL_OPTIONS WRAPPED JDK_JAVA_OPTIONS HEAPTRACE_RESTORE"
+		# not recognized without --runtime: a usage error that says
+		# what to do
+		"$heaptrace" record -q -o "$work/w.ht" -- "$w" churn 1 \
+			>/dev/null 2>"$work/w.err"
+		st=$?
+		[ "$st" = 2 ] || fail "java wrapper without --runtime: exit $st, not 2"
+		grep -q -- "--runtime says which one a command starts" "$work/w.err" ||
+			fail "java wrapper without --runtime: no hint of --runtime"
+		if recorded "java wrapper --runtime java" "$work/w.ht" \
+			--runtime java -- "$w" churn 1 $vars; then
+			sees "java wrapper" "-Dchurn.wrapper=yes"
+			sees "java wrapper" "JAVA_TOOL_OPTIONS=-Dchurn.wrapper=yes"
+			sees "java wrapper" "WRAPPED=yes"
+			# the agent put JDK_JAVA_OPTIONS back: JVMs the program
+			# starts do not record
+			sees "java wrapper" "JDK_JAVA_OPTIONS unset"
+			sees "java wrapper" "HEAPTRACE_RESTORE unset"
+		fi
+		;;
+	dotnet)
+		cat >"$w" <<EOF
+#!/bin/sh
+# a wrapper of the test's: the GC's budget set its way, then dotnet runs Churn
+DOTNET_GCgen0size=0x80000
+WRAPPED=yes
+export DOTNET_GCgen0size WRAPPED
+exec dotnet "$work/app/Churn.dll" "\$@"
+EOF
+		chmod +x "$w"
+		vars="DOTNET_GCgen0size WRAPPED CORECLR_ENABLE_PROFILING HEAPTRACE_REPORT_FD"
+		unset CORECLR_ENABLE_PROFILING
+		if recorded "dotnet wrapper --runtime dotnet" "$work/w.ht" \
+			--runtime dotnet -- "$w" churn 1 $vars; then
+			sees "dotnet wrapper" "DOTNET_GCgen0size=0x80000"
+			sees "dotnet wrapper" "WRAPPED=yes"
+			sees "dotnet wrapper" "CORECLR_ENABLE_PROFILING unset"
+			sees "dotnet wrapper" "HEAPTRACE_REPORT_FD unset"
+		fi
+		# the published app's own executable, recognized as it is
+		if [ -x "$work/app/Churn" ]; then
+			recorded "dotnet apphost" "$work/a.ht" -- \
+				"$work/app/Churn" churn 1
+		else
+			fail "the .NET SDK built no apphost for Churn"
+		fi
+		;;
+	esac
+}
+
 build_churn
 case $part in
 disk-full) disk_full ;;
 kill) kill_runs ;;
-*) echo "usage: $0: PART is disk-full or kill" >&2; exit 2 ;;
+wrapper) wrappers ;;
+*) echo "usage: $0: PART is disk-full, kill or wrapper" >&2; exit 2 ;;
 esac
 exit $status
