@@ -6,7 +6,7 @@
 //   churn  allocates for SECONDS, then exits 0
 //   throw  allocates for SECONDS, then throws an exception nothing catches
 //   wait   allocates for SECONDS, prints "ready", then sleeps until a
-//          signal ends it
+//          signal ends it; prints "process exit" if ProcessExit runs
 // Each VARIABLE is printed first, as "NAME=value" ("NAME unset"): what the
 // environment of the program holds.
 // While it allocates it keeps a ring of nodes and replaces one now and then,
@@ -54,6 +54,12 @@ class Churn {
 		case "throw":
 			throw new InvalidOperationException("Churn: unhandled on purpose");
 		case "wait":
+			// what a service does on its way out: says so when the
+			// runtime lets it (ProcessExit)
+			AppDomain.CurrentDomain.ProcessExit += (s, e) => {
+				Console.WriteLine("process exit");
+				Console.Out.Flush();
+			};
 			Console.WriteLine("ready");
 			Console.Out.Flush();
 			Thread.Sleep(Timeout.Infinite);
