@@ -20,6 +20,12 @@
 #              reach the file when a buffer fills or a GC ends: a kill
 #              inside a JVM GC usually leaves a trace that ends before it,
 #              clean, so there the count is only reported.
+#   signals    SIGTERM (to the program, then to record, which passes it
+#              on), then SIGINT (as Ctrl-C sends it, to the program),
+#              while Churn waits: record exits 128+N and the trace is
+#              closed, clean, with the exit dump (--dump-on exit). Then an
+#              unhandled exception: Mono and Java exit 1 with the exit
+#              dump; .NET aborts (134) without one, its trace never broken.
 #   wrapper    Churn run by a wrapper script of the test's, which sets
 #              variables for the runtime (MONO_GC_PARAMS and more in
 #              MONO_ENV_OPTIONS, JAVA_TOOL_OPTIONS, DOTNET_GCgen0size) and
@@ -305,11 +311,95 @@ EOF
 	esac
 }
 
+# ---- SIGTERM, Ctrl-C, an unhandled exception --------------------------------
+
+# ended SIGNAL [record]: Churn (wait) recorded with --dump-on exit, sent
+# SIGNAL once ready (to record, which passes it on, with "record"). record
+# must exit 128+N, and the trace be closed and clean with the exit dump in
+# it (the only one in this mode).
+ended() {
+	sig=$1 to=${2:-program} trace=$work/$1.ht
+	case $sig in
+	TERM) n=15 ;;
+	INT) n=2 ;;
+	esac
+	"$heaptrace" record -q --dump-on exit -o "$trace" -- $churn wait 1 \
+		>"$work/$sig.out" 2>"$work/$sig.err" &
+	rec=$!
+	i=0
+	while ! grep -q '^ready' "$work/$sig.out" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le 600 ] && kill -0 $rec 2>/dev/null ||
+			{ fail "$sig: the program did not get ready"; kill $rec; return; }
+		sleep 0.1
+	done
+	pid=$(pgrep -P $rec | head -1)
+	# as a terminal's Ctrl-C reaches the program: to it directly
+	if [ "$to" = record ]; then
+		kill -"$sig" $rec
+	else
+		kill -"$sig" "$pid"
+	fi
+	i=0
+	while kill -0 $rec 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt 900 ]; then
+			fail "$sig: the program did not end within 90 s"
+			kill -9 "$pid"
+			break
+		fi
+		sleep 0.1
+	done
+	wait $rec
+	st=$?
+	[ "$st" = $((128 + n)) ] ||
+		{ fail "$sig: record exited $st, not $((128 + n))"; cat "$work/$sig.err"; return; }
+	"$heaptrace" check --no-relocation --format json "$trace" \
+		>"$work/$sig.json" 2>&1
+	jq -e '.clean and .indexed and .dumps == 1' "$work/$sig.json" >/dev/null ||
+		{ fail "$sig: the trace is not closed and clean with the exit dump"; cat "$work/$sig.json"; return; }
+	echo "ok: $sig to the $to: exit dump taken, trace closed, status $st"
+}
+
+signals() {
+	need_tools pgrep
+	ended TERM
+	ended TERM record
+	ended INT
+	# an unhandled exception: the status the runtime gives it, and the
+	# exit dump where the runtime lets one be taken
+	"$heaptrace" record -q --dump-on exit -o "$work/throw.ht" -- \
+		$churn throw 0.5 >"$work/throw.out" 2>"$work/throw.err"
+	st=$?
+	"$heaptrace" check --no-relocation --format json "$work/throw.ht" \
+		>"$work/throw.json" 2>&1
+	case $runtime in
+	mono|java)
+		# Mono exits 1 after printing it, the JVM too (VM death)
+		[ "$st" = 1 ] || fail "unhandled exception: record exited $st, not 1"
+		jq -e '.clean and .indexed and .dumps == 1' "$work/throw.json" \
+			>/dev/null ||
+			fail "unhandled exception: no exit dump in a closed, clean trace"
+		;;
+	dotnet)
+		# the runtime aborts (SIGABRT): no Shutdown, no exit dump; the
+		# trace ends where it was, never broken
+		[ "$st" = 134 ] || fail "unhandled exception: record exited $st, not 134"
+		jq -e '(.clean or .cut_off) and .dumps == 0' "$work/throw.json" \
+			>/dev/null ||
+			fail "unhandled exception: the trace is broken, or has a dump"
+		;;
+	esac
+	[ $status = 0 ] &&
+		echo "ok: unhandled exception: exit $st, $(jq -r '"\(.dumps) dump, indexed \(.indexed)"' "$work/throw.json")"
+}
+
 build_churn
 case $part in
 disk-full) disk_full ;;
 kill) kill_runs ;;
 wrapper) wrappers ;;
-*) echo "usage: $0: PART is disk-full, kill or wrapper" >&2; exit 2 ;;
+signals) signals ;;
+*) echo "usage: $0: PART is disk-full, kill, wrapper or signals" >&2; exit 2 ;;
 esac
 exit $status
