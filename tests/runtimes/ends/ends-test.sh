@@ -40,9 +40,11 @@
 # is known to report), not of how a run ends.
 #
 # Exits 77 (skipped) when the runtime, its compiler, jq or what the part
-# needs is missing, and in a sanitizer build (HT_SANITIZE names it): the
-# runtimes are not instrumented, and this part's C code is covered there by
-# the unit and command tests.
+# needs is missing. Under AddressSanitizer (HT_SANITIZE names it, HT_CC is
+# the compiler) the recorders are instrumented and the runtimes are not:
+# mono, java and dotnet are then run through scripts first on PATH that
+# preload the sanitizer's runtime, and what starts a runtime by its full
+# path (Debian's mcs, a .NET apphost) is not tried.
 set -u
 if [ $# -ne 5 ]; then
 	echo "usage: $0 HEAPTRACE SOURCE_DIR WORK_DIR RUNTIME PART" >&2
@@ -52,16 +54,39 @@ heaptrace=$1 src=$2 work=$3 runtime=$4 part=$5
 status=0
 . "$src/../../lib.sh"
 
-case ${HT_SANITIZE:-none} in
-*address*|*undefined*)
-	echo "SKIP: sanitizer build: the runtimes are not instrumented"
-	exit 77 ;;
-esac
 need_tools jq
 rm -rf "$work"
 mkdir -p "$work" || exit 1
 work=$(cd "$work" && pwd -P)
 unset HEAPTRACE_RECORDER_DIR
+
+# Under AddressSanitizer: each runtime through a script that preloads the
+# sanitizer's runtime (the runtimes catch SIGSEGV and friends on purpose,
+# and keep what they allocate until exit).
+sanitized=false
+case ${HT_SANITIZE:-none} in
+*address*)
+	asan=$(${HT_CC:-cc} -print-file-name=libclang_rt.asan-x86_64.so)
+	[ -f "$asan" ] || asan=$(${HT_CC:-cc} -print-file-name=libasan.so)
+	[ -f "$asan" ] ||
+		{ echo "SKIP: sanitizer build, no runtime '$asan' to preload"; exit 77; }
+	mkdir -p "$work/bin"
+	for rt in mono java dotnet; do
+		real=$(command -v $rt) || continue
+		cat >"$work/bin/$rt" <<EOF
+#!/bin/sh
+LD_PRELOAD=$asan\${LD_PRELOAD:+:\$LD_PRELOAD} \\
+ASAN_OPTIONS=\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:allow_user_segv_handler=1 \\
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
+exec $real "\$@"
+EOF
+		chmod +x "$work/bin/$rt"
+	done
+	PATH=$work/bin:$PATH
+	sanitized=true
+	echo "note: the runtimes run with $asan preloaded"
+	;;
+esac
 
 # ---- Churn for the runtime: the command that runs it, in "$@" -------------
 
@@ -242,7 +267,9 @@ EOF
 			sees "mono wrapper" "LD_LIBRARY_PATH unset"
 		done
 		# Debian's wrapper of the C# compiler, compiling Churn.cs
-		if head -c 2 "$(command -v mcs)" | grep -q '#!'; then
+		if $sanitized; then
+			echo "note: mcs runs /usr/bin/mono itself: not tried under a sanitizer"
+		elif head -c 2 "$(command -v mcs)" | grep -q '#!'; then
 			recorded "Debian's mcs wrapper" "$work/mcs.ht" -- \
 				mcs -nologo -out:"$work/Churn2.exe" "$src/Churn.cs"
 			[ -f "$work/Churn2.exe" ] || fail "mcs under record built nothing"
@@ -301,7 +328,9 @@ EOF
 			sees "dotnet wrapper" "HEAPTRACE_REPORT_FD unset"
 		fi
 		# the published app's own executable, recognized as it is
-		if [ -x "$work/app/Churn" ]; then
+		if $sanitized; then
+			echo "note: the apphost loads the runtime itself: not tried under a sanitizer"
+		elif [ -x "$work/app/Churn" ]; then
 			recorded "dotnet apphost" "$work/a.ht" -- \
 				"$work/app/Churn" churn 1
 		else
