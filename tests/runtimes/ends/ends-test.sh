@@ -10,7 +10,7 @@
 #              mount the tmpfs): skipped (77) otherwise or when the mount
 #              fails.
 #   kill       the program is killed with SIGKILL at a random moment of
-#              its churning, several times: `record` exits 137, and
+#              its churning, eight times: `record` exits 137, and
 #              `check` says the trace is cut off (exit 4) or clean (0),
 #              never NOT clean; stats must mark the last GC of a cut off
 #              trace cut off. With Mono and .NET at least one kill must
@@ -168,7 +168,7 @@ child_of() {
 
 kill_runs() {
 	need_tools pgrep awk
-	runs=6 cut=0 clean=0
+	runs=8 cut=0 clean=0
 	for i in $(seq 1 $runs); do
 		trace=$work/kill$i.ht
 		"$heaptrace" record -q -o "$trace" -- $churn churn 60 \
