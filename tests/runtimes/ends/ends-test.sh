@@ -60,34 +60,6 @@ mkdir -p "$work" || exit 1
 work=$(cd "$work" && pwd -P)
 unset HEAPTRACE_RECORDER_DIR
 
-# Under AddressSanitizer: each runtime through a script that preloads the
-# sanitizer's runtime (the runtimes catch SIGSEGV and friends on purpose,
-# and keep what they allocate until exit).
-sanitized=false
-case ${HT_SANITIZE:-none} in
-*address*)
-	asan=$(${HT_CC:-cc} -print-file-name=libclang_rt.asan-x86_64.so)
-	[ -f "$asan" ] || asan=$(${HT_CC:-cc} -print-file-name=libasan.so)
-	[ -f "$asan" ] ||
-		{ echo "SKIP: sanitizer build, no runtime '$asan' to preload"; exit 77; }
-	mkdir -p "$work/bin"
-	for rt in mono java dotnet; do
-		real=$(command -v $rt) || continue
-		cat >"$work/bin/$rt" <<EOF
-#!/bin/sh
-LD_PRELOAD=$asan\${LD_PRELOAD:+:\$LD_PRELOAD} \\
-ASAN_OPTIONS=\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:allow_user_segv_handler=1 \\
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
-exec $real "\$@"
-EOF
-		chmod +x "$work/bin/$rt"
-	done
-	PATH=$work/bin:$PATH
-	sanitized=true
-	echo "note: the runtimes run with $asan preloaded"
-	;;
-esac
-
 # ---- Churn for the runtime: the command that runs it, in "$@" -------------
 
 build_churn() {
@@ -423,7 +395,39 @@ signals() {
 		echo "ok: unhandled exception: exit $st, $(jq -r '"\(.dumps) dump, indexed \(.indexed)"' "$work/throw.json")"
 }
 
+# Under AddressSanitizer: each runtime through a script that preloads the
+# sanitizer's runtime (the runtimes catch SIGSEGV and friends on purpose,
+# and keep what they allocate until exit). After Churn is built: the
+# compilers run as they are.
+sanitized=false
+preload_sanitizer() {
+	case ${HT_SANITIZE:-none} in
+	*address*)
+		asan=$(${HT_CC:-cc} -print-file-name=libclang_rt.asan-x86_64.so)
+		[ -f "$asan" ] || asan=$(${HT_CC:-cc} -print-file-name=libasan.so)
+		[ -f "$asan" ] ||
+			{ echo "SKIP: sanitizer build, no runtime '$asan' to preload"; exit 77; }
+		mkdir -p "$work/bin"
+		for rt in mono java dotnet; do
+			real=$(command -v $rt) || continue
+			cat >"$work/bin/$rt" <<EOF
+#!/bin/sh
+LD_PRELOAD=$asan\${LD_PRELOAD:+:\$LD_PRELOAD} \\
+ASAN_OPTIONS=\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:allow_user_segv_handler=1 \\
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
+exec $real "\$@"
+EOF
+			chmod +x "$work/bin/$rt"
+		done
+		PATH=$work/bin:$PATH
+		sanitized=true
+		echo "note: the runtimes run with $asan preloaded"
+		;;
+	esac
+}
+
 build_churn
+preload_sanitizer
 case $part in
 disk-full) disk_full ;;
 kill) kill_runs ;;
