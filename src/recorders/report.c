@@ -3,9 +3,13 @@
  */
 #include "recorders/report.h"
 
+#include <heaptrace/record.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +18,7 @@
 #include <unistd.h>
 
 static int channel = -1;
+static atomic_bool sent;
 
 void report_channel_open(const char *text)
 {
@@ -40,7 +45,7 @@ void report_failure(const char *message)
 	char line[1024];
 	size_t n;
 
-	if (channel < 0)
+	if (channel < 0 || atomic_exchange(&sent, true))
 		return;
 	/* one send, a short line: no other cuts into it. Never SIGPIPE
 	 * (a `record` that is gone must not kill the program) and never
@@ -53,4 +58,14 @@ void report_failure(const char *message)
 	while (send(channel, line, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
 	       errno == EINTR)
 		;
+}
+
+void report_if_failed(const struct ht_recorder *rec)
+{
+	struct ht_error err;
+
+	if (channel < 0 || atomic_load(&sent) || !rec)
+		return;
+	if (ht_recorder_error(rec, &err) != HT_OK)
+		report_failure(err.message);
 }

@@ -16,8 +16,17 @@
  * that programs the recorded one starts do not hold it. */
 void report_channel_open(const char *text);
 
+struct ht_recorder;
+
 /* Sends MESSAGE (one line: the file, the offset and the cause) to
- * `heaptrace record`, if it listens. */
+ * `heaptrace record`, if it listens. Once: the first failure is the one
+ * that counts (the shim keeps it, and every later one follows from it),
+ * and it may be found more than once. */
 void report_failure(const char *message);
+
+/* Sends the recording's first error, if it has met one: called after each
+ * GC, outside any pause, so that record hears of it as soon as it is
+ * known, even when the program is killed before it closes the trace. */
+void report_if_failed(const struct ht_recorder *rec);
 
 #endif

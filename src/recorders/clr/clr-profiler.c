@@ -1528,6 +1528,7 @@ static void force_dump(void)
 
 static void after_gc(void)
 {
+	report_if_failed(state.rec);
 	bounds_make_room();
 	dependents_make_room();
 	/* a walk adds without growing: room for this many new ids */

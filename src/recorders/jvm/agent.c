@@ -157,6 +157,8 @@ static void JNICALL agent_main(jvmtiEnv *jv, JNIEnv *jni, void *arg)
 		gcs = ag->gcs_finished - gcs_seen;
 		gcs_seen = ag->gcs_finished;
 		(*jv)->RawMonitorExit(jv, ag->wake_lock);
+		/* the trace stays open while this thread runs */
+		report_if_failed(ag->rec);
 		signals = atomic_load(&signal_requests);
 		if (signals != signals_seen) {
 			signals_seen = signals;

@@ -986,6 +986,7 @@ static void pause_end(void)
  * that may be done from here, and only once the world runs again. */
 static void after_pause(void)
 {
+	report_if_failed(state.rec);
 	field_tables_make_room();
 	if (state.notify_after && flag(&state.runtime_ready))
 		mono_gc_finalize_notify();

@@ -6,7 +6,8 @@
 #   disk-full  the trace goes to a small tmpfs that fills up during the
 #              run: `record` must exit 3 and say the recorder's cause
 #              (file, byte, "No space left on device") with how the
-#              program ended, and print no "wrote" line. Needs root (to
+#              program ended, and print no "wrote" line; also when the
+#              program is then killed with SIGKILL. Needs root (to
 #              mount the tmpfs): skipped (77) otherwise or when the mount
 #              fails.
 #   kill       the program is killed with SIGKILL at a random moment of
@@ -122,6 +123,29 @@ disk_full() {
 	echo "note: check of the trace of a full disk exits $?:" \
 		"$(tail -1 "$work/check.out")"
 	[ $status = 0 ] && echo "ok: disk full: record exits 3 with the cause"
+
+	# the same, the program then killed outright: the recorder said the
+	# cause after the GC that met it, long before
+	rm -f "$work/full/t.ht"
+	"$heaptrace" record -o "$work/full/t.ht" -- $churn wait 2 \
+		>"$work/out" 2>"$work/err" &
+	rec=$!
+	i=0
+	while ! grep -q '^ready' "$work/out" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -le 600 ] && kill -0 $rec 2>/dev/null ||
+			{ fail "disk full, killed: the program did not get ready"; return; }
+		sleep 0.1
+	done
+	kill -9 "$(pgrep -P $rec | head -1)"
+	wait $rec
+	st=$?
+	[ "$st" = 3 ] || fail "disk full, killed: record exited $st, not 3"
+	grep -q "^heaptrace: the $name recorder could not write the trace: $work/full/t.ht: byte [0-9]*: cannot write: No space left on device (the program was killed by signal 9)\$" \
+		"$work/err" ||
+		{ fail "disk full, killed: no message with the cause"; cat "$work/err"; }
+	[ $status = 0 ] &&
+		echo "ok: disk full, then kill -9: record exits 3 with the cause"
 }
 
 # ---- kill -9 -------------------------------------------------------------
