@@ -128,10 +128,10 @@ disk_full() {
 	# cause after the GC that met it, long before
 	rm -f "$work/full/t.ht"
 	"$heaptrace" record -o "$work/full/t.ht" -- $churn wait 2 \
-		>"$work/out" 2>"$work/err" &
+		>"$work/killed.out" 2>"$work/killed.err" &
 	rec=$!
 	i=0
-	while ! grep -q '^ready' "$work/out" 2>/dev/null; do
+	while ! grep -q '^ready' "$work/killed.out" 2>/dev/null; do
 		i=$((i + 1))
 		[ $i -le 600 ] && kill -0 $rec 2>/dev/null ||
 			{ fail "disk full, killed: the program did not get ready"; return; }
@@ -142,8 +142,8 @@ disk_full() {
 	st=$?
 	[ "$st" = 3 ] || fail "disk full, killed: record exited $st, not 3"
 	grep -q "^heaptrace: the $name recorder could not write the trace: $work/full/t.ht: byte [0-9]*: cannot write: No space left on device (the program was killed by signal 9)\$" \
-		"$work/err" ||
-		{ fail "disk full, killed: no message with the cause"; cat "$work/err"; }
+		"$work/killed.err" ||
+		{ fail "disk full, killed: no message with the cause"; cat "$work/killed.err"; }
 	[ $status = 0 ] &&
 		echo "ok: disk full, then kill -9: record exits 3 with the cause"
 }
@@ -343,16 +343,19 @@ EOF
 # must exit 128+N, and the trace be closed and clean with the exit dump in
 # it (the only one in this mode).
 ended() {
-	sig=$1 to=${2:-program} trace=$work/$1.ht
+	sig=$1 to=${2:-program}
 	case $sig in
 	TERM) n=15 ;;
 	INT) n=2 ;;
 	esac
+	# files of this call alone: an older "ready" must not be read as
+	# this program's
+	out=$work/$sig-$to trace=$work/$sig-$to.ht
 	"$heaptrace" record -q --dump-on exit -o "$trace" -- $churn wait 1 \
-		>"$work/$sig.out" 2>"$work/$sig.err" &
+		>"$out.out" 2>"$out.err" &
 	rec=$!
 	i=0
-	while ! grep -q '^ready' "$work/$sig.out" 2>/dev/null; do
+	while ! grep -q '^ready' "$out.out" 2>/dev/null; do
 		i=$((i + 1))
 		[ $i -le 600 ] && kill -0 $rec 2>/dev/null ||
 			{ fail "$sig: the program did not get ready"; kill $rec; return; }
@@ -378,11 +381,11 @@ ended() {
 	wait $rec
 	st=$?
 	[ "$st" = $((128 + n)) ] ||
-		{ fail "$sig: record exited $st, not $((128 + n))"; cat "$work/$sig.err"; return; }
+		{ fail "$sig: record exited $st, not $((128 + n))"; cat "$out.err"; return; }
 	"$heaptrace" check --no-relocation --format json "$trace" \
-		>"$work/$sig.json" 2>&1
-	jq -e '.clean and .indexed and .dumps == 1' "$work/$sig.json" >/dev/null ||
-		{ fail "$sig: the trace is not closed and clean with the exit dump"; cat "$work/$sig.json"; return; }
+		>"$out.json" 2>&1
+	jq -e '.clean and .indexed and .dumps == 1' "$out.json" >/dev/null ||
+		{ fail "$sig: the trace is not closed and clean with the exit dump"; cat "$out.json"; return; }
 	echo "ok: $sig to the $to: exit dump taken, trace closed, status $st"
 }
 
