@@ -439,6 +439,18 @@ static int on_dump_end(void *ctx, const struct ht_replay_state *st)
 	return 0;
 }
 
+/* The last GC is cut off when the trace ends inside it, read whole and
+ * never closed (check says the same of such a trace). */
+static void mark_cut_off(struct ht_reader *r, int replay_rc,
+			 struct trace_stats *ts)
+{
+	const struct ht_index_info *ix = ht_reader_index(r);
+	struct gc_stats *last = ts->n_gcs ? &ts->gcs[ts->n_gcs - 1] : NULL;
+
+	if (last && !last->finished && replay_rc == 0 && ix && !ix->present)
+		last->cut_off = true;
+}
+
 int stats_scan_gcs(struct ht_reader *r, struct trace_stats *ts,
 		   stats_event_fn on_event, void *ctx, struct ht_error *err)
 {
@@ -470,6 +482,7 @@ int stats_scan_gcs(struct ht_reader *r, struct trace_stats *ts,
 		rc = 1;
 	reloc_get_totals(scan.tracker, &ts->totals);
 	ts->dumps = summary.dumps;
+	mark_cut_off(r, rc, ts);
 	if (rc > 0) {
 		const char *why = reloc_error(scan.tracker);
 

@@ -101,6 +101,10 @@ struct gc_stats {
 	uint32_t generations;  /* bit g: generation g collected */
 	enum ht_gc_reason reason;
 	bool finished;
+	/* unfinished because the trace ends inside it, never closed: its
+	 * process ended there (killed, crashed), so its figures stop where
+	 * the trace does and it claims no death */
+	bool cut_off;
 	int64_t dump;          /* the dump of its references, -1 if none */
 	uint64_t moved_blocks, moved_bytes;
 	uint64_t surviving_blocks, surviving_bytes;

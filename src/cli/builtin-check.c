@@ -59,11 +59,26 @@ struct check {
 	struct ht_reader *reader;
 	uint64_t events;
 	bool out_of_memory;
+	/* A GC or dump open at the end of the trace: a violation, unless the
+	 * trace was cut off (cut_off_only) */
+	struct ht_violation unfinished[2];
+	size_t n_unfinished;
+	bool cut_off;
 };
 
-static void on_violation(void *ctx, const struct ht_violation *v)
+/* The violations of an open GC or dump at the end: held back until the
+ * end of the trace says whether they are violations (cut_off_only). */
+static bool holds_back(struct check *c, const struct ht_violation *v)
 {
-	struct check *c = ctx;
+	if (v->code != HT_V_GC_UNFINISHED && v->code != HT_V_DUMP_UNFINISHED)
+		return false;
+	if (c->n_unfinished < sizeof(c->unfinished) / sizeof(c->unfinished[0]))
+		c->unfinished[c->n_unfinished++] = *v;
+	return true;
+}
+
+static void add_violation(struct check *c, const struct ht_violation *v)
+{
 	struct found *f;
 
 	c->counts[v->code]++;
@@ -84,6 +99,33 @@ static void on_violation(void *ctx, const struct ht_violation *v)
 	f->column = v->where.column;
 	f->code = v->code;
 	memcpy(f->detail, v->detail, sizeof(f->detail));
+}
+
+static void on_violation(void *ctx, const struct ht_violation *v)
+{
+	struct check *c = ctx;
+
+	if (!holds_back(c, v))
+		add_violation(c, v);
+}
+
+/*
+ * Is the trace cut off: never closed (no index: its process was killed or
+ * crashed), read to its end without damage, and its only problem a GC or
+ * dump still open at that end? The process ended inside it, which no
+ * recorder can help: not a protocol violation. Otherwise the open GC or
+ * dump is one, counted with the others.
+ */
+static void settle_unfinished(struct check *c, int replay_rc,
+			      const struct ht_index_info *ix)
+{
+	c->cut_off = c->n_unfinished > 0 && ix && !ix->present &&
+		     replay_rc == 0 && c->total == 0 &&
+		     c->n_inconsistent == 0;
+	if (c->cut_off)
+		return;
+	for (size_t i = 0; i < c->n_unfinished; i++)
+		add_violation(c, &c->unfinished[i]);
 }
 
 /* The tracker's word that the dumps contradict its rules. */
@@ -328,8 +370,12 @@ static void report_text(const struct check *c, const struct ht_replay_summary *s
 		printf("%s: no index: the recorder did not close this trace "
 		       "(it was killed or crashed); every event was read by "
 		       "scanning\n", esc_text(c->path));
+	for (size_t i = 0; c->cut_off && i < c->n_unfinished; i++)
+		printf("%s: cut off: %s: the process ended inside it, before "
+		       "the recorder closed the trace\n", esc_text(c->path),
+		       esc_text(c->unfinished[i].detail));
 	printf("%s: %s: %s, %s, %s, %s", esc_text(c->path),
-	       clean ? "clean" : "NOT clean",
+	       !clean ? "NOT clean" : c->cut_off ? "cut off" : "clean",
 	       count_of(s->events, "event", "events", buf[0]),
 	       count_of(s->dumps, "dump", "dumps", buf[1]),
 	       count_of(s->gcs, "GC", "GCs", buf[2]),
@@ -352,7 +398,8 @@ static int report_structured(const struct check *c,
 		return -1;
 	out_begin_object(o, NULL);
 	out_string(o, "file", c->path);
-	out_bool(o, "clean", clean);
+	out_bool(o, "clean", clean && !c->cut_off);
+	out_bool(o, "cut_off", c->cut_off);
 	out_u64(o, "events", s->events);
 	out_u64(o, "dumps", s->dumps);
 	out_u64(o, "gcs", s->gcs);
@@ -381,6 +428,10 @@ static int report_structured(const struct check *c,
 	out_begin_array(o, "relocation_inconsistencies");
 	for (size_t i = 0; i < c->n_incons; i++)
 		out_inconsistency(o, c, &c->incons[i]);
+	out_end_array(o);
+	out_begin_array(o, "cut_off_inside");
+	for (size_t i = 0; c->cut_off && i < c->n_unfinished; i++)
+		out_string(o, NULL, c->unfinished[i].detail);
 	out_end_array(o);
 	out_string(o, "damage", damage);
 	out_begin_array(o, "index_mismatches");
@@ -515,6 +566,7 @@ int cmd_check(int argc, char **argv)
 		return EXIT_UNREADABLE;
 	}
 	ix = ht_reader_index(c.reader);
+	settle_unfinished(&c, rc, ix);
 	compare_index(ix, &summary, &mismatch);
 	class_names_sort(&c.classes);
 	clean = rc == 0 && c.total == 0 && c.n_inconsistent == 0 &&
@@ -529,5 +581,7 @@ int cmd_check(int argc, char **argv)
 				  rc ? err.message : NULL, clean,
 				  (enum output_format)format);
 	check_free(&c);
-	return clean ? EXIT_DONE : EXIT_FINDING;
+	if (clean)
+		return c.cut_off ? EXIT_CUT_OFF : EXIT_DONE;
+	return EXIT_FINDING;
 }

@@ -72,6 +72,11 @@ struct history {
 	uint64_t *dump_times;    /* by dump number: its begin (a GC's
 				    references: the GC's start) */
 	size_t n_dump_times, cap_dump_times;
+	/* the last GC as the tracker closed it, and the one the trace is cut
+	 * off inside (never closed, its process ended there), -1 if none */
+	struct reloc_gc_summary last_gc;
+	bool any_gc;
+	int64_t cut_off_gc;
 };
 
 #define NO_TIME UINT64_MAX
@@ -202,12 +207,21 @@ static int on_dump_end(void *ctx, const struct ht_replay_state *st)
 	return reloc_on_dump_end(((struct history *)ctx)->tracker, st);
 }
 
+static void note_gc(void *ctx, const struct reloc_gc_summary *g)
+{
+	struct history *h = ctx;
+
+	h->last_gc = *g;
+	h->any_gc = true;
+}
+
 /* The tracker of one replay: watching the id (first) or the holders. */
 static struct reloc *new_tracker(struct history *h, bool reports_survivors)
 {
 	struct reloc_hooks hooks = {
 		.ctx = h,
 		.step = h->collect ? note_step : note_holder,
+		.gc_done = note_gc,
 	};
 	struct reloc *t = reloc_new(reports_survivors, &hooks);
 
@@ -234,6 +248,7 @@ static int replay(struct history *h)
 		.on_dump_end = on_dump_end,
 	};
 	const struct ht_header *header;
+	const struct ht_index_info *ix;
 	struct ht_replay_summary summary;
 	struct ht_error err;
 	int rc;
@@ -255,6 +270,9 @@ static int replay(struct history *h)
 	if (rc == 0 || (rc < 0 && summary.read_error))
 		rc = reloc_finish(h->tracker) ? 1 : rc;
 	progress_end(h->progress);
+	ix = ht_reader_index(h->reader);
+	h->cut_off_gc = rc == 0 && h->any_gc && !h->last_gc.finished && ix &&
+			!ix->present ? h->last_gc.gc : -1;
 	ht_reader_close(h->reader);
 	h->reader = NULL;
 	h->dumps_in_trace = summary.dumps;
@@ -562,6 +580,10 @@ static int report_text(const struct history *h, const struct life *l,
 	if (h->select >= 0)
 		printf(" in dump %lld", (long long)h->select);
 	printf("\n");
+	if (h->cut_off_gc >= 0)
+		printf("%s: cut off inside gc %lld: the process ended there; "
+		       "the ends below are as of then, and that GC proves no "
+		       "death\n", esc_text(h->path), (long long)h->cut_off_gc);
 	for (size_t i = 0; i < n; i++)
 		print_object_text(h, &l[i]);
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
@@ -657,6 +679,7 @@ static int report_structured(const struct history *h, const struct life *l,
 	out_string(o, "file", h->path);
 	out_id(o, "id", h->target);
 	out_number_or_null(o, "dump", h->select);
+	out_number_or_null(o, "cut_off_gc", h->cut_off_gc);
 	out_begin_array(o, "objects");
 	for (size_t i = 0; i < n; i++)
 		out_object(o, h, &l[i]);

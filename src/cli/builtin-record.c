@@ -21,6 +21,7 @@
 #include "ht_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -28,6 +29,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -38,7 +40,8 @@ extern char **environ;
 static const struct command_usage usage = {
 	.cmd = "record",
 	.text = "usage: heaptrace record [-o FILE] [--dump-on WHEN] [--every N]\n"
-		"                        [--allocations] [-q] [--] CMD [ARGS...]\n"
+		"                        [--allocations] [--runtime NAME] [-q]\n"
+		"                        [--] CMD [ARGS...]\n"
 		"   or: heaptrace record --pid PID [--duration SECONDS] [-o FILE]\n"
 		"                        [--dump-on WHEN] [--every N] [-q]\n"
 		"\n"
@@ -46,10 +49,11 @@ static const struct command_usage usage = {
 		"runtime's recorder loaded, and writes its GCs and heap dumps to\n"
 		"FILE. Runtimes: mono (mono [OPTIONS] PROG.exe ..., or PROG.exe ...),\n"
 		"java, and .NET (dotnet APP.dll ..., APP.dll ..., dotnet build ...,\n"
-		"or a published app). Exits with CMD's exit status (128+N when signal N killed\n"
-		"it), 2 on a usage error, 3 when FILE cannot be written or the\n"
-		"recorder cannot be found, did not load or wrote no trace, 126 or\n"
-		"127 when CMD cannot be run.\n"
+		"or a published app); --runtime names it for a command that starts\n"
+		"one in its turn. Exits with CMD's exit status (128+N when signal N\n"
+		"killed it), 2 on a usage error, 3 when FILE cannot be written or the\n"
+		"recorder cannot be found, did not load, wrote no trace or could not\n"
+		"write it, 126 or 127 when CMD cannot be run.\n"
 		"\n"
 		"With --pid, attaches to the running JVM PID instead (through the\n"
 		"JDK's jcmd) and records until SIGINT (Ctrl-C) or SIGTERM, the\n"
@@ -189,10 +193,11 @@ static bool in_list(const char *list, const char *name)
 }
 
 /* Saves the inherited value once, for the recorder to put back, and adds
- * NAME to HEAPTRACE_RESTORE. */
+ * NAME to HEAPTRACE_RESTORE; HEAPTRACE_SET_<NAME> says what record set,
+ * so that the recorder can tell a wrapper's change from record's. */
 int env_override(struct env_edit *e, const char *name, const char *value)
 {
-	char saved[256];
+	char saved[256], set[256];
 	const char *list = env_value(e, "HEAPTRACE_RESTORE");
 
 	snprintf(saved, sizeof(saved), "HEAPTRACE_SAVED_%s", name);
@@ -211,7 +216,41 @@ int env_override(struct env_edit *e, const char *name, const char *value)
 		if (rc < 0 || env_set(e, saved, old) < 0)
 			return -1;
 	}
+	snprintf(set, sizeof(set), "HEAPTRACE_SET_%s", name);
+	if (env_set(e, set, value) < 0)
+		return -1;
 	return env_set(e, name, value);
+}
+
+int env_append(struct env_edit *env, const char *name, const char *word,
+	       const char *sep, bool prepend)
+{
+	const char *old = env_value(env, name);
+	size_t len = (old ? strlen(old) + strlen(sep) : 0) + strlen(word) + 1;
+	char *v = malloc(len);
+	int rc;
+
+	if (!v)
+		return -1;
+	if (!old || !*old)
+		snprintf(v, len, "%s", word);
+	else if (prepend)
+		snprintf(v, len, "%s%s%s", word, sep, old);
+	else
+		snprintf(v, len, "%s%s%s", old, sep, word);
+	rc = env_override(env, name, v);
+	free(v);
+	return rc;
+}
+
+int env_report_fd(struct env_edit *e, int fd)
+{
+	char text[16];
+
+	if (fd < 0)
+		return 0;
+	snprintf(text, sizeof(text), "%d", fd);
+	return env_override(e, "HEAPTRACE_REPORT_FD", text);
 }
 
 void env_free(struct env_edit *e)
@@ -308,6 +347,7 @@ int find_recorder(const char *subdir, const char *file, char *path,
 
 struct record_cmd {
 	struct record_options opt;
+	const struct runtime_recorder *runtime;  /* --runtime, else NULL */
 	const char *output_arg;
 	bool every_given;
 	bool quiet;
@@ -316,6 +356,7 @@ struct record_cmd {
 	char output[PATH_MAX];
 	char **argv;       /* the program's, malloc'ed */
 	struct env_edit env;
+	int report[2];     /* the recorder's channel: ours, the program's */
 };
 
 static int parse_dump_on(const char *cmd, const char *arg, void *dump_on)
@@ -364,6 +405,20 @@ static int parse_duration(const char *cmd, const char *arg, void *secs)
 	return EXIT_DONE;
 }
 
+static int parse_runtime(const char *cmd, const char *arg, void *record)
+{
+	struct record_cmd *c = record;
+
+	for (size_t i = 0; i < N_RUNTIMES; i++) {
+		if (strcmp(runtimes[i]->name, arg) == 0) {
+			c->runtime = runtimes[i];
+			return EXIT_DONE;
+		}
+	}
+	return usage_error(cmd, "--runtime takes mono, java or dotnet, not "
+			   "'%s'", arg);
+}
+
 /* The options, and that a program follows (or --pid): OPTIONS_PARSED when
  * it is to run, otherwise the exit status (parse_options). */
 static int parse_arguments(struct record_cmd *c, int argc, char **argv)
@@ -381,6 +436,10 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 			     "(with major and every-gc; default 1)"),
 		OPT_BOOL('a', "allocations", &c->opt.allocations,
 			 "record every allocation as well (slower)"),
+		OPT_CALLBACK('r', "runtime", "NAME", c, parse_runtime,
+			     "mono, java or dotnet: the runtime CMD starts,\n"
+			     "when it is not one heaptrace recognizes (a\n"
+			     "script, a launcher)"),
 		OPT_BOOL('q', "quiet", &c->quiet, "no summary at the end"),
 		OPT_CALLBACK('p', "pid", "PID", &c->pid, parse_pid,
 			     "attach to the running JVM PID rather than run\n"
@@ -402,6 +461,9 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 		return usage_error("record", "--pid records a JVM that runs "
 				   "already: no program to run, not '%s'",
 				   argv[optind]);
+	if (c->pid && c->runtime)
+		return usage_error("record", "--runtime goes with a program to "
+				   "run: --pid attaches to a JVM");
 	if (c->pid && c->opt.allocations)
 		return usage_error("record", "--allocations is not available "
 				   "for java: its recorder records GCs and heap "
@@ -890,6 +952,75 @@ static int check_trace(const struct record_cmd *c,
 	return record_check_trace(c->output, rt, end, c->quiet);
 }
 
+/* ---- the recorder's word ------------------------------------------------- */
+
+/* The channel on which the recorder says that it could not write the
+ * trace (recorders/report.h): a socket pair, our end close-on-exec, the
+ * program's end inherited by it. Without one (no descriptor to be had)
+ * the program is recorded all the same, and only the trace tells. */
+static void open_report_channel(struct record_cmd *c)
+{
+	c->opt.report_fd = -1;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, c->report) != 0) {
+		c->report[0] = c->report[1] = -1;
+		return;
+	}
+	/* a descriptor of 0 to 2 would be the program's standard stream */
+	if (c->report[1] <= STDERR_FILENO ||
+	    fcntl(c->report[1], F_SETFD, 0) != 0) {
+		close(c->report[0]);
+		close(c->report[1]);
+		c->report[0] = c->report[1] = -1;
+		return;
+	}
+	c->opt.report_fd = c->report[1];
+}
+
+static void close_report_channel(struct record_cmd *c)
+{
+	for (int i = 0; i < 2; i++)
+		if (c->report[i] >= 0)
+			close(c->report[i]);
+	c->report[0] = c->report[1] = -1;
+}
+
+/* What the recorder said, once the program has ended: its lines into
+ * buf, "" when nothing. A process the program started may still hold its
+ * end, so this takes what is there and does not wait for more. */
+static void read_report(const struct record_cmd *c, char *buf, size_t len)
+{
+	size_t n = 0;
+	ssize_t got;
+
+	buf[0] = '\0';
+	if (c->report[0] < 0)
+		return;
+	while (n + 1 < len &&
+	       (got = recv(c->report[0], buf + n, len - 1 - n,
+			   MSG_DONTWAIT)) > 0)
+		n += (size_t)got;
+	buf[n] = '\0';
+}
+
+/* The recorder's failures, one message each, with how the program ended:
+ * true when there was one. */
+static bool recorder_failed(const struct record_cmd *c,
+			    const struct runtime_recorder *rt, int status)
+{
+	char text[4096], end[64], *save = NULL;
+	bool any = false;
+
+	read_report(c, text, sizeof(text));
+	describe_end(status, end, sizeof(end));
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		error_msg("the %s recorder could not write the trace: %s (the "
+			  "program %s)", rt->name, esc_text(line), end);
+		any = true;
+	}
+	return any;
+}
+
 static int run(struct record_cmd *c, const struct runtime_recorder *rt)
 {
 	struct saved_signals saved;
@@ -918,6 +1049,11 @@ static int run(struct record_cmd *c, const struct runtime_recorder *rt)
 		code = rc == ENOENT ? 127 : 126;
 		goto out;
 	}
+	/* only the program holds its end now: the recorder's word is all
+	 * that comes through */
+	if (c->report[1] >= 0)
+		close(c->report[1]);
+	c->report[1] = -1;
 	rc = wait_for(pid, c->output, &status);
 	child_pid = 0;
 	give_back_signals(&saved);
@@ -927,7 +1063,7 @@ static int run(struct record_cmd *c, const struct runtime_recorder *rt)
 		goto out;
 	}
 	code = exit_status_of(status);
-	if (check_trace(c, rt, status) < 0)
+	if (recorder_failed(c, rt, status) || check_trace(c, rt, status) < 0)
 		code = EXIT_UNREADABLE;
 out:
 	for (size_t i = 0; i < n_owned; i++)
@@ -951,13 +1087,14 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	if (c.pid)
 		return record_attach(&c.opt, (pid_t)c.pid, c.duration, c.quiet);
-	rt = find_runtime(argv + optind);
+	rt = c.runtime ? c.runtime : find_runtime(argv + optind);
 	if (!rt)
 		return usage_error("record", "'%s' is not a command heaptrace "
 				   "can record: it knows mono (mono PROG.exe, "
 				   "PROG.exe, or a script that runs one under "
 				   "mono), java and dotnet (dotnet "
-				   "APP.dll, APP.dll, or a published app)",
+				   "APP.dll, APP.dll, or a published app); "
+				   "--runtime says which one a command starts",
 				   argv[optind]);
 	if (c.opt.allocations && !rt->records_allocations)
 		return usage_error("record", "--allocations is not available "
@@ -970,12 +1107,14 @@ int cmd_record(int argc, char **argv)
 		error_msg("out of memory");
 		return EXIT_UNREADABLE;
 	}
+	open_report_channel(&c);
 	if (rt->prepare(&c.opt, &c.argv, &c.env, &err) < 0) {
 		error_msg("cannot record %s: %s", rt->name, err.message);
 		rc = EXIT_UNREADABLE;
 	} else {
 		rc = run(&c, rt);
 	}
+	close_report_channel(&c);
 	free_argv(c.argv);
 	env_free(&c.env);
 	return rc;

@@ -450,7 +450,10 @@ static void print_gc_text(const struct gc_stats *g)
 	printf(": generations ");
 	print_generation_list(g->generations);
 	printf(", reason %s%s\n", ht_gc_reason_name(g->reason),
-	       g->finished ? "" : ", unfinished (no gc_finished)");
+	       g->finished ? "" :
+	       g->cut_off ? ", cut off (the process ended inside it; no "
+			    "death counted)" :
+	       ", unfinished (no gc_finished)");
 	print_gc_time_text(g);
 	print_blocks("moved", g->moved_blocks, g->moved_bytes);
 	print_blocks("surviving", g->surviving_blocks, g->surviving_bytes);
@@ -654,6 +657,7 @@ static void out_gc(struct out *o, const struct gc_stats *g, bool timed)
 	out_end_array(o);
 	out_string(o, "reason", ht_gc_reason_name(g->reason));
 	out_bool(o, "finished", g->finished);
+	out_bool(o, "cut_off", g->cut_off);
 	if (g->dump >= 0)
 		out_i64(o, "dump", g->dump);
 	else

@@ -18,6 +18,7 @@ enum {
 	EXIT_FINDING = 1,  /* check found problems, diff passed a threshold */
 	EXIT_USAGE = 2,
 	EXIT_UNREADABLE = 3,
+	EXIT_CUT_OFF = 4,  /* check: sound, but its process ended inside a GC */
 };
 
 /* The trace read when no FILE is given, as perf reads perf.data. */

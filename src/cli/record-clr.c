@@ -70,7 +70,8 @@ static int clr_prepare(const struct record_options *o, char ***argv,
 	    env_override(env, "CORECLR_PROFILER", CLR_PROFILER_GUID) < 0 ||
 	    env_override(env, "CORECLR_PROFILER_PATH", path) < 0 ||
 	    env_override(env, "HEAPTRACE_CLR_OPTIONS", options) < 0 ||
-	    env_override(env, "HEAPTRACE_OUTPUT", o->output) < 0)
+	    env_override(env, "HEAPTRACE_OUTPUT", o->output) < 0 ||
+	    env_report_fd(env, o->report_fd) < 0)
 		goto nomem;
 	for (size_t i = 0; i < sizeof(arch_paths) / sizeof(arch_paths[0]); i++)
 		if (getenv(arch_paths[i]) &&

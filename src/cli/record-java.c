@@ -9,6 +9,12 @@
  * of which would then write the same trace. The trace's path goes last in
  * the options, where the agent takes the rest of the string, commas
  * included.
+ *
+ * A command that runs java in its turn (a wrapper script, with --runtime
+ * java) gets the option through JDK_JAVA_OPTIONS instead, which only the
+ * java launcher reads, quotes and all, added to what the environment
+ * already holds there; the agent puts the variable back once loaded, so
+ * that JVMs the program starts do not record.
  */
 #include "cli/record.h"
 
@@ -26,23 +32,49 @@ static bool java_recognizes(char **argv)
 	return strcmp(slash ? slash + 1 : argv[0], "java") == 0;
 }
 
+/* The option in double quotes for JDK_JAVA_OPTIONS, where a space would
+ * split it. 0, or -1 with err filled. */
+static int launcher_option(struct env_edit *env, const char *option,
+			   struct ht_error *err)
+{
+	size_t len = strlen(option) + 3;
+	char *quoted;
+	int rc;
+
+	if (strchr(option, '"'))
+		return record_error(err, "a path with a '\"' cannot go through "
+				    "JDK_JAVA_OPTIONS: %s", option);
+	quoted = malloc(len);
+	if (!quoted)
+		return record_error(err, "out of memory");
+	snprintf(quoted, len, "\"%s\"", option);
+	rc = env_append(env, "JDK_JAVA_OPTIONS", quoted, " ", false);
+	free(quoted);
+	return rc < 0 ? record_error(err, "out of memory") : 0;
+}
+
 static int java_prepare(const struct record_options *o, char ***argv,
 			struct env_edit *env, struct ht_error *err)
 {
-	char path[PATH_MAX], *option;
+	char path[PATH_MAX], report[32], *option;
 	size_t len;
 	int rc;
 
-	(void)env;
 	if (find_recorder("jvm", JAVA_RECORDER, path, sizeof(path), err) < 0)
 		return -1;
-	len = strlen(path) + strlen(o->output) + 96;
+	len = strlen(path) + strlen(o->output) + 128;
 	option = malloc(len);
 	if (!option)
 		return record_error(err, "out of memory");
-	snprintf(option, len, "-agentpath:%s=dump-on=%s,every=%u,output=%s",
+	snprintf(report, sizeof(report), "report=%d,", o->report_fd);
+	snprintf(option, len, "-agentpath:%s=dump-on=%s,every=%u,%soutput=%s",
 		 path, dump_on_name(o->dump_on), o->every ? o->every : 1,
-		 o->output);
+		 o->report_fd >= 0 ? report : "", o->output);
+	if (!java_recognizes(*argv)) {
+		rc = launcher_option(env, option, err);
+		free(option);
+		return rc;
+	}
 	rc = argv_insert(argv, 1, option);
 	free(option);
 	if (rc < 0)

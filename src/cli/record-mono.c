@@ -88,28 +88,6 @@ static bool mono_recognizes(char **argv)
 	       mono_wrapper(argv[0]);
 }
 
-/* Appends " WORD" to the variable's current value (or sets it to WORD). */
-static int env_append(struct env_edit *env, const char *name,
-		      const char *word, const char *sep, bool prepend)
-{
-	const char *old = env_value(env, name);
-	size_t len = (old ? strlen(old) + strlen(sep) : 0) + strlen(word) + 1;
-	char *v = malloc(len);
-	int rc;
-
-	if (!v)
-		return -1;
-	if (!old || !*old)
-		snprintf(v, len, "%s", word);
-	else if (prepend)
-		snprintf(v, len, "%s%s%s", word, sep, old);
-	else
-		snprintf(v, len, "%s%s%s", old, sep, word);
-	rc = env_override(env, name, v);
-	free(v);
-	return rc;
-}
-
 static int mono_prepare(const struct record_options *o, char ***argv,
 			struct env_edit *env, struct ht_error *err)
 {
@@ -134,7 +112,8 @@ static int mono_prepare(const struct record_options *o, char ***argv,
 	*slash = '\0';
 	if (env_append(env, "LD_LIBRARY_PATH", path, ":", true) < 0 ||
 	    env_append(env, "MONO_ENV_OPTIONS", option, " ", false) < 0 ||
-	    env_override(env, "HEAPTRACE_OUTPUT", o->output) < 0)
+	    env_override(env, "HEAPTRACE_OUTPUT", o->output) < 0 ||
+	    env_report_fd(env, o->report_fd) < 0)
 		goto nomem;
 	return 0;
 nomem:

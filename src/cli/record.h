@@ -24,6 +24,9 @@ struct record_options {
 	enum dump_on dump_on;
 	unsigned every;       /* dump at every Nth collection that qualifies */
 	bool allocations;     /* record allocations too */
+	/* the recorder's end of the channel on which it says that the trace
+	 * could not be written (recorders/report.h); -1: none */
+	int report_fd;
 };
 
 
@@ -31,9 +34,11 @@ struct record_options {
  * Changes to the program's environment: each variable set to a value, or
  * unset (value NULL). A variable changed with env_override is also saved
  * for the recorder to put back once it is loaded: HEAPTRACE_RESTORE lists
- * such variables and HEAPTRACE_SAVED_<NAME> holds each one's old value
- * (absent when it was unset), so that programs the recorded one starts
- * are not recorded into the same trace.
+ * such variables, HEAPTRACE_SAVED_<NAME> holds each one's old value
+ * (absent when it was unset) and HEAPTRACE_SET_<NAME> the value set here,
+ * so that programs the recorded one starts are not recorded into the same
+ * trace, and what a wrapper script between added is kept
+ * (recorders/restore.h).
  */
 struct env_var {
 	char *name;
@@ -51,6 +56,15 @@ int env_override(struct env_edit *e, const char *name, const char *value);
 /* The value the program will see: as edited so far, else as inherited. */
 const char *env_value(const struct env_edit *e, const char *name);
 void env_free(struct env_edit *e);
+/* WORD added to the variable's value as the program would see it, after
+ * it (or before, with PREPEND) with SEP between; the value is WORD when
+ * there is none. Changed with env_override: the recorder puts the old
+ * value back. 0, or -1 when out of memory. */
+int env_append(struct env_edit *env, const char *name, const char *word,
+	       const char *sep, bool prepend);
+/* HEAPTRACE_REPORT_FD set to FD (with env_override), nothing when FD is
+ * -1. 0, or -1 when out of memory. */
+int env_report_fd(struct env_edit *e, int fd);
 
 /* Inserts a copy of ARG at position AT of the NULL-terminated vector
  * *argv (malloc'ed, owned by the command). 0, or -1 when out of memory. */

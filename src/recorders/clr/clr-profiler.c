@@ -57,6 +57,8 @@
 #include "recorders/clr/names.h"
 #include "recorders/idset.h"
 #include "recorders/options.h"
+#include "recorders/report.h"
+#include "recorders/restore.h"
 
 #include <heaptrace/record.h>
 
@@ -199,6 +201,12 @@ static struct {
 	_Atomic(struct frozen *) frozen;
 	struct frozen *frozen_retired;
 	_Atomic int frozen_readers;
+
+	/* SIGTERM and SIGINT: the handler posts, the ender thread takes the
+	 * exit dump and hands the signal on */
+	sem_t ending;
+	_Atomic int ending_signal;
+	struct sigaction before_ours[2];  /* as ending_signals[] */
 
 	/* the recorder thread */
 	pthread_t thread;
@@ -1520,6 +1528,7 @@ static void force_dump(void)
 
 static void after_gc(void)
 {
+	report_if_failed(state.rec);
 	bounds_make_room();
 	dependents_make_room();
 	/* a walk adds without growing: room for this many new ids */
@@ -1687,8 +1696,10 @@ static void close_recorder(void)
 		return;
 	}
 	report_stats();
-	if (ht_recorder_close(state.rec, &err) != HT_OK)
+	if (ht_recorder_close(state.rec, &err) != HT_OK) {
 		say("%s", err.message);
+		report_failure(err.message);
+	}
 }
 
 /* The exit dump, forced from our thread while the runtime still runs
@@ -1711,6 +1722,86 @@ static clr_hresult on_shutdown(CLR_THIS)
 static void at_exit(void)
 {
 	close_recorder();
+}
+
+/*
+ * SIGTERM and SIGINT: the runtime's own handling ends the program without
+ * the profiler's Shutdown, so without the exit dump, and leaves the trace
+ * unclosed. Caught here at load (where the runtime left the default
+ * action or a handler of its own), they wake the ender thread, which takes
+ * the exit dump while the runtime still runs, closes the trace, puts back
+ * what was there before and sends the signal again: the program then ends
+ * as it would have. A handler the program installs later (through the
+ * runtime: PosixSignalRegistration, Console.CancelKeyPress) comes first;
+ * the runtime hands the signal to the one it found, ours, when the program
+ * does not cancel it.
+ */
+static const int ending_signals[] = {SIGTERM, SIGINT};
+#define N_ENDING (sizeof(ending_signals) / sizeof(ending_signals[0]))
+
+static void on_ending_signal(int sig)
+{
+	int saved = errno;
+
+	atomic_store(&state.ending_signal, sig);
+	sem_post(&state.ending); /* async-signal-safe */
+	errno = saved;
+}
+
+static void *ender_main(void *arg)
+{
+	int sig;
+
+	(void)arg;
+	while (sem_wait(&state.ending) != 0 && errno == EINTR)
+		;
+	sig = atomic_load(&state.ending_signal);
+	if (state.rec && !flag(&state.closed) && !flag(&state.exiting)) {
+		if (!dump_now(EXIT_DUMP_WAIT_MS))
+			say("%s: no dump at exit: the runtime did not collect "
+			    "within %d seconds", state.output,
+			    EXIT_DUMP_WAIT_MS / 1000);
+		set_flag(&state.exiting, true);
+		close_recorder();
+	}
+	for (size_t i = 0; i < N_ENDING; i++)
+		if (ending_signals[i] == sig)
+			sigaction(sig, &state.before_ours[i], NULL);
+	kill(getpid(), sig);
+	return NULL;
+}
+
+/* The ender thread, and the signals where nothing ignores them. */
+static void catch_ending_signals(void)
+{
+	struct sigaction sa;
+	sigset_t all, old;
+	pthread_t ender;
+	int rc;
+
+	if (sem_init(&state.ending, 0, 0) != 0)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&ender, NULL, ender_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		say("cannot start a thread for SIGTERM and SIGINT: no dump "
+		    "when they come");
+		return;
+	}
+	pthread_detach(ender);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_ending_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < N_ENDING; i++) {
+		struct sigaction *before = &state.before_ours[i];
+
+		if (sigaction(ending_signals[i], NULL, before) == 0 &&
+		    before->sa_handler != SIG_IGN)
+			sigaction(ending_signals[i], &sa, NULL);
+	}
 }
 
 /* ---- loading --------------------------------------------------------------- */
@@ -1737,36 +1828,12 @@ static void put_env(const char *name, const char *value)
  * saves their old values (HEAPTRACE_RESTORE): put them back, so that
  * processes the program starts are not recorded into the same file.
  * Loaded by hand, profiling is turned off for them. */
-static void restore_environment(void)
+static void restore_clr_environment(void)
 {
-	const char *list = getenv("HEAPTRACE_RESTORE");
-	char *copy, *save = NULL;
-
-	if (!list) {
-		/* loaded by hand: the program's children would record into
-		 * the same trace */
+	/* loaded by hand: the program's children would record into the
+	 * same trace */
+	if (!restore_environment(put_env))
 		put_env("CORECLR_ENABLE_PROFILING", NULL);
-		return;
-	}
-	copy = strdup(list);
-	if (!copy)
-		return;
-	for (char *name = strtok_r(copy, " ", &save); name;
-	     name = strtok_r(NULL, " ", &save)) {
-		char saved_name[256];
-		const char *old;
-		char *old_copy;
-
-		snprintf(saved_name, sizeof(saved_name), "HEAPTRACE_SAVED_%s",
-			 name);
-		old = getenv(saved_name);
-		old_copy = old ? strdup(old) : NULL;
-		put_env(name, old_copy);
-		put_env(saved_name, NULL);
-		free(old_copy);
-	}
-	free(copy);
-	put_env("HEAPTRACE_RESTORE", NULL);
 }
 
 static void runtime_version(char *out, size_t len)
@@ -1825,8 +1892,10 @@ static bool open_trace(void)
 	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
 	state.rec = ht_recorder_open(state.output, &h, &record_options, &err);
 	free(cmd);
-	if (!state.rec)
+	if (!state.rec) {
 		say("cannot record: %s", err.message);
+		report_failure(err.message);
+	}
 	return state.rec != NULL;
 }
 
@@ -1889,7 +1958,8 @@ static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 	options = strdup(options ? options : "");
 	env_output = getenv("HEAPTRACE_OUTPUT");
 	env_output = strdup(env_output ? env_output : DEFAULT_OUTPUT);
-	restore_environment();
+	report_channel_open(getenv("HEAPTRACE_REPORT_FD"));
+	restore_clr_environment();
 	if (!options || !env_output) {
 		say("out of memory; not recording");
 		goto fail;
@@ -1920,6 +1990,7 @@ static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 	}
 	if (state.opt.dump_on == DUMP_ON_SIGNAL)
 		catch_dump_signal();
+	catch_ending_signals();
 	atexit(at_exit);
 	free(options);
 	free(env_output);

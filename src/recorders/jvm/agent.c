@@ -23,6 +23,8 @@
  */
 #include "recorders/cmdline.h"
 #include "recorders/jvm/agent.h"
+#include "recorders/report.h"
+#include "recorders/restore.h"
 
 #include <signal.h>
 #include <stdarg.h>
@@ -166,6 +168,8 @@ static void JNICALL agent_main(jvmtiEnv *jv, JNIEnv *jni, void *arg)
 		gcs = ag->gcs_finished - gcs_seen;
 		gcs_seen = ag->gcs_finished;
 		(*jv)->RawMonitorExit(jv, ag->wake_lock);
+		/* the trace stays open while this thread runs */
+		report_if_failed(ag->rec);
 		signals = atomic_load(&signal_requests);
 		if (signals != signals_seen) {
 			signals_seen = signals;
@@ -275,9 +279,10 @@ static void close_recorder(struct agent *ag)
 	rec = ag->closed ? NULL : ag->rec;
 	ag->closed = true;
 	(*jv)->RawMonitorExit(jv, ag->record_lock);
-	if (rec && ht_recorder_close(rec, &err) != HT_OK)
+	if (rec && ht_recorder_close(rec, &err) != HT_OK) {
 		agent_warn("%s", err.message);
-	else if (rec && ag->opt.verbose)
+		report_failure(err.message);
+	} else if (rec && ag->opt.verbose)
 		agent_warn("%llu dump%s written to %s",
 			   (unsigned long long)ag->dumps_taken,
 			   ag->dumps_taken == 1 ? "" : "s", ag->opt.output);
@@ -361,8 +366,10 @@ static int open_recorder(struct agent *ag)
 	struct ht_error err;
 
 	ag->rec = ht_recorder_open(ag->opt.output, &h, &record_options, &err);
-	if (!ag->rec)
+	if (!ag->rec) {
 		agent_warn("cannot record: %s", err.message);
+		report_failure(err.message);
+	}
 	(*jv)->Deallocate(jv, (unsigned char *)version);
 	(*jv)->Deallocate(jv, (unsigned char *)vm_name);
 	free(command);
@@ -563,6 +570,12 @@ static jint loaded_again(struct agent *ag, const char *options, bool attached)
 /* Everything but the options and the control socket. */
 static jint start_recording(struct agent *ag, JavaVM *vm, bool attached)
 {
+	report_channel_open(ag->opt.report);
+	/* JDK_JAVA_OPTIONS, when `heaptrace record` set it, is not for the
+	 * JVMs the program starts: Java reads the environment for them only
+	 * later, when the program first asks */
+	if (!attached)
+		restore_environment(put_process_env);
 	ag->vm = vm;
 	ag->next_tag = 1;
 	ag->next_field_id = 1;

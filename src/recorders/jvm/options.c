@@ -62,12 +62,20 @@ static int parse_one(const char *p, size_t len, struct agent_options *o,
 		snprintf(err, errlen, "control= needs a socket's path");
 		return -1;
 	}
+	if (key_is(p, klen, "report") && eq && vlen > 0 &&
+	    vlen < sizeof(o->report) &&
+	    strspn(v, "0123456789") >= vlen) {
+		memcpy(o->report, v, vlen);
+		o->report[vlen] = '\0';
+		return 0;
+	}
 	if (key_is(p, klen, "verbose") && !eq) {
 		o->verbose = true;
 		return 0;
 	}
 	snprintf(err, errlen, "unknown option '%.*s' (options: dump-on=WHEN, "
-		 "every=N, verbose, control=SOCKET, output=FILE last)", (int)len, p);
+		 "every=N, verbose, control=SOCKET, report=FD, output=FILE last)",
+		 (int)len, p);
 	return -1;
 }
 

@@ -1,7 +1,7 @@
 /*
  * options.h - the option string of the JVMTI agent:
  *
- *   -agentpath:libheaptrace-jvmti.so=dump-on=WHEN,every=N,output=FILE
+ *   -agentpath:libheaptrace-jvmti.so=dump-on=WHEN,every=N,report=FD,output=FILE
  *   jcmd PID JVMTI.agent_load libheaptrace-jvmti.so \
  *        dump-on=WHEN,control=SOCKET,output=FILE
  *
@@ -28,6 +28,9 @@ struct agent_options {
 	 * listens on, which says when to dump and when to stop; malloc'ed,
 	 * NULL when not given. */
 	char *control;
+	/* report=FD: the descriptor of `heaptrace record`'s channel
+	 * (recorders/report.h), digits; "" when not given */
+	char report[16];
 };
 
 #define DEFAULT_OUTPUT "heaptrace.ht"

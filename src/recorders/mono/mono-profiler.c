@@ -46,16 +46,20 @@
 #include "recorders/cmdline.h"
 #include "recorders/idset.h"
 #include "recorders/options.h"
+#include "recorders/report.h"
+#include "recorders/restore.h"
 #include "recorders/mono/rootmap.h"
 #include "util/alloc.h"
 
 #include <heaptrace/record.h>
 
 #include <mono/jit/jit.h>
+#include <mono/metadata/appdomain.h>
 #include <mono/metadata/class.h>
 #include <mono/metadata/mono-gc.h>
 #include <mono/metadata/object.h>
 #include <mono/metadata/profiler.h>
+#include <mono/metadata/threads.h>
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -204,11 +208,14 @@ static struct {
 	size_t n_early, cap_early;
 	pthread_mutex_t early_lock;
 
-	/* --dump-on signal: the handler posts, a helper thread requests */
+	/* --dump-on signal, SIGTERM and SIGINT: the handler posts, a helper
+	 * thread requests the dump (or takes the last one, for the two that
+	 * end the program) */
 	sem_t signal_sem;
 	pthread_t signal_thread;
 	bool signal_thread_started;
 	_Atomic bool signal_quit;
+	_Atomic int ending_signal;   /* SIGTERM or SIGINT received, or 0 */
 } state;
 
 /* ---- flags, and the recording guard -------------------------------------- */
@@ -1381,6 +1388,7 @@ static void dests_make_room(void)
  * that may be done from here, and only once the world runs again. */
 static void after_pause(void)
 {
+	report_if_failed(state.rec);
 	field_tables_make_room();
 	dests_make_room();
 	if (state.notify_after && flag(&state.runtime_ready))
@@ -1436,34 +1444,83 @@ static void on_finalized(MonoProfiler *prof)
 		mono_gc_collect(mono_gc_max_generation());
 }
 
-/* ---- --dump-on signal ---------------------------------------------------- */
+/* ---- signals: --dump-on signal, SIGTERM, SIGINT --------------------------- */
+
+/*
+ * SIGTERM and SIGINT end a Mono program at once, without the runtime's
+ * shutdown and so without its exit dump. Left at their default action
+ * when the module loads, they are caught here: the helper thread takes
+ * the exit dump, closes the trace, and then lets the signal end the
+ * program as it would have (status 128 + N). A program that handles them
+ * itself (Mono.Unix.UnixSignal) replaces this, and ends as it chooses.
+ */
+static const int ending_signals[] = {SIGTERM, SIGINT};
+#define N_ENDING (sizeof(ending_signals) / sizeof(ending_signals[0]))
 
 static void on_dump_signal(int sig)
 {
 	int saved = errno;
 
-	(void)sig;
+	if (sig != DUMP_SIGNAL)
+		atomic_store(&state.ending_signal, sig);
 	sem_post(&state.signal_sem); /* async-signal-safe */
 	errno = saved;
+}
+
+static void on_shutdown_begin(MonoProfiler *prof);
+static void close_recorder(void);
+
+/* The end the signal would have made, after the exit dump. Runs on the
+ * helper thread, which every signal is blocked on: another thread takes
+ * the signal, now with its default action. */
+static void end_by_signal(int sig)
+{
+	if (flag(&state.runtime_ready) && !flag(&state.closed)) {
+		/* the exit dump wants a thread the runtime knows */
+		mono_thread_attach(mono_get_root_domain());
+		on_shutdown_begin(NULL);
+	}
+	close_recorder();
+	signal(sig, SIG_DFL);
+	kill(getpid(), sig);
+	for (;;)
+		pause();
 }
 
 static void *signal_main(void *arg)
 {
 	(void)arg;
 	for (;;) {
+		int ending;
+
 		while (sem_wait(&state.signal_sem) != 0 && errno == EINTR)
 			;
 		if (flag(&state.signal_quit))
 			return NULL;
+		ending = atomic_load(&state.ending_signal);
+		if (ending)
+			end_by_signal(ending);
 		set_flag(&state.requested, true);
 		if (flag(&state.runtime_ready))
 			mono_gc_finalize_notify();
 	}
 }
 
-static int start_signal_helper(void)
+static int catch_signal(int sig)
 {
 	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_dump_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	return sigaction(sig, &sa, NULL);
+}
+
+/* The helper thread, SIGUSR1 for --dump-on signal, and SIGTERM and SIGINT
+ * where they still have their default action (an ignored one stays so). */
+static int start_signal_helper(bool dump_signal)
+{
 	sigset_t all, old;
 	int rc;
 
@@ -1476,21 +1533,37 @@ static int start_signal_helper(void)
 	if (rc != 0)
 		return -1;
 	state.signal_thread_started = true;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_dump_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	return sigaction(DUMP_SIGNAL, &sa, NULL);
+	for (size_t i = 0; i < N_ENDING; i++) {
+		struct sigaction now;
+
+		if (sigaction(ending_signals[i], NULL, &now) == 0 &&
+		    now.sa_handler == SIG_DFL)
+			catch_signal(ending_signals[i]);
+	}
+	return dump_signal ? catch_signal(DUMP_SIGNAL) : 0;
 }
 
+/* The signals back to their default action where they are still ours
+ * (SIGUSR1 ignored: one more would end the program). Called on the helper
+ * thread itself by end_by_signal: it is not joined, it ends with the
+ * process. */
 static void stop_signal_helper(void)
 {
+	struct sigaction now;
+
 	if (!state.signal_thread_started)
 		return;
-	signal(DUMP_SIGNAL, SIG_IGN);
+	for (size_t i = 0; i < N_ENDING; i++)
+		if (sigaction(ending_signals[i], NULL, &now) == 0 &&
+		    now.sa_handler == on_dump_signal)
+			signal(ending_signals[i], SIG_DFL);
+	if (sigaction(DUMP_SIGNAL, NULL, &now) == 0 &&
+	    now.sa_handler == on_dump_signal)
+		signal(DUMP_SIGNAL, SIG_IGN);
 	set_flag(&state.signal_quit, true);
 	sem_post(&state.signal_sem);
-	pthread_join(state.signal_thread, NULL);
+	if (!pthread_equal(pthread_self(), state.signal_thread))
+		pthread_join(state.signal_thread, NULL);
 	state.signal_thread_started = false;
 }
 
@@ -1559,8 +1632,10 @@ static void close_recorder(void)
 		return;
 	}
 	report_stats();
-	if (ht_recorder_close(state.rec, &err) != HT_OK)
+	if (ht_recorder_close(state.rec, &err) != HT_OK) {
 		say("%s", err.message);
+		report_failure(err.message);
+	}
 }
 
 static void on_shutdown_end(MonoProfiler *prof)
@@ -1569,45 +1644,23 @@ static void on_shutdown_end(MonoProfiler *prof)
 	close_recorder();
 }
 
-/* For an exit that skips the runtime's shutdown (exit() from native code). */
+/* For an exit that skips the runtime's shutdown: exit() from native code,
+ * or Mono's own on an unhandled exception, which leaves the runtime whole
+ * and its threads running. The exit dump comes first where the runtime can
+ * still take one (outside a pause, before its shutdown began). */
 static void at_exit(void)
 {
-	if (state.rec)
-		close_recorder();
+	if (!state.rec)
+		return;
+	if (flag(&state.runtime_ready) && !flag(&state.stopping) &&
+	    !flag(&state.closed) && !flag(&state.in_pause)) {
+		mono_thread_attach(mono_get_root_domain());
+		on_shutdown_begin(NULL);
+	}
+	close_recorder();
 }
 
 /* ---- loading ------------------------------------------------------------- */
-
-/* `heaptrace record` changes some variables for mono and saves their old
- * values: put them back, so that processes the program starts are not
- * recorded into the same file. */
-static void restore_environment(void)
-{
-	const char *list = getenv("HEAPTRACE_RESTORE");
-	char *copy, *save = NULL;
-
-	if (!list)
-		return;
-	copy = strdup(list);
-	if (!copy)
-		return;
-	for (char *name = strtok_r(copy, " ", &save); name;
-	     name = strtok_r(NULL, " ", &save)) {
-		char saved_name[256];
-		const char *old;
-
-		snprintf(saved_name, sizeof(saved_name), "HEAPTRACE_SAVED_%s",
-			 name);
-		old = getenv(saved_name);
-		if (old)
-			setenv(name, old, 1);
-		else
-			unsetenv(name);
-		unsetenv(saved_name);
-	}
-	free(copy);
-	unsetenv("HEAPTRACE_RESTORE");
-}
 
 /* Mono looks for a profiler in its own installation directory before the
  * library path: say so when that is not the module `heaptrace record`
@@ -1667,8 +1720,10 @@ static bool open_trace(void)
 	state.rec = ht_recorder_open(state.output, &h, &record_options, &err);
 	free(cmd);
 	mono_free(version);
-	if (!state.rec)
+	if (!state.rec) {
 		say("cannot record: %s", err.message);
+		report_failure(err.message);
+	}
 	return state.rec != NULL;
 }
 
@@ -1716,8 +1771,9 @@ void mono_profiler_init_heaptrace(const char *desc)
 
 	/* read before the environment is put back, which unsets them */
 	check_module(getenv("HEAPTRACE_MODULE"));
+	report_channel_open(getenv("HEAPTRACE_REPORT_FD"));
 	env_output = env_output ? strdup(env_output) : NULL;
-	restore_environment();
+	restore_environment(put_process_env);
 	if (rec_parse_options(args_of(desc), &state.opt, err,
 			       sizeof(err)) < 0) {
 		say("%s; not recording", err);
@@ -1743,9 +1799,9 @@ void mono_profiler_init_heaptrace(const char *desc)
 		state.max_gen = 1;
 	if (!open_trace())
 		return;
-	if (state.opt.dump_on == DUMP_ON_SIGNAL && start_signal_helper() < 0)
-		say("cannot catch SIGUSR1 for dump=signal: dumping at exit "
-		    "only");
+	if (start_signal_helper(state.opt.dump_on == DUMP_ON_SIGNAL) < 0)
+		say("cannot catch SIGUSR1 for dump=signal, SIGTERM and SIGINT: "
+		    "no dump when they come");
 	state.handle = mono_profiler_create(&state.prof);
 	install_callbacks();
 	atexit(at_exit);

@@ -52,6 +52,27 @@ Test(jvm_options, defaults)
 	options_free(&o);
 }
 
+/* report=FD: the descriptor `heaptrace record` gives, digits only; none
+ * when not given. */
+Test(jvm_options, report_channel)
+{
+	struct agent_options o =
+		parsed("dump-on=major,every=1,report=7,output=/tmp/a,b.ht");
+
+	cr_assert_str_eq(o.report, "7");
+	cr_assert_str_eq(o.output, "/tmp/a,b.ht");
+	options_free(&o);
+	o = parsed("output=t.ht");
+	cr_assert_str_eq(o.report, "");
+	options_free(&o);
+	refused("report=x", "unknown option 'report=x' (options: dump-on=WHEN, "
+		"every=N, verbose, control=SOCKET, report=FD, output=FILE "
+		"last)");
+	refused("report=", "unknown option 'report=' (options: dump-on=WHEN, "
+		"every=N, verbose, control=SOCKET, report=FD, output=FILE "
+		"last)");
+}
+
 Test(jvm_options, every_option)
 {
 	struct agent_options o =
@@ -102,11 +123,11 @@ Test(jvm_options, bad_values_are_refused_with_a_reason)
 	refused("output=", "output= needs a file name");
 	refused("control=", "control= needs a socket's path");
 	refused("verbose=yes", "unknown option 'verbose=yes' (options: "
-		"dump-on=WHEN, every=N, verbose, control=SOCKET, output=FILE "
-		"last)");
+		"dump-on=WHEN, every=N, verbose, control=SOCKET, report=FD, "
+		"output=FILE last)");
 	refused("colour=blue", "unknown option 'colour=blue' (options: "
-		"dump-on=WHEN, every=N, verbose, control=SOCKET, output=FILE "
-		"last)");
+		"dump-on=WHEN, every=N, verbose, control=SOCKET, report=FD, "
+		"output=FILE last)");
 }
 
 /* heaptrace record --pid names its socket before the trace: a path that
