@@ -37,8 +37,10 @@
 #              also the published app's own executable (its apphost).
 #
 # check holds the relocation proof throughout: a trace that ends in any of
-# these ways must still agree with the rules (a wrapper's small nursery
-# makes Mono's GCs promote into freed old-generation slots often).
+# these ways must still agree with the rules. Churn keeps Mono's old
+# generation busy: concurrent majors free old objects unwalked, and the
+# minor GCs after them promote into the freed slots (doc/design.md, "The
+# relocation proof", on what a block may place).
 #
 # Exits 77 (skipped) when the runtime, its compiler, jq or what the part
 # needs is missing. Under AddressSanitizer (HT_SANITIZE names it, HT_CC is
