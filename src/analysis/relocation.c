@@ -212,7 +212,13 @@ static void radix_sort(uint32_t *idx, uint32_t *tmp, size_t n,
 #define PROMOTED_NOW 0x02u  /* promoted by the GC applied last */
 #define GONE 0x04u          /* died or lost: dropped at the next settle */
 #define UNPLACED 0x08u      /* kept without proof since it was last proven
-			       alive at its id: the proof claims nothing */
+			       alive at its id: the proof claims nothing.
+			       A block that carries it does not place it
+			       again: its place may have been freed and
+			       taken by an object the trace never showed
+			       (moved there, or allocated unrecorded), and
+			       the block carries that one; only a dump that
+			       reports it does */
 #define FATE_SHIFT 4        /* during a GC: enum fate */
 #define FATE_MASK (0x7u << FATE_SHIFT)
 
@@ -962,7 +968,7 @@ static void walk_one(struct reloc *t, struct gc_walk *w, size_t i)
 		o->id[i] = b->dest + (from - b->start);
 		if (o->prev)
 			o->prev[i] = from;
-		o->flags[i] &= (uint8_t)~UNPLACED;
+		/* a block re-places only what was placed (UNPLACED) */
 		watch_if_holding(t, i);
 		if (!b->count++)
 			b->first = (uint32_t)w->movers;
@@ -972,7 +978,6 @@ static void walk_one(struct reloc *t, struct gc_walk *w, size_t i)
 		break;
 	case FATE_SURVIVED:
 		o->alive[i] = (uint32_t)(t->gc.number + 1);
-		o->flags[i] &= (uint8_t)~UNPLACED;
 		count(&g->survived_objects, &g->survived_bytes, o->size[i]);
 		break;
 	case FATE_KEPT:
@@ -1520,8 +1525,10 @@ static void absent(struct reloc *t, struct dump_walk *w, size_t i)
 	struct reloc_step s;
 
 	/* only the references of the GC whose block carried it are sure to
-	 * show it: any later dump may leave out what died since */
-	if (w->prove && placed(t, i) && w->own_gc >= 0 &&
+	 * show it: any later dump may leave out what died since. The block
+	 * says something is at its id, placed or not (UNPLACED): a missing
+	 * id contradicts it whatever object the block carried. */
+	if (w->prove && w->own_gc >= 0 &&
 	    o->alive[i] == (uint64_t)w->own_gc + 1) {
 		struct reloc_inconsistency x = inconsistency_of(
 			t, RELOC_INCONSISTENT_MISSING, i, w->dump,

@@ -50,13 +50,16 @@
  * dumps show, and reports every contradiction through the inconsistency
  * hook (doc/design.md section 3, "The relocation proof"). An object is
  * *placed* from the moment its id is proven (its allocation, a dump that
- * reports it, a block that carries it) for as long as every GC since left
- * it alone or carried it with a block; a GC that keeps it without proof
- * unplaces it. Then:
+ * reports it) for as long as every GC since left it alone or carried it
+ * with a block; a GC that keeps it without proof unplaces it until a dump
+ * reports it again (a block does not: the place may have been freed and
+ * taken by an object the trace never showed, and the block carry that
+ * one). Then:
  *  - a dump that shows another class or size at a placed object's id
  *    contradicts the rules (RELOC_INCONSISTENT_DISPLACED);
- *  - a complete dump that lacks a placed object does too: nothing but a
- *    GC frees an object (RELOC_INCONSISTENT_MISSING);
+ *  - a GC's own complete dump that lacks an object a block of that GC
+ *    carried does too, placed or not: the block says an object is there
+ *    (RELOC_INCONSISTENT_MISSING);
  *  - a GC's own complete dump that shows an object at the id of one that
  *    the GC's bounds proved dead (rules (a), (b)), where no moved block
  *    of that GC lands, does too: nothing is allocated inside a GC

@@ -1083,6 +1083,67 @@ Test(proof, nothing_claimed_without_proof)
 	cr_assert_eq(n_found, 0);
 }
 
+/* A GC that keeps an object without proof may have freed its place, and
+ * an object the trace never showed may take it (moved there from an
+ * untracked id, as Mono promotes nursery objects into freed slots of its
+ * old generation, or allocated unrecorded): a later block at that id
+ * carries that object, so it places nothing, and another class or size
+ * there in a dump is no contradiction. The same block over an object
+ * still placed does place it, and the other class is one. */
+Test(proof, a_block_does_not_place_what_was_kept)
+{
+	for (int kept = 1; kept >= 0; kept--) {
+		reset_trace();
+		BOUNDS({0, 0x1000, 0x100, 0}, {1, 0, 0x1000, 0});
+		alloc(0x100, 1, 16);
+		gc_start(GENS(0, 1));
+		BOUNDS({0, 0x1000, 0x100, 0});
+		if (!kept)
+			SURVIVING({0x100, 1});
+		gc_end();
+		gc_start(GENS(0));
+		BOUNDS({0, 0x1000, 0x100, 0});
+		MOVED({0x1000, 0x100, 1});
+		gc_end();
+		gc_start(GENS(0, 1));
+		BOUNDS({0, 0x1000, 0x100, 0});
+		SURVIVING({0x100, 1});
+		object(0x100, 2, 24);
+		gc_end();
+		run_proof(true);
+		if (kept) {
+			cr_assert_eq(got.gc[0].kept_objects, 1);
+			cr_assert_eq(n_found, 0);
+			continue;
+		}
+		cr_assert_eq(n_found, 1);
+		assert_found(0, RELOC_INCONSISTENT_DISPLACED, 2, 0x100, 0x100);
+		cr_assert_eq(found[0].found_class, 2);
+		cr_assert_eq(found[0].found_size, 24);
+	}
+}
+
+/* A block says an object is at its id, whichever one it carried: the
+ * GC's own references that lack the id contradict it, even where the
+ * object the tracker had there was kept without proof. */
+Test(proof, missing_whatever_the_block_carried)
+{
+	BOUNDS({0, 0x1000, 0x100, 0}, {1, 0, 0x1000, 0});
+	alloc(0x100, 1, 16);
+	gc_start(GENS(0, 1));
+	BOUNDS({0, 0x1000, 0x100, 0});
+	gc_end();
+	gc_start(GENS(0, 1));
+	BOUNDS({0, 0x1000, 0x100, 0});
+	SURVIVING({0x100, 1});
+	object(0x200, 2, 24);
+	gc_end();
+	run_proof(true);
+	cr_assert_eq(got.gc[0].kept_objects, 1);
+	cr_assert_eq(n_found, 1);
+	assert_found(0, RELOC_INCONSISTENT_MISSING, 1, 0x100, 0x100);
+}
+
 /* Two dumps and no GC: the trace may not record its GCs, so another
  * object where one was proves nothing. */
 Test(proof, nothing_claimed_without_gcs)
