@@ -348,6 +348,10 @@ struct ht_loss {
 	uint64_t events_lost;
 	uint64_t dumps_lost;
 	uint64_t gcs_lost;
+	/* The file ends inside its last chunk (or trailer) and has no
+	 * index: its writer stopped in the middle of a write, as a process
+	 * killed while the recorder wrote does, and nothing follows. */
+	bool torn_tail;
 };
 
 /* What the index at the end of a .ht file says, when it is there. A file
@@ -416,6 +420,14 @@ const struct ht_loss *ht_reader_loss(const struct ht_reader *r);
  * inputs that have no index at all (the YAML form). After the last event,
  * present == false means the file had none. */
 const struct ht_index_info *ht_reader_index(const struct ht_reader *r);
+
+/* After the last event or a read error: r is a trace its recorder never
+ * closed (no index: the process was killed or crashed), read up to where
+ * the writing stopped: the end of its last whole chunk, or inside a last
+ * write the process's end tore (ht_loss.torn_tail). Such a trace is *cut
+ * off*: sound as far as it goes. False for inputs without an index (YAML,
+ * HPROF) and for damage anywhere else. */
+bool ht_reader_cut_off(const struct ht_reader *r);
 
 /* ---- Protocol violations ------------------------------------------------ */
 

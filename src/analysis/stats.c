@@ -439,15 +439,15 @@ static int on_dump_end(void *ctx, const struct ht_replay_state *st)
 	return 0;
 }
 
-/* The last GC is cut off when the trace ends inside it, read whole and
- * never closed (check says the same of such a trace). */
-static void mark_cut_off(struct ht_reader *r, int replay_rc,
+/* The last GC is cut off when the trace ends inside it and was cut off
+ * there (ht_reader_cut_off: check says the same of such a trace). */
+static void mark_cut_off(struct ht_reader *r, bool read_whole_or_torn,
 			 struct trace_stats *ts)
 {
-	const struct ht_index_info *ix = ht_reader_index(r);
 	struct gc_stats *last = ts->n_gcs ? &ts->gcs[ts->n_gcs - 1] : NULL;
 
-	if (last && !last->finished && replay_rc == 0 && ix && !ix->present)
+	if (last && !last->finished && read_whole_or_torn &&
+	    ht_reader_cut_off(r))
 		last->cut_off = true;
 }
 
@@ -482,7 +482,7 @@ int stats_scan_gcs(struct ht_reader *r, struct trace_stats *ts,
 		rc = 1;
 	reloc_get_totals(scan.tracker, &ts->totals);
 	ts->dumps = summary.dumps;
-	mark_cut_off(r, rc, ts);
+	mark_cut_off(r, rc == 0 || (rc < 0 && summary.read_error), ts);
 	if (rc > 0) {
 		const char *why = reloc_error(scan.tracker);
 

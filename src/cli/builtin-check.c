@@ -64,6 +64,7 @@ struct check {
 	struct ht_violation unfinished[2];
 	size_t n_unfinished;
 	bool cut_off;
+	bool torn;  /* its last write torn (ht_loss.torn_tail) */
 };
 
 /* The violations of an open GC or dump at the end: held back until the
@@ -111,16 +112,17 @@ static void on_violation(void *ctx, const struct ht_violation *v)
 
 /*
  * Is the trace cut off: never closed (no index: its process was killed or
- * crashed), read to its end without damage, and its only problem a GC or
- * dump still open at that end? The process ended inside it, which no
- * recorder can help: not a protocol violation. Otherwise the open GC or
- * dump is one, counted with the others.
+ * crashed), read up to where its writing stopped (ht_reader_cut_off), and
+ * its only problem a GC or dump still open at that end, or a last write
+ * torn by the process's end? The process ended there, which no recorder
+ * can help: not a protocol violation. Otherwise the open GC or dump is
+ * one, counted with the others.
  */
-static void settle_unfinished(struct check *c, int replay_rc,
-			      const struct ht_index_info *ix)
+static void settle_unfinished(struct check *c, const struct ht_reader *r)
 {
-	c->cut_off = c->n_unfinished > 0 && ix && !ix->present &&
-		     replay_rc == 0 && c->total == 0 &&
+	c->torn = ht_reader_loss(r)->torn_tail;
+	c->cut_off = (c->n_unfinished > 0 || c->torn) &&
+		     ht_reader_cut_off(r) && c->total == 0 &&
 		     c->n_inconsistent == 0;
 	if (c->cut_off)
 		return;
@@ -368,8 +370,13 @@ static void report_text(const struct check *c, const struct ht_replay_summary *s
 				       ht_violation_name((enum ht_violation_code)i));
 	if (ix && !ix->present)
 		printf("%s: no index: the recorder did not close this trace "
-		       "(it was killed or crashed); every event was read by "
-		       "scanning\n", esc_text(c->path));
+		       "(it was killed or crashed); every event %s read by "
+		       "scanning\n", esc_text(c->path),
+		       damage ? "before the damage was" : "was");
+	if (c->cut_off && c->torn)
+		printf("%s: cut off: its last write is torn: the process "
+		       "ended while the recorder wrote it\n",
+		       esc_text(c->path));
 	for (size_t i = 0; c->cut_off && i < c->n_unfinished; i++)
 		printf("%s: cut off: %s: the process ended inside it, before "
 		       "the recorder closed the trace\n", esc_text(c->path),
@@ -432,6 +439,8 @@ static int report_structured(const struct check *c,
 	out_begin_array(o, "cut_off_inside");
 	for (size_t i = 0; c->cut_off && i < c->n_unfinished; i++)
 		out_string(o, NULL, c->unfinished[i].detail);
+	if (c->cut_off && c->torn)
+		out_string(o, NULL, "its last write, torn by the process's end");
 	out_end_array(o);
 	out_string(o, "damage", damage);
 	out_begin_array(o, "index_mismatches");
@@ -566,10 +575,10 @@ int cmd_check(int argc, char **argv)
 		return EXIT_UNREADABLE;
 	}
 	ix = ht_reader_index(c.reader);
-	settle_unfinished(&c, rc, ix);
+	settle_unfinished(&c, c.reader);
 	compare_index(ix, &summary, &mismatch);
 	class_names_sort(&c.classes);
-	clean = rc == 0 && c.total == 0 && c.n_inconsistent == 0 &&
+	clean = (rc == 0 || c.cut_off) && c.total == 0 && c.n_inconsistent == 0 &&
 		!mismatch.any &&
 		recorder_violations(ix) == 0 &&
 		!(ix && ix->present && ix->dropped_events);

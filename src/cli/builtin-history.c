@@ -248,7 +248,6 @@ static int replay(struct history *h)
 		.on_dump_end = on_dump_end,
 	};
 	const struct ht_header *header;
-	const struct ht_index_info *ix;
 	struct ht_replay_summary summary;
 	struct ht_error err;
 	int rc;
@@ -270,9 +269,9 @@ static int replay(struct history *h)
 	if (rc == 0 || (rc < 0 && summary.read_error))
 		rc = reloc_finish(h->tracker) ? 1 : rc;
 	progress_end(h->progress);
-	ix = ht_reader_index(h->reader);
-	h->cut_off_gc = rc == 0 && h->any_gc && !h->last_gc.finished && ix &&
-			!ix->present ? h->last_gc.gc : -1;
+	h->cut_off_gc = (rc == 0 || (rc < 0 && summary.read_error)) &&
+			h->any_gc && !h->last_gc.finished &&
+			ht_reader_cut_off(h->reader) ? h->last_gc.gc : -1;
 	ht_reader_close(h->reader);
 	h->reader = NULL;
 	h->dumps_in_trace = summary.dumps;

@@ -21,6 +21,7 @@ struct outcome {
 	struct ht_error err;
 	struct ht_loss loss;
 	struct ht_index_info index;
+	bool cut_off;  /* ht_reader_cut_off once read */
 };
 
 /* Reads the damaged bytes, checking every delivered event against the
@@ -41,6 +42,7 @@ static struct outcome read_damaged(struct ht_reader *r, const struct htb *orig,
 	}
 	o.loss = *ht_reader_loss(r);
 	o.index = *ht_reader_index(r);
+	o.cut_off = ht_reader_cut_off(r);
 	ht_reader_close(r);
 	return o;
 }
@@ -138,6 +140,8 @@ static void assert_cut_outcome(const struct htb *b, const struct region *rs,
 		cr_assert_eq(o->rc, 0, "cut %zu at a boundary: %s", cut,
 			     o->err.message);
 		cr_assert_not(o->loss.lost);
+		/* where a killed writer may stop: cut off without its index */
+		cr_assert_eq(o->cut_off, !o->index.present, "cut %zu", cut);
 		for (size_t i = 0; i < b->n_chunks; i++)
 			if (b->chunks[i].end <= cut)
 				whole += b->chunks[i].events;
@@ -157,6 +161,10 @@ static void assert_cut_outcome(const struct htb *b, const struct region *rs,
 	cr_assert_eq(o->loss.offset, broken->start);
 	cr_assert_eq(o->loss.bytes_lost, cut - broken->start, "cut %zu", cut);
 	cr_assert_eq(o->loss.chunks_read, broken->chunks_before);
+	/* a write torn by the writer's end, in a trace it never closed:
+	 * cut off there, not damaged */
+	cr_assert_eq(o->loss.torn_tail, !o->index.present, "cut %zu", cut);
+	cr_assert_eq(o->cut_off, o->loss.torn_tail, "cut %zu", cut);
 	if (b->index_end && broken->start == b->index_end) {
 		/* cut in the trailer: the scan has read the index, nothing
 		 * was lost */
@@ -287,6 +295,9 @@ static void assert_flip_outcome(const struct htb *b, const struct region *r,
 	cr_assert_eq(o->loss.offset, r->start);
 	cr_assert_eq(o->loss.bytes_lost, b->len - r->start);
 	cr_assert_eq(o->loss.chunks_read, r->chunks_before);
+	/* damage is never taken for a writer's end */
+	cr_assert_not(o->loss.torn_tail, "trial %d", trial);
+	cr_assert_not(o->cut_off, "trial %d", trial);
 	if (!o->loss.events_known)
 		return;
 	cr_assert_eq(o->loss.events_lost, b->n_events - o->events);

@@ -493,6 +493,8 @@ static int fail(struct binary_source *s, struct ht_error *err,
 	vsnprintf(cause, sizeof(cause), fmt, ap);
 	va_end(ap);
 	note_loss(s, offset);
+	/* a truncation is where a killed writer stopped, nothing after it */
+	s->loss.torn_tail = code == HT_E_TRUNCATED && !s->index.present;
 	describe_loss(&s->loss, cost, sizeof(cost));
 	err_at_offset(&s->failure, code, s->path, offset, "%s; %s", cause,
 		      cost);

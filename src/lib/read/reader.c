@@ -272,3 +272,11 @@ const struct ht_index_info *ht_reader_index(const struct ht_reader *r)
 {
 	return r->ops->index ? r->ops->index(r->self) : NULL;
 }
+
+bool ht_reader_cut_off(const struct ht_reader *r)
+{
+	const struct ht_index_info *ix = ht_reader_index(r);
+	const struct ht_loss *loss = ht_reader_loss(r);
+
+	return ix && !ix->present && (!loss->lost || loss->torn_tail);
+}
