@@ -186,6 +186,7 @@ int dump_stats_compute(struct dump_stats *ds, const struct heap *h,
 	memset(ds, 0, sizeof(*ds));
 	count_graph(ds, h);
 	count_roots(ds, h);
+	ds->named_roots = heap_has_fields(h);
 	count_generations(ds, h);
 	if (heap_dominators(h, &d, err) < 0)
 		return -1;

@@ -75,6 +75,9 @@ struct dump_stats {
 	/* null roots hold nothing: they are counted apart, and in no slot */
 	uint64_t roots, weak_roots, dangling_roots, null_roots;
 	uint64_t root_count[STATS_ROOT_SLOTS], root_weak[STATS_ROOT_SLOTS];
+	/* the trace carries fields: its roots have names in the runtime's
+	 * words (analysis/names.h) */
+	bool named_roots;
 	uint64_t unreachable, unreachable_bytes, weakly_reachable;
 	/* by self bytes; retained sizes only when asked for */
 	struct class_row *classes;
