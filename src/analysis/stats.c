@@ -178,6 +178,21 @@ static void count_graph(struct dump_stats *ds, const struct heap *h)
 	ds->duplicates = h->n_duplicates;
 }
 
+/* The unreachable objects that are class objects. */
+static void count_unreachable_classes(struct dump_stats *ds,
+				      const struct heap *h,
+				      const struct heap_dominators *d)
+{
+	if (!heap_has_fields(h))
+		return;
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (d->idom[i] != HEAP_NONE || !heap_class_object_name(h, i))
+			continue;
+		ds->unreachable_classes++;
+		ds->unreachable_class_bytes += h->size[i];
+	}
+}
+
 int dump_stats_compute(struct dump_stats *ds, const struct heap *h,
 		       bool retained_by_class, struct ht_error *err)
 {
@@ -193,6 +208,7 @@ int dump_stats_compute(struct dump_stats *ds, const struct heap *h,
 	ds->unreachable = d.unreachable;
 	ds->unreachable_bytes = d.unreachable_bytes;
 	ds->weakly_reachable = d.weakly_reachable;
+	count_unreachable_classes(ds, h, &d);
 	if (class_table(h, retained_by_class ? &d : NULL, CLASS_BY_BYTES,
 			&ds->classes, &ds->n_classes) < 0) {
 		err_plain(err, HT_E_NOMEM, NULL, "out of memory");

@@ -79,6 +79,10 @@ struct dump_stats {
 	 * words (analysis/names.h) */
 	bool named_roots;
 	uint64_t unreachable, unreachable_bytes, weakly_reachable;
+	/* the class objects among the unreachable (a trace with fields):
+	 * HPROF records no reference from an instance or its loader to its
+	 * class, so a class no root or static holds is one of them */
+	uint64_t unreachable_classes, unreachable_class_bytes;
 	/* by self bytes; retained sizes only when asked for */
 	struct class_row *classes;
 	size_t n_classes;

@@ -380,6 +380,10 @@ static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
 	print_roots_text(ds);
 	line("unreachable", "%llu, %s", (unsigned long long)ds->unreachable,
 	     exact_size(ds->unreachable_bytes, a));
+	if (ds->unreachable_classes)
+		line("  class objects", "%llu, %s",
+		     (unsigned long long)ds->unreachable_classes,
+		     exact_size(ds->unreachable_class_bytes, a));
 	line("weakly reachable", "%llu",
 	     (unsigned long long)ds->weakly_reachable);
 	line("duplicates", "%llu", (unsigned long long)ds->duplicates);
@@ -620,6 +624,8 @@ static void out_dump(struct out *o, const struct stats *s,
 	out_root_groups(o, ds);
 	out_u64(o, "unreachable_objects", ds->unreachable);
 	out_u64(o, "unreachable_bytes", ds->unreachable_bytes);
+	out_u64(o, "unreachable_class_objects", ds->unreachable_classes);
+	out_u64(o, "unreachable_class_bytes", ds->unreachable_class_bytes);
 	out_u64(o, "weakly_reachable", ds->weakly_reachable);
 	out_u64(o, "duplicates", ds->duplicates);
 	out_classes(o, s, ds);
