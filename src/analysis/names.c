@@ -149,6 +149,13 @@ static void add_container_root(struct text *t, const struct heap *h,
 	}
 	switch (r->container) {
 	case HT_C_RT_THREAD:
+		/* the thread's other roots: JNI locals outside any frame,
+		 * HPROF's ROOT_NATIVE_STACK and ROOT_THREAD_BLOCK */
+		if (r->ref != r->id1) {
+			text_add(t, "local outside Java frames");
+			add_on_thread(t, h, r->id1);
+			return;
+		}
 		thread = heap_thread_name(h, r->id1);
 		if (thread)
 			text_add(t, "thread object \"%s\"", thread);

@@ -39,7 +39,9 @@ const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 /* A root by its kind and what it is: its static field
  * ("static demo.HeapDemo.listHead"), a frame's local ("local in App.Main
  * on thread \"main\"", "JNI local in ..."), "static field of App",
- * "system class App", "thread object \"main\"", "JNI global",
+ * "system class App", "thread object \"main\"" (the thread's own
+ * object; its other roots are "local outside Java frames on thread
+ * \"main\""), "JNI global",
  * "busy monitor", "VM root table", "finalizer queue", "GC handle", a CLR
  * or Mono stack root by its method or thread, "other root 0x...", then
  * its flags in words: " (pinned, weak)". */

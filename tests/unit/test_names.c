@@ -169,8 +169,12 @@ Test(roots, of_the_jvm_containers, .init = with_fields)
 		.has_thread = true, .thread = 0x2}),
 		"JNI local in method 0x999 on thread 0x2");
 	cr_assert_str_eq(root((struct heap_root){
-		.container = HT_C_RT_THREAD, .id1 = 0x1, .has_thread = true,
-		.thread = 0x1}), "thread object \"main\"");
+		.container = HT_C_RT_THREAD, .id1 = 0x1, .ref = 0x1,
+		.has_thread = true, .thread = 0x1}), "thread object \"main\"");
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_THREAD, .id1 = 0x1, .ref = 0x2000,
+		.has_thread = true, .thread = 0x1}),
+		"local outside Java frames on thread \"main\"");
 	cr_assert_str_eq(root((struct heap_root){
 		.container = HT_C_RT_CLASS, .id1 = 0x60, .ref = 0x60}),
 		"system class demo.HeapDemo");
