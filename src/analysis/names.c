@@ -84,8 +84,9 @@ static void add_on_thread(struct text *t, const struct heap *h, ht_id thread)
 
 const char *root_kind_words(unsigned container, unsigned kind)
 {
+	/* the locals of frames, grouped as a Java developer groups them */
 	if (ht_container_is_frame(container))
-		return container == HT_C_RT_NATIVE ? "JNI local" : "local";
+		return container == HT_C_RT_NATIVE ? "JNI local" : "Java frame";
 	switch (container) {
 	case HT_C_RT_THREAD:
 		return "thread object";
@@ -94,7 +95,9 @@ const char *root_kind_words(unsigned container, unsigned kind)
 	case HT_C_RT_STRONGPTR:
 		return "JNI global";
 	case HT_C_RT_INTERNALVM:
-		return "VM internal";
+		/* both Java sources put there the objects whose monitors
+		 * are held (ROOT_MONITOR_USED, JVMTI's monitor roots) */
+		return "busy monitor";
 	case HT_C_RT_ROOTTABLE:
 		return "VM root table";
 	case HT_C_RT_FINALIZED:
@@ -146,6 +149,13 @@ static void add_container_root(struct text *t, const struct heap *h,
 	}
 	switch (r->container) {
 	case HT_C_RT_THREAD:
+		/* the thread's other roots: JNI locals outside any frame,
+		 * HPROF's ROOT_NATIVE_STACK and ROOT_THREAD_BLOCK */
+		if (r->ref != r->id1) {
+			text_add(t, "local outside Java frames");
+			add_on_thread(t, h, r->id1);
+			return;
+		}
 		thread = heap_thread_name(h, r->id1);
 		if (thread)
 			text_add(t, "thread object \"%s\"", thread);

@@ -39,16 +39,20 @@ const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 /* A root by its kind and what it is: its static field
  * ("static demo.HeapDemo.listHead"), a frame's local ("local in App.Main
  * on thread \"main\"", "JNI local in ..."), "static field of App",
- * "system class App", "thread object \"main\"", "JNI global",
- * "VM internal", "VM root table", "finalizer queue", "GC handle", a CLR
+ * "system class App", "thread object \"main\"" (the thread's own
+ * object; its other roots are "local outside Java frames on thread
+ * \"main\""), "JNI global",
+ * "busy monitor", "VM root table", "finalizer queue", "GC handle", a CLR
  * or Mono stack root by its method or thread, "other root 0x...", then
  * its flags in words: " (pinned, weak)". */
 const char *root_text(const struct heap *h, const struct heap_root *r,
 		      char *buf);
 
 /* A root's kind alone, in the words root_text starts with ("JNI global",
- * "local", "system class", "GC handle", "finalizer queue"), for outputs
- * that group roots by kind, as flame's top frames do. container is the
+ * "system class", "busy monitor", "GC handle", "finalizer queue"), for
+ * outputs that group roots by kind, as flame's top frames and stats' root
+ * counts do; a frame's locals group as "Java frame" ("JNI local" for a
+ * native method's), a CLR or Mono stack root as "local". container is the
  * JVM's container (0 for none), kind the CLR's and Mono's root kind.
  * NULL for a container that holds no roots of its own. */
 const char *root_kind_words(unsigned container, unsigned kind);

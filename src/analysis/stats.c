@@ -178,6 +178,21 @@ static void count_graph(struct dump_stats *ds, const struct heap *h)
 	ds->duplicates = h->n_duplicates;
 }
 
+/* The unreachable objects that are class objects. */
+static void count_unreachable_classes(struct dump_stats *ds,
+				      const struct heap *h,
+				      const struct heap_dominators *d)
+{
+	if (!heap_has_fields(h))
+		return;
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (d->idom[i] != HEAP_NONE || !heap_class_object_name(h, i))
+			continue;
+		ds->unreachable_classes++;
+		ds->unreachable_class_bytes += h->size[i];
+	}
+}
+
 int dump_stats_compute(struct dump_stats *ds, const struct heap *h,
 		       bool retained_by_class, struct ht_error *err)
 {
@@ -186,12 +201,14 @@ int dump_stats_compute(struct dump_stats *ds, const struct heap *h,
 	memset(ds, 0, sizeof(*ds));
 	count_graph(ds, h);
 	count_roots(ds, h);
+	ds->named_roots = heap_has_fields(h);
 	count_generations(ds, h);
 	if (heap_dominators(h, &d, err) < 0)
 		return -1;
 	ds->unreachable = d.unreachable;
 	ds->unreachable_bytes = d.unreachable_bytes;
 	ds->weakly_reachable = d.weakly_reachable;
+	count_unreachable_classes(ds, h, &d);
 	if (class_table(h, retained_by_class ? &d : NULL, CLASS_BY_BYTES,
 			&ds->classes, &ds->n_classes) < 0) {
 		err_plain(err, HT_E_NOMEM, NULL, "out of memory");

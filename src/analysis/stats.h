@@ -75,7 +75,14 @@ struct dump_stats {
 	/* null roots hold nothing: they are counted apart, and in no slot */
 	uint64_t roots, weak_roots, dangling_roots, null_roots;
 	uint64_t root_count[STATS_ROOT_SLOTS], root_weak[STATS_ROOT_SLOTS];
+	/* the trace carries fields: its roots have names in the runtime's
+	 * words (analysis/names.h) */
+	bool named_roots;
 	uint64_t unreachable, unreachable_bytes, weakly_reachable;
+	/* the class objects among the unreachable (a trace with fields):
+	 * HPROF records no reference from an instance or its loader to its
+	 * class, so a class no root or static holds is one of them */
+	uint64_t unreachable_classes, unreachable_class_bytes;
 	/* by self bytes; retained sizes only when asked for */
 	struct class_row *classes;
 	size_t n_classes;

@@ -189,6 +189,32 @@ static const char *root_slot_name(size_t slot)
 		    : "container";
 }
 
+/* A slot's label in text: the runtime's words for a trace with fields
+ * ("Java frame", "system class", "GC handle"), else the protocol's. */
+static const char *root_slot_label(const struct dump_stats *ds, size_t slot)
+{
+	const char *words = NULL;
+
+	if (ds->named_roots && slot == STATS_NO_KIND_SLOT)
+		words = root_kind_words(0, HEAP_NO_KIND);
+	else if (ds->named_roots && slot >= STATS_KIND_SLOT(0))
+		words = root_kind_words(0, (unsigned)(slot - STATS_KIND_SLOT(0)));
+	else if (ds->named_roots && slot)
+		words = root_kind_words((unsigned)slot, HEAP_NO_KIND);
+	return words ? words : root_slot_name(slot);
+}
+
+/* Whether an earlier slot has slot's label: its roots are counted there
+ * (a Java frame's, interpreted or compiled). */
+static bool label_printed(const struct dump_stats *ds, size_t slot)
+{
+	for (size_t i = 0; i < slot; i++)
+		if (ds->root_count[i] && strcmp(root_slot_label(ds, i),
+						root_slot_label(ds, slot)) == 0)
+			return true;
+	return false;
+}
+
 static void print_roots_text(const struct dump_stats *ds)
 {
 	char nulls[48] = "";
@@ -200,18 +226,25 @@ static void print_roots_text(const struct dump_stats *ds)
 	     (unsigned long long)ds->roots, (unsigned long long)ds->weak_roots,
 	     (unsigned long long)ds->dangling_roots, nulls);
 	for (size_t slot = 0; slot < STATS_ROOT_SLOTS; slot++) {
+		const char *name = root_slot_label(ds, slot);
+		uint64_t count = 0, weak = 0;
 		char label[40];
 
-		if (!ds->root_count[slot])
+		if (!ds->root_count[slot] || label_printed(ds, slot))
 			continue;
-		snprintf(label, sizeof(label), "  %s", root_slot_name(slot));
-		if (ds->root_weak[slot])
+		for (size_t i = slot; i < STATS_ROOT_SLOTS; i++) {
+			if (strcmp(root_slot_label(ds, i), name) == 0) {
+				count += ds->root_count[i];
+				weak += ds->root_weak[i];
+			}
+		}
+		snprintf(label, sizeof(label), "  %s", name);
+		if (weak)
 			line(label, "%llu (%llu weak)",
-			     (unsigned long long)ds->root_count[slot],
-			     (unsigned long long)ds->root_weak[slot]);
+			     (unsigned long long)count,
+			     (unsigned long long)weak);
 		else
-			line(label, "%llu",
-			     (unsigned long long)ds->root_count[slot]);
+			line(label, "%llu", (unsigned long long)count);
 	}
 }
 
@@ -347,6 +380,10 @@ static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
 	print_roots_text(ds);
 	line("unreachable", "%llu, %s", (unsigned long long)ds->unreachable,
 	     exact_size(ds->unreachable_bytes, a));
+	if (ds->unreachable_classes)
+		line("  class objects", "%llu, %s",
+		     (unsigned long long)ds->unreachable_classes,
+		     exact_size(ds->unreachable_class_bytes, a));
 	line("weakly reachable", "%llu",
 	     (unsigned long long)ds->weakly_reachable);
 	line("duplicates", "%llu", (unsigned long long)ds->duplicates);
@@ -587,6 +624,8 @@ static void out_dump(struct out *o, const struct stats *s,
 	out_root_groups(o, ds);
 	out_u64(o, "unreachable_objects", ds->unreachable);
 	out_u64(o, "unreachable_bytes", ds->unreachable_bytes);
+	out_u64(o, "unreachable_class_objects", ds->unreachable_classes);
+	out_u64(o, "unreachable_class_bytes", ds->unreachable_class_bytes);
 	out_u64(o, "weakly_reachable", ds->weakly_reachable);
 	out_u64(o, "duplicates", ds->duplicates);
 	out_classes(o, s, ds);

@@ -152,13 +152,13 @@ static void load_class(struct hp *h, uint32_t serial, uint64_t cls,
 }
 
 static void frame(struct hp *h, uint64_t fid, uint64_t method, uint64_t sig,
-		  uint32_t class_serial, int32_t line)
+		  uint64_t file, uint32_t class_serial, int32_t line)
 {
 	begin(h, 0x04);
 	id(h, fid);
 	id(h, method);
 	id(h, sig);
-	id(h, 0);
+	id(h, file);
 	u4(h, class_serial);
 	u4(h, (uint32_t)line);
 	end(h);
@@ -572,7 +572,7 @@ static void assert_container(const struct run *run, size_t i, unsigned type,
 
 enum {
 	S_OBJECT = 1, S_CLASS, S_FOO, S_INTS, S_FOOS, S_A, S_B, S_C, S_S,
-	S_X, S_MAIN, S_SIG, S_WORKER, S_SLEEP, S_RESOLVED,
+	S_X, S_MAIN, S_SIG, S_WORKER, S_SLEEP, S_RESOLVED, S_FILE,
 };
 
 #define OBJECT 0x100
@@ -598,6 +598,7 @@ static void names(struct hp *h)
 	utf8(h, S_SIG, "([Ljava/lang/String;)V");
 	utf8(h, S_WORKER, "worker");
 	utf8(h, S_SLEEP, "sleep");
+	utf8(h, S_FILE, "Foo.java");
 	utf8(h, S_RESOLVED, "<resolved_references>");
 	load_class(h, 1, OBJECT, S_OBJECT);
 	load_class(h, 2, CLASS, S_CLASS);
@@ -610,9 +611,12 @@ static void stacks(struct hp *h)
 {
 	static const uint64_t frames[] = {0x52, 0x50};
 
-	frame(h, 0x50, S_MAIN, S_SIG, 3, 7);
-	frame(h, 0x51, S_MAIN, S_SIG, 3, 9);   /* the same method */
-	frame(h, 0x52, S_SLEEP, S_SIG, 3, -3); /* native */
+	frame(h, 0x50, S_MAIN, S_SIG, S_FILE, 3, 7);
+	frame(h, 0x51, S_MAIN, S_SIG, S_FILE, 3, 9);   /* another line */
+	frame(h, 0x52, S_SLEEP, S_SIG, S_FILE, 3, -3); /* native */
+	frame(h, 0x53, S_MAIN, S_SIG, S_FILE, 3, 7);   /* 0x50's place */
+	frame(h, 0x54, S_MAIN, S_SIG, S_FILE, 3, 0);   /* no line known */
+	frame(h, 0x55, S_MAIN, S_SIG, 0, 3, 7);        /* nor its file */
 	trace(h, 10, 1, 2, frames);
 	start_thread(h, 1, 0x1000, 10, S_WORKER);
 }
@@ -740,11 +744,18 @@ static void check_standard(const struct run *run, const struct sizes *z)
 	cr_assert_str_eq(run->ev[i].name, "worker");
 	i = find(run, 0, HT_EV_METHOD, 0x50);
 	cr_assert_geq(i, 0);
-	cr_assert_str_eq(run->ev[i].name, "pkg.Foo$Bar.main");
-	cr_assert_lt(find(run, 0, HT_EV_METHOD, 0x51), 0,
-		     "frame 0x51 is of method 0x50");
+	cr_assert_str_eq(run->ev[i].name, "pkg.Foo$Bar.main(Foo.java:7)");
+	cr_assert_lt(find(run, 0, HT_EV_METHOD, 0x53), 0,
+		     "frame 0x53 is at 0x50's place");
+	i = find(run, 0, HT_EV_METHOD, 0x51);
+	cr_assert_geq(i, 0, "frame 0x51 is at a place of its own");
+	cr_assert_str_eq(run->ev[i].name, "pkg.Foo$Bar.main(Foo.java:9)");
 	i = find(run, 0, HT_EV_METHOD, 0x52);
-	cr_assert_str_eq(run->ev[i].name, "pkg.Foo$Bar.sleep");
+	cr_assert_str_eq(run->ev[i].name, "pkg.Foo$Bar.sleep(native)");
+	i = find(run, 0, HT_EV_METHOD, 0x54);
+	cr_assert_str_eq(run->ev[i].name, "pkg.Foo$Bar.main(Foo.java)");
+	i = find(run, 0, HT_EV_METHOD, 0x55);
+	cr_assert_str_eq(run->ev[i].name, "pkg.Foo$Bar.main");
 
 	/* the roots, before the heap, each in its container */
 	i = find(run, 0, HT_EV_BEGIN_CONTAINER, HT_C_BEGIN);

@@ -169,8 +169,12 @@ Test(roots, of_the_jvm_containers, .init = with_fields)
 		.has_thread = true, .thread = 0x2}),
 		"JNI local in method 0x999 on thread 0x2");
 	cr_assert_str_eq(root((struct heap_root){
-		.container = HT_C_RT_THREAD, .id1 = 0x1, .has_thread = true,
-		.thread = 0x1}), "thread object \"main\"");
+		.container = HT_C_RT_THREAD, .id1 = 0x1, .ref = 0x1,
+		.has_thread = true, .thread = 0x1}), "thread object \"main\"");
+	cr_assert_str_eq(root((struct heap_root){
+		.container = HT_C_RT_THREAD, .id1 = 0x1, .ref = 0x2000,
+		.has_thread = true, .thread = 0x1}),
+		"local outside Java frames on thread \"main\"");
 	cr_assert_str_eq(root((struct heap_root){
 		.container = HT_C_RT_CLASS, .id1 = 0x60, .ref = 0x60}),
 		"system class demo.HeapDemo");
@@ -183,7 +187,7 @@ Test(roots, of_the_jvm_containers, .init = with_fields)
 	cr_assert_str_eq(root((struct heap_root){
 		.container = HT_C_RT_STRONGPTR}), "JNI global");
 	cr_assert_str_eq(root((struct heap_root){
-		.container = HT_C_RT_INTERNALVM}), "VM internal");
+		.container = HT_C_RT_INTERNALVM}), "busy monitor");
 	cr_assert_str_eq(root((struct heap_root){
 		.container = HT_C_RT_ROOTTABLE}), "VM root table");
 	cr_assert_str_eq(root((struct heap_root){
@@ -234,4 +238,27 @@ Test(roots, a_long_name_is_cut_short, .init = with_fields)
 				       .root_id = 0x900});
 	cr_assert_eq(strlen(text), NAME_TEXT - 1);
 	cr_assert_eq(strncmp(text, "local in mmm", 12), 0);
+}
+
+/* Stats and flame group roots by these words: a Java developer's groups
+ * for the JVM's containers, whichever way a frame ran. */
+Test(roots, group_in_the_runtime_words)
+{
+	cr_assert_str_eq(root_kind_words(HT_C_RT_INTERPRETED, HEAP_NO_KIND),
+			 "Java frame");
+	cr_assert_str_eq(root_kind_words(HT_C_RT_JIT, HEAP_NO_KIND),
+			 "Java frame");
+	cr_assert_str_eq(root_kind_words(HT_C_RT_NATIVE, HEAP_NO_KIND),
+			 "JNI local");
+	cr_assert_str_eq(root_kind_words(HT_C_RT_THREAD, HEAP_NO_KIND),
+			 "thread object");
+	cr_assert_str_eq(root_kind_words(HT_C_RT_CLASS, HEAP_NO_KIND),
+			 "system class");
+	cr_assert_str_eq(root_kind_words(HT_C_RT_STRONGPTR, HEAP_NO_KIND),
+			 "JNI global");
+	cr_assert_str_eq(root_kind_words(HT_C_RT_INTERNALVM, HEAP_NO_KIND),
+			 "busy monitor");
+	cr_assert_str_eq(root_kind_words(0, HT_ROOT_STACK), "local");
+	cr_assert_str_eq(root_kind_words(0, HT_ROOT_HANDLE), "GC handle");
+	cr_assert_null(root_kind_words(HT_C_HEAP, HEAP_NO_KIND));
 }

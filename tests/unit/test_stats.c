@@ -413,6 +413,60 @@ Test(reachability, unreachable_dangling_and_duplicates)
 	cr_assert_eq(d->weakly_reachable, 0);
 }
 
+static void fields_of(const struct ht_field *f, size_t n)
+{
+	struct ht_event *ev = add_event(HT_EV_FIELDS);
+
+	ev->u.fields.count = n;
+	ev->u.fields.fields = kept(f, n, sizeof(*f));
+}
+
+/*
+ * As HPROF has them: a live demo.Kept, whose class object nothing refers
+ * to (no edge from an instance to its class), the class object of
+ * demo.Lost, and a demo.Kept that nothing holds. The class objects are
+ * counted apart among the unreachable, in a trace that carries fields.
+ */
+static void class_objects_dump(bool with_fields)
+{
+	static const struct ht_field next = {
+		.id = 1, .class_id = 0x600, .name = "next",
+		.kind = HT_FIELD_INSTANCE};
+
+	class_named(0x500, "java.lang.Class");
+	class_named(0x600, "demo.Kept");
+	class_named(0x700, "demo.Lost");
+	if (with_fields)
+		fields_of(&next, 1);
+	dump_begin();
+	container(HT_C_RT_THREAD, 0x1, 0);
+	ROOTS(0x10);
+	heap_begin();
+	OBJ(0x10, 0x600, 16, 0);
+	LEAF(0x30, 0x600, 16);
+	LEAF(0x600, 0x500, 96);
+	LEAF(0x700, 0x500, 80);
+	dump_end();
+	scan_dumps(false);
+}
+
+Test(reachability, unreachable_class_objects_are_counted_apart)
+{
+	class_objects_dump(true);
+	cr_assert_eq(dumps[0].unreachable, 3);
+	cr_assert_eq(dumps[0].unreachable_bytes, 16 + 96 + 80);
+	cr_assert_eq(dumps[0].unreachable_classes, 2);
+	cr_assert_eq(dumps[0].unreachable_class_bytes, 96 + 80);
+}
+
+Test(reachability, a_trace_without_fields_names_no_class_objects)
+{
+	class_objects_dump(false);
+	cr_assert_eq(dumps[0].unreachable, 3);
+	cr_assert_eq(dumps[0].unreachable_classes, 0);
+	cr_assert_eq(dumps[0].unreachable_class_bytes, 0);
+}
+
 /* ---- Classes ------------------------------------------------------------- */
 
 /*

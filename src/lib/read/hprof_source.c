@@ -297,7 +297,7 @@ struct hclass {
 };
 
 struct frame {
-	uint64_t id, method, signature;
+	uint64_t id, method, signature, source_file;
 	uint32_t class_serial;
 	int32_t line;
 	uint64_t method_id; /* the id of the method's first frame */
@@ -1004,13 +1004,24 @@ static int index_load_class(struct hprof_source *s, uint64_t at,
 	return 0;
 }
 
-/* HPROF has frames but no methods: the frames of one method (class,
- * name and signature) take the id of its first frame as the method's. */
+/* Whether two frames are of one method at one line of one source file. */
+static bool same_place(const struct frame *a, const struct frame *b)
+{
+	return a->class_serial == b->class_serial && a->method == b->method &&
+	       a->signature == b->signature &&
+	       a->source_file == b->source_file && a->line == b->line;
+}
+
+/* HPROF has frames but no methods: the frames of one method at one line
+ * (class, name, signature, source file and line) take the id of the first
+ * of them as the method's, which is named with its file and line. */
 static int method_of(struct hprof_source *s, struct frame *fr)
 {
 	uint64_t key = fr->class_serial * 0x9e3779b97f4a7c15ULL ^
 		       fr->method * 0xc2b2ae3d27d4eb4fULL ^
-		       fr->signature * 0x165667b19e3779f9ULL;
+		       fr->signature * 0x165667b19e3779f9ULL ^
+		       fr->source_file * 0x27d4eb2f165667c5ULL ^
+		       (uint64_t)(uint32_t)fr->line * 0x94d049bb133111ebULL;
 	uint32_t i;
 
 	fr->method_id = fr->id;
@@ -1019,9 +1030,7 @@ static int method_of(struct hprof_source *s, struct frame *fr)
 		const struct frame *first = &s->frames[i];
 
 		/* a key shared by another method keeps the frame's own id */
-		if (first->class_serial == fr->class_serial &&
-		    first->method == fr->method &&
-		    first->signature == fr->signature)
+		if (same_place(first, fr))
 			fr->method_id = first->id;
 		return 0;
 	}
@@ -1035,6 +1044,7 @@ static int index_frame(struct hprof_source *s, uint64_t at, const uint8_t *p)
 		.id = get_id(s, p),
 		.method = get_id(s, p + id),
 		.signature = get_id(s, p + 2 * id),
+		.source_file = get_id(s, p + 3 * id),
 		.class_serial = be32(p + 4 * id),
 		.line = (int32_t)be32(p + 4 * id + 4),
 	};
@@ -2312,8 +2322,32 @@ static int name_put(struct hprof_source *s, size_t *len, const char *text)
 	return 0;
 }
 
-/* "java.lang.Object.wait": the declaring class and the method, as the
- * JVMTI recorder names methods. */
+/* Where a frame is, as a Java stack trace says it: "(Main.java:12)",
+ * "(Main.java)" when the line is not known, "(native)" for a native
+ * method; nothing when the dump names no source file. */
+static int put_place(struct hprof_source *s, size_t *len,
+		     const struct frame *fr)
+{
+	const char *file = fr->source_file ? utf8_of(s, fr->source_file)
+					   : NULL;
+	char line[16];
+
+	if (fr->line == LINE_NATIVE)
+		return name_put(s, len, "(native)");
+	if (!file || !*file)
+		return 0;
+	if (name_put(s, len, "(") < 0 || name_put(s, len, file) < 0)
+		return -1;
+	if (fr->line > 0) {
+		snprintf(line, sizeof(line), ":%d", (int)fr->line);
+		if (name_put(s, len, line) < 0)
+			return -1;
+	}
+	return name_put(s, len, ")");
+}
+
+/* "java.lang.Object.wait(Object.java:338)": the declaring class and the
+ * method, as the JVMTI recorder names methods, then where the frame is. */
 static const char *method_name(struct hprof_source *s, const struct frame *fr)
 {
 	const char *cls = NULL, *method = utf8_of(s, fr->method);
@@ -2327,7 +2361,8 @@ static const char *method_name(struct hprof_source *s, const struct frame *fr)
 		return NULL;
 	if (name_put(s, &len, java_cls ? java_cls : "?") < 0 ||
 	    name_put(s, &len, ".") < 0 ||
-	    name_put(s, &len, method ? method : "?") < 0)
+	    name_put(s, &len, method ? method : "?") < 0 ||
+	    put_place(s, &len, fr) < 0)
 		return NULL;
 	return s->name_buf;
 }

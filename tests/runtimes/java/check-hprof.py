@@ -16,14 +16,17 @@ INPUT is the .hprof, or a .ht converted from it. Checks:
     its steps named `static KnownHeap.head` then `KnownHeap$Node.next`,
     through every node;
   - the tree: its root is the one tree node no tree node refers to, is
-    held only by a frame of KnownHeap.main in thread main, and retains
-    exactly the tree nodes (the leaves belong to the static array).
+    held only by a frame of KnownHeap.main in thread main, named with its
+    source file and the line where main waits (the readLine of
+    KnownHeap.java, next to this script), and retains exactly the tree
+    nodes (the leaves belong to the static array).
 Prints as figures how many other classes match the histogram (the attach
 mechanism allocates between the histogram and the dump, and class data
 sharing keeps mirrors that the dump leaves out) and the references to
 objects the dump lacks; one line per failed check; exits 1 if any failed.
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -150,11 +153,23 @@ def check_tree(heaptrace, path, top, tree_nodes, tree_size):
           "the tree's root has a tree node referring to it")
     check(obj["dominator"] is None, "the tree's root has a dominator")
     roots = obj["roots"]
+    frame = "KnownHeap.main(KnownHeap.java:%d)" % waiting_line()
     check(len(roots) >= 1 and all(
-        r.get("method_name") == "KnownHeap.main" and
+        r.get("method_name") == frame and
         r.get("thread_name") == "main" for r in roots),
-        "the tree is not held by a frame of KnownHeap.main in thread main: "
-        "%s" % json.dumps(roots))
+        "the tree is not held by a frame of %s in thread main: %s"
+        % (frame, json.dumps(roots)))
+
+
+def waiting_line():
+    """The line of KnownHeap.java where main waits to be dumped."""
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "KnownHeap.java")
+    with open(source, encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            if ".readLine()" in text:
+                return number
+    raise SystemExit("check-hprof.py: no readLine in " + source)
 
 
 def main():
