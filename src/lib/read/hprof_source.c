@@ -16,6 +16,13 @@
  * after its roots. A pipe is first copied to a temporary file. Memory is
  * bounded by the names and classes, not by the objects.
  *
+ * A gzipped dump (jcmd GC.heap_dump -gz=N) is read through zlib, with no
+ * uncompressed copy: every pass above reads forward, so each is one more
+ * run of the decompressor from the start (gzseek rewinds and inflates
+ * forward), and a first run counts the uncompressed bytes, which every
+ * length is checked against. Offsets in messages are the uncompressed
+ * HPROF's. A pipe's compressed bytes are copied to a temporary file.
+ *
  * Names come in Java's modified UTF-8 (a character past U+FFFF as two
  * 3-byte surrogates, U+0000 as C0 80) and leave as standard UTF-8
  * (utf8_from_modified), so that every output of them is valid.
@@ -42,6 +49,11 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
+
+/* gzseek must take 64-bit offsets: a dump's uncompressed bytes pass 2 GiB
+ * long before its gzip does. */
+_Static_assert(sizeof(z_off_t) == 8, "zlib without large-file offsets");
 
 #define MAGIC_PREFIX "JAVA PROFILE "
 #define MAGIC_LEN 19 /* "JAVA PROFILE 1.0.2" and its NUL */
@@ -389,6 +401,9 @@ struct evidence {
 
 struct input {
 	int fd;
+	gzFile gz;         /* a gzipped dump's decompressor (on a dup of fd),
+			    * or NULL */
+	bool gz_cut;       /* its gzip data ends before its trailer */
 	off_t base;        /* where the HPROF starts in fd */
 	uint64_t size;     /* its bytes */
 	uint8_t *buf;
@@ -568,6 +583,43 @@ static inline uint64_t get_id(const struct hprof_source *s, const uint8_t *p)
 	return s->id_size == 8 ? be64(p) : be32(p);
 }
 
+/* The errno that stands for zlib's last failure on gz. */
+static int gz_errno(gzFile gz)
+{
+	int zerr;
+
+	gzerror(gz, &zerr);
+	if (zerr == Z_ERRNO)
+		return errno ? errno : EIO;
+	return zerr == Z_MEM_ERROR ? ENOMEM : EIO;
+}
+
+/* Decompresses want bytes from HPROF offset off into in->buf; returns the
+ * bytes got, io_errno set when fewer. A pass reads forward, so gzseek
+ * mostly inflates on from where the last read stopped. */
+static size_t gz_fill(struct input *in, uint64_t off, size_t want)
+{
+	size_t got = 0;
+
+	if (gzseek(in->gz, (z_off_t)off, SEEK_SET) != (z_off_t)off) {
+		in->io_errno = gz_errno(in->gz);
+		return 0;
+	}
+	while (got < want) {
+		size_t ask = want - got < (1u << 30) ? want - got : (1u << 30);
+		int r = gzread(in->gz, in->buf + got, (unsigned)ask);
+
+		if (r < 0) {
+			in->io_errno = gz_errno(in->gz);
+			break;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
+}
+
 /* Reads into the buffer from off: at least n bytes unless the file ends
  * or reading fails. */
 static const uint8_t *in_fill(struct input *in, uint64_t off, size_t n)
@@ -593,7 +645,9 @@ static const uint8_t *in_fill(struct input *in, uint64_t off, size_t n)
 		}
 		in->cap = want;
 	}
-	while (got < want) {
+	if (in->gz)
+		got = gz_fill(in, off, want);
+	while (!in->gz && got < want) {
 		ssize_t r = pread(in->fd, in->buf + got, want - got,
 				  in->base + (off_t)(off + got));
 
@@ -3234,6 +3288,8 @@ static void hprof_close(void *self)
 	mem_budget_release(s->in.cap);
 	mem_budget_release(s->charged);
 	text_free(&s->text);
+	if (s->in.gz)
+		gzclose_r(s->in.gz);
 	if (s->spool)
 		fclose(s->spool);
 	/* standard input stays open for whoever reads it next */
@@ -3345,8 +3401,96 @@ static int read_file_header(struct hprof_source *s, struct ht_error *err)
 	return 0;
 }
 
-int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
-		      struct ht_error *err)
+/*
+ * The first run of the decompressor: counts the uncompressed bytes, which
+ * every length is checked against. A gzip cut short ends the HPROF there,
+ * and the index pass says where that falls; damaged compressed data is
+ * refused at open, as nothing past it can be read.
+ */
+static int count_gzip(struct hprof_source *s, struct ht_error *err)
+{
+	unsigned char buf[1 << 16];
+	uint64_t total = 0;
+	const char *msg, *colon;
+	int r, zerr;
+
+	while ((r = gzread(s->in.gz, buf, sizeof(buf))) > 0)
+		total += (uint64_t)r;
+	msg = gzerror(s->in.gz, &zerr);
+	if (gzdirect(s->in.gz)) {
+		err_plain(err, HT_E_FORMAT, s->path, HT_NOT_A_TRACE);
+		return -1;
+	}
+	if (zerr == Z_MEM_ERROR) {
+		err_plain(err, HT_E_NOMEM, s->path, "%s", nomem_cause());
+		return -1;
+	}
+	if (zerr == Z_ERRNO) {
+		err_sys(err, errno ? errno : EIO, s->path, "cannot read");
+		return -1;
+	}
+	if (zerr != Z_OK && zerr != Z_BUF_ERROR) {
+		/* zlib's message starts with the name it knows, "<fd:N>: " */
+		colon = strstr(msg, ": ");
+		err_at_offset(err, HT_E_CORRUPT, s->path, total,
+			      "damaged gzip data (%s)", colon ? colon + 2 : msg);
+		return -1;
+	}
+	s->in.size = total;
+	s->in.gz_cut = zerr == Z_BUF_ERROR;
+	return 0;
+}
+
+/* Puts zlib between the file and the reads, on a descriptor of its own
+ * that starts where the gzip does. */
+static int attach_gzip(struct hprof_source *s, struct ht_error *err)
+{
+	int fd = dup(s->in.fd);
+
+	if (fd < 0 || lseek(fd, s->in.base, SEEK_SET) < 0) {
+		err_sys(err, errno, s->path, "cannot read");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	s->in.gz = gzdopen(fd, "rb");
+	if (!s->in.gz) {
+		close(fd);
+		err_plain(err, HT_E_NOMEM, s->path, "%s", nomem_cause());
+		return -1;
+	}
+	s->in.base = 0;
+	return count_gzip(s, err);
+}
+
+/* A gzipped file that is not an HPROF dump is refused in words of its
+ * own: "not a trace" would send the user looking at the wrong bytes. One
+ * that starts as a dump goes on to read_file_header, which says where a
+ * cut one ends. */
+static int check_gzipped_hprof(struct hprof_source *s, struct ht_error *err)
+{
+	size_t prefix = strlen(MAGIC_PREFIX);
+	size_t have = s->in.size < prefix ? (size_t)s->in.size : prefix;
+	const uint8_t *p = have ? in_at(&s->in, 0, have) : NULL;
+
+	if (have && (!p || memcmp(p, MAGIC_PREFIX, have) == 0))
+		return 0;
+	if (!have && s->in.gz_cut)
+		err_at_offset(err, HT_E_TRUNCATED, s->path, 0,
+			      "the gzip data ends before the first byte of "
+			      "what it holds");
+	else if (!have)
+		err_plain(err, HT_E_FORMAT, s->path,
+			  "a gzipped empty file: not a trace");
+	else
+		err_plain(err, HT_E_FORMAT, s->path,
+			  "gzipped, but not an HPROF heap dump: only a Java "
+			  "heap dump is read gzipped");
+	return -1;
+}
+
+static int open_source(struct ht_reader *r, FILE *f, const char *path,
+		       bool gzipped, struct ht_error *err)
 {
 	struct hprof_source *s = calloc(1, sizeof(*s));
 	char why[128];
@@ -3361,7 +3505,10 @@ int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
 	s->f = f;
 	s->string_value_at = STRING_FIELDS_UNKNOWN;
 	s->choice = r->options.compressed_oops; /* checked by reader.c */
-	if (attach_input(s, err) < 0 || read_file_header(s, err) < 0) {
+	if (attach_input(s, err) < 0 ||
+	    (gzipped && (attach_gzip(s, err) < 0 ||
+			 check_gzipped_hprof(s, err) < 0)) ||
+	    read_file_header(s, err) < 0) {
 		hprof_close(s);
 		return -1;
 	}
@@ -3373,4 +3520,16 @@ int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
 	r->self = s;
 	r->header = &s->header;
 	return 0;
+}
+
+int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
+		      struct ht_error *err)
+{
+	return open_source(r, f, path, false, err);
+}
+
+int hprof_source_open_gzip(struct ht_reader *r, FILE *f, const char *path,
+			   struct ht_error *err)
+{
+	return open_source(r, f, path, true, err);
 }
