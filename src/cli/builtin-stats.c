@@ -43,6 +43,10 @@ static const struct command_usage usage = {
 		"promoted, lost; its pause, when the trace has times).\n",
 };
 
+/* -n not given; the class rows text lists then */
+#define LIMIT_UNSET UINT64_MAX
+#define TEXT_CLASS_ROWS 20
+
 struct stats {
 	const char *path;
 	struct input input;
@@ -50,6 +54,7 @@ struct stats {
 	int format;
 	int64_t select;        /* HEAP_ALL_DUMPS or --dump's */
 	bool retained_by_class;
+	uint64_t limit;        /* class rows per dump; 0: all */
 
 	struct trace_stats trace; /* the GCs, the dumps' tracking */
 	struct pause_summary pauses; /* when the trace has times */
@@ -215,13 +220,20 @@ static void print_roots_text(const struct dump_stats *ds)
 	}
 }
 
+/* How many of the dump's classes (biggest first) are listed: -n's. */
+static size_t class_rows(const struct stats *s, const struct dump_stats *ds)
+{
+	return s->limit == 0 || s->limit > ds->n_classes ? ds->n_classes
+							 : (size_t)s->limit;
+}
+
 static void print_classes_text(const struct stats *s,
 			       const struct dump_stats *ds)
 {
 	int w_count = 5, w_bytes = 5, w_ret = 8;
 	char a[SIZE_TEXT], b[SIZE_TEXT];
 
-	for (size_t i = 0; i < ds->n_classes; i++) {
+	for (size_t i = 0; i < class_rows(s, ds); i++) {
 		widen_number(&w_count, ds->classes[i].count);
 		widen_size(&w_bytes, ds->classes[i].bytes);
 		widen_size(&w_ret, ds->classes[i].retained);
@@ -233,7 +245,7 @@ static void print_classes_text(const struct stats *s,
 	else
 		printf("  %*s  %*s  CLASS\n", w_count, "COUNT", w_bytes,
 		       "BYTES");
-	for (size_t i = 0; i < ds->n_classes; i++) {
+	for (size_t i = 0; i < class_rows(s, ds); i++) {
 		const struct class_row *c = &ds->classes[i];
 
 		printf("  %*llu  %*s  ", w_count, (unsigned long long)c->count,
@@ -242,6 +254,11 @@ static void print_classes_text(const struct stats *s,
 			printf("%*s  ", w_ret, human_size(c->retained, b));
 		printf("%s\n", esc_text(c->name));
 	}
+	if (class_rows(s, ds) < ds->n_classes)
+		printf("  (%zu more %s; -n 0 lists all)\n",
+		       ds->n_classes - class_rows(s, ds),
+		       ds->n_classes - class_rows(s, ds) == 1 ? "class"
+							       : "classes");
 }
 
 static void print_generations_text(const struct dump_stats *ds)
@@ -500,7 +517,7 @@ static void out_classes(struct out *o, const struct stats *s,
 			const struct dump_stats *ds)
 {
 	out_begin_array(o, "classes");
-	for (size_t i = 0; i < ds->n_classes; i++) {
+	for (size_t i = 0; i < class_rows(s, ds); i++) {
 		const struct class_row *c = &ds->classes[i];
 
 		out_begin_object(o, NULL);
@@ -817,9 +834,11 @@ static int run_stats(struct stats *s)
 
 int cmd_stats(int argc, char **argv)
 {
-	struct stats s = {.select = HEAP_ALL_DUMPS};
+	struct stats s = {.select = HEAP_ALL_DUMPS, .limit = LIMIT_UNSET};
 	const struct cli_option options[] = {
 		OPT_DUMP(&s.select, "only dump N (GCs are still all listed)"),
+		OPT_NUMBER(&s.limit, "list each dump's N biggest classes (default:\n"
+			   "20 in text, all in yaml and json; 0: all)"),
 		OPT_BOOL('r', "retained-by-class", &s.retained_by_class,
 			 "add each class's retained size: that of its\n"
 			 "objects no object of the class dominates"),
@@ -836,5 +855,8 @@ int cmd_stats(int argc, char **argv)
 	status = trace_operand("stats", argc, argv, &s.path);
 	if (status != EXIT_DONE)
 		return status;
+	/* a reader sees the biggest classes; a program gets them all */
+	if (s.limit == LIMIT_UNSET)
+		s.limit = s.format == FORMAT_TEXT ? TEXT_CLASS_ROWS : 0;
 	return run_stats(&s);
 }
