@@ -364,9 +364,15 @@ static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
 	print_roots_text(ds);
 	line("unreachable", "%llu, %s", (unsigned long long)ds->unreachable,
 	     exact_size(ds->unreachable_bytes, a));
-	line("weakly reachable", "%llu",
-	     (unsigned long long)ds->weakly_reachable);
-	line("duplicates", "%llu", (unsigned long long)ds->duplicates);
+	/* lines that say nothing of an input that cannot have them (HPROF
+	 * has no weak roots) are left out: weakly reachable objects need
+	 * weak roots, and duplicates are damage */
+	if (ds->weak_roots || ds->weakly_reachable)
+		line("weakly reachable", "%llu",
+		     (unsigned long long)ds->weakly_reachable);
+	if (ds->duplicates)
+		line("duplicates", "%llu",
+		     (unsigned long long)ds->duplicates);
 	print_dump_tracking_text(s, ds);
 	if (ds->n_classes)
 		print_classes_text(s, ds);
@@ -483,9 +489,13 @@ static void print_heading_text(const struct stats *s)
 {
 	char a[48], b[48];
 
-	printf("%s: %s, %s\n", esc_text(s->path),
-	       count_of(s->trace.dumps, "dump", "dumps", a),
-	       count_of(s->trace.n_gcs, "GC", "GCs", b));
+	/* a trace without GCs (any HPROF) gets no GC line, "0 GCs" here
+	 * included */
+	printf("%s: %s", esc_text(s->path),
+	       count_of(s->trace.dumps, "dump", "dumps", a));
+	if (s->trace.n_gcs)
+		printf(", %s", count_of(s->trace.n_gcs, "GC", "GCs", b));
+	putchar('\n');
 }
 
 /* ---- yaml, json ---------------------------------------------------------- */
