@@ -600,8 +600,18 @@ static int gz_errno(gzFile gz)
 static size_t gz_fill(struct input *in, uint64_t off, size_t want)
 {
 	size_t got = 0;
+	uint64_t held_end = in->buf_at + in->buf_len;
 
-	if (gzseek(in->gz, (z_off_t)off, SEEK_SET) != (z_off_t)off) {
+	/* A refill mostly starts inside what the buffer holds (a record cut
+	 * by its end): that tail is kept, since seeking back even one byte
+	 * makes zlib decompress again from the start. */
+	if (in->buf_len && off >= in->buf_at && off < held_end &&
+	    (uint64_t)gztell(in->gz) == held_end) {
+		got = (size_t)(held_end - off);
+		if (got > want)
+			got = want;
+		memmove(in->buf, in->buf + (off - in->buf_at), got);
+	} else if (gzseek(in->gz, (z_off_t)off, SEEK_SET) != (z_off_t)off) {
 		in->io_errno = gz_errno(in->gz);
 		return 0;
 	}
