@@ -16,12 +16,11 @@
  * after its roots. A pipe is first copied to a temporary file. Memory is
  * bounded by the names and classes, not by the objects.
  *
- * A gzipped dump (jcmd GC.heap_dump -gz=N) is read through zlib, with no
- * uncompressed copy: every pass above reads forward, so each is one more
- * run of the decompressor from the start (gzseek rewinds and inflates
- * forward), and a first run counts the uncompressed bytes, which every
- * length is checked against. Offsets in messages are the uncompressed
- * HPROF's. A pipe's compressed bytes are copied to a temporary file.
+ * A gzipped dump (jcmd GC.heap_dump -gz=N) is inflated once through zlib
+ * into a temporary file, which the passes then read as a plain dump (they
+ * jump back, which a gzip stream can do only by inflating again from its
+ * start). Offsets in messages are the uncompressed HPROF's. A pipe's
+ * compressed bytes are first copied to a temporary file as well.
  *
  * Names come in Java's modified UTF-8 (a character past U+FFFF as two
  * 3-byte surrogates, U+0000 as C0 80) and leave as standard UTF-8
@@ -50,10 +49,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
-
-/* gzseek must take 64-bit offsets: a dump's uncompressed bytes pass 2 GiB
- * long before its gzip does. */
-_Static_assert(sizeof(z_off_t) == 8, "zlib without large-file offsets");
 
 #define MAGIC_PREFIX "JAVA PROFILE "
 #define MAGIC_LEN 19 /* "JAVA PROFILE 1.0.2" and its NUL */
@@ -401,9 +396,8 @@ struct evidence {
 
 struct input {
 	int fd;
-	gzFile gz;         /* a gzipped dump's decompressor (on a dup of fd),
-			    * or NULL */
-	bool gz_cut;       /* its gzip data ends before its trailer */
+	bool gz_cut;       /* a gzipped dump's gzip data ends before its
+			    * trailer */
 	off_t base;        /* where the HPROF starts in fd */
 	uint64_t size;     /* its bytes */
 	uint8_t *buf;
@@ -444,6 +438,7 @@ struct hprof_source {
 	uint64_t charged;
 	FILE *f;               /* as handed over */
 	FILE *spool;           /* the copy of a pipe, or NULL */
+	FILE *inflated;        /* a gzipped dump, inflated, or NULL */
 	struct input in;
 	unsigned id_size;
 	char version[8];       /* "1.0.2" */
@@ -583,53 +578,6 @@ static inline uint64_t get_id(const struct hprof_source *s, const uint8_t *p)
 	return s->id_size == 8 ? be64(p) : be32(p);
 }
 
-/* The errno that stands for zlib's last failure on gz. */
-static int gz_errno(gzFile gz)
-{
-	int zerr;
-
-	gzerror(gz, &zerr);
-	if (zerr == Z_ERRNO)
-		return errno ? errno : EIO;
-	return zerr == Z_MEM_ERROR ? ENOMEM : EIO;
-}
-
-/* Decompresses want bytes from HPROF offset off into in->buf; returns the
- * bytes got, io_errno set when fewer. A pass reads forward, so gzseek
- * mostly inflates on from where the last read stopped. */
-static size_t gz_fill(struct input *in, uint64_t off, size_t want)
-{
-	size_t got = 0;
-	uint64_t held_end = in->buf_at + in->buf_len;
-
-	/* A refill mostly starts inside what the buffer holds (a record cut
-	 * by its end): that tail is kept, since seeking back even one byte
-	 * makes zlib decompress again from the start. */
-	if (in->buf_len && off >= in->buf_at && off < held_end &&
-	    (uint64_t)gztell(in->gz) == held_end) {
-		got = (size_t)(held_end - off);
-		if (got > want)
-			got = want;
-		memmove(in->buf, in->buf + (off - in->buf_at), got);
-	} else if (gzseek(in->gz, (z_off_t)off, SEEK_SET) != (z_off_t)off) {
-		in->io_errno = gz_errno(in->gz);
-		return 0;
-	}
-	while (got < want) {
-		size_t ask = want - got < (1u << 30) ? want - got : (1u << 30);
-		int r = gzread(in->gz, in->buf + got, (unsigned)ask);
-
-		if (r < 0) {
-			in->io_errno = gz_errno(in->gz);
-			break;
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return got;
-}
-
 /* Reads into the buffer from off: at least n bytes unless the file ends
  * or reading fails. */
 static const uint8_t *in_fill(struct input *in, uint64_t off, size_t n)
@@ -655,9 +603,7 @@ static const uint8_t *in_fill(struct input *in, uint64_t off, size_t n)
 		}
 		in->cap = want;
 	}
-	if (in->gz)
-		got = gz_fill(in, off, want);
-	while (!in->gz && got < want) {
+	while (got < want) {
 		ssize_t r = pread(in->fd, in->buf + got, want - got,
 				  in->base + (off_t)(off + got));
 
@@ -3298,8 +3244,8 @@ static void hprof_close(void *self)
 	mem_budget_release(s->in.cap);
 	mem_budget_release(s->charged);
 	text_free(&s->text);
-	if (s->in.gz)
-		gzclose_r(s->in.gz);
+	if (s->inflated)
+		fclose(s->inflated);
 	if (s->spool)
 		fclose(s->spool);
 	/* standard input stays open for whoever reads it next */
@@ -3412,22 +3358,38 @@ static int read_file_header(struct hprof_source *s, struct ht_error *err)
 }
 
 /*
- * The first run of the decompressor: counts the uncompressed bytes, which
- * every length is checked against. A gzip cut short ends the HPROF there,
- * and the index pass says where that falls; damaged compressed data is
- * refused at open, as nothing past it can be read.
+ * Inflates a gzipped dump once, into a temporary file that every pass then
+ * reads as a plain dump. The passes jump back (the event pass reads the
+ * records a dump's objects refer to), and a backward seek in a gzip stream
+ * inflates again from its start: read through zlib, a 12 MB gzip of a
+ * 44 MB dump took minutes where the plain dump takes a second. A gzip cut
+ * short ends the HPROF there, and the index pass says where that falls;
+ * damaged compressed data is refused at open, as nothing past it can be
+ * read. The copy costs the dump's size on the temporary directory's disk.
  */
-static int count_gzip(struct hprof_source *s, struct ht_error *err)
+static int inflate_gzip(struct hprof_source *s, gzFile gz,
+			struct ht_error *err)
 {
 	unsigned char buf[1 << 16];
 	uint64_t total = 0;
 	const char *msg, *colon;
 	int r, zerr;
 
-	while ((r = gzread(s->in.gz, buf, sizeof(buf))) > 0)
+	s->inflated = tmpfile();
+	if (!s->inflated) {
+		err_sys(err, errno, s->path, "cannot make a temporary copy");
+		return -1;
+	}
+	while ((r = gzread(gz, buf, sizeof(buf))) > 0) {
+		if (fwrite(buf, 1, (size_t)r, s->inflated) != (size_t)r) {
+			err_sys(err, errno, s->path,
+				"cannot make a temporary copy");
+			return -1;
+		}
 		total += (uint64_t)r;
-	msg = gzerror(s->in.gz, &zerr);
-	if (gzdirect(s->in.gz)) {
+	}
+	msg = gzerror(gz, &zerr);
+	if (gzdirect(gz)) {
 		err_plain(err, HT_E_FORMAT, s->path, HT_NOT_A_TRACE);
 		return -1;
 	}
@@ -3446,16 +3408,23 @@ static int count_gzip(struct hprof_source *s, struct ht_error *err)
 			      "damaged gzip data (%s)", colon ? colon + 2 : msg);
 		return -1;
 	}
+	if (fflush(s->inflated) != 0) {
+		err_sys(err, errno, s->path, "cannot make a temporary copy");
+		return -1;
+	}
+	s->in.fd = fileno(s->inflated);
+	s->in.base = 0;
 	s->in.size = total;
 	s->in.gz_cut = zerr == Z_BUF_ERROR;
 	return 0;
 }
 
-/* Puts zlib between the file and the reads, on a descriptor of its own
+/* Puts zlib between the file and the copy, on a descriptor of its own
  * that starts where the gzip does. */
 static int attach_gzip(struct hprof_source *s, struct ht_error *err)
 {
-	int fd = dup(s->in.fd);
+	int fd = dup(s->in.fd), rc;
+	gzFile gz;
 
 	if (fd < 0 || lseek(fd, s->in.base, SEEK_SET) < 0) {
 		err_sys(err, errno, s->path, "cannot read");
@@ -3463,14 +3432,15 @@ static int attach_gzip(struct hprof_source *s, struct ht_error *err)
 			close(fd);
 		return -1;
 	}
-	s->in.gz = gzdopen(fd, "rb");
-	if (!s->in.gz) {
+	gz = gzdopen(fd, "rb");
+	if (!gz) {
 		close(fd);
 		err_plain(err, HT_E_NOMEM, s->path, "%s", nomem_cause());
 		return -1;
 	}
-	s->in.base = 0;
-	return count_gzip(s, err);
+	rc = inflate_gzip(s, gz, err);
+	gzclose_r(gz);
+	return rc;
 }
 
 /* A gzipped file that is not an HPROF dump is refused in words of its
