@@ -1071,13 +1071,6 @@ static int add_dump(const char *cmd, const char *arg, void *diff)
 	return parse_dump_option(cmd, arg, &c->side[c->n_selects++].select);
 }
 
-static int parse_limit(const char *cmd, const char *arg, void *limit)
-{
-	if (parse_u64(arg, limit) < 0)
-		return usage_error(cmd, "-n takes a number");
-	return EXIT_DONE;
-}
-
 static int parse_operands(struct diff_cmd *c, int argc, char **argv)
 {
 	c->n_paths = (size_t)(argc - optind);
@@ -1105,9 +1098,9 @@ int cmd_diff(int argc, char **argv)
 		OPT_CALLBACK('d', "dump", "N", &c, add_dump,
 			     "the dump before (first --dump) and after (second;\n"
 			     "default: the last); with two traces, of A then B"),
-		OPT_CALLBACK('n', "number", "N", &c.limit, parse_limit,
-			     "list N classes, retainers, and objects that\n"
-			     "retain new ones (default 10; 0: all)"),
+		OPT_NUMBER(&c.limit,
+			 "list N classes, retainers, and objects that\n"
+			 "retain new ones (default 10; 0: all)"),
 		OPT_CALLBACK('F', "fail-if", "EXPR", &c, add_budget,
 			     "a budget, broken when EXPR holds (repeatable):\n"
 			     "SUBJECT[.METRIC] OP VALUE, such as\n"

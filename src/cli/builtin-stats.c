@@ -43,6 +43,10 @@ static const struct command_usage usage = {
 		"promoted, lost; its pause, when the trace has times).\n",
 };
 
+/* -n not given; the class rows text lists then */
+#define LIMIT_UNSET UINT64_MAX
+#define TEXT_CLASS_ROWS 20
+
 struct stats {
 	const char *path;
 	struct input input;
@@ -50,6 +54,7 @@ struct stats {
 	int format;
 	int64_t select;        /* HEAP_ALL_DUMPS or --dump's */
 	bool retained_by_class;
+	uint64_t limit;        /* class rows per dump; 0: all */
 
 	struct trace_stats trace; /* the GCs, the dumps' tracking */
 	struct pause_summary pauses; /* when the trace has times */
@@ -248,13 +253,20 @@ static void print_roots_text(const struct dump_stats *ds)
 	}
 }
 
+/* How many of the dump's classes (biggest first) are listed: -n's. */
+static size_t class_rows(const struct stats *s, const struct dump_stats *ds)
+{
+	return s->limit == 0 || s->limit > ds->n_classes ? ds->n_classes
+							 : (size_t)s->limit;
+}
+
 static void print_classes_text(const struct stats *s,
 			       const struct dump_stats *ds)
 {
 	int w_count = 5, w_bytes = 5, w_ret = 8;
 	char a[SIZE_TEXT], b[SIZE_TEXT];
 
-	for (size_t i = 0; i < ds->n_classes; i++) {
+	for (size_t i = 0; i < class_rows(s, ds); i++) {
 		widen_number(&w_count, ds->classes[i].count);
 		widen_size(&w_bytes, ds->classes[i].bytes);
 		widen_size(&w_ret, ds->classes[i].retained);
@@ -266,7 +278,7 @@ static void print_classes_text(const struct stats *s,
 	else
 		printf("  %*s  %*s  CLASS\n", w_count, "COUNT", w_bytes,
 		       "BYTES");
-	for (size_t i = 0; i < ds->n_classes; i++) {
+	for (size_t i = 0; i < class_rows(s, ds); i++) {
 		const struct class_row *c = &ds->classes[i];
 
 		printf("  %*llu  %*s  ", w_count, (unsigned long long)c->count,
@@ -275,6 +287,11 @@ static void print_classes_text(const struct stats *s,
 			printf("%*s  ", w_ret, human_size(c->retained, b));
 		printf("%s\n", esc_text(c->name));
 	}
+	if (class_rows(s, ds) < ds->n_classes)
+		printf("  (%zu more %s; -n 0 lists all)\n",
+		       ds->n_classes - class_rows(s, ds),
+		       ds->n_classes - class_rows(s, ds) == 1 ? "class"
+							       : "classes");
 }
 
 static void print_generations_text(const struct dump_stats *ds)
@@ -384,9 +401,15 @@ static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
 		line("  class objects", "%llu, %s",
 		     (unsigned long long)ds->unreachable_classes,
 		     exact_size(ds->unreachable_class_bytes, a));
-	line("weakly reachable", "%llu",
-	     (unsigned long long)ds->weakly_reachable);
-	line("duplicates", "%llu", (unsigned long long)ds->duplicates);
+	/* lines that say nothing of an input that cannot have them (HPROF
+	 * has no weak roots) are left out: weakly reachable objects need
+	 * weak roots, and duplicates are damage */
+	if (ds->weak_roots || ds->weakly_reachable)
+		line("weakly reachable", "%llu",
+		     (unsigned long long)ds->weakly_reachable);
+	if (ds->duplicates)
+		line("duplicates", "%llu",
+		     (unsigned long long)ds->duplicates);
 	print_dump_tracking_text(s, ds);
 	if (ds->n_classes)
 		print_classes_text(s, ds);
@@ -503,9 +526,13 @@ static void print_heading_text(const struct stats *s)
 {
 	char a[48], b[48];
 
-	printf("%s: %s, %s\n", esc_text(s->path),
-	       count_of(s->trace.dumps, "dump", "dumps", a),
-	       count_of(s->trace.n_gcs, "GC", "GCs", b));
+	/* a trace without GCs (any HPROF) gets no GC line, "0 GCs" here
+	 * included */
+	printf("%s: %s", esc_text(s->path),
+	       count_of(s->trace.dumps, "dump", "dumps", a));
+	if (s->trace.n_gcs)
+		printf(", %s", count_of(s->trace.n_gcs, "GC", "GCs", b));
+	putchar('\n');
 }
 
 /* ---- yaml, json ---------------------------------------------------------- */
@@ -537,7 +564,7 @@ static void out_classes(struct out *o, const struct stats *s,
 			const struct dump_stats *ds)
 {
 	out_begin_array(o, "classes");
-	for (size_t i = 0; i < ds->n_classes; i++) {
+	for (size_t i = 0; i < class_rows(s, ds); i++) {
 		const struct class_row *c = &ds->classes[i];
 
 		out_begin_object(o, NULL);
@@ -856,9 +883,11 @@ static int run_stats(struct stats *s)
 
 int cmd_stats(int argc, char **argv)
 {
-	struct stats s = {.select = HEAP_ALL_DUMPS};
+	struct stats s = {.select = HEAP_ALL_DUMPS, .limit = LIMIT_UNSET};
 	const struct cli_option options[] = {
 		OPT_DUMP(&s.select, "only dump N (GCs are still all listed)"),
+		OPT_NUMBER(&s.limit, "list each dump's N biggest classes (default:\n"
+			   "20 in text, all in yaml and json; 0: all)"),
 		OPT_BOOL('r', "retained-by-class", &s.retained_by_class,
 			 "add each class's retained size: that of its\n"
 			 "objects no object of the class dominates"),
@@ -875,5 +904,8 @@ int cmd_stats(int argc, char **argv)
 	status = trace_operand("stats", argc, argv, &s.path);
 	if (status != EXIT_DONE)
 		return status;
+	/* a reader sees the biggest classes; a program gets them all */
+	if (s.limit == LIMIT_UNSET)
+		s.limit = s.format == FORMAT_TEXT ? TEXT_CLASS_ROWS : 0;
 	return run_stats(&s);
 }

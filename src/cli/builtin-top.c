@@ -349,19 +349,12 @@ static int parse_key(const char *cmd, const char *arg, void *by)
 			   arg);
 }
 
-static int parse_limit(const char *cmd, const char *arg, void *limit)
-{
-	if (parse_u64(arg, limit) < 0)
-		return usage_error(cmd, "-n takes a number");
-	return EXIT_DONE;
-}
-
 int cmd_top(int argc, char **argv)
 {
 	struct top t = {.select = HEAP_LAST_DUMP, .limit = 20};
 	const struct cli_option options[] = {
-		OPT_CALLBACK('n', "number", "N", &t.limit, parse_limit,
-			     "list N objects or classes (default 20; 0: all)"),
+		OPT_NUMBER(&t.limit,
+			 "list N objects or classes (default 20; 0: all)"),
 		OPT_CALLBACK('b', "by", "KEY", &t.by, parse_key,
 			     "retained (default), self, or count (with --classes)"),
 		OPT_BOOL('c', "classes", &t.classes,

@@ -168,6 +168,13 @@ int parse_dump_option(const char *cmd, const char *arg, void *select)
 	return EXIT_DONE;
 }
 
+int parse_number_option(const char *cmd, const char *arg, void *limit)
+{
+	if (parse_u64(arg, limit) < 0)
+		return usage_error(cmd, "-n takes a number");
+	return EXIT_DONE;
+}
+
 int parse_format_option(const char *cmd, const char *arg, void *format)
 {
 	int f = parse_format(arg);

@@ -108,6 +108,11 @@ struct command_usage {
 #define OPT_DUMP(v, h) \
 	OPT_CALLBACK('d', "dump", "N", OPTION_VALUE(int64_t, v), \
 		     parse_dump_option, h)
+/* -n N, how many rows to list, into a uint64_t (0: all); h says of
+ * what and the default */
+#define OPT_NUMBER(v, h) \
+	OPT_CALLBACK('n', "number", "N", OPTION_VALUE(uint64_t, v), \
+		     parse_number_option, h)
 /* --format text|yaml|json, into an int (enum output_format) */
 #define OPT_FORMAT(v) \
 	OPT_CALLBACK('f', "format", "FMT", OPTION_VALUE(int, v), \
@@ -128,6 +133,7 @@ struct command_usage {
 /* The parsers of the shared entries' values (option_parser). */
 int parse_dump_option(const char *cmd, const char *arg, void *select);
 int parse_format_option(const char *cmd, const char *arg, void *format);
+int parse_number_option(const char *cmd, const char *arg, void *limit);
 /* says what is wrong as heaptrace, not as cmd (OPTION_GLOBAL) */
 int parse_hprof_oops_option(const char *cmd, const char *arg, void *opts);
 

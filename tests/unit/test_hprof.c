@@ -8,7 +8,8 @@
  * object layout (against sizes jcmd GC.class_histogram reported on JDK
  * 17) and how the reader picks it, and damage: a cut at every byte, bad
  * tags, lengths that do not add up, hostile lengths, the limits, and
- * reads that fail. Every message is checked word for word, with its
+ * reads that fail; gzipped dumps (jcmd GC.heap_dump -gz) read as their
+ * bytes do, whole, piped, cut or damaged. Every message is checked word for word, with its
  * place: these are the words heaptrace(1), DIAGNOSTICS, catalogs.
  */
 #include <criterion/criterion.h>
@@ -26,6 +27,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* ---- Building dumps ---------------------------------------------------- */
 
@@ -1985,7 +1987,7 @@ Test(hprof, headers_refused)
 	free(h.buf);
 	expect_refused("Junk: 1\n", 8, "not a trace: neither a .ht file, its "
 		       "YAML form, nor an HPROF heap dump (\"JAVA PROFILE "
-		       "1.0.2\")");
+		       "1.0.2\", gzipped or not)");
 	expect_refused("JAVA PROF", 9, "byte 0: file ends inside the HPROF "
 		       "header (9 of 31 bytes)");
 	start(&h, "1.0.2", 8);
@@ -2437,4 +2439,182 @@ Test(hprof, out_of_memory, .disabled = SANITIZED)
 	snprintf(want, sizeof(want), "%s: byte 31: out of memory; %u bytes "
 		 "from here to the end not read", path, 9 + 8 + (1u << 20));
 	cr_assert_str_eq(msg, want);
+}
+
+/* ---- Gzipped dumps ------------------------------------------------------ */
+
+/* Gzips len bytes of data into a fresh file, in `members` gzip members of
+ * (about) equal parts, as HotSpot writes one member per block. */
+static const char *write_gz(const void *data, size_t len, unsigned members,
+			    const char *name)
+{
+	const char *path = tmp_path(name);
+	const uint8_t *p = data;
+	size_t part = len / members + 1;
+
+	size_t at = 0;
+
+	unlink(path);
+	do { /* an empty input is one empty member */
+		size_t n = len - at < part ? len - at : part;
+		gzFile gz = gzopen(path, "ab");
+
+		cr_assert_not_null(gz);
+		cr_assert_eq(gzwrite(gz, p + at, (unsigned)n), (int)n);
+		cr_assert_eq(gzclose(gz), Z_OK);
+		at += n;
+	} while (at < len);
+	return path;
+}
+
+/* The compressed bytes of the file at path, *len of them. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long size;
+
+	cr_assert(f && fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) > 0);
+	buf = malloc((size_t)size);
+	rewind(f);
+	cr_assert(buf && fread(buf, 1, (size_t)size, f) == (size_t)size);
+	fclose(f);
+	*len = (size_t)size;
+	return buf;
+}
+
+Test(hprof, gzipped_reads_as_its_bytes)
+{
+	struct hp h;
+	struct run run;
+
+	standard(&h, 8);
+	for (unsigned members = 1; members <= 3; members += 2) {
+		run = read_path(write_gz(h.buf, h.len, members, "std.hprof.gz"));
+		cr_assert_eq(run.rc, 0, "%u members: %s", members,
+			     run.err.message);
+		check_standard(&run, &sizes[0]);
+		done(&run);
+	}
+	free(h.buf);
+}
+
+Test(hprof, gzipped_through_a_pipe)
+{
+	struct hp h;
+	struct run run;
+	uint8_t *gz;
+	size_t len;
+	int fds[2];
+	pid_t pid;
+
+	standard(&h, 4);
+	gz = slurp(write_gz(h.buf, h.len, 1, "pipe.hprof.gz"), &len);
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		_exit(write(fds[1], gz, len) == (ssize_t)len ? 0 : 1);
+	}
+	close(fds[1]);
+	cr_assert_geq(dup2(fds[0], STDIN_FILENO), 0);
+	close(fds[0]);
+	run = read_path("-");
+	waitpid(pid, NULL, 0);
+	cr_assert_eq(run.rc, 0, "%s", run.err.message);
+	check_standard(&run, &sizes[1]);
+	done(&run);
+	free(gz);
+	free(h.buf);
+}
+
+/* A gzip cut short is the dump cut where its bytes end: the same events,
+ * the same damage at the same (uncompressed) offset as the plain cut. */
+Test(hprof, gzipped_and_cut)
+{
+	struct hp h;
+	struct run plain, gzipped;
+	uint8_t *gz;
+	size_t len, got = 0;
+	z_stream zs = {0};
+	uint8_t out[1 << 16];
+	const char *cut;
+
+	standard(&h, 8);
+	gz = slurp(write_gz(h.buf, h.len, 1, "whole.hprof.gz"), &len);
+	cut = tmp_file_with("cut.hprof.gz", gz, len * 2 / 3);
+	/* the bytes that the first two thirds of the gzip give */
+	cr_assert_eq(inflateInit2(&zs, 16 + MAX_WBITS), Z_OK);
+	zs.next_in = gz;
+	zs.avail_in = (unsigned)(len * 2 / 3);
+	do {
+		zs.next_out = out;
+		zs.avail_out = sizeof(out);
+		inflate(&zs, Z_NO_FLUSH);
+		got += sizeof(out) - zs.avail_out;
+	} while (zs.avail_out == 0);
+	inflateEnd(&zs);
+	cr_assert(got > 31 && got < h.len, "%zu of %zu", got, h.len);
+
+	gzipped = read_path(cut);
+	plain = read_path(tmp_file_with("cut.hprof", h.buf, got));
+	cr_assert_lt(gzipped.rc, 0);
+	cr_assert_eq(gzipped.err.code, HT_E_TRUNCATED, "%s",
+		     gzipped.err.message);
+	cr_assert_eq(gzipped.n, plain.n);
+	cr_assert_str_eq(strchr(gzipped.err.message, ':'),
+			 strchr(plain.err.message, ':'));
+	done(&gzipped);
+	done(&plain);
+	free(gz);
+	free(h.buf);
+}
+
+/* Damaged compressed data, or a gzip that holds no dump, is refused at
+ * open, in words of its own. */
+Test(hprof, gzipped_refused)
+{
+	struct hp h;
+	uint8_t *gz;
+	size_t len;
+	const char *path;
+	struct ht_error err;
+	char want[512];
+
+	standard(&h, 8);
+	gz = slurp(write_gz(h.buf, h.len, 1, "good.hprof.gz"), &len);
+	gz[len - 6] ^= 0xff; /* in the trailer's CRC-32 */
+	path = tmp_file_with("bad-crc.hprof.gz", gz, len);
+	cr_assert_null(ht_reader_open(path, &err));
+	cr_assert_eq(err.code, HT_E_CORRUPT);
+	/* found at the member's end, after bytes not counted as read */
+	snprintf(want, sizeof(want), "%s: byte ", path);
+	cr_assert(strncmp(err.message, want, strlen(want)) == 0, "%s",
+		  err.message);
+	cr_assert(strstr(err.message, ": damaged gzip data (incorrect data "
+			 "check)"), "%s", err.message);
+	free(gz);
+
+	path = write_gz("heaptrace: 1\n", 13, 1, "trace.yaml.gz");
+	cr_assert_null(ht_reader_open(path, &err));
+	snprintf(want, sizeof(want), "%s: gzipped, but not an HPROF heap "
+		 "dump: only a Java heap dump is read gzipped", path);
+	cr_assert_str_eq(err.message, want);
+
+	path = write_gz("", 0, 1, "empty.gz");
+	cr_assert_null(ht_reader_open(path, &err));
+	snprintf(want, sizeof(want), "%s: a gzipped empty file: not a "
+		 "trace", path);
+	cr_assert_str_eq(err.message, want);
+
+	gz = slurp(write_gz(h.buf, h.len, 1, "head.hprof.gz"), &len);
+	path = tmp_file_with("head-only.gz", gz, 8);
+	cr_assert_null(ht_reader_open(path, &err));
+	cr_assert_eq(err.code, HT_E_TRUNCATED);
+	snprintf(want, sizeof(want), "%s: byte 0: the gzip data ends before "
+		 "the first byte of what it holds", path);
+	cr_assert_str_eq(err.message, want);
+	free(gz);
+	free(h.buf);
 }

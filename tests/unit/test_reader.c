@@ -872,5 +872,6 @@ Test(sniff, the_other_forms)
 {
 	assert_form(form_of_bytes(HT_MAGIC, HT_MAGIC_LEN), "ht", ".ht magic");
 	assert_form(SNIFF("JAVA PROFILE 1.0.2"), "hprof", "HPROF");
-	assert_form(SNIFF("\x1f\x8b"), NULL, "gzip");
+	assert_form(SNIFF("\x1f\x8b"), "gzip", "gzip magic");
+	assert_form(SNIFF("\x1f\x00"), NULL, "0x1f not followed by 0x8b");
 }

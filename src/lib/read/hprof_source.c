@@ -16,6 +16,12 @@
  * after its roots. A pipe is first copied to a temporary file. Memory is
  * bounded by the names and classes, not by the objects.
  *
+ * A gzipped dump (jcmd GC.heap_dump -gz=N) is inflated once through zlib
+ * into a temporary file, which the passes then read as a plain dump (they
+ * jump back, which a gzip stream can do only by inflating again from its
+ * start). Offsets in messages are the uncompressed HPROF's. A pipe's
+ * compressed bytes are first copied to a temporary file as well.
+ *
  * Names come in Java's modified UTF-8 (a character past U+FFFF as two
  * 3-byte surrogates, U+0000 as C0 80) and leave as standard UTF-8
  * (utf8_from_modified), so that every output of them is valid.
@@ -42,6 +48,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define MAGIC_PREFIX "JAVA PROFILE "
 #define MAGIC_LEN 19 /* "JAVA PROFILE 1.0.2" and its NUL */
@@ -389,6 +396,8 @@ struct evidence {
 
 struct input {
 	int fd;
+	bool gz_cut;       /* a gzipped dump's gzip data ends before its
+			    * trailer */
 	off_t base;        /* where the HPROF starts in fd */
 	uint64_t size;     /* its bytes */
 	uint8_t *buf;
@@ -429,6 +438,7 @@ struct hprof_source {
 	uint64_t charged;
 	FILE *f;               /* as handed over */
 	FILE *spool;           /* the copy of a pipe, or NULL */
+	FILE *inflated;        /* a gzipped dump, inflated, or NULL */
 	struct input in;
 	unsigned id_size;
 	char version[8];       /* "1.0.2" */
@@ -3269,6 +3279,8 @@ static void hprof_close(void *self)
 	mem_budget_release(s->in.cap);
 	mem_budget_release(s->charged);
 	text_free(&s->text);
+	if (s->inflated)
+		fclose(s->inflated);
 	if (s->spool)
 		fclose(s->spool);
 	/* standard input stays open for whoever reads it next */
@@ -3380,8 +3392,120 @@ static int read_file_header(struct hprof_source *s, struct ht_error *err)
 	return 0;
 }
 
-int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
-		      struct ht_error *err)
+/*
+ * Inflates a gzipped dump once, into a temporary file that every pass then
+ * reads as a plain dump. The passes jump back (the event pass reads the
+ * records a dump's objects refer to), and a backward seek in a gzip stream
+ * inflates again from its start: read through zlib, a 12 MB gzip of a
+ * 44 MB dump took minutes where the plain dump takes a second. A gzip cut
+ * short ends the HPROF there, and the index pass says where that falls;
+ * damaged compressed data is refused at open, as nothing past it can be
+ * read. The copy costs the dump's size on the temporary directory's disk.
+ */
+static int inflate_gzip(struct hprof_source *s, gzFile gz,
+			struct ht_error *err)
+{
+	unsigned char buf[1 << 16];
+	uint64_t total = 0;
+	const char *msg, *colon;
+	int r, zerr;
+
+	s->inflated = tmpfile();
+	if (!s->inflated) {
+		err_sys(err, errno, s->path, "cannot make a temporary copy");
+		return -1;
+	}
+	while ((r = gzread(gz, buf, sizeof(buf))) > 0) {
+		if (fwrite(buf, 1, (size_t)r, s->inflated) != (size_t)r) {
+			err_sys(err, errno, s->path,
+				"cannot make a temporary copy");
+			return -1;
+		}
+		total += (uint64_t)r;
+	}
+	msg = gzerror(gz, &zerr);
+	if (gzdirect(gz)) {
+		err_plain(err, HT_E_FORMAT, s->path, HT_NOT_A_TRACE);
+		return -1;
+	}
+	if (zerr == Z_MEM_ERROR) {
+		err_plain(err, HT_E_NOMEM, s->path, "%s", nomem_cause());
+		return -1;
+	}
+	if (zerr == Z_ERRNO) {
+		err_sys(err, errno ? errno : EIO, s->path, "cannot read");
+		return -1;
+	}
+	if (zerr != Z_OK && zerr != Z_BUF_ERROR) {
+		/* zlib's message starts with the name it knows, "<fd:N>: " */
+		colon = strstr(msg, ": ");
+		err_at_offset(err, HT_E_CORRUPT, s->path, total,
+			      "damaged gzip data (%s)", colon ? colon + 2 : msg);
+		return -1;
+	}
+	if (fflush(s->inflated) != 0) {
+		err_sys(err, errno, s->path, "cannot make a temporary copy");
+		return -1;
+	}
+	s->in.fd = fileno(s->inflated);
+	s->in.base = 0;
+	s->in.size = total;
+	s->in.gz_cut = zerr == Z_BUF_ERROR;
+	return 0;
+}
+
+/* Puts zlib between the file and the copy, on a descriptor of its own
+ * that starts where the gzip does. */
+static int attach_gzip(struct hprof_source *s, struct ht_error *err)
+{
+	int fd = dup(s->in.fd), rc;
+	gzFile gz;
+
+	if (fd < 0 || lseek(fd, s->in.base, SEEK_SET) < 0) {
+		err_sys(err, errno, s->path, "cannot read");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	gz = gzdopen(fd, "rb");
+	if (!gz) {
+		close(fd);
+		err_plain(err, HT_E_NOMEM, s->path, "%s", nomem_cause());
+		return -1;
+	}
+	rc = inflate_gzip(s, gz, err);
+	gzclose_r(gz);
+	return rc;
+}
+
+/* A gzipped file that is not an HPROF dump is refused in words of its
+ * own: "not a trace" would send the user looking at the wrong bytes. One
+ * that starts as a dump goes on to read_file_header, which says where a
+ * cut one ends. */
+static int check_gzipped_hprof(struct hprof_source *s, struct ht_error *err)
+{
+	size_t prefix = strlen(MAGIC_PREFIX);
+	size_t have = s->in.size < prefix ? (size_t)s->in.size : prefix;
+	const uint8_t *p = have ? in_at(&s->in, 0, have) : NULL;
+
+	if (have && (!p || memcmp(p, MAGIC_PREFIX, have) == 0))
+		return 0;
+	if (!have && s->in.gz_cut)
+		err_at_offset(err, HT_E_TRUNCATED, s->path, 0,
+			      "the gzip data ends before the first byte of "
+			      "what it holds");
+	else if (!have)
+		err_plain(err, HT_E_FORMAT, s->path,
+			  "a gzipped empty file: not a trace");
+	else
+		err_plain(err, HT_E_FORMAT, s->path,
+			  "gzipped, but not an HPROF heap dump: only a Java "
+			  "heap dump is read gzipped");
+	return -1;
+}
+
+static int open_source(struct ht_reader *r, FILE *f, const char *path,
+		       bool gzipped, struct ht_error *err)
 {
 	struct hprof_source *s = calloc(1, sizeof(*s));
 	char why[128];
@@ -3396,7 +3520,10 @@ int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
 	s->f = f;
 	s->string_value_at = STRING_FIELDS_UNKNOWN;
 	s->choice = r->options.compressed_oops; /* checked by reader.c */
-	if (attach_input(s, err) < 0 || read_file_header(s, err) < 0) {
+	if (attach_input(s, err) < 0 ||
+	    (gzipped && (attach_gzip(s, err) < 0 ||
+			 check_gzipped_hprof(s, err) < 0)) ||
+	    read_file_header(s, err) < 0) {
 		hprof_close(s);
 		return -1;
 	}
@@ -3408,4 +3535,16 @@ int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
 	r->self = s;
 	r->header = &s->header;
 	return 0;
+}
+
+int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
+		      struct ht_error *err)
+{
+	return open_source(r, f, path, false, err);
+}
+
+int hprof_source_open_gzip(struct ht_reader *r, FILE *f, const char *path,
+			   struct ht_error *err)
+{
+	return open_source(r, f, path, true, err);
 }

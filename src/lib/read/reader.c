@@ -52,6 +52,13 @@ static bool sniff_hprof(const unsigned char *head, size_t n)
 	return starts_as(head, n, "JAVA PROFILE ", 13);
 }
 
+/* gzip's magic is 1f 8b (RFC 1952); 0x1f is no other form's first byte.
+ * Only HPROF is read gzipped, which its open checks. */
+static bool sniff_gzip(const unsigned char *head, size_t n)
+{
+	return starts_as(head, n, "\x1f\x8b", 2);
+}
+
 /* Whether ASCII c can be in YAML text: no control character but a tab
  * or a line break. */
 static bool yaml_ascii(unsigned c)
@@ -104,12 +111,13 @@ static bool sniff_yaml(const unsigned char *head, size_t n)
  * When opening, only the first byte is looked at (SNIFF_BYTES): it is
  * peeked and given back with ungetc, which stdio guarantees for one byte
  * only, and standard input cannot be rewound. One byte tells these forms
- * apart, and gzip's first, 0x1f, is none of theirs either. Whoever holds
+ * apart, gzip's first, 0x1f, among them. Whoever holds
  * more of the head (reader_sniff_form, forms.h) gets a closer guess.
  */
 static const struct input_form input_forms[] = {
 	{"ht", sniff_binary, binary_source_open},
 	{"hprof", sniff_hprof, hprof_source_open},
+	{"gzip", sniff_gzip, hprof_source_open_gzip},
 	{"yaml", sniff_yaml, yaml_source_open},
 };
 
@@ -221,7 +229,9 @@ struct ht_reader *ht_reader_open_with(const char *path,
 		free(r);
 		return NULL;
 	}
-	assert(strcmp(r->ops->format, form->name) == 0);
+	/* a gzipped dump is read as what it holds */
+	assert(strcmp(r->ops->format, form->name) == 0 ||
+	       form->open == hprof_source_open_gzip);
 	return r;
 }
 

@@ -49,5 +49,10 @@ int yaml_source_open(struct ht_reader *r, FILE *f, const char *path,
 /* Java heap dumps (HPROF); a pipe is first copied to a temporary file. */
 int hprof_source_open(struct ht_reader *r, FILE *f, const char *path,
 		      struct ht_error *err);
+/* A gzipped HPROF dump (jcmd GC.heap_dump -gz=N), read through zlib
+ * without an uncompressed copy; a pipe's compressed bytes are first
+ * copied to a temporary file. Anything else gzipped is refused. */
+int hprof_source_open_gzip(struct ht_reader *r, FILE *f, const char *path,
+			   struct ht_error *err);
 
 #endif

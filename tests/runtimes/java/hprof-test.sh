@@ -8,7 +8,10 @@
 # checks run on the dump converted to .ht, whose size is reported next to
 # the dump's, and `heaptrace check` must find the dump clean. Then once
 # more with 8-byte references (-XX:-UseCompressedOops), which heaptrace
-# must tell from the addresses alone.
+# must tell from the addresses alone. The first heap is also dumped
+# gzipped (jcmd GC.heap_dump -gz=1), which must read, from a file and a
+# pipe, as gzip(1)'s decompression of it does, and cut short as a cut
+# dump.
 #
 # usage: hprof-test.sh HEAPTRACE SOURCE_DIR WORK_DIR
 # Exits 77 (skipped) without java, javac, jcmd or python3.
@@ -23,7 +26,7 @@ n=100000 depth=10 leaves=16 garbage=200000
 status=0
 
 . "$(dirname "$0")/../../lib.sh"
-need_tools java javac jcmd python3
+need_tools java javac jcmd python3 gzip
 
 rm -rf "$work"
 mkdir -p "$work/classes" || exit 1
@@ -44,7 +47,7 @@ wait_ready() {
 
 # dump NAME JAVA_OPTIONS...: runs KnownHeap, and at its paused point
 # writes NAME.histogram and NAME.hprof (and with again=1, a second dump,
-# NAME.again.hprof).
+# NAME.again.hprof, and a gzipped one, NAME.hprof.gz).
 dump() {
 	name=$work/$1
 	shift
@@ -64,6 +67,10 @@ dump() {
 			jcmd $pid GC.heap_dump "$name.again.hprof" \
 				>"$name.jcmd" 2>&1 ||
 			fail "jcmd GC.heap_dump again: $(cat "$name.jcmd")"
+		[ -z "${again:-}" ] ||
+			jcmd $pid GC.heap_dump -gz=1 "$name.hprof.gz" \
+				>"$name.jcmd" 2>&1 ||
+			fail "jcmd GC.heap_dump -gz=1: $(cat "$name.jcmd")"
 	else
 		fail "KnownHeap did not get ready: $(cat "$name.err")"
 	fi
@@ -97,12 +104,42 @@ EOF
 		"($(awk "BEGIN { printf \"%.1f\", $hprof_size / $ht_size }")x smaller)"
 }
 
+# gzipped NAME: NAME.hprof.gz, read through zlib, checked as a dump, and
+# read as the same bytes decompressed by gzip(1) and piped in; its first
+# half is a dump cut short, which check finds damaged.
+gzipped() {
+	name=$work/$1
+	[ -s "$name.hprof.gz" ] || { fail "no gzipped heap dump"; return; }
+	"$heaptrace" check "$name.hprof.gz" >"$name.gz.check" 2>&1 ||
+		fail "heaptrace check $1.hprof.gz: $(cat "$name.gz.check")"
+	python3 "$src/check-hprof.py" "$heaptrace" "$name.hprof.gz" \
+		"$name.histogram" $n $depth $leaves || fail "$1.hprof.gz"
+	"$heaptrace" cat "$name.hprof.gz" >"$name.gz.cat" ||
+		fail "heaptrace cat $1.hprof.gz"
+	gzip -dc "$name.hprof.gz" | "$heaptrace" cat - >"$name.gunzip.cat" ||
+		fail "gzip -dc $1.hprof.gz | heaptrace cat -"
+	cmp -s "$name.gz.cat" "$name.gunzip.cat" ||
+		fail "$1.hprof.gz reads otherwise than gzip -dc's bytes"
+	"$heaptrace" cat - <"$name.hprof.gz" | cmp -s - "$name.gz.cat" ||
+		fail "$1.hprof.gz on standard input reads otherwise"
+	cat "$name.hprof.gz" | "$heaptrace" cat - | cmp -s - "$name.gz.cat" ||
+		fail "$1.hprof.gz through a pipe reads otherwise"
+	head -c $(($(wc -c <"$name.hprof.gz") / 2)) "$name.hprof.gz" \
+		>"$name.cut.hprof.gz"
+	"$heaptrace" check "$name.cut.hprof.gz" >"$name.cut.check" 2>&1
+	rc=$?
+	[ $rc -eq 1 ] && grep -q 'file ends inside' "$name.cut.check" ||
+		fail "half of $1.hprof.gz: check exits $rc: $(cat "$name.cut.check")"
+	gz_size=$(wc -c <"$name.hprof.gz")
+	echo "$1: .hprof.gz $gz_size bytes (jcmd -gz=1)"
+}
+
 # layout NAME: the object layout heaptrace read NAME.hprof with.
 layout() {
 	"$heaptrace" cat "$work/$1.hprof" 2>/dev/null | sed -n 's/^  object_layout: //p;/^events:/q'
 }
 
-again=1 dump known && checks known
+again=1 dump known && checks known && gzipped known
 # two dumps of one paused process: diff, matching objects by their path of
 # field names, finds nothing new; the tail's path reads as the static
 # field KnownHeap.head, then KnownHeap$Node.next steps (check-same-run.py)
