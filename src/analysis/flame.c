@@ -85,23 +85,6 @@ static const char *class_object_text(struct flame *f, const char *name)
 	return copy;
 }
 
-/* The slot of the class whose id is id, or h->n_classes. */
-static size_t class_slot_of_id(const struct heap *h, ht_id id)
-{
-	size_t lo = 0, hi = h->n_classes;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (h->classes[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < h->n_classes && h->classes[lo].id == id ? lo
-							    : h->n_classes;
-}
-
 /* A top frame groups the roots of one kind. With fields, the trace is of
  * a recorder that names things as a developer reads them, so the frame
  * takes the words the other outputs give that kind of root
@@ -196,7 +179,7 @@ static size_t class_name_id(const struct heap *h, const struct names *nm,
 	size_t of;
 
 	if (nm->class_objects && heap_class_object_name(h, object)) {
-		of = class_slot_of_id(h, h->id[object]);
+		of = heap_class_slot_of_id(h, h->id[object]);
 		if (of < h->n_classes)
 			return nm->class_objects + of;
 	}

@@ -1806,7 +1806,7 @@ const char *heap_class_name(const struct heap *h, uint32_t object, char *buf)
 	return buf;
 }
 
-const char *heap_class_name_by_id(const struct heap *h, ht_id class_id)
+size_t heap_class_slot_of_id(const struct heap *h, ht_id class_id)
 {
 	size_t lo = 0, hi = h->n_classes;
 
@@ -1819,7 +1819,14 @@ const char *heap_class_name_by_id(const struct heap *h, ht_id class_id)
 			hi = mid;
 	}
 	return lo < h->n_classes && h->classes[lo].id == class_id
-		? h->classes[lo].name : NULL;
+		? lo : h->n_classes;
+}
+
+const char *heap_class_name_by_id(const struct heap *h, ht_id class_id)
+{
+	size_t c = heap_class_slot_of_id(h, class_id);
+
+	return c < h->n_classes ? h->classes[c].name : NULL;
 }
 
 static const char *find_name(const struct heap_name *list, size_t n, ht_id id)

@@ -182,6 +182,9 @@ const char *heap_class_name(const struct heap *h, uint32_t object, char *buf);
 /* The name the trace gave a class id (roots of class statics name their
  * class by id); NULL if unnamed or unknown. */
 const char *heap_class_name_by_id(const struct heap *h, ht_id class_id);
+/* The slot in classes[] (sorted by id) of the class class_id, or
+ * h->n_classes when the trace named no such class. */
+size_t heap_class_slot_of_id(const struct heap *h, ht_id class_id);
 const char *heap_thread_name(const struct heap *h, ht_id thread); /* NULL if unnamed */
 const char *heap_method_name(const struct heap *h, ht_id method); /* NULL if unnamed */
 
