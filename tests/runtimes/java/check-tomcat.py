@@ -190,7 +190,8 @@ def check_session_path(r, dumps):
     want = ["org.apache.catalina.core.StandardContext.manager",
             "org.apache.catalina.session.ManagerBase.sessions"]
     at = [i for i in range(len(steps) - 1) if steps[i:i + 2] == want]
-    r.check(at and steps[-1] == "java.util.concurrent.ConcurrentHashMap$Node.val",
+    into = "java.util.concurrent.ConcurrentHashMap$Node.val"
+    r.check(at and steps[-1] == into,
             "the path to a session goes through %s, then %s, into the map's "
             "entry (%s)" % (want[0], want[1], " > ".join(map(str, steps))))
     r.check(p[0]["objects"][-1]["id"] == session["id"],

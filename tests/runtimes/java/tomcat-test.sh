@@ -121,7 +121,8 @@ start_tomcat() {
 		sleep 0.1
 	done
 	# port 0: the connector's name ends with the port it was given
-	port=$(sed -n 's/.*Starting ProtocolHandler \["http-nio-127\.0\.0\.1-auto-[0-9]*-\([0-9]*\)"\].*/\1/p' \
+	# ("http-nio-127.0.0.1-auto-1-41231")
+	port=$(sed -n 's/.*Starting ProtocolHandler \[".*-auto-[0-9]*-\([0-9]*\)"\].*/\1/p' \
 		"$log" | head -n 1)
 	[ -n "$port" ] || { fail "no port in the log: $(cat "$log")"; return 1; }
 }
@@ -150,14 +151,20 @@ snapshot() {
 	name=$work/$1
 	i=0
 	while :; do
-		timeout 120 jcmd "$pid" GC.class_histogram >"$name.histogram" 2>&1 ||
-			{ fail "jcmd GC.class_histogram: $(tail -n 3 "$name.histogram")"; return 1; }
-		grep -Eq 'NioEndpoint[$]NioSocketWrapper( |$)' "$name.histogram" || break
+		timeout 120 jcmd "$pid" GC.class_histogram \
+			>"$name.histogram" 2>&1 || {
+			fail "jcmd GC.class_histogram: $(tail -n 3 "$name.histogram")"
+			return 1
+		}
+		grep -Eq 'NioEndpoint[$]NioSocketWrapper( |$)' \
+			"$name.histogram" || break
 		i=$((i + 1))
-		[ $i -lt 60 ] || { fail "a connection still open after 60 histograms"; return 1; }
+		[ $i -lt 60 ] ||
+			{ fail "a connection still open after 60 histograms"; return 1; }
 		sleep 0.2
 	done
-	[ $i -eq 0 ] || echo "$1: the last connection closed after $i more histograms"
+	[ $i -eq 0 ] ||
+		echo "$1: the last connection closed after $i more histograms"
 	timeout 120 jcmd "$pid" GC.heap_dump "$name.hprof" >"$name.jcmd" 2>&1 &&
 		[ -s "$name.hprof" ] ||
 		{ fail "jcmd GC.heap_dump: $(cat "$name.jcmd")"; return 1; }
@@ -167,7 +174,8 @@ snapshot() {
 		{ fail "jcmd GC.heap_dump -gz=1: $(cat "$name.jcmd")"; return 1; }
 }
 
-make_base || { echo "FAIL: could not lay out CATALINA_BASE in $base" >&2; exit 1; }
+make_base ||
+	{ echo "FAIL: could not lay out CATALINA_BASE in $base" >&2; exit 1; }
 start_tomcat || exit 1
 echo "$(sed -n 's/.*Starting Servlet engine: \[\(.*\)\]/\1/p' "$log" | head -n 1)" \
 	"served on 127.0.0.1:$port after $(since "$started") s"
