@@ -3,13 +3,15 @@
 Tomcat 10 serving the shop webapp (tomcat/CartServlet.java), as
 tomcat-test.sh takes them.
 
-usage: check-tomcat.py HEAPTRACE WORK_DIR FIRST SECOND
+usage: check-tomcat.py HEAPTRACE WORK_DIR FIRST SECOND HOLD
 
 WORK_DIR holds first.hprof and first.histogram (jcmd GC.heap_dump and
 GC.class_histogram after FIRST sessions), second.hprof, second.histogram
 and second.hprof.gz (after SECOND more sessions, the gzipped dump taken
 right after the plain one, with no request between). The k-th session
-made (k = 1 .. FIRST + SECOND) holds a cart of k lines.
+made (k = 1 .. FIRST + SECOND) holds a cart of k lines; through both
+dumps, a checkout waits in CartServlet.checkout, on a request thread,
+holding a cart of HOLD lines in a local.
 
 Checks, one line each (ok: or FAIL:), exiting 1 if any failed:
   - every dump is clean: `heaptrace check` exits 0;
@@ -25,6 +27,10 @@ Checks, one line each (ok: or FAIL:), exiting 1 if any failed:
     the sizes being the JVM's (its histogram); every session retains its
     cart and the same overhead of Tomcat's own, under 1 KiB; and the path
     to the biggest cart goes through the biggest session;
+  - the checkout: one cart of HOLD lines, held by a local of the frame
+    CartServlet.checkout, at the line where it waits
+    (tomcat/CartServlet.java), on one of the connector's request threads
+    (http-nio-...-exec-N);
   - `paths --to` a session: from a root, through Tomcat's session manager
     (StandardContext.manager, then the map ManagerBase.sessions) into the
     map's entry (ConcurrentHashMap$Node.val);
@@ -63,11 +69,12 @@ class Dumps:
     """The dumps of one run and what heaptrace says of them, each command
     run once."""
 
-    def __init__(self, heaptrace, work, first, second):
+    def __init__(self, heaptrace, work, first, second, hold):
         self.heaptrace = heaptrace
         self.work = work
         self.first = first
         self.second = second
+        self.hold = hold
         self.cache = {}
 
     def path(self, name):
@@ -100,6 +107,18 @@ class Dumps:
         """The size of one object of CLS, by the JVM's histogram."""
         count, total = histogram(self.path(name + ".histogram"))[cls]
         return total // count
+
+    def checkout_size(self, name):
+        """What the checkout's cart retains, by the JVM's sizes."""
+        return self.size(name, CART) + self.hold * self.size(name, LINE)
+
+    def carts(self, name):
+        """The carts of the sessions, and those of the size of the
+        checkout's (more lines than any session's cart)."""
+        big = self.checkout_size(name.split(".")[0])
+        carts = self.objects(name, CART)
+        return ([o for o in carts if o["retained"] != big],
+                [o for o in carts if o["retained"] == big])
 
 
 def check_clean(r, dumps):
@@ -143,11 +162,11 @@ def check_gzip_same_moment(r, dumps):
 def check_sessions(r, dumps):
     n = dumps.first + dumps.second
     sessions = dumps.objects("second.hprof", SESSION)
-    carts = dumps.objects("second.hprof", CART)
+    carts = dumps.carts("second.hprof")[0]
     r.check(len(sessions) == n, "%d sessions made, %d %s objects"
             % (n, len(sessions), SESSION))
-    r.check(len(carts) == n, "%d sessions made, %d carts"
-            % (n, len(carts)))
+    r.check(len(carts) == n, "%d sessions made, %d carts besides the "
+            "checkout's" % (n, len(carts)))
     cart = dumps.size("second", CART)
     line = dumps.size("second", LINE)
     want = [cart + k * line for k in range(1, n + 1)]
@@ -198,6 +217,38 @@ def check_session_path(r, dumps):
             "the path ends at the session")
 
 
+def waiting_line():
+    """The line of CartServlet.java where a checkout waits."""
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "tomcat", "CartServlet.java")
+    with open(source, encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            if "// waits here" in text:
+                return number
+    raise SystemExit("check-tomcat.py: no '// waits here' in " + source)
+
+
+def check_checkout(r, dumps):
+    held = dumps.carts("second.hprof")[1]
+    r.check(len(held) == 1, "one cart of the checkout's %d lines, %d bytes "
+            "(%d)" % (dumps.hold, dumps.checkout_size("second"), len(held)))
+    if len(held) != 1:
+        return
+    p = dumps.json("paths", "second.hprof", "-n", "1", "--to",
+                   held[0]["id"])["paths"]
+    r.check(len(p) == 1, "paths --to the checkout's cart: a path")
+    if not p:
+        return
+    root = p[0]["root"]
+    frame = "shop.CartServlet.checkout(CartServlet.java:%d)" % waiting_line()
+    r.check(root.get("method_name") == frame and len(p[0]["objects"]) == 1,
+            "the checkout's cart is held by a local of %s (%s)"
+            % (frame, root.get("name")))
+    thread = root.get("thread_name") or ""
+    r.check(thread.startswith("http-nio-") and "-exec-" in thread,
+            "the checkout's frame is on a request thread (%s)" % thread)
+
+
 def check_diff(r, dumps):
     d = dumps.json("diff", ("first.hprof", "second.hprof"), "-n", "20")
     classes = {c["name"]: c["count"]["change"] for c in d["classes"]}
@@ -232,10 +283,10 @@ def check_diff(r, dumps):
 
 
 def main():
-    if len(sys.argv) != 5:
+    if len(sys.argv) != 6:
         sys.exit(__doc__)
     heaptrace, work = sys.argv[1:3]
-    dumps = Dumps(heaptrace, work, int(sys.argv[3]), int(sys.argv[4]))
+    dumps = Dumps(heaptrace, work, *(int(x) for x in sys.argv[3:6]))
     r = Result("")
     check_clean(r, dumps)
     check_histogram(r, dumps, "first")
@@ -243,6 +294,7 @@ def main():
     check_gzip_same_moment(r, dumps)
     check_sessions(r, dumps)
     check_session_path(r, dumps)
+    check_checkout(r, dumps)
     check_diff(r, dumps)
     sys.exit(1 if r.failed else 0)
 

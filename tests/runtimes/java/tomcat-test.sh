@@ -6,10 +6,11 @@
 # a private CATALINA_BASE under WORK_DIR (tomcat/server.xml: one connector
 # on 127.0.0.1 at a port the system picks), deploys the shop webapp
 # (tomcat/CartServlet.java: a cart of K lines in each session), and with
-# curl makes FIRST sessions, the k-th with k lines. At that point it takes
-# jcmd GC.class_histogram and GC.heap_dump (first.*); then SECOND more
-# sessions, and the histogram, a dump and, with no request between, the
-# same moment gzipped (-gz=1) (second.*). The sessions' map crosses a
+# curl starts a checkout that waits in the servlet holding a cart of HOLD
+# lines, then makes FIRST sessions, the k-th with k lines. At that point
+# it takes jcmd GC.class_histogram and GC.heap_dump (first.*); then SECOND
+# more sessions, and the histogram, a dump and, with no request between,
+# the same moment gzipped (-gz=1) (second.*); then lets the checkout go. The sessions' map crosses a
 # resize between the two dumps (FIRST = SECOND = 100: ConcurrentHashMap
 # grows its table past 192 entries), as a real server's does. Tomcat is
 # then stopped by SIGTERM, which runs its shutdown hook, and
@@ -26,7 +27,7 @@ if [ $# -ne 3 ]; then
 	exit 2
 fi
 heaptrace=$1 src=$2 work=$3
-first=100 second=100
+first=100 second=100 hold=1000
 catalina_home=${HEAPTRACE_CATALINA_HOME:-/usr/share/tomcat10}
 status=0
 
@@ -43,7 +44,7 @@ mkdir -p "$work" || exit 1
 work=$(cd "$work" && pwd) # jcmd writes dumps where the JVM runs
 base=$work/base
 log=$work/tomcat.log
-pid=
+pid= checkout=
 
 # seconds since the epoch, to the millisecond
 now() {
@@ -69,9 +70,14 @@ stop_tomcat() {
 		fail "Tomcat did not stop in 30 s after SIGTERM"
 	fi
 	wait "$pid" 2>/dev/null
-	pid=
+	pid= checkout=
 }
-trap stop_tomcat EXIT
+# the waiting checkout's curl, then Tomcat
+clean_up() {
+	[ -z "$checkout" ] || kill "$checkout" 2>/dev/null
+	stop_tomcat
+}
+trap clean_up EXIT
 trap 'exit 1' INT TERM HUP
 
 # The CATALINA_BASE: our server.xml, the package's global web.xml (its
@@ -110,7 +116,7 @@ start_tomcat() {
 		if ! kill -0 "$pid" 2>/dev/null; then
 			wait "$pid"
 			fail "Tomcat exited ($?) before it served: $(cat "$log")"
-			pid=
+			pid= checkout=
 			return 1
 		fi
 		i=$((i + 1))
@@ -140,13 +146,39 @@ shop() {
 		{ fail "$made sessions answered, not $(($2 - $1 + 1))"; return 1; }
 }
 
+# Starts a checkout of HOLD lines, which waits in the servlet until
+# released, and waits up to 30 s for the servlet to say it waits.
+start_checkout() {
+	curl -sS --max-time 180 \
+		"http://127.0.0.1:$port/shop/checkout?lines=$hold" \
+		>"$work/checkout.out" 2>&1 &
+	checkout=$!
+	i=0
+	while [ "$(curl -sS --max-time 10 \
+		"http://127.0.0.1:$port/shop/held")" != 1 ]; do
+		i=$((i + 1))
+		[ $i -le 150 ] || { fail "the checkout does not wait"; return 1; }
+		sleep 0.2
+	done
+}
+
+# Lets the checkout go; its answer says it was released with its cart.
+end_checkout() {
+	curl -sS --max-time 60 "http://127.0.0.1:$port/shop/release" \
+		>/dev/null || fail "could not release the checkout"
+	wait "$checkout" || fail "the checkout's curl exited $?"
+	checkout=
+	grep -q "^checkout $hold released" "$work/checkout.out" ||
+		fail "checkout: $(cat "$work/checkout.out")"
+}
+
 # snapshot NAME [gz]: jcmd GC.class_histogram, then GC.heap_dump into
 # NAME.hprof, and with gz the same heap again into NAME.hprof.gz (-gz=1).
-# The histogram is taken again until Tomcat holds no connection (no
-# NioSocketWrapper): the last request's connection is closed some time
-# after curl has its answer (its selection key is let go at the poller's
-# next select, up to a second later), and its objects would otherwise
-# differ between two dumps of one moment.
+# The histogram is taken again until Tomcat holds no connection but the
+# checkout's (one NioSocketWrapper): the last request's connection is
+# closed some time after curl has its answer (its selection key is let go
+# at the poller's next select, up to a second later), and its objects
+# would otherwise differ between two dumps of one moment.
 snapshot() {
 	name=$work/$1
 	i=0
@@ -156,8 +188,9 @@ snapshot() {
 			fail "jcmd GC.class_histogram: $(tail -n 3 "$name.histogram")"
 			return 1
 		}
-		grep -Eq 'NioEndpoint[$]NioSocketWrapper( |$)' \
-			"$name.histogram" || break
+		open=$(awk '$4 == "org.apache.tomcat.util.net.NioEndpoint$NioSocketWrapper" { print $2 }' \
+			"$name.histogram")
+		[ "${open:-0}" -gt 1 ] || break
 		i=$((i + 1))
 		[ $i -lt 60 ] ||
 			{ fail "a connection still open after 60 histograms"; return 1; }
@@ -181,9 +214,9 @@ echo "$(sed -n 's/.*Starting Servlet engine: \[\(.*\)\]/\1/p' "$log" | head -n 1
 	"served on 127.0.0.1:$port after $(since "$started") s"
 
 loaded=$(now)
-shop 1 $first first && snapshot first &&
+start_checkout && shop 1 $first first && snapshot first &&
 	shop $((first + 1)) $((first + second)) second &&
-	snapshot second gz || exit 1
+	snapshot second gz && end_checkout || exit 1
 echo "$((first + second)) sessions made and dumped in $(since "$loaded") s"
 
 stop_tomcat
@@ -191,7 +224,7 @@ grep -q 'Destroying ProtocolHandler' "$log" ||
 	fail "Tomcat did not stop cleanly: $(tail -n 5 "$log")"
 
 checked=$(now)
-python3 "$src/check-tomcat.py" "$heaptrace" "$work" $first $second ||
+python3 "$src/check-tomcat.py" "$heaptrace" "$work" $first $second $hold ||
 	status=1
 echo "checks in $(since "$checked") s"
 echo "sizes: first.hprof $(wc -c <"$work/first.hprof") bytes," \
