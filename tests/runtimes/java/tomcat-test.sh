@@ -70,7 +70,7 @@ stop_tomcat() {
 		fail "Tomcat did not stop in 30 s after SIGTERM"
 	fi
 	wait "$pid" 2>/dev/null
-	pid= checkout=
+	pid=
 }
 # the waiting checkout's curl, then Tomcat
 clean_up() {
@@ -116,7 +116,7 @@ start_tomcat() {
 		if ! kill -0 "$pid" 2>/dev/null; then
 			wait "$pid"
 			fail "Tomcat exited ($?) before it served: $(cat "$log")"
-			pid= checkout=
+			pid=
 			return 1
 		fi
 		i=$((i + 1))
