@@ -47,10 +47,14 @@ packages="meson ninja-build gcc pkg-config zlib1g-dev libyaml-dev"
 # (they render without a warning; every message is in the catalog).
 # cmark-gfm: GitHub's markdown, which renders `diff --format markdown` of
 # hostile names in the case names-markdown (no link may come out).
+# tomcat10: Debian's Tomcat 10, the real server whose heap dumps the test
+# java-tomcat reads; the test runs an instance of its own (the package's
+# CATALINA_HOME, a private CATALINA_BASE), and the package's service must
+# not run (below); curl: the requests it serves.
 test_packages="clang libcriterion-dev
 mono-runtime libmono-2.0-dev mono-mcs libmono-profiler mono-utils jq
 openjdk-17-jdk-headless python3 chromium
-valgrind libclang-rt-14-dev visualvm groff-base cmark-gfm"
+valgrind libclang-rt-14-dev visualvm groff-base cmark-gfm tomcat10 curl"
 
 if $tests; then
 	packages="$packages $test_packages"
@@ -60,11 +64,35 @@ for p in $packages; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 		missing="$missing $p"
 done
+# No service starts while the packages install: tomcat10's would listen on
+# port 8080 and keep a JVM on CI's two cores. Debian's maintainer scripts
+# start services through invoke-rc.d or deb-systemd-invoke, which ask
+# policy-rc.d first; where there is none, one that refuses (exit 101) is
+# there for the install only.
+no_start=
+allow_starts() {
+	[ -z "$no_start" ] || rm -f "$no_start"
+}
+trap allow_starts EXIT
 if [ -n "$missing" ]; then
 	export DEBIAN_FRONTEND=noninteractive
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		no_start=/usr/sbin/policy-rc.d
+		printf '#!/bin/sh\n# install-deps.sh: no service starts now\nexit 101\n' \
+			>"$no_start"
+		chmod 755 "$no_start"
+	fi
 	apt-get update -q
 	# shellcheck disable=SC2086
 	apt-get install -y -q --no-install-recommends $missing
+	allow_starts
+	no_start=
+fi
+# and where systemd runs, tomcat10's service is stopped and not started at
+# boot, even when the package came otherwise
+if $tests && [ -d /run/systemd/system ] &&
+	systemctl is-enabled --quiet tomcat10 2>/dev/null; then
+	systemctl disable --now tomcat10
 fi
 
 # The CoreCLR recorder's tests and benchmark compare its dumps with

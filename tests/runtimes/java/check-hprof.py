@@ -27,9 +27,12 @@ objects the dump lacks; one line per failed check; exits 1 if any failed.
 """
 import json
 import os
-import re
 import subprocess
 import sys
+
+# the script's own folder is first on sys.path; no .pyc left in the tree
+sys.dont_write_bytecode = True
+from jvm_histogram import histogram  # noqa: E402
 
 failures = []
 
@@ -46,34 +49,6 @@ def analysis(heaptrace, path, command, *args, last=None):
                          ["--format", "json", path] + ([last] if last else []),
                          check=True, stdout=subprocess.PIPE).stdout
     return json.loads(out)
-
-
-PRIMITIVES = {"Z": "boolean", "B": "byte", "C": "char", "S": "short",
-              "I": "int", "J": "long", "F": "float", "D": "double"}
-
-
-def type_name(name):
-    """jcmd prints arrays as descriptors ("[I", "[LFoo;"); heaptrace as
-    Java code writes them ("int[]", "Foo[]")."""
-    dims = len(name) - len(name.lstrip("["))
-    if not dims:
-        return name
-    base = name[dims:]
-    if base in PRIMITIVES:
-        base = PRIMITIVES[base]
-    elif base.startswith("L") and base.endswith(";"):
-        base = base[1:-1]
-    return base + "[]" * dims
-
-
-def histogram(path):
-    """{class name: (count, bytes)} from jcmd GC.class_histogram."""
-    rows = {}
-    for line in open(path):
-        m = re.match(r"\s*\d+:\s+(\d+)\s+(\d+)\s+(\S+)", line)
-        if m:
-            rows[type_name(m.group(3))] = (int(m.group(1)), int(m.group(2)))
-    return rows
 
 
 def check_classes(stats, jvm, n, tree_nodes, leaves):

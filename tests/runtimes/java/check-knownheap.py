@@ -18,9 +18,12 @@ Runs the heaptrace analyses on dump DUMP of TRACE and checks:
 Prints one line per failed check; exits 1 if any failed.
 """
 import json
-import re
 import subprocess
 import sys
+
+# the script's own folder is first on sys.path; no .pyc left in the tree
+sys.dont_write_bytecode = True
+from jvm_histogram import histogram  # noqa: E402
 
 failures = []
 
@@ -38,16 +41,6 @@ def analysis(heaptrace, trace, dump, *args, last=None):
                          ([last] if last else []),
                          check=True, stdout=subprocess.PIPE).stdout
     return json.loads(out)
-
-
-def histogram(path):
-    """{class name: (count, bytes)} from jcmd GC.class_histogram."""
-    rows = {}
-    for line in open(path):
-        m = re.match(r"\s*\d+:\s+(\d+)\s+(\d+)\s+(\S+)", line)
-        if m:
-            rows[m.group(3)] = (int(m.group(1)), int(m.group(2)))
-    return rows
 
 
 def main():
