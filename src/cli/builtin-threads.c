@@ -116,9 +116,13 @@ static void print_thread(const struct threads_cmd *c,
 		       hex_id(v->id, id));
 	else
 		printf(" (no thread object)");
-	printf(": %s retained (thread object %s, locals %s)\n",
-	       human_size(v->retained, a), human_size(v->object_retained, b),
-	       human_size(v->locals_retained, d));
+	if (v->object != HEAP_NONE)
+		printf(": %s retained (thread object %s, locals %s)\n",
+		       human_size(v->retained, a),
+		       human_size(v->object_retained, b),
+		       human_size(v->locals_retained, d));
+	else
+		printf(": %s retained (locals)\n", human_size(v->retained, a));
 	for (size_t i = 0; i < v->n_frames; i++) {
 		const struct thread_frame *f =
 			&c->t->frames[v->first_frame + i];
