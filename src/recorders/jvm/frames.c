@@ -57,34 +57,28 @@ static jint line_of(jvmtiEnv *jv, jmethodID m, jlocation location)
 	return line;
 }
 
-/* "(File.java:12)", "(File.java)", "(native)" or "" into buf. */
-static void place_suffix(jvmtiEnv *jv, jclass k, bool native, jint line,
-			 char *buf, size_t size)
+/* The class's source file, as UTF-8; NULL when the class file names
+ * none (or is gone). malloc'ed. */
+static char *source_file(jvmtiEnv *jv, jclass k)
 {
-	char *file = NULL;
+	char *jfile = NULL, *file = NULL;
 
-	buf[0] = '\0';
-	if (native) {
-		snprintf(buf, size, "(native)");
-		return;
-	}
-	if ((*jv)->GetSourceFileName(jv, k, &file) != JVMTI_ERROR_NONE ||
-	    !file)
-		return;
-	if (line > 0)
-		snprintf(buf, size, "(%s:%d)", file, (int)line);
-	else
-		snprintf(buf, size, "(%s)", file);
-	(*jv)->Deallocate(jv, (unsigned char *)file);
+	if ((*jv)->GetSourceFileName(jv, k, &jfile) == JVMTI_ERROR_NONE &&
+	    jfile && *jfile)
+		file = java_utf8(jfile);
+	(*jv)->Deallocate(jv, (unsigned char *)jfile);
+	return file;
 }
 
-/* "KnownHeap.main(KnownHeap.java:12)"; malloc'ed, NULL if the method is
- * gone or memory is short. */
+/* "KnownHeap.main(KnownHeap.java:12)", "(File.java)" without a line,
+ * "(native)", no place without a source file; malloc'ed, NULL if the
+ * method is gone or memory is short. */
 static char *place_text(jvmtiEnv *jv, jmethodID m, bool native, jint line)
 {
 	char *name = NULL, *sig = NULL, *cls = NULL, *text = NULL;
-	char *method = NULL, *where = NULL;
+	char *method = NULL, *file = NULL;
 	jclass k = NULL;
+	size_t len;
 
 	if ((*jv)->GetMethodName(jv, m, &name, NULL, NULL) !=
 		    JVMTI_ERROR_NONE ||
@@ -93,14 +87,25 @@ static char *place_text(jvmtiEnv *jv, jmethodID m, bool native, jint line)
 		goto out;
 	cls = java_type_name(sig);
 	method = java_utf8(name);
-	if (!cls || !method || !(where = malloc(4096)))
+	if (!native)
+		file = source_file(jv, k);
+	if (!cls || !method)
 		goto out;
-	place_suffix(jv, k, native, line, where, 4096);
-	text = malloc(strlen(cls) + strlen(method) + strlen(where) + 2);
-	if (text)
-		sprintf(text, "%s.%s%s", cls, method, where);
+	len = strlen(cls) + strlen(method) + (file ? strlen(file) : 0) + 32;
+	text = malloc(len);
+	if (!text)
+		goto out;
+	if (native)
+		snprintf(text, len, "%s.%s(native)", cls, method);
+	else if (file && line > 0)
+		snprintf(text, len, "%s.%s(%s:%d)", cls, method, file,
+			 (int)line);
+	else if (file)
+		snprintf(text, len, "%s.%s(%s)", cls, method, file);
+	else
+		snprintf(text, len, "%s.%s", cls, method);
 out:
-	free(where);
+	free(file);
 	free(method);
 	free(cls);
 	(*jv)->Deallocate(jv, (unsigned char *)name);
