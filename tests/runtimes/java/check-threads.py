@@ -4,9 +4,10 @@
 Checks `heaptrace threads` on a dump of ParkedThreads (see
 ParkedThreads.java) taken while its two threads were parked: parked-1
 and parked-2 are the two threads that retain the most, in that order;
-each one's stack has, from the top, LockSupport.park, then
-ParkedThreads.hold, middle and outer at the lines ParkedThreads.java marks
-(@hold, @middle, @outer), with no frame between them; hold's locals hold
+each one's stack has, from the top, the native Unsafe.park and
+LockSupport.park, then ParkedThreads.hold, middle and outer at the lines
+ParkedThreads.java marks (@hold, @middle, @outer), with no frame between
+them; hold's locals hold
 the byte[BIG] (or byte[SMALL]) that retains only itself, middle's hold
 nothing, outer's the Object[CHUNKS] that retains itself and its CHUNKS
 byte[1000]; what the thread's locals retain covers these and little more.
@@ -40,17 +41,12 @@ def marked_lines():
     return lines
 
 
-def array_bytes(length, element):
-    """A byte[] or Object[] local's size must be its elements' and a
-    header of 12 to 24 bytes, 8-byte aligned: the same for both layouts
-    of references (HotSpot's headers are 16 or 24 bytes)."""
-    return length * element
-
-
 def check_array(local, cls, length, element, what):
+    """An array local's size is its elements' and a header of 12 to 24
+    bytes, 8-byte aligned, whichever layout the JVM chose."""
     check(local["class"] == cls, "%s is a %s, not a %s"
           % (what, local["class"], cls))
-    least = array_bytes(length, element)
+    least = length * element
     check(least + 12 <= local["size"] <= least + 24 and
           local["size"] % 8 == 0,
           "%s is %d bytes, not %d plus a header" % (what, local["size"],
@@ -69,6 +65,9 @@ def check_thread(thread, name, bytes_, chunks, lines):
           "%s: the frames are not %s in a row: %s" % (name, want, names))
     if at < 1 or names[at:at + 3] != want:
         return
+    # park's two frames above: LockSupport.park and the native Unsafe.park
+    check(at == 2, "%s: hold is frame %d from the top, not 2: %s"
+          % (name, at, names))
     check(names[at - 1].startswith(
         "java.util.concurrent.locks.LockSupport.park("),
         "%s: the frame above hold is %s, not LockSupport.park"
