@@ -464,6 +464,7 @@ struct hprof_source {
 	size_t n_traces, cap_traces;
 	uint64_t *frame_ids;
 	size_t n_frame_ids, cap_frame_ids;
+	uint64_t frames_spread; /* frames begun with no roots, in all dumps */
 	struct idmap frame_by_id, trace_by_serial, trace_by_thread;
 	struct idmap method_by_key;
 
@@ -2641,15 +2642,34 @@ static int plan_empty_frames(struct hprof_source *s, const struct trace *t,
 	return 0;
 }
 
+/* A file's dumps spread out at most this many times the frames its
+ * traces hold: HotSpot writes one dump whose threads each have a trace
+ * of their own, while a hostile file of many tiny dumps naming one long
+ * trace would otherwise make millions of events a byte. */
+#define MAX_SPREAD_PER_FRAME 64
+
 /* The roots of one thread, tr[0..n) in container order: its container,
  * its own roots, then every frame of its trace from the top, each with
- * the roots its locals are. */
+ * the roots its locals are. A trace is spread out once a dump (a thread
+ * whose trace another's named already gets only the frames of its
+ * roots), and within MAX_SPREAD_PER_FRAME, so that the frames stay
+ * within what the file holds. */
 static int plan_thread(struct hprof_source *s, const struct dump *d,
-		       const struct thread_root *tr, size_t n)
+		       const struct thread_root *tr, size_t n,
+		       uint8_t *spread)
 {
 	const struct trace *t = trace_of(s, tr[0].serial);
 	uint64_t offset = d->roots[tr[0].index].offset;
 	uint32_t next = 0; /* the first frame not yet begun */
+
+	if (t && (spread[t - s->traces] ||
+		  s->frames_spread + t->n_frames >
+			  (uint64_t)s->n_frame_ids * MAX_SPREAD_PER_FRAME)) {
+		t = NULL;
+	} else if (t) {
+		spread[t - s->traces] = 1;
+		s->frames_spread += t->n_frames;
+	}
 
 	if (plan_container(s, HT_C_RT_THREAD, thread_id_of(s, tr[0].serial), 0,
 			   offset) < 0)
@@ -2678,6 +2698,8 @@ static int plan_threads(struct hprof_source *s, const struct dump *d)
 	uint64_t bytes = (d->n_roots ? d->n_roots : 1) *
 			 sizeof(struct thread_root);
 	struct thread_root *tr;
+	uint8_t *spread;
+	bool spread_charged;
 	size_t n = 0;
 	int rc = 0;
 
@@ -2699,11 +2721,19 @@ static int plan_threads(struct hprof_source *s, const struct dump *d)
 		n++;
 	}
 	qsort(tr, n, sizeof(*tr), compare_thread_roots);
+	/* a flag per trace: spread out in this dump already */
+	spread = calloc(s->n_traces ? s->n_traces : 1, 1);
+	spread_charged = spread && mem_budget_charge(s->n_traces) == 0;
+	if (!spread_charged)
+		rc = -1;
 	for (size_t i = 0, j; i < n && rc == 0; i = j) {
 		for (j = i + 1; j < n && tr[j].serial == tr[i].serial; j++)
 			;
-		rc = plan_thread(s, d, tr + i, j - i);
+		rc = plan_thread(s, d, tr + i, j - i, spread);
 	}
+	if (spread_charged)
+		mem_budget_release(s->n_traces);
+	free(spread);
 	free(tr);
 	mem_budget_release(bytes);
 	return rc;
