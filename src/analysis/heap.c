@@ -321,6 +321,8 @@ struct raw_dump {
 				field: field registry entry + 1, 0 none */
 	size_t n_roots, cap_roots;
 	struct heap_root *roots; /* object still unresolved */
+	size_t n_stack, cap_stack;
+	struct heap_stack_entry *stack;
 	uint64_t bytes;      /* self sizes of the parts that begin an object */
 	uint64_t charged;    /* to the memory budget (util/membudget.h) */
 };
@@ -335,6 +337,7 @@ static void raw_clear(struct raw_dump *raw)
 	raw->n_parts = 0;
 	raw->n_refs = 0;
 	raw->n_roots = 0;
+	raw->n_stack = 0;
 	raw->bytes = 0;
 }
 
@@ -349,6 +352,7 @@ static void raw_free(struct raw_dump *raw)
 	free(raw->ref);
 	free(raw->ref_field);
 	free(raw->roots);
+	free(raw->stack);
 	mem_budget_release(raw->charged);
 	memset(raw, 0, sizeof(*raw));
 }
@@ -927,6 +931,10 @@ static void resolve_roots(struct raw_dump *raw, const struct id_directory *d,
 	SHRINK_ARRAY(h->roots, h->n_roots);
 	raw->roots = NULL;
 	raw->n_roots = raw->cap_roots = 0;
+	h->n_stack = raw->n_stack;
+	h->stack = raw->stack;
+	raw->stack = NULL;
+	raw->n_stack = raw->cap_stack = 0;
 }
 
 static void count_totals(struct heap *h)
@@ -1634,15 +1642,38 @@ static int on_bounds(void *ctx, const struct ht_event *ev,
 	return 0;
 }
 
+/* A thread or frame container begun, with the thread the replay gives a
+ * frame (doc/design.md section 3). */
+static int add_stack_entry(struct scan *s, const struct ht_replay_state *st)
+{
+	struct raw_dump *raw = &s->raw;
+
+	if (BUDGET_GROW(raw->stack, raw->n_stack + 1, raw->cap_stack,
+			raw->charged) < 0)
+		return out_of_memory(s);
+	raw->stack[raw->n_stack++] = (struct heap_stack_entry){
+		.type = (uint8_t)st->container,
+		.has_thread = st->container_has_thread,
+		.id1 = st->container_id1,
+		.id2 = st->container_id2,
+		.thread = st->container_thread,
+	};
+	return 0;
+}
+
 /* Remembers the event that closes a dump, so that its end can tell a
  * dump closed by its own closer from one cut short. */
 static int on_container(void *ctx, const struct ht_event *ev,
 			const struct ht_replay_state *st)
 {
 	struct scan *s = ctx;
+	enum ht_container_type type = ev->u.begin_container.type;
 
-	if (ev->u.begin_container.type == HT_C_END)
+	if (type == HT_C_END)
 		s->closer_at = st->event_index + 1;
+	if (s->collecting && !st->gc_dump &&
+	    (type == HT_C_RT_THREAD || ht_container_is_frame(type)))
+		return add_stack_entry(s, st);
 	return 0;
 }
 
@@ -1773,6 +1804,7 @@ void heap_free(struct heap *h)
 	free(h->ref_start);
 	free(h->ref);
 	free(h->roots);
+	free(h->stack);
 	free(h->bounds);
 	free(h);
 }

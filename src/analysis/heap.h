@@ -75,6 +75,16 @@ struct heap_root {
 				 h->fields, HEAP_NO_FIELD if none */
 };
 
+/* A thread or stack frame container as the dump begins it: the stacks as
+ * the trace gives them, frames that hold no root included (an HPROF
+ * source begins every frame of a thread's STACK TRACE). */
+struct heap_stack_entry {
+	uint8_t type;         /* HT_C_RT_THREAD or a frame's container type */
+	bool has_thread;
+	ht_id id1, id2;       /* a frame: its id and its method */
+	ht_id thread;         /* a frame's thread: id1 of its C_RT_THREAD */
+};
+
 static inline bool heap_root_is_weak(const struct heap_root *r)
 {
 	return r->root_flags & HT_ROOT_WEAK;
@@ -126,6 +136,10 @@ struct heap {
 
 	size_t n_roots;
 	struct heap_root *roots;
+	/* every C_RT_THREAD and frame container begun, in trace order (one
+	 * begun again is listed again) */
+	size_t n_stack;
+	struct heap_stack_entry *stack;
 
 	/* generation bounds in effect at the dump (the last recorded before
 	 * or inside it), for the generation of objects the dump does not

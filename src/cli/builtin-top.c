@@ -1,7 +1,8 @@
 /*
  * builtin-top.c - `heaptrace top`: the biggest retainers of a dump, as
  * objects ordered by retained or self size, or as classes ordered by
- * retained size, self bytes or count.
+ * retained size, self bytes or count; with --class, one class's instances
+ * (a Java developer's "list objects" of a class).
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
@@ -19,11 +20,13 @@
 static const struct command_usage usage = {
 	.cmd = "top",
 	.text = "usage: heaptrace top [-n N] [--by retained|self|count] [--classes]\n"
-		"                     [--dump N] [--format text|yaml|json] [FILE]\n"
+		"                     [--class NAME] [--dump N]\n"
+		"                     [--format text|yaml|json] [FILE]\n"
 		"\n"
 		"Lists the objects of a dump that retain the most memory (what would\n"
-		"be freed if they were), or with --classes the classes. Ties are broken\n"
-		"by id (objects) or name (classes).\n",
+		"be freed if they were), or with --classes the classes, or with\n"
+		"--class NAME the instances of one class. Ties are broken by id\n"
+		"(objects) or name (classes).\n",
 };
 
 enum top_key {
@@ -46,6 +49,9 @@ struct top {
 	uint64_t limit;
 	enum top_key by;
 	bool classes;
+	const char *class_name;   /* --class: only its instances */
+	bool *in_class;           /* per class slot, with --class */
+	uint64_t n_instances;
 	const struct heap *h;
 	const struct heap_dominators *d;
 };
@@ -110,6 +116,8 @@ static void select_objects(const struct top *t, uint32_t *best, size_t k)
 	if (k == 0)
 		return;
 	for (uint32_t i = 0; i < t->h->n; i++) {
+		if (t->in_class && !t->in_class[heap_class_slot(t->h, i)])
+			continue;
 		if (n < k) {
 			best[n] = i;
 			sift_up(t, best, n++);
@@ -247,6 +255,11 @@ static void print_heading(const struct top *t, size_t shown, size_t n_classes)
 	       human_size(t->h->total_bytes, total));
 	if (t->classes)
 		printf(", %s", count_of(n_classes, "class", "classes", classes));
+	if (t->class_name)
+		printf(", %s of %s",
+		       count_of(t->n_instances, "instance", "instances",
+				classes),
+		       esc_text(t->class_name));
 	printf("; top %zu by %s\n", shown, key_text(t->by));
 }
 
@@ -271,6 +284,10 @@ static int report(const struct top *t, const uint32_t *best, size_t k,
 	out_begin_object(o, NULL);
 	out_u64(o, "dump", t->h->dump);
 	out_string(o, "by", key_names[t->by]);
+	if (t->class_name) {
+		out_string(o, "class", t->class_name);
+		out_u64(o, "instances", t->n_instances);
+	}
 	if (t->classes)
 		out_classes(o, rows, k);
 	else
@@ -290,6 +307,28 @@ static enum class_order class_order_of(enum top_key by)
 		break;
 	}
 	return CLASS_BY_RETAINED;
+}
+
+/* Marks the class slots named t->class_name (several when class loaders
+ * load classes of one name) and counts their instances: 0, or -1 when
+ * out of memory. */
+static int find_class(struct top *t)
+{
+	const struct heap *h = t->h;
+	bool any = false;
+
+	t->in_class = calloc(h->n_classes + 1, sizeof(*t->in_class));
+	if (!t->in_class)
+		return -1;
+	for (size_t i = 0; i < h->n_classes; i++) {
+		const char *name = h->classes[i].name;
+
+		if (name && strcmp(name, t->class_name) == 0)
+			any = t->in_class[i] = true;
+	}
+	for (uint32_t i = 0; any && i < h->n; i++)
+		t->n_instances += t->in_class[heap_class_slot(h, i)];
+	return 0;
 }
 
 static int run_top(struct top *t)
@@ -312,11 +351,23 @@ static int run_top(struct top *t)
 	}
 	t->h = ld.heap;
 	t->d = &d;
-	if (t->classes) {
+	if (t->class_name && find_class(t) < 0) {
+		rc = -1;
+	} else if (t->class_name && t->n_instances == 0) {
+		error_msg("%s: dump %llu has no instance of %s", t->path,
+			  (unsigned long long)t->h->dump,
+			  esc_text(t->class_name));
+		status = ld.damaged ? EXIT_UNREADABLE : EXIT_FINDING;
+		free(t->in_class);
+		heap_dominators_free(&d);
+		unload_dump(&ld);
+		return status;
+	} else if (t->classes) {
 		rc = class_table(t->h, &d, class_order_of(t->by), &rows, &n_rows);
 		k = shown_count(t, n_rows);
 	} else {
-		k = shown_count(t, t->h->n);
+		k = shown_count(t, t->class_name ? (size_t)t->n_instances
+						 : t->h->n);
 		best = malloc((k ? k : 1) * sizeof(*best));
 		if (best)
 			select_objects(t, best, k);
@@ -331,6 +382,7 @@ static int run_top(struct top *t)
 	}
 	status = rc < 0 ? EXIT_UNREADABLE : analysis_status(ld.damaged);
 	free(best);
+	free(t->in_class);
 	class_table_free(rows, n_rows);
 	heap_dominators_free(&d);
 	unload_dump(&ld);
@@ -360,6 +412,9 @@ int cmd_top(int argc, char **argv)
 		OPT_BOOL('c', "classes", &t.classes,
 			 "aggregate by class: count, self bytes, and retained\n"
 			 "bytes of the objects no object of the class dominates"),
+		OPT_STRING(0, "class", "NAME", &t.class_name,
+			   "only the instances of the class NAME (its name as\n"
+			   "stats and top --classes print it)"),
 		OPT_DUMP(&t.select, "the dump to analyze (default: the last)"),
 		OPT_FORMAT(&t.format),
 		OPT_HELP(),
@@ -373,6 +428,9 @@ int cmd_top(int argc, char **argv)
 		return status;
 	if (t.by == KEY_COUNT && !t.classes)
 		return usage_error("top", "--by count needs --classes");
+	if (t.class_name && t.classes)
+		return usage_error("top", "--class lists one class's objects, "
+				   "--classes the classes: give one");
 	status = trace_operand("top", argc, argv, &t.path);
 	if (status != EXIT_DONE)
 		return status;

@@ -19,6 +19,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_object(int argc, char **argv);
 int cmd_paths(int argc, char **argv);
+int cmd_threads(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_flame(int argc, char **argv);

@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{"top", cmd_top, "the biggest retainers of a dump"},
 	{"object", cmd_object, "one object: sizes, dominator, referrers, refs"},
 	{"paths", cmd_paths, "how roots reach an object"},
+	{"threads", cmd_threads, "each thread: its stack, locals, retained size"},
 	{"history", cmd_history, "an id's objects through GCs: moves, deaths"},
 	{"diff", cmd_diff, "what grew between two dumps; budgets"},
 	{"flame", cmd_flame, "the dominator tree as a flame graph"},

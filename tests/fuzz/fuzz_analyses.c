@@ -2,7 +2,7 @@
  * fuzz_analyses.c - what the replay and the analyses must get right on any
  * input a reader accepts (fuzz_replay_and_analyse in fuzz.h): the protocol
  * state machine as `check` drives it, then the heap graph of every dump
- * with its dominators and root paths, as the analyses build them.
+ * with its dominators, threads and root paths, as the analyses build them.
  *
  * Then the relocation tracker over the whole trace, as `stats` and
  * `history` drive it.
@@ -19,6 +19,7 @@
 #include "fuzz.h"
 
 #include "analysis/heap.h"
+#include "analysis/threads.h"
 #include "../unit/reloc_reference.h"
 #include "analysis/relocation.h"
 
@@ -311,6 +312,52 @@ static void check_dominators_naively(const struct heap *h,
 		   (unsigned long long)lost_bytes);
 }
 
+/* ---- threads ------------------------------------------------------------- */
+
+/* Each root listed once, in a frame or thread range that lies inside the
+ * lists; a thread retains its parts, at most the dump, and no more than
+ * the one before it. */
+static void check_threads(const struct heap *h, const struct heap_dominators *d)
+{
+	struct heap_threads t;
+	struct ht_error err;
+	size_t listed = 0;
+
+	if (heap_threads(h, d, &t, &err) < 0) {
+		fuzz_check_error(&err, "heap_threads");
+		return;
+	}
+	for (size_t i = 0; i < t.n_roots; i++)
+		FUZZ_CHECK(t.roots[i] < h->n_roots, "thread root %zu is %zu",
+			   i, t.roots[i]);
+	for (size_t i = 0; i < t.n_threads; i++) {
+		const struct thread_view *v = &t.threads[i];
+
+		FUZZ_CHECK(v->retained == v->object_retained +
+			   v->locals_retained && v->retained <= h->total_bytes,
+			   "thread %zu retains %llu", i,
+			   (unsigned long long)v->retained);
+		FUZZ_CHECK(i == 0 || t.threads[i - 1].retained >= v->retained,
+			   "thread %zu is out of order", i);
+		FUZZ_CHECK(v->first_frame + v->n_frames <= t.n_frames &&
+			   v->first_own + v->n_own <= t.n_roots,
+			   "thread %zu's ranges", i);
+		listed += v->n_own;
+		for (size_t f = 0; f < v->n_frames &&
+		     v->first_frame + v->n_frames <= t.n_frames; f++) {
+			const struct thread_frame *fr =
+				&t.frames[v->first_frame + f];
+
+			FUZZ_CHECK(fr->first + fr->n <= t.n_roots,
+				   "frame %zu's roots", f);
+			listed += fr->n;
+		}
+	}
+	FUZZ_CHECK(listed == t.n_roots, "%zu of %zu thread roots listed",
+		   listed, t.n_roots);
+	heap_threads_free(&t);
+}
+
 static void check_dominators(const struct heap *h)
 {
 	struct heap_dominators d;
@@ -343,6 +390,7 @@ static void check_dominators(const struct heap *h)
 		   (unsigned long long)d.unreachable, h->n);
 	if (small(h))
 		check_dominators_naively(h, &d);
+	check_threads(h, &d);
 	heap_dominators_free(&d);
 }
 

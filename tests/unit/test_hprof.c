@@ -986,6 +986,93 @@ Test(hprof, heap_dump_records_are_dumps)
 	free(h.buf);
 }
 
+/* A thread's whole stack: every frame of its trace is begun, from the
+ * top, those whose locals hold nothing with no roots. */
+Test(hprof, every_frame_of_a_stack_is_begun)
+{
+	static const uint64_t frames[] = {0x52, 0x51, 0x54, 0x50};
+	static const uint64_t thread_roots[] = {0x1000};
+	static const uint64_t frame_roots[] = {0x2000};
+	struct hp h;
+	struct run run;
+	long i;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	stacks(&h);
+	trace(&h, 11, 2, 4, frames);
+	start_thread(&h, 2, 0x1000, 11, S_MAIN);
+	begin(&h, 0x0c);
+	classes(&h);
+	objects(&h);
+	root(&h, 0x08, 0x1000, 2, 11);    /* THREAD_OBJECT */
+	root(&h, 0x03, 0x2000, 2, 2);     /* JAVA_FRAME, depth 2 */
+	end(&h);
+	run = read_hp(&h, "stack.hprof");
+	cr_assert_eq(run.rc, 0, "%s", run.err.message);
+	i = find(&run, 0, HT_EV_BEGIN_CONTAINER, HT_C_BEGIN);
+	cr_assert_geq(i, 0);
+	assert_container(&run, (size_t)i + 1, HT_C_RT_THREAD, 0x1000, 0, 1,
+			 thread_roots);
+	assert_container(&run, (size_t)i + 3, HT_C_RT_NATIVE, 0x52, 0x52, 0,
+			 NULL);
+	assert_container(&run, (size_t)i + 4, HT_C_RT_INTERPRETED, 0x51, 0x51,
+			 0, NULL);
+	assert_container(&run, (size_t)i + 5, HT_C_RT_INTERPRETED, 0x54, 0x54,
+			 1, frame_roots);
+	assert_container(&run, (size_t)i + 7, HT_C_RT_INTERPRETED, 0x50, 0x50,
+			 0, NULL);
+	assert_container(&run, (size_t)i + 8, HT_C_HEAP, 0, 0, 0, NULL);
+	done(&run);
+	free(h.buf);
+}
+
+/* Many small dumps that name one long trace spread it out only so many
+ * times its frames (MAX_SPREAD_PER_FRAME, 64): then only the frames of
+ * roots are begun, and a hostile file makes no millions of events a
+ * byte. */
+Test(hprof, a_trace_is_spread_out_a_bounded_number_of_times)
+{
+	enum { FRAMES = 100, DUMPS = 70 };
+	uint64_t frames[FRAMES];
+	size_t per_dump[DUMPS] = {0}, dump = 0;
+	struct hp h;
+	struct run run;
+
+	start(&h, "1.0.2", 8);
+	names(&h);
+	for (uint32_t f = 0; f < FRAMES; f++) {
+		frames[f] = 0x10000 + f;
+		frame(&h, frames[f], S_MAIN, S_SIG, S_FILE, 3, (int32_t)f + 1);
+	}
+	trace(&h, 11, 2, FRAMES, frames);
+	start_thread(&h, 2, 0x1000, 11, S_MAIN);
+	for (int d = 0; d < DUMPS; d++) {
+		begin(&h, 0x0c);
+		classes(&h);
+		instance(&h, 0x1000, OBJECT, 0);
+		root(&h, 0x08, 0x1000, 2, 11);
+		end(&h);
+	}
+	run = read_hp(&h, "spread.hprof");
+	cr_assert_eq(run.rc, 0, "%s", run.err.message);
+	for (size_t i = 0; i < run.n; i++) {
+		if (run.ev[i].type != HT_EV_BEGIN_CONTAINER)
+			continue;
+		if (run.ev[i].a == HT_C_END)
+			dump++;
+		else if (ht_container_is_frame((enum ht_container_type)
+						       run.ev[i].a))
+			per_dump[dump]++;
+	}
+	cr_assert_eq(dump, DUMPS);
+	for (size_t d = 0; d < DUMPS; d++)
+		cr_assert_eq(per_dump[d], d < 64 ? FRAMES : 0,
+			     "dump %zu begins %zu frames", d, per_dump[d]);
+	done(&run);
+	free(h.buf);
+}
+
 /* The time a record header carries (microseconds since the header's
  * timestamp) at the record that begins a dump and the one that ends it. */
 static void record_time(struct hp *h, size_t record_at, uint32_t us)

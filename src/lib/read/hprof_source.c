@@ -464,6 +464,7 @@ struct hprof_source {
 	size_t n_traces, cap_traces;
 	uint64_t *frame_ids;
 	size_t n_frame_ids, cap_frame_ids;
+	uint64_t frames_spread; /* frames begun with no roots, in all dumps */
 	struct idmap frame_by_id, trace_by_serial, trace_by_thread;
 	struct idmap method_by_key;
 
@@ -2578,25 +2579,16 @@ static const struct trace *trace_of(const struct hprof_source *s,
 	return NULL;
 }
 
-/* The frame a JAVA_FRAME or JNI_LOCAL root lies in, when the thread's
- * trace has it: a native method's frame is C_RT_NATIVE, a compiled one's
- * C_RT_JIT, any other C_RT_INTERPRETED (HPROF does not say which frames
- * HotSpot had compiled). */
-static void place_in_frame(const struct hprof_source *s, const struct root *r,
-			   struct thread_root *tr)
+/* The container of frame `depth` of trace t: a native method's frame is
+ * C_RT_NATIVE, a compiled one's C_RT_JIT, any other C_RT_INTERPRETED
+ * (HPROF does not say which frames HotSpot had compiled). */
+static void frame_at(const struct hprof_source *s, const struct trace *t,
+		     uint32_t depth, struct thread_root *tr)
 {
-	const struct trace *t;
 	uint32_t i;
 
-	tr->depth = -1;
-	if ((r->tag != S_ROOT_JAVA_FRAME && r->tag != S_ROOT_JNI_LOCAL) ||
-	    r->depth < 0)
-		return;
-	t = trace_of(s, r->thread_serial);
-	if (!t || (uint32_t)r->depth >= t->n_frames)
-		return;
-	tr->depth = r->depth;
-	tr->frame = s->frame_ids[t->first + (uint32_t)r->depth];
+	tr->depth = depth;
+	tr->frame = s->frame_ids[t->first + depth];
 	tr->type = HT_C_RT_INTERPRETED;
 	tr->method = tr->frame;
 	if (idmap_get(&s->frame_by_id, tr->frame, &i)) {
@@ -2608,6 +2600,22 @@ static void place_in_frame(const struct hprof_source *s, const struct root *r,
 	}
 }
 
+/* The frame a JAVA_FRAME or JNI_LOCAL root lies in, when the thread's
+ * trace has it; depth -1 (the thread's own container) otherwise. */
+static void place_in_frame(const struct hprof_source *s, const struct root *r,
+			   struct thread_root *tr)
+{
+	const struct trace *t;
+
+	tr->depth = -1;
+	if ((r->tag != S_ROOT_JAVA_FRAME && r->tag != S_ROOT_JNI_LOCAL) ||
+	    r->depth < 0)
+		return;
+	t = trace_of(s, r->thread_serial);
+	if (t && (uint32_t)r->depth < t->n_frames)
+		frame_at(s, t, (uint32_t)r->depth, tr);
+}
+
 static ht_id thread_id_of(struct hprof_source *s, uint32_t serial)
 {
 	uint32_t i;
@@ -2617,11 +2625,81 @@ static ht_id thread_id_of(struct hprof_source *s, uint32_t serial)
 	return serial;
 }
 
+/* The frames of trace t from `from` up to (not including) `to`, each
+ * begun with no roots: a developer reads the whole stack, not only the
+ * frames whose locals hold objects. */
+static int plan_empty_frames(struct hprof_source *s, const struct trace *t,
+			     uint32_t from, uint32_t to, uint64_t offset)
+{
+	for (uint32_t depth = from; t && depth < to && depth < t->n_frames;
+	     depth++) {
+		struct thread_root fr;
+
+		frame_at(s, t, depth, &fr);
+		if (plan_container(s, fr.type, fr.frame, fr.method, offset) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A file's dumps spread out at most this many times the frames its
+ * traces hold: HotSpot writes one dump whose threads each have a trace
+ * of their own, while a hostile file of many tiny dumps naming one long
+ * trace would otherwise make millions of events a byte. */
+#define MAX_SPREAD_PER_FRAME 64
+
+/* The roots of one thread, tr[0..n) in container order: its container,
+ * its own roots, then every frame of its trace from the top, each with
+ * the roots its locals are. A trace is spread out once a dump (a thread
+ * whose trace another's named already gets only the frames of its
+ * roots), and within MAX_SPREAD_PER_FRAME, so that the frames stay
+ * within what the file holds. */
+static int plan_thread(struct hprof_source *s, const struct dump *d,
+		       const struct thread_root *tr, size_t n,
+		       uint8_t *spread)
+{
+	const struct trace *t = trace_of(s, tr[0].serial);
+	uint64_t offset = d->roots[tr[0].index].offset;
+	uint32_t next = 0; /* the first frame not yet begun */
+
+	if (t && (spread[t - s->traces] ||
+		  s->frames_spread + t->n_frames >
+			  (uint64_t)s->n_frame_ids * MAX_SPREAD_PER_FRAME)) {
+		t = NULL;
+	} else if (t) {
+		spread[t - s->traces] = 1;
+		s->frames_spread += t->n_frames;
+	}
+
+	if (plan_container(s, HT_C_RT_THREAD, thread_id_of(s, tr[0].serial), 0,
+			   offset) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct root *r = &d->roots[tr[i].index];
+
+		if (tr[i].depth >= 0 &&
+		    (i == 0 || tr[i].depth != tr[i - 1].depth)) {
+			if (plan_empty_frames(s, t, next,
+					      (uint32_t)tr[i].depth,
+					      r->offset) < 0 ||
+			    plan_container(s, tr[i].type, tr[i].frame,
+					   tr[i].method, r->offset) < 0)
+				return -1;
+			next = (uint32_t)tr[i].depth + 1;
+		}
+		if (plan_root(s, r->object, r->offset) < 0)
+			return -1;
+	}
+	return plan_empty_frames(s, t, next, UINT32_MAX, offset);
+}
+
 static int plan_threads(struct hprof_source *s, const struct dump *d)
 {
 	uint64_t bytes = (d->n_roots ? d->n_roots : 1) *
 			 sizeof(struct thread_root);
 	struct thread_root *tr;
+	uint8_t *spread;
+	bool spread_charged;
 	size_t n = 0;
 	int rc = 0;
 
@@ -2643,21 +2721,19 @@ static int plan_threads(struct hprof_source *s, const struct dump *d)
 		n++;
 	}
 	qsort(tr, n, sizeof(*tr), compare_thread_roots);
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		const struct root *r = &d->roots[tr[i].index];
-		bool new_thread = i == 0 || tr[i].serial != tr[i - 1].serial;
-
-		if (new_thread)
-			rc = plan_container(s, HT_C_RT_THREAD,
-					    thread_id_of(s, tr[i].serial), 0,
-					    r->offset);
-		if (rc == 0 && tr[i].depth >= 0 &&
-		    (new_thread || tr[i].depth != tr[i - 1].depth))
-			rc = plan_container(s, tr[i].type, tr[i].frame,
-					    tr[i].method, r->offset);
-		if (rc == 0)
-			rc = plan_root(s, r->object, r->offset);
+	/* a flag per trace: spread out in this dump already */
+	spread = calloc(s->n_traces ? s->n_traces : 1, 1);
+	spread_charged = spread && mem_budget_charge(s->n_traces) == 0;
+	if (!spread_charged)
+		rc = -1;
+	for (size_t i = 0, j; i < n && rc == 0; i = j) {
+		for (j = i + 1; j < n && tr[j].serial == tr[i].serial; j++)
+			;
+		rc = plan_thread(s, d, tr + i, j - i, spread);
 	}
+	if (spread_charged)
+		mem_budget_release(s->n_traces);
+	free(spread);
 	free(tr);
 	mem_budget_release(bytes);
 	return rc;

@@ -388,6 +388,12 @@ static int add_capabilities(jvmtiEnv *jv)
 			   "agent");
 		return -1;
 	}
+	/* frames' lines and source files (frames.c): without them, frames
+	 * are named by class and method alone */
+	memset(&caps, 0, sizeof(caps));
+	caps.can_get_line_numbers = 1;
+	caps.can_get_source_file_name = 1;
+	(*jv)->AddCapabilities(jv, &caps);
 	return 0;
 }
 
@@ -468,8 +474,8 @@ static void forget_the_last_trace(struct agent *ag)
 	(*jv)->RawMonitorEnter(jv, ag->dump_lock);
 	classes_free(&ag->classes);
 	classes_init(&ag->classes);
-	idmap_free(&ag->methods_named);
-	idmap_init(&ag->methods_named);
+	places_free(&ag->places);
+	places_init(&ag->places);
 	ag->next_field_id = 1;
 	ag->dumps_taken = 0;
 	(*jv)->RawMonitorExit(jv, ag->dump_lock);
@@ -580,7 +586,7 @@ static jint start_recording(struct agent *ag, JavaVM *vm, bool attached)
 	ag->next_tag = 1;
 	ag->next_field_id = 1;
 	classes_init(&ag->classes);
-	idmap_init(&ag->methods_named);
+	places_init(&ag->places);
 	if ((*vm)->GetEnv(vm, (void **)&ag->jvmti, JVMTI_VERSION_1_2) !=
 	    JNI_OK) {
 		agent_warn("this JVM offers no JVMTI 1.2 environment");
@@ -653,6 +659,6 @@ JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
 	dump_free(ag->dump);
 	ag->dump = NULL;
 	classes_free(&ag->classes);
-	idmap_free(&ag->methods_named);
+	places_free(&ag->places);
 	options_free(&ag->opt);
 }

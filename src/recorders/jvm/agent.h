@@ -11,6 +11,7 @@
  *             instances go (field slots);
  * dump.c      one heap dump: the walk (FollowReferences) and the events
  *             it becomes, in the Microsoft VM's container model;
+ * frames.c    where a frame is: its method and line, as a method event;
  * gcbeans.c   telling major GCs from minor ones;
  * jnames.c    Java's names for types;
  * options.c   the agent's option string.
@@ -87,6 +88,19 @@ struct class_table {
 	ht_id class_class;    /* the tag of java.lang.Class, 0 until seen */
 };
 
+/* A frame's place: its method at a line (-1 unknown). */
+struct frame_place {
+	jmethodID method;
+	jint line;
+};
+
+/* The places named in this trace; a place's method id is its index + 1. */
+struct place_table {
+	struct frame_place *v;
+	size_t n, cap;
+	struct idmap by_key;  /* a hash of method and line -> index in v */
+};
+
 struct dump; /* dump.c's scratch, kept between dumps */
 
 struct agent {
@@ -116,7 +130,7 @@ struct agent {
 	bool dumps_over;      /* VM death has taken the last one */
 	jlong next_tag;
 	struct class_table classes;
-	struct idmap methods_named;
+	struct place_table places;
 	ht_id next_field_id;  /* the next field id to hand out, from 1 */
 	struct dump *dump;
 	uint64_t dumps_taken;
@@ -194,6 +208,16 @@ ht_id classes_static_field(const struct class_info *ci, jint index);
  * the dump could not be taken (a warning says why). */
 int dump_heap(struct agent *ag, JNIEnv *jni, const char *why);
 void dump_free(struct dump *d);
+
+/* ---- frames.c ---- */
+
+void places_init(struct place_table *t);
+void places_free(struct place_table *t);
+/* The method id of a frame of m at location (-1: unknown), named by a
+ * method event the first time in the trace ("App.run(App.java:12)");
+ * *native says whether m is native. 0 when out of memory. */
+ht_id frames_place(struct agent *ag, jmethodID m, jlocation location,
+		   bool *native);
 
 /* ---- gcbeans.c ---- */
 

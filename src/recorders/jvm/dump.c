@@ -20,7 +20,11 @@
  * its class tag and size, every reference by field or element index, every
  * root with its thread, frame and method. The events are made afterwards,
  * while the program runs again: the dump is the heap as it was during the
- * walk. Each reference names the field it was read from (the ids of
+ * walk. The walk names only the frames whose locals hold objects; the
+ * others come from each thread's stack as JVMTI gives it right after the
+ * walk, for a thread whose stack still has the walk's frames where the
+ * walk saw them (one that moved on keeps only the walk's frames). A
+ * frame's method is its place, method and line (frames.c). Each reference names the field it was read from (the ids of
  * classes.c's fields events): an instance field's by its slot, a static
  * field's (a root of its class) and a reference the layout did not place
  * by the field index, looked up once the walk is over.
@@ -73,6 +77,11 @@ struct root_rec {
 	ht_id target;
 	uint32_t seq;      /* report order: ties keep it */
 	jint field_index;  /* a static field's (G_CLASS), -1 for none */
+	jlocation location; /* where the frame is, -1 unknown */
+	ht_id place;       /* the frame's method id (frames.c), once named */
+	bool native;       /* the frame's method is native */
+	bool empty;        /* a frame of the stack whose locals hold nothing:
+			      no root */
 };
 
 struct dump {
@@ -250,6 +259,10 @@ static int add_root(struct dump *d, enum root_group group, ht_id owner,
 	r->target = (ht_id)target;
 	r->seq = (uint32_t)d->n_roots++;
 	r->field_index = field_index;
+	r->location = -1;
+	r->place = 0;
+	r->native = false;
+	r->empty = false;
 	return 0;
 }
 
@@ -284,10 +297,13 @@ static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 		return add_root(d, G_THREAD, (ht_id)target, -1, NULL, target,
 				-1);
 	case JVMTI_HEAP_REFERENCE_STACK_LOCAL:
-		return add_root(d, G_THREAD,
-				(ht_id)info->stack_local.thread_tag,
-				info->stack_local.depth,
-				info->stack_local.method, target, -1);
+		if (add_root(d, G_THREAD, (ht_id)info->stack_local.thread_tag,
+			     info->stack_local.depth, info->stack_local.method,
+			     target, -1) < 0)
+			return -1;
+		d->roots[d->n_roots - 1].location =
+			info->stack_local.location;
+		return 0;
 	case JVMTI_HEAP_REFERENCE_JNI_LOCAL:
 		return add_root(d, G_THREAD, (ht_id)info->jni_local.thread_tag,
 				info->jni_local.depth, info->jni_local.method,
@@ -475,64 +491,6 @@ static void name_threads(struct agent *ag, JNIEnv *jni)
 	(*jni)->PopLocalFrame(jni, NULL);
 }
 
-#define METHOD_NAMED 1u
-#define METHOD_NATIVE 2u
-
-/* "KnownHeap.main"; malloc'ed, NULL if the method is gone. */
-static char *method_text(jvmtiEnv *jv, jmethodID m)
-{
-	char *name = NULL, *sig = NULL, *cls = NULL, *text = NULL;
-	char *method = NULL;
-	jclass k = NULL;
-
-	if ((*jv)->GetMethodName(jv, m, &name, NULL, NULL) !=
-		    JVMTI_ERROR_NONE ||
-	    (*jv)->GetMethodDeclaringClass(jv, m, &k) != JVMTI_ERROR_NONE ||
-	    (*jv)->GetClassSignature(jv, k, &sig, NULL) != JVMTI_ERROR_NONE)
-		goto out;
-	cls = java_type_name(sig);
-	method = java_utf8(name);
-	if (cls && method &&
-	    (text = malloc(strlen(cls) + strlen(method) + 2)))
-		sprintf(text, "%s.%s", cls, method);
-out:
-	free(method);
-	(*jv)->Deallocate(jv, (unsigned char *)name);
-	(*jv)->Deallocate(jv, (unsigned char *)sig);
-	free(cls);
-	return text;
-}
-
-/* Method events for the frames' methods not named before; notes which
- * are native (their frames are C_RT_NATIVE). */
-static void name_methods(struct dump *d, JNIEnv *jni)
-{
-	struct agent *ag = d->ag;
-	jvmtiEnv *jv = ag->jvmti;
-
-	if ((*jni)->PushLocalFrame(jni, 64) != 0)
-		return;
-	for (size_t i = 0; i < d->n_roots; i++) {
-		jmethodID m = d->roots[i].method;
-		uint32_t flags = METHOD_NAMED;
-		jboolean native = JNI_FALSE;
-		char *text;
-
-		if (!m || idmap_get(&ag->methods_named, (uint64_t)(uintptr_t)m,
-				    &flags))
-			continue;
-		text = method_text(jv, m);
-		if (text)
-			ht_method(ag->rec, (ht_id)(uintptr_t)m, text);
-		free(text);
-		if ((*jv)->IsMethodNative(jv, m, &native) == JVMTI_ERROR_NONE &&
-		    native)
-			flags |= METHOD_NATIVE;
-		idmap_put(&ag->methods_named, (uint64_t)(uintptr_t)m, flags);
-	}
-	(*jni)->PopLocalFrame(jni, NULL);
-}
-
 /* ---- the events ---------------------------------------------------------- */
 
 static int compare_roots(const void *pa, const void *pb)
@@ -565,6 +523,129 @@ static bool same_container(const struct root_rec *a, const struct root_rec *b)
 	       a->depth == b->depth && a->method == b->method;
 }
 
+/* ---- the stacks --------------------------------------------------------- */
+
+#define MAX_STACK_FRAMES 4096
+
+/* The roots of thread `owner`, d->roots[*from..*to) (sorted: its own
+ * first, then by depth); false when the walk found none. */
+static bool thread_roots(const struct dump *d, ht_id owner, size_t *from,
+			 size_t *to)
+{
+	size_t i = 0;
+
+	while (i < d->n_roots && (d->roots[i].group != G_THREAD ||
+				  d->roots[i].owner != owner))
+		i++;
+	*from = i;
+	while (i < d->n_roots && d->roots[i].group == G_THREAD &&
+	       d->roots[i].owner == owner)
+		i++;
+	*to = i;
+	return *from < *to;
+}
+
+/* Whether the stack fr[0..n) has each frame of the walk's roots
+ * d->roots[from..to) where the walk saw it. */
+static bool stack_agrees(const struct dump *d, size_t from, size_t to,
+			 const jvmtiFrameInfo *fr, jint n)
+{
+	for (size_t i = from; i < to; i++) {
+		const struct root_rec *r = &d->roots[i];
+
+		if (r->depth >= 0 &&
+		    (r->depth >= n || fr[r->depth].method != r->method))
+			return false;
+	}
+	return true;
+}
+
+/* The frames of thread `owner`'s stack whose locals held nothing in the
+ * walk, as roots marked empty. 0, or -1 when out of memory. */
+static int add_thread_frames(struct dump *d, jthread thread, ht_id owner,
+			     jvmtiFrameInfo *fr)
+{
+	jvmtiEnv *jv = d->ag->jvmti;
+	size_t from, to, at;
+	jint n = 0;
+
+	if (!thread_roots(d, owner, &from, &to) ||
+	    (*jv)->GetStackTrace(jv, thread, 0, MAX_STACK_FRAMES, fr, &n) !=
+		    JVMTI_ERROR_NONE ||
+	    !stack_agrees(d, from, to, fr, n))
+		return 0;
+	at = from;
+	for (jint depth = 0; depth < n; depth++) {
+		while (at < to && d->roots[at].depth < depth)
+			at++;
+		if (at < to && d->roots[at].depth == depth)
+			continue;
+		if (add_root(d, G_THREAD, owner, depth, fr[depth].method, 0,
+			     -1) < 0)
+			return -1;
+		d->roots[d->n_roots - 1].location = fr[depth].location;
+		d->roots[d->n_roots - 1].empty = true;
+	}
+	return 0;
+}
+
+/* Every frame of the stacks of the threads the walk found roots of; the
+ * roots sorted before and after. 0, or -1 when out of memory. */
+static int add_stack_frames(struct dump *d, JNIEnv *jni)
+{
+	jvmtiEnv *jv = d->ag->jvmti;
+	jvmtiFrameInfo *fr;
+	jthread *threads = NULL;
+	jint n = 0;
+	int rc = 0;
+
+	fr = malloc(MAX_STACK_FRAMES * sizeof(*fr));
+	if (!fr)
+		return -1;
+	if ((*jni)->PushLocalFrame(jni, 16) != 0 ||
+	    (*jv)->GetAllThreads(jv, &n, &threads) != JVMTI_ERROR_NONE) {
+		free(fr);
+		return 0;
+	}
+	for (jint i = 0; i < n && rc == 0; i++) {
+		jlong tag = 0;
+
+		if ((*jv)->GetTag(jv, threads[i], &tag) == JVMTI_ERROR_NONE &&
+		    tag)
+			rc = add_thread_frames(d, threads[i], (ht_id)tag, fr);
+		(*jni)->DeleteLocalRef(jni, threads[i]);
+	}
+	(*jv)->Deallocate(jv, (unsigned char *)threads);
+	(*jni)->PopLocalFrame(jni, NULL);
+	free(fr);
+	qsort(d->roots, d->n_roots, sizeof(*d->roots), compare_roots);
+	return rc;
+}
+
+/* Each frame's place (frames.c), from the walk's location of its locals,
+ * else the stack's. */
+static void name_frames(struct dump *d)
+{
+	for (size_t i = 0, j; i < d->n_roots; i = j) {
+		struct root_rec *r = &d->roots[i];
+		jlocation location = r->location;
+		ht_id place = 0;
+		bool native = false;
+
+		for (j = i + 1; j < d->n_roots &&
+				same_container(r, &d->roots[j]); j++)
+			if (d->roots[j].location > location)
+				location = d->roots[j].location;
+		if (r->group != G_THREAD || r->depth < 0)
+			continue;
+		place = frames_place(d->ag, r->method, location, &native);
+		for (size_t k = i; k < j; k++) {
+			d->roots[k].place = place;
+			d->roots[k].native = native;
+		}
+	}
+}
+
 /* A frame's id: its thread and its depth, which the JVM numbers from the
  * top of the stack. */
 static ht_id frame_id(const struct root_rec *r)
@@ -576,7 +657,6 @@ static void begin_container_of(struct dump *d, const struct root_rec *r,
 			       const struct root_rec *prev)
 {
 	struct ht_recorder *rec = d->ag->rec;
-	uint32_t flags = 0;
 
 	switch (r->group) {
 	case G_THREAD:
@@ -584,11 +664,8 @@ static void begin_container_of(struct dump *d, const struct root_rec *r,
 			ht_begin_container(rec, HT_C_RT_THREAD, r->owner, 0);
 		if (r->depth < 0)
 			break;
-		idmap_get(&d->ag->methods_named, (uint64_t)(uintptr_t)r->method,
-			  &flags);
-		ht_begin_container(rec, flags & METHOD_NATIVE ?
-				   HT_C_RT_NATIVE : HT_C_RT_JIT, frame_id(r),
-				   (ht_id)(uintptr_t)r->method);
+		ht_begin_container(rec, r->native ? HT_C_RT_NATIVE : HT_C_RT_JIT,
+				   frame_id(r), r->place);
 		break;
 	case G_STRONG:
 		ht_begin_container(rec, HT_C_RT_STRONGPTR, 0, 0);
@@ -623,19 +700,24 @@ static void record_roots(struct dump *d)
 		bool any_field = false;
 		size_t n = 0;
 
+		size_t run = 0;
+
 		begin_container_of(d, r, i ? &d->roots[i - 1] : NULL);
-		while (i + n < d->n_roots &&
-		       same_container(r, &d->roots[i + n])) {
-			d->refs[n] = d->roots[i + n].target;
-			d->fields[n] = root_field(d, &d->roots[i + n]);
+		for (; i + run < d->n_roots &&
+		       same_container(r, &d->roots[i + run]); run++) {
+			if (d->roots[i + run].empty)
+				continue;
+			d->refs[n] = d->roots[i + run].target;
+			d->fields[n] = root_field(d, &d->roots[i + run]);
 			any_field |= d->fields[n] != 0;
 			n++;
 		}
-		ht_root_references_fields(d->ag->rec, n, d->refs, d->zeros,
-					  NULL, NULL, NULL,
-					  any_field ? d->fields : NULL,
-					  HT_RESULT_OK);
-		i += n;
+		if (n)
+			ht_root_references_fields(d->ag->rec, n, d->refs,
+						  d->zeros, NULL, NULL, NULL,
+						  any_field ? d->fields : NULL,
+						  HT_RESULT_OK);
+		i += run;
 	}
 }
 
@@ -806,8 +888,12 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 	/* classes loaded since the sweep may have been reached: name them */
 	classes_sweep(ag, jni);
 	name_threads(ag, jni);
-	name_methods(d, jni);
 	qsort(d->roots, d->n_roots, sizeof(*d->roots), compare_roots);
+	if (add_stack_frames(d, jni) < 0) {
+		agent_warn("dump (%s) skipped: out of memory", why);
+		return -1;
+	}
+	name_frames(d);
 	qsort(d->extras, d->n_extras, sizeof(*d->extras), compare_extras);
 	if (prepare_scratch(d) < 0) {
 		agent_warn("dump (%s) skipped: out of memory", why);

@@ -33,6 +33,7 @@ import sys
 # the script's own folder is first on sys.path; no .pyc left in the tree
 sys.dont_write_bytecode = True
 from jvm_histogram import histogram  # noqa: E402
+from knownheap_source import waiting_frame  # noqa: E402
 
 failures = []
 
@@ -128,23 +129,12 @@ def check_tree(heaptrace, path, top, tree_nodes, tree_size):
           "the tree's root has a tree node referring to it")
     check(obj["dominator"] is None, "the tree's root has a dominator")
     roots = obj["roots"]
-    frame = "KnownHeap.main(KnownHeap.java:%d)" % waiting_line()
+    frame = waiting_frame()
     check(len(roots) >= 1 and all(
         r.get("method_name") == frame and
         r.get("thread_name") == "main" for r in roots),
         "the tree is not held by a frame of %s in thread main: %s"
         % (frame, json.dumps(roots)))
-
-
-def waiting_line():
-    """The line of KnownHeap.java where main waits to be dumped."""
-    source = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                          "KnownHeap.java")
-    with open(source, encoding="utf-8") as f:
-        for number, text in enumerate(f, 1):
-            if ".readLine()" in text:
-                return number
-    raise SystemExit("check-hprof.py: no readLine in " + source)
 
 
 def main():

@@ -14,7 +14,8 @@ Runs the heaptrace analyses on dump DUMP of TRACE and checks:
     tail starts at the static field's root, C_RT_CLASS of KnownHeap, and
     goes through every node;
   - the tree: its root retains exactly the tree nodes (the leaves are the
-    static array's) and is held by a frame of KnownHeap.main in thread main.
+    static array's) and is held by the frame of KnownHeap.main in thread main
+    at the line where it waits (KnownHeap.main(KnownHeap.java:LINE)).
 Prints one line per failed check; exits 1 if any failed.
 """
 import json
@@ -24,6 +25,7 @@ import sys
 # the script's own folder is first on sys.path; no .pyc left in the tree
 sys.dont_write_bytecode = True
 from jvm_histogram import histogram  # noqa: E402
+from knownheap_source import waiting_frame  # noqa: E402
 
 failures = []
 
@@ -113,10 +115,10 @@ def main():
               % (tree["retained"], tree_nodes, tree_nodes * tree["size"]))
         paths = analysis(heaptrace, trace, dump, "paths", "--to", tree["id"])
         roots = [x["root"] for x in paths["paths"]]
-        check(any(r.get("method_name") == "KnownHeap.main" and
+        check(any(r.get("method_name") == waiting_frame() and
                   r.get("thread_name") == "main" for r in roots),
-              "the tree is not held by a frame of KnownHeap.main in thread "
-              "main: %s" % json.dumps(roots))
+              "the tree is not held by a frame of %s in thread main: %s"
+              % (waiting_frame(), json.dumps(roots)))
 
 
 if __name__ == "__main__":
