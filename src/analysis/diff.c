@@ -763,9 +763,11 @@ static int retainers_by_path(struct diff *d, const struct root_tree *ta,
 		row.objects = (struct diff_value){i2 - i, j2 - j};
 		row.retained.after = gb.retained[k];
 		if (i2 > i) {
+			size_t m = i2 - i, n = j2 - j;
+
 			row.before = sa[i].object;
-			row.retained.before = ga.retained[ga.group[sa[i].object]];
-			quota[k] = (uint32_t)(i2 - i < j2 - j ? i2 - i : j2 - j);
+			row.retained.before = ga.retained[ga.group[row.before]];
+			quota[k] = (uint32_t)(m < n ? m : n);
 		}
 		if (row.retained.after > row.retained.before &&
 		    add_row(rows, &row) < 0)
