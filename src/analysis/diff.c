@@ -7,10 +7,15 @@
  * order), fields in order, leaves a tree of first discoverers (parent and
  * field per object), and the signature of an object is a hash of its
  * parent's signature, the step's key and its class name; a root-held
- * object's is a hash of the root's key and its class name. An object dominates
- * only objects farther from the roots than itself, so the objects of one
- * signature never dominate each other, and their retained sizes add up
- * without counting anything twice.
+ * object's is a hash of the root's key and its class name. What a
+ * collection holds is known by what it is, not by where it sits, since a
+ * hash table's resize moves its entries to other slots and other chains:
+ * an array's element is keyed by the array's class and not its index, and
+ * an object that hangs from an object of its own class (a bucket's next
+ * entry, a list's next node, a tree's child) takes the signature of the
+ * one it hangs from. The objects of one signature are then matched by
+ * count, and their retained sizes add up only for those that no object of
+ * the same signature dominates, so that nothing counts twice.
  */
 #include "analysis/diff.h"
 #include "analysis/names.h"
@@ -307,23 +312,43 @@ static uint64_t mix(uint64_t h, uint64_t v)
  * roots: parent[x] (HEAP_VIRTUAL_ROOT for an object a root holds,
  * HEAP_NONE when no strong root reaches it) and via[x] (the field of the
  * parent, or the root's index; UINT32_MAX past 2^32 - 1). With sig, each
- * reached object's path signature too.
+ * reached object's path signature too, and order, the reached objects in
+ * the order the search found them (n_reached of them): parents first.
  */
 struct root_tree {
 	uint32_t *parent, *via;
 	uint64_t *sig;
+	uint32_t *order;
+	uint32_t n_reached;
 };
 
-static uint64_t *class_hashes(const struct heap *h)
+/* Per class slot: the hash of its name, and whether it is an array's. */
+struct class_keys {
+	uint64_t *hash;
+	uint8_t *array;
+};
+
+static void class_keys_free(struct class_keys *k)
 {
-	uint64_t *hash = alloc_array(h->n_classes + 1, sizeof(*hash));
+	free(k->hash);
+	free(k->array);
+}
+
+static int class_keys_make(const struct heap *h, struct class_keys *k)
+{
 	char buf[32];
 
-	if (!hash)
-		return NULL;
-	for (size_t s = 0; s <= h->n_classes; s++)
-		hash[s] = fnv64(slot_name(h, s, buf));
-	return hash;
+	k->hash = alloc_array(h->n_classes + 1, sizeof(*k->hash));
+	k->array = alloc_array(h->n_classes + 1, sizeof(*k->array));
+	if (!k->hash || !k->array)
+		return -1;
+	for (size_t s = 0; s <= h->n_classes; s++) {
+		const char *name = slot_name(h, s, buf);
+
+		k->hash[s] = fnv64(name);
+		k->array[s] = s < h->n_classes && class_name_is_array(name);
+	}
+	return 0;
 }
 
 /* A root's key: its static field where the trace names it ("static
@@ -385,7 +410,8 @@ static struct root_order *order_roots(const struct heap *h, size_t *n)
 }
 
 static int hold_from_roots(const struct heap *h, struct root_tree *t,
-			   const uint64_t *ch, uint32_t *queue, uint32_t *tail)
+			   const struct class_keys *ck, uint32_t *queue,
+			   uint32_t *tail)
 {
 	size_t n;
 	struct root_order *o = order_roots(h, &n);
@@ -402,15 +428,15 @@ static int hold_from_roots(const struct heap *h, struct root_tree *t,
 		t->via[x] = i < UINT32_MAX ? (uint32_t)i : UINT32_MAX;
 		queue[(*tail)++] = x;
 		if (t->sig)
-			t->sig[x] = mix(o[k].key, ch[heap_class_slot(h, x)]);
+			t->sig[x] = mix(o[k].key,
+					ck->hash[heap_class_slot(h, x)]);
 	}
 	free(o);
 	return 0;
 }
 
-/* A step's key: the field it goes through, or an array's slot, where the
- * trace names them (step_text); else its position among the object's
- * references. */
+/* A step's key: the field it goes through where the trace names it
+ * (step_text); else its position among the object's references. */
 static uint64_t step_key(const struct heap *h, uint32_t from, uint64_t e)
 {
 	char buf[NAME_TEXT];
@@ -420,12 +446,44 @@ static uint64_t step_key(const struct heap *h, uint32_t from, uint64_t e)
 	return fnv64(step_text(h, from, e, buf));
 }
 
-/* Its arrays are charged to *charged, as root_tree_free gives them back. */
+/* The key of a step to an array's element: the same for every slot. */
+#define ELEMENT_KEY 0x656c656d656e7473ull
+
+/* Whether y, which x holds, is a link of a chain of one class (the next
+ * entry of a hash bucket, the next node of a list, a tree's child): of
+ * x's class, and not a class object (those stand each for their own
+ * class). */
+static bool chain_link(const struct heap *h, uint32_t x, uint32_t y)
+{
+	size_t slot = heap_class_slot(h, x);
+
+	return slot < h->n_classes && heap_class_slot(h, y) == slot &&
+	       !heap_class_object_name(h, y);
+}
+
+/* The signature of y, found through reference e of x. */
+static uint64_t step_signature(const struct heap *h,
+			       const struct class_keys *ck,
+			       const struct root_tree *t, uint32_t x,
+			       uint64_t e, uint32_t y)
+{
+	size_t slot = heap_class_slot(h, x);
+	uint64_t key;
+
+	if (chain_link(h, x, y))
+		return t->sig[x];
+	key = ck->array[slot] ? mix(ck->hash[slot], ELEMENT_KEY)
+			      : step_key(h, x, e);
+	return mix(mix(t->sig[x], key), ck->hash[heap_class_slot(h, y)]);
+}
+
+/* Its arrays are charged to *charged, as root_tree_free gives them back;
+ * the search's queue stays as t->order when signatures are made. */
 static int root_tree_build(const struct heap *h, bool signatures,
 			   struct root_tree *t, uint64_t *charged)
 {
 	uint32_t *queue = budget_array(h->n, sizeof(*queue), charged);
-	uint64_t *ch = signatures ? class_hashes(h) : NULL;
+	struct class_keys ck = {0};
 	uint32_t head = 0, tail = 0;
 	int rc = -1;
 
@@ -433,11 +491,12 @@ static int root_tree_build(const struct heap *h, bool signatures,
 	t->via = budget_array(h->n, sizeof(*t->via), charged);
 	t->sig = signatures ? budget_array(h->n, sizeof(*t->sig), charged)
 			    : NULL;
-	if (!queue || !t->parent || !t->via || (signatures && (!ch || !t->sig)))
+	if (!queue || !t->parent || !t->via || (signatures && !t->sig) ||
+	    (signatures && class_keys_make(h, &ck) < 0))
 		goto out;
 	for (uint32_t i = 0; i < h->n; i++)
 		t->parent[i] = HEAP_NONE;
-	if (hold_from_roots(h, t, ch, queue, &tail) < 0)
+	if (hold_from_roots(h, t, &ck, queue, &tail) < 0)
 		goto out;
 	while (head < tail) {
 		uint32_t x = queue[head++];
@@ -453,16 +512,19 @@ static int root_tree_build(const struct heap *h, bool signatures,
 			t->via[y] = field < UINT32_MAX ? (uint32_t)field
 						       : UINT32_MAX;
 			if (t->sig)
-				t->sig[y] = mix(mix(t->sig[x],
-						    step_key(h, x, e)),
-						ch[heap_class_slot(h, y)]);
+				t->sig[y] = step_signature(h, &ck, t, x, e, y);
 			queue[tail++] = y;
 		}
+	}
+	if (signatures) {
+		t->order = queue;
+		t->n_reached = tail;
+		queue = NULL;
 	}
 	rc = 0;
 out:
 	budget_array_free(queue, h->n, sizeof(*queue), charged);
-	free(ch);
+	class_keys_free(&ck);
 	return rc;
 }
 
@@ -473,6 +535,7 @@ static void root_tree_free(const struct heap *h, struct root_tree *t,
 	budget_array_free(t->parent, h->n, sizeof(*t->parent), charged);
 	budget_array_free(t->via, h->n, sizeof(*t->via), charged);
 	budget_array_free(t->sig, h->n, sizeof(*t->sig), charged);
+	budget_array_free(t->order, h->n, sizeof(*t->order), charged);
 }
 
 /* ---- retainers that grew ------------------------------------------------ */
@@ -539,21 +602,25 @@ static int compare_sig_objects(const void *x, const void *y)
 	return (a->object > b->object) - (a->object < b->object);
 }
 
-/* The reached objects of a dump sorted by signature, then index. */
-static struct sig_object *by_signature(const struct heap *h,
-				       const struct root_tree *t, size_t *n,
-				       uint64_t *charged)
-{
-	struct sig_object *s = budget_array(h->n, sizeof(*s), charged);
+/*
+ * The objects of one dump grouped by signature: the reached objects sorted
+ * by signature, then index (s, n of them); per object its group, the rank
+ * of its signature among the dump's (HEAP_NONE when the search did not
+ * reach it); per group the retained size of its objects.
+ */
+struct sig_groups {
+	struct sig_object *s;
+	size_t n, n_groups;
+	uint32_t *group;
+	uint64_t *retained;
+};
 
-	*n = 0;
-	if (!s)
-		return NULL;
-	for (uint32_t x = 0; x < h->n; x++)
-		if (t->parent[x] != HEAP_NONE)
-			s[(*n)++] = (struct sig_object){t->sig[x], x};
-	qsort(s, *n, sizeof(*s), compare_sig_objects);
-	return s;
+static void sig_groups_free(const struct heap *h, struct sig_groups *g,
+			    uint64_t *charged)
+{
+	budget_array_free(g->s, h->n, sizeof(*g->s), charged);
+	budget_array_free(g->group, h->n, sizeof(*g->group), charged);
+	free(g->retained);
 }
 
 /* The end of the run of equal signatures that starts at i. */
@@ -566,47 +633,141 @@ static size_t run_end(const struct sig_object *s, size_t n, size_t i)
 	return j;
 }
 
-static uint64_t run_retained(const struct sig_object *s, size_t i, size_t j,
-			     const struct heap_dominators *dm)
+/*
+ * Each group's retained size: the retained sizes of its objects that no
+ * object of the group is above in the dominator tree, as a chain's nodes,
+ * all of one signature, are retained by its first. A preorder walk keeps,
+ * per group, how many of its objects are open above the current one.
+ */
+static int group_retained(const struct heap *h,
+			  const struct heap_dominators *dm,
+			  struct sig_groups *g)
 {
-	uint64_t sum = 0;
+	uint32_t *open = zalloc_array(g->n_groups, sizeof(*open));
+	struct dom_tree t;
+	uint32_t x;
 
-	for (; i < j; i++)
-		sum += dm->retained[s[i].object];
-	return sum;
+	g->retained = zalloc_array(g->n_groups, sizeof(*g->retained));
+	if (!open || !g->retained || dom_tree_build(h, dm, &t) < 0) {
+		free(open);
+		return -1;
+	}
+	for (x = t.top; x != HEAP_NONE;) {
+		uint32_t k = g->group[x];
+
+		if (k != HEAP_NONE && open[k]++ == 0)
+			g->retained[k] += dm->retained[x];
+		if (t.first[x] != HEAP_NONE) {
+			x = t.first[x];
+			continue;
+		}
+		for (;;) { /* x is done: close it and the ancestors it ends */
+			if (g->group[x] != HEAP_NONE)
+				open[g->group[x]]--;
+			if (t.next[x] != HEAP_NONE) {
+				x = t.next[x];
+				break;
+			}
+			x = dm->idom[x];
+			if (x == HEAP_VIRTUAL_ROOT) {
+				x = HEAP_NONE;
+				break;
+			}
+		}
+	}
+	dom_tree_free(&t);
+	free(open);
+	return 0;
+}
+
+static int group_signatures(const struct heap *h, const struct root_tree *t,
+			    const struct heap_dominators *dm,
+			    struct sig_groups *g, uint64_t *charged)
+{
+	g->s = budget_array(h->n, sizeof(*g->s), charged);
+	g->group = budget_array(h->n, sizeof(*g->group), charged);
+	if (!g->s || !g->group)
+		return -1;
+	for (uint32_t x = 0; x < h->n; x++) {
+		g->group[x] = HEAP_NONE;
+		if (t->parent[x] != HEAP_NONE)
+			g->s[g->n++] = (struct sig_object){t->sig[x], x};
+	}
+	qsort(g->s, g->n, sizeof(*g->s), compare_sig_objects);
+	for (size_t i = 0; i < g->n; g->n_groups++) {
+		size_t j = run_end(g->s, g->n, i);
+
+		for (; i < j; i++)
+			g->group[g->s[i].object] = (uint32_t)g->n_groups;
+	}
+	return group_retained(h, dm, g);
+}
+
+/*
+ * Which objects of B are old: of a signature A has m objects of and B n,
+ * min(m, n) are, the rest new. The search's order picks them: first the
+ * objects whose parent is old (or a root), so that what a new object
+ * holds is new with it, then the others while the count allows.
+ */
+static void match_by_count(const struct heap *b, const struct root_tree *t,
+			   const uint32_t *group, uint32_t *quota,
+			   uint8_t *old)
+{
+	memset(old, 0, b->n);
+	for (uint32_t k = 0; k < t->n_reached; k++) {
+		uint32_t x = t->order[k], p = t->parent[x];
+
+		if ((p == HEAP_VIRTUAL_ROOT || old[p]) && quota[group[x]]) {
+			old[x] = 1;
+			quota[group[x]]--;
+		}
+	}
+	for (uint32_t k = 0; k < t->n_reached; k++) {
+		uint32_t x = t->order[k];
+
+		if (!old[x] && quota[group[x]]) {
+			old[x] = 1;
+			quota[group[x]]--;
+		}
+	}
 }
 
 /* By path: the signatures of both dumps merged, one row per signature
- * that retains more in B. */
+ * that retains more in B, and B's objects matched by count. */
 static int retainers_by_path(struct diff *d, const struct root_tree *ta,
 			     const struct root_tree *tb, uint8_t *old,
 			     struct rows *rows)
 {
-	size_t na, nb, i = 0, j = 0;
-	struct sig_object *sa = by_signature(d->a, ta, &na,
-					     &d->charged);
-	struct sig_object *sb = by_signature(d->b, tb, &nb,
-					     &d->charged);
+	struct sig_groups ga = {0}, gb = {0};
+	uint32_t *quota = NULL;
+	size_t i = 0, j = 0;
 	int rc = -1;
 
-	if (!sa || !sb)
+	if (group_signatures(d->a, ta, d->da, &ga, &d->charged) < 0 ||
+	    group_signatures(d->b, tb, d->db, &gb, &d->charged) < 0)
 		goto out;
-	memset(old, 0, d->b->n);
-	while (j < nb) {
-		size_t j2 = run_end(sb, nb, j), i2;
+	quota = zalloc_array(gb.n_groups, sizeof(*quota));
+	if (!quota)
+		goto out;
+	while (j < gb.n) {
+		const struct sig_object *sa = ga.s, *sb = gb.s;
+		size_t j2 = run_end(sb, gb.n, j), i2;
+		uint32_t k = gb.group[sb[j].object];
 		struct diff_retainer row = {.after = sb[j].object,
 					    .before = HEAP_NONE};
 
-		while (i < na && sa[i].sig < sb[j].sig)
+		while (i < ga.n && sa[i].sig < sb[j].sig)
 			i++;
-		i2 = i < na && sa[i].sig == sb[j].sig ? run_end(sa, na, i) : i;
+		i2 = i < ga.n && sa[i].sig == sb[j].sig
+			? run_end(sa, ga.n, i) : i;
 		row.objects = (struct diff_value){i2 - i, j2 - j};
-		row.retained.before = run_retained(sa, i, i2, d->da);
-		row.retained.after = run_retained(sb, j, j2, d->db);
+		row.retained.after = gb.retained[k];
 		if (i2 > i) {
+			size_t m = i2 - i, n = j2 - j;
+
 			row.before = sa[i].object;
-			for (size_t k = j; k < j2; k++)
-				old[sb[k].object] = 1;
+			row.retained.before = ga.retained[ga.group[row.before]];
+			quota[k] = (uint32_t)(m < n ? m : n);
 		}
 		if (row.retained.after > row.retained.before &&
 		    add_row(rows, &row) < 0)
@@ -614,10 +775,12 @@ static int retainers_by_path(struct diff *d, const struct root_tree *ta,
 		i = i2;
 		j = j2;
 	}
+	match_by_count(d->b, tb, gb.group, quota, old);
 	rc = 0;
 out:
-	budget_array_free(sa, d->a->n, sizeof(*sa), &d->charged);
-	budget_array_free(sb, d->b->n, sizeof(*sb), &d->charged);
+	free(quota);
+	sig_groups_free(d->a, &ga, &d->charged);
+	sig_groups_free(d->b, &gb, &d->charged);
 	return rc;
 }
 

@@ -11,12 +11,17 @@
  *    their path from the roots: objects whose shortest path has the same
  *    root (its static field where the trace names it, else its container
  *    or kind and what names it, such as the method of a frame) and the
- *    same chain of classes and steps (fields or array slots by name where
- *    the trace has them, else positions) share a signature, and all the
- *    objects of one signature are one row, as "compare by path" does in
- *    heap analyzers. Roots are searched in an order of their own, not the
- *    runtime's, and hidden classes' addresses are left out, so that two
- *    runs of one program give the same signatures;
+ *    same chain of classes and steps (fields by name where the trace has
+ *    them, else positions; an array's element by the array's class, not
+ *    its slot; a node that hangs from a node of its own class, as a hash
+ *    bucket's next entry, by the path of the first) share a signature,
+ *    all the objects of one signature are one row, as "compare by path"
+ *    does in heap analyzers, and of a signature with m objects in A and n
+ *    in B, min(m, n) are old and the rest new. So a hash table's entries
+ *    match through a resize that moves them to other slots. Roots are
+ *    searched in an order of their own, not the runtime's, and hidden
+ *    classes' addresses are left out, so that two runs of one program
+ *    give the same signatures;
  *  - the objects new in B (no match in A) that objects living in both
  *    dumps retain: each new object is counted for the nearest object above
  *    it in B's dominator tree that is not new.
@@ -66,7 +71,8 @@ struct diff_class {
  * A retainer whose retained size grew: by id one object of B (before: its
  * match in A, HEAP_NONE when it is new); by path every object of one
  * signature, after naming the one of lowest id in B and before the one of
- * lowest id in A (HEAP_NONE when A has none).
+ * lowest id in A (HEAP_NONE when A has none), retained counting only the
+ * objects that no object of the signature dominates.
  */
 struct diff_retainer {
 	uint32_t after, before;

@@ -41,9 +41,7 @@ static void add_field(struct text *t, const struct heap *h,
 	text_add(t, ".%s", f->name);
 }
 
-/* "java.lang.Object[]", "System.Object[]", or as the JVM spells arrays,
- * "[Ljava.lang.Object;" */
-static bool is_array_class(const char *name)
+bool class_name_is_array(const char *name)
 {
 	size_t n = strlen(name);
 
@@ -65,7 +63,7 @@ const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 		return buf;
 	}
 	name = heap_class_name(h, from, cls);
-	if (heap_has_fields(h) && is_array_class(name))
+	if (heap_has_fields(h) && class_name_is_array(name))
 		text_add(&t, "%s", name);
 	text_add(&t, "[%llu]", (unsigned long long)at);
 	return buf;

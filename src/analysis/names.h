@@ -16,6 +16,7 @@
 
 #include "analysis/heap.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Each function writes the plain (unescaped) name into buf, which holds
@@ -35,6 +36,10 @@ const char *object_class_text(const struct heap *h, uint32_t object,
  * field is known. */
 const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 		      char *buf);
+
+/* Whether a class name is an array's: "java.lang.Object[]",
+ * "System.Object[]", or as the JVM spells arrays, "[Ljava.lang.Object;". */
+bool class_name_is_array(const char *name);
 
 /* A root by its kind and what it is: its static field
  * ("static demo.HeapDemo.listHead"), a frame's local ("local in App.Main
