@@ -58,6 +58,29 @@ static const char *slot_name(const struct heap *h, size_t slot, char *buf)
 }
 
 /*
+ * The length of a frame's method name without its line: "M.m(M.java:12)"
+ * is "M.m(M.java" + ")". A thread stopped at another line of the same
+ * method between two dumps still holds its locals in the same frame.
+ * Sets *rest to what follows the line (the closing parenthesis), or "".
+ */
+static size_t method_without_line(const char *method, const char **rest)
+{
+	size_t len = strlen(method), i;
+
+	*rest = "";
+	if (len < 4 || method[len - 1] != ')')
+		return len;
+	i = len - 1;
+	while (i > 0 && isdigit((unsigned char)method[i - 1]))
+		i--;
+	if (i == len - 1 || i < 2 || method[i - 1] != ':' ||
+	    !memchr(method, '(', i))
+		return len;
+	*rest = method + len - 1;
+	return i - 1;
+}
+
+/*
  * What stays the same about a root from one run to the next: its
  * container and the name of what the container stands for (the method of
  * a frame, the class of statics, the thread), or its CLR kind (and the
@@ -67,16 +90,22 @@ static const char *slot_name(const struct heap *h, size_t slot, char *buf)
 static void root_label(const struct heap *h, const struct heap_root *r,
 		       char *buf, size_t len)
 {
-	const char *what = NULL, *name;
+	const char *what = NULL, *name, *rest = "";
+	size_t what_len = 0;
 
 	if (r->container) {
+		bool frame = ht_container_is_frame(r->container);
+
 		name = ht_container_name((enum ht_container_type)r->container);
-		if (ht_container_is_frame(r->container) && r->id2)
+		if (frame && r->id2)
 			what = heap_method_name(h, r->id2);
 		else if (r->container == HT_C_RT_CLASS)
 			what = heap_class_name_by_id(h, r->id1);
 		else if (r->container == HT_C_RT_THREAD)
 			what = heap_thread_name(h, r->id1);
+		if (what)
+			what_len = frame ? method_without_line(what, &rest)
+				: strlen(what);
 		name = name ? name : "container";
 	} else {
 		name = r->kind == HEAP_NO_KIND ? NULL
@@ -88,8 +117,9 @@ static void root_label(const struct heap *h, const struct heap_root *r,
 			 what ? ")" : "");
 		return;
 	}
-	snprintf(buf, len, "%s%s%s%s", name, what ? " (" : "",
-		 what ? what : "", what ? ")" : "");
+	/* a method's name is an event's string: far below INT_MAX */
+	snprintf(buf, len, "%s%s%.*s%s%s", name, what ? " (" : "",
+		 (int)what_len, what ? what : "", rest, what ? ")" : "");
 }
 
 /* ---- classes ------------------------------------------------------------ */

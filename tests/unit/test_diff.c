@@ -682,6 +682,43 @@ Test(written, weakly_held_objects_are_left_out)
 	release(&f);
 }
 
+/* A thread stopped at another line of the same method between two dumps:
+ * its frame is the same root, so what its locals hold is not new. */
+Test(written, a_frame_at_another_line_holds_the_same_objects)
+{
+	const char *path = write_trace("lines.yaml",
+		"  - class: {id: 0x10, name: Thing}\n"
+		"  - thread: {id: 0x7, name: main}\n"
+		"  - method: {id: 0x900, name: \"App.main(App.java:10)\"}\n"
+		"  - method: {id: 0x901, name: \"App.main(App.java:12)\"}\n"
+		"  - begin_container: {type: C_BEGIN}\n"
+		"  - begin_container: {type: C_RT_THREAD, id1: 0x7}\n"
+		"  - begin_container: {type: C_RT_INTERPRETED, id1: 0x1, id2: 0x900}\n"
+		"  - root_references: {refs: [0x100], flags: [0]}\n"
+		"  - begin_container: {type: C_HEAP}\n"
+		"  - object_references: {id: 0x100, class: 0x10, size: 8, refs: [], flags: 0}\n"
+		"  - begin_container: {type: C_END}\n"
+		"  - begin_container: {type: C_BEGIN}\n"
+		"  - begin_container: {type: C_RT_THREAD, id1: 0x7}\n"
+		"  - begin_container: {type: C_RT_INTERPRETED, id1: 0x1, id2: 0x901}\n"
+		"  - root_references: {refs: [0x200], flags: [0]}\n"
+		"  - begin_container: {type: C_HEAP}\n"
+		"  - object_references: {id: 0x200, class: 0x10, size: 8, refs: [], flags: 0}\n"
+		"  - begin_container: {type: C_END}\n");
+	struct fixture f = {0};
+	char *p;
+
+	f.a = load_one(path, 0);
+	f.b = load_one(path, 1);
+	compute(&f, false);
+	assert_value(f.d.objects, 1, 1, "objects");
+	cr_assert_eq(f.d.new_objects, 0);
+	p = diff_path(&f.d, true, index_of(f.b, 0x200));
+	cr_assert_str_eq(p, "C_RT_INTERPRETED (App.main(App.java)) > Thing");
+	free(p);
+	release(&f);
+}
+
 /* ---- random heaps that grow --------------------------------------------- */
 
 /*
