@@ -1479,9 +1479,25 @@ Test(hprof, layout_from_the_option)
 	cr_assert_str_eq(meta(&run, "object_layout_from"),
 			 "given: compressed oops yes");
 	cr_assert_eq(object(&run, 0x10000)->c, 24);
+	/* the addresses, still looked at, contradict it: 99 pairs, all
+	 * adjacent as wide-oops; as compressed-oops only an int holder
+	 * (16 bytes either way) ends where the next begins, 49 of them */
+	cr_assert_str_eq(meta(&run, "object_layout_contradicted"),
+			 "they fit wide-oops: 99 of 99 adjacent objects end "
+			 "where the next begins (as compressed-oops: 49, and "
+			 "0 reach past it)");
 	done(&run);
 	run = read_path_with(write_hp(&h, "no.hprof"), &no);
 	cr_assert_str_eq(meta(&run, "object_layout"), "wide-oops");
+	cr_assert_null(meta(&run, "object_layout_contradicted"),
+		       "the addresses agree");
+	done(&run);
+	free(h.buf);
+	/* the standard dump has no adjacent objects to tell by: nothing
+	 * contradicts a layout given */
+	standard(&h, 8);
+	run = read_path_with(write_hp(&h, "std-no.hprof"), &no);
+	cr_assert_null(meta(&run, "object_layout_contradicted"));
 	done(&run);
 	free(h.buf);
 }

@@ -512,6 +512,8 @@ struct hprof_source {
 	enum ht_compressed_oops choice; /* the caller's (ht_reader_options) */
 	struct evidence evidence;
 	enum jvm_model model;
+	char contradiction[192]; /* what the addresses show against the
+				    layout given, or "" */
 	uint64_t mirror_base[JVM_MODELS_]; /* java.lang.Class without statics */
 	bool has_mirror_base[JVM_MODELS_];
 	uint64_t class_class;  /* java.lang.Class's id, 0 if absent */
@@ -524,7 +526,7 @@ struct hprof_source {
 
 	struct ht_header header;
 	struct ht_metadata metadata[6];
-	char meta_values[6][128];
+	char meta_values[6][192];
 
 	/* the event pass */
 	enum phase phase;
@@ -1475,10 +1477,11 @@ static void observe(struct evidence *e, uint64_t id, const uint64_t *size)
 	}
 }
 
+/* Collected for a layout given as well, to say when the addresses
+ * contradict it. */
 static bool collecting_evidence(const struct hprof_source *s)
 {
-	return s->choice == HT_COMPRESSED_OOPS_AUTO && s->id_size == 8 &&
-	       s->evidence.pairs < MAX_EVIDENCE_PAIRS;
+	return s->id_size == 8 && s->evidence.pairs < MAX_EVIDENCE_PAIRS;
 }
 
 static void observe_instance(struct hprof_source *s, uint64_t id,
@@ -2142,14 +2145,47 @@ static void name_threads(struct hprof_source *s)
 
 /* ---- The object layout ------------------------------------------------- */
 
-/* The layout the option asks for, or the one the addresses fit best:
- * the fewest objects reaching past their neighbour, then the most that
- * end exactly where it begins, then the smallest (compressed oops, which
- * every heap under 32 GB has unless told otherwise). */
+/* The layout the addresses fit best: the fewest objects reaching past
+ * their neighbour, then the most that end exactly where it begins, then
+ * the smallest (compressed oops, which every heap under 32 GB has unless
+ * told otherwise). */
+static enum jvm_model best_model(const struct evidence *e)
+{
+	int best = 0;
+
+	for (int m = 1; m < 3; m++)
+		if (e->overlaps[m] < e->overlaps[best] ||
+		    (e->overlaps[m] == e->overlaps[best] &&
+		     e->exact[m] > e->exact[best]))
+			best = m;
+	return (enum jvm_model)best;
+}
+
+/* When the layout given contradicts the addresses (they fit a layout of
+ * the other kind of references better, and say so by objects that end
+ * where the next begins), what they show, into s->contradiction. */
+static void check_given(struct hprof_source *s, bool yes)
+{
+	const struct evidence *e = &s->evidence;
+	enum jvm_model best = best_model(e);
+	enum jvm_model given = yes ? JVM_COMPRESSED : JVM_WIDE_OOPS;
+
+	if (e->exact[best] == 0 || (best == JVM_COMPRESSED) == yes)
+		return;
+	snprintf(s->contradiction, sizeof(s->contradiction),
+		 "they fit %s: %llu of %llu adjacent objects end where the "
+		 "next begins (as %s: %llu, and %llu reach past it)",
+		 jvm_layouts[best].name, (unsigned long long)e->exact[best],
+		 (unsigned long long)e->pairs, jvm_layouts[given].name,
+		 (unsigned long long)e->exact[given],
+		 (unsigned long long)e->overlaps[given]);
+}
+
+/* The layout the option asks for, or the one the addresses fit best. */
 static void decide_model(struct hprof_source *s, char *why, size_t size)
 {
 	const struct evidence *e = &s->evidence;
-	int best = 0;
+	enum jvm_model best;
 
 	if (s->id_size == 4) {
 		s->model = JVM_32BIT;
@@ -2162,14 +2198,11 @@ static void decide_model(struct hprof_source *s, char *why, size_t size)
 		s->model = yes ? JVM_COMPRESSED : JVM_WIDE_OOPS;
 		snprintf(why, size, "given: compressed oops %s",
 			 yes ? "yes" : "no");
+		check_given(s, yes);
 		return;
 	}
-	for (int m = 1; m < 3; m++)
-		if (e->overlaps[m] < e->overlaps[best] ||
-		    (e->overlaps[m] == e->overlaps[best] &&
-		     e->exact[m] > e->exact[best]))
-			best = m;
-	s->model = (enum jvm_model)best;
+	best = best_model(e);
+	s->model = best;
 	if (e->exact[best] == 0)
 		snprintf(why, size, "auto: no adjacent objects to tell by, "
 			 "assumed");
@@ -2227,6 +2260,12 @@ static void fill_header(struct hprof_source *s, const char *why)
 	snprintf(s->meta_values[n], sizeof(s->meta_values[n]), "%s", why);
 	s->metadata[n].key = "object_layout_from";
 	n++;
+	if (s->contradiction[0]) {
+		snprintf(s->meta_values[n], sizeof(s->meta_values[n]), "%s",
+			 s->contradiction);
+		s->metadata[n].key = "object_layout_contradicted";
+		n++;
+	}
 	for (size_t i = 0; i < n; i++)
 		s->metadata[i].value = s->meta_values[i];
 	s->header = (struct ht_header){
