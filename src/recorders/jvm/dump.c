@@ -8,8 +8,7 @@
  *     C_RT_JIT frame method   a Java frame's locals (C_RT_NATIVE for a
  *                             native method's JNI locals)
  *   C_RT_STRONGPTR          JNI global references
- *   C_RT_CLASS class        the class's own object, and the values of its
- *                           static fields
+ *   C_RT_CLASS class        a system class's own object
  *   C_RT_INTERNALVM         objects whose monitors are held
  *   C_RT_ROOTTABLE          other roots of the VM
  *   C_HEAP                  every object reached, with its references
@@ -22,8 +21,11 @@
  * while the program runs again: the dump is the heap as it was during the
  * walk. Each reference names the field it was read from (the ids of
  * classes.c's fields events): an instance field's by its slot, a static
- * field's (a root of its class) and a reference the layout did not place
- * by the field index, looked up once the walk is over.
+ * field's (a reference of its class object) and a reference the layout did
+ * not place by the field index, looked up once the walk is over; the links
+ * (an object to its class, a class object to its superclass, loader...)
+ * by their own ids, as the HPROF reader gives them, so that both give the
+ * same graph of one program.
  */
 #include "recorders/jvm/agent.h"
 #include "util/alloc.h"
@@ -35,13 +37,15 @@
 
 #define NO_CLASS UINT32_MAX
 
-/* One object of the dump. Its references are n_slots entries of
- * d->slots from first (fields or elements in order, 0 for null), then
- * n_extra entries of d->extras (references that are not fields: a class's
- * loader, superclass, constant pool entries...). */
+/* One object of the dump. Its references are its link to its class
+ * (class_ref, when the walk reported it), n_slots entries of d->slots from
+ * first (fields or elements in order, 0 for null), then n_extra entries of
+ * d->extras (references that are not fields: a class's loader,
+ * superclass, constant pool entries...). */
 struct object_rec {
 	ht_id id;
 	ht_id cls;
+	ht_id class_ref;
 	uint64_t size;
 	size_t first;
 	uint32_t n_slots;
@@ -54,6 +58,8 @@ struct extra_ref {
 	uint32_t seq;
 	ht_id target;
 	jint field_index;  /* JVMTI's, for a field; -1 for none */
+	bool is_static;    /* a class object's static field */
+	ht_id link;        /* the link it is (a class object's), 0 for none */
 };
 
 /* The containers roots go to, in the order they are recorded. */
@@ -72,7 +78,6 @@ struct root_rec {
 	jmethodID method;  /* the frame's */
 	ht_id target;
 	uint32_t seq;      /* report order: ties keep it */
-	jint field_index;  /* a static field's (G_CLASS), -1 for none */
 };
 
 struct dump {
@@ -172,6 +177,7 @@ static int new_object(struct dump *d, jlong tag, jlong class_tag, jlong size,
 	o = &d->objs[d->n_objs++];
 	o->id = (ht_id)tag;
 	o->cls = (ht_id)class_tag;
+	o->class_ref = 0;
 	o->size = (uint64_t)size;
 	o->first = d->n_slots;
 	o->n_slots = n;
@@ -235,8 +241,7 @@ static bool find_referrer(struct dump *d, jlong tag, uint32_t *index)
 }
 
 static int add_root(struct dump *d, enum root_group group, ht_id owner,
-		    jint depth, jmethodID method, jlong target,
-		    jint field_index)
+		    jint depth, jmethodID method, jlong target)
 {
 	struct root_rec *r;
 
@@ -249,17 +254,14 @@ static int add_root(struct dump *d, enum root_group group, ht_id owner,
 	r->method = method;
 	r->target = (ht_id)target;
 	r->seq = (uint32_t)d->n_roots++;
-	r->field_index = field_index;
 	return 0;
 }
 
 /*
- * A class's object is a root of the class: the JVM holds it in the class's
- * data as long as the class is loaded. JVMTI reports it as a root for the
- * system classes only; for the others it reports the reference from each
- * instance to its class, which is not a field: the first one makes the
- * root, so that class objects that no field reaches (array and hidden
- * classes) are not left unreachable.
+ * A system class's object is a root of the class (C_RT_CLASS), as JVMTI
+ * reports it. Other class objects are reached as the JVM keeps them: by
+ * the <class> link of each instance, the <super> link of each subclass,
+ * and their loader's list, as in an HPROF dump.
  */
 static int root_class_object(struct dump *d, jlong class_object)
 {
@@ -273,7 +275,7 @@ static int root_class_object(struct dump *d, jlong class_object)
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
 	return add_root(d, G_CLASS, (ht_id)class_object, -1, NULL,
-			class_object, -1);
+			class_object);
 }
 
 static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
@@ -281,30 +283,29 @@ static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 {
 	switch (kind) {
 	case JVMTI_HEAP_REFERENCE_THREAD:
-		return add_root(d, G_THREAD, (ht_id)target, -1, NULL, target,
-				-1);
+		return add_root(d, G_THREAD, (ht_id)target, -1, NULL, target);
 	case JVMTI_HEAP_REFERENCE_STACK_LOCAL:
 		return add_root(d, G_THREAD,
 				(ht_id)info->stack_local.thread_tag,
 				info->stack_local.depth,
-				info->stack_local.method, target, -1);
+				info->stack_local.method, target);
 	case JVMTI_HEAP_REFERENCE_JNI_LOCAL:
 		return add_root(d, G_THREAD, (ht_id)info->jni_local.thread_tag,
 				info->jni_local.depth, info->jni_local.method,
-				target, -1);
+				target);
 	case JVMTI_HEAP_REFERENCE_JNI_GLOBAL:
-		return add_root(d, G_STRONG, 0, -1, NULL, target, -1);
+		return add_root(d, G_STRONG, 0, -1, NULL, target);
 	case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
 		return root_class_object(d, target);
 	case JVMTI_HEAP_REFERENCE_MONITOR:
-		return add_root(d, G_MONITOR, 0, -1, NULL, target, -1);
+		return add_root(d, G_MONITOR, 0, -1, NULL, target);
 	default:
-		return add_root(d, G_OTHER, 0, -1, NULL, target, -1);
+		return add_root(d, G_OTHER, 0, -1, NULL, target);
 	}
 }
 
 static int add_extra(struct dump *d, uint32_t object, jlong target,
-		     jint field_index)
+		     jint field_index, bool is_static, ht_id link)
 {
 	struct extra_ref *e;
 
@@ -316,6 +317,8 @@ static int add_extra(struct dump *d, uint32_t object, jlong target,
 	e->seq = (uint32_t)d->n_extras++;
 	e->target = (ht_id)target;
 	e->field_index = field_index;
+	e->is_static = is_static;
+	e->link = link;
 	d->objs[object].n_extra++;
 	return 0;
 }
@@ -337,6 +340,23 @@ static int64_t field_slot(const struct dump *d, const struct object_rec *o,
 	return ci->slot_of[at];
 }
 
+/* The link a class object's reference of that kind is, 0 for none. */
+static ht_id link_of(jvmtiHeapReferenceKind kind)
+{
+	switch (kind) {
+	case JVMTI_HEAP_REFERENCE_SUPERCLASS:
+		return LINK_SUPER;
+	case JVMTI_HEAP_REFERENCE_CLASS_LOADER:
+		return LINK_LOADER;
+	case JVMTI_HEAP_REFERENCE_SIGNERS:
+		return LINK_SIGNERS;
+	case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN:
+		return LINK_DOMAIN;
+	default:
+		return 0;
+	}
+}
+
 static int object_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 			    const jvmtiHeapReferenceInfo *info, jlong referrer,
 			    jlong target)
@@ -345,17 +365,20 @@ static int object_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 	uint32_t from;
 	int64_t slot = -1;
 
-	/* An object's class is its class id, not one of its fields; a
-	 * static field's value is a root of its class (C_RT_CLASS). */
-	if (kind == JVMTI_HEAP_REFERENCE_CLASS)
-		return root_class_object(d, target);
-	if (kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD)
-		return add_root(d, G_CLASS, (ht_id)referrer, -1, NULL, target,
-				info->field.index);
 	/* the referrer was reported (and tagged) before its references */
 	if (!find_referrer(d, referrer, &from))
 		return 0;
 	o = &d->objs[from];
+	if (kind == JVMTI_HEAP_REFERENCE_CLASS) {
+		o->class_ref = (ht_id)target;
+		return 0;
+	}
+	/* a static field's value is a reference of its class's object, as
+	 * in an HPROF dump: the class keeps it, and its loader with it */
+	if (kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD)
+		return add_extra(d, from, target, info->field.index, true, 0);
+	if (link_of(kind))
+		return add_extra(d, from, target, -1, false, link_of(kind));
 	if (kind == JVMTI_HEAP_REFERENCE_FIELD)
 		slot = field_slot(d, o, info->field.index);
 	else if (kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT &&
@@ -365,7 +388,7 @@ static int object_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 	if (slot < 0)
 		return add_extra(d, from, target,
 				 kind == JVMTI_HEAP_REFERENCE_FIELD ?
-				 info->field.index : -1);
+				 info->field.index : -1, false, 0);
 	d->slots[o->first + (size_t)slot] = (ht_id)target;
 	return 0;
 }
@@ -605,36 +628,23 @@ static void begin_container_of(struct dump *d, const struct root_rec *r,
 	}
 }
 
-/* The static field a root is, 0 for none. */
-static ht_id root_field(const struct dump *d, const struct root_rec *r)
-{
-	if (r->group != G_CLASS || r->field_index < 0)
-		return 0;
-	return classes_static_field(classes_find(&d->ag->classes, r->owner),
-				    r->field_index);
-}
-
 static void record_roots(struct dump *d)
 {
 	size_t i = 0;
 
 	while (i < d->n_roots) {
 		const struct root_rec *r = &d->roots[i];
-		bool any_field = false;
 		size_t n = 0;
 
 		begin_container_of(d, r, i ? &d->roots[i - 1] : NULL);
 		while (i + n < d->n_roots &&
 		       same_container(r, &d->roots[i + n])) {
 			d->refs[n] = d->roots[i + n].target;
-			d->fields[n] = root_field(d, &d->roots[i + n]);
-			any_field |= d->fields[n] != 0;
 			n++;
 		}
-		ht_root_references_fields(d->ag->rec, n, d->refs, d->zeros,
-					  NULL, NULL, NULL,
-					  any_field ? d->fields : NULL,
-					  HT_RESULT_OK);
+		/* no root is a field: statics are their class's references */
+		ht_root_references(d->ag->rec, n, d->refs, d->zeros, NULL,
+				   NULL, NULL, HT_RESULT_OK);
 		i += n;
 	}
 }
@@ -645,6 +655,11 @@ static ht_id extra_field(const struct dump *d, const struct object_rec *o,
 {
 	const struct class_table *t = &d->ag->classes;
 
+	if (e->link)
+		return e->link;
+	if (e->is_static)
+		return classes_static_field(classes_find(t, o->id),
+					    e->field_index);
 	if (e->field_index < 0 || o->cls == t->class_class)
 		return 0;
 	return classes_instance_field(classes_find(t, o->cls), e->field_index);
@@ -664,6 +679,8 @@ static const ht_id *slot_fields(const struct dump *d,
 							      NULL;
 }
 
+/* An object's references, its link to its class first, as the HPROF
+ * reader gives them, so that an array's elements keep their places. */
 static void record_objects(struct dump *d)
 {
 	size_t e = 0;
@@ -674,14 +691,22 @@ static void record_objects(struct dump *d)
 		const ht_id *fields = slot_fields(d, o);
 		size_t n = o->n_slots;
 
-		if (o->n_extra) {
+		if (o->n_extra || o->class_ref) {
 			bool any_field = fields != NULL;
+			size_t k0 = o->class_ref ? 1 : 0;
 
-			memcpy(d->refs, refs, n * sizeof(*refs));
+			memcpy(d->refs + k0, refs, n * sizeof(*refs));
 			if (fields)
-				memcpy(d->fields, fields, n * sizeof(*fields));
+				memcpy(d->fields + k0, fields,
+				       n * sizeof(*fields));
 			else
-				memset(d->fields, 0, n * sizeof(*fields));
+				memset(d->fields + k0, 0, n * sizeof(*fields));
+			if (k0) {
+				d->refs[0] = o->class_ref;
+				d->fields[0] = LINK_CLASS;
+				any_field = true;
+			}
+			n += k0;
 			for (uint32_t k = 0; k < o->n_extra; k++, e++) {
 				d->refs[n] = d->extras[e].target;
 				d->fields[n] = extra_field(d, o, &d->extras[e]);
@@ -702,9 +727,9 @@ static int prepare_scratch(struct dump *d)
 	size_t longest = d->n_roots;
 
 	for (size_t i = 0; i < d->n_objs; i++) {
-		size_t n = (size_t)d->objs[i].n_slots + d->objs[i].n_extra;
+		size_t n = (size_t)d->objs[i].n_slots + d->objs[i].n_extra + 1;
 
-		if (d->objs[i].n_extra && n > longest)
+		if (n > longest)
 			longest = n;
 	}
 	if (ALLOC_GROW(d->refs, longest + 1, d->cap_refs) ||
