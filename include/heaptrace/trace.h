@@ -127,13 +127,23 @@ struct ht_field {
 	ht_id id;         /* the trace's own number for the field: nonzero,
 			     unique in the trace; recorders choose small dense
 			     numbers (1, 2, 3, ...) so they encode short */
-	ht_id class_id;   /* the class that declares it */
+	ht_id class_id;   /* the class that declares it; 0 for a link */
 	const char *name; /* as the language writes it */
 	uint8_t kind;     /* enum ht_field_kind */
 	bool has_offset;
 	uint64_t offset;  /* bytes from the object's start (instance fields)
 			     or the statics' start, as the runtime gives it */
 };
+
+/* Links: references the runtime keeps that no class declares, each a
+ * field of class 0 under one of these names (heaptrace(5)): an object to
+ * its class, and a class object to its superclass, class loader, signers
+ * and protection domain, as Eclipse MAT names them. */
+#define HT_LINK_CLASS "<class>"
+#define HT_LINK_SUPER "<super>"
+#define HT_LINK_LOADER "<classloader>"
+#define HT_LINK_SIGNERS "<signers>"
+#define HT_LINK_DOMAIN "<protection_domain>"
 
 /* Generations as the CLR numbers them. */
 #define HT_GEN_LOH 3 /* large object heap */

@@ -218,6 +218,14 @@ static inline bool heap_has_fields(const struct heap *h)
 	return h->n_fields > 0;
 }
 
+/* Whether the dump has objects but no roots at all: cut before its roots
+ * (HotSpot writes them after the objects), so that nothing is reachable
+ * for want of them rather than for what the heap holds. */
+static inline bool heap_no_roots_read(const struct heap *h)
+{
+	return h->n > 0 && h->n_roots == 0;
+}
+
 /* Whether the object is a class object (an object whose id is a class id
  * the trace named, of class java.lang.Class or System.RuntimeType, as in
  * HPROF and the JVM recorder): the name of the class it stands for, else

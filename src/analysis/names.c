@@ -35,6 +35,11 @@ static void add_class(struct text *t, const struct heap *h, ht_id class_id)
 static void add_field(struct text *t, const struct heap *h,
 		      const struct heap_field *f)
 {
+	/* a link (an object to its class...) is no class's field */
+	if (f->class_id == 0) {
+		text_add(t, "%s", f->name);
+		return;
+	}
 	if (f->kind == HT_FIELD_STATIC)
 		text_add(t, "static ");
 	add_class(t, h, f->class_id);
@@ -48,12 +53,33 @@ bool class_name_is_array(const char *name)
 	return name[0] == '[' || (n >= 2 && strcmp(name + n - 2, "[]") == 0);
 }
 
+/* Whether reference e of `from` is a link (an object to its class...),
+ * a field that no class declares. */
+static bool is_link(const struct heap *h, uint32_t from, uint64_t e)
+{
+	const struct heap_field *f = heap_field_at(h, heap_ref_field(h, from, e));
+
+	return f && f->class_id == 0;
+}
+
+/* The index of the element that reference e of `from` is: its position
+ * after the links that lead its references (an array's link to its class
+ * comes first). */
+static uint64_t element_index(const struct heap *h, uint32_t from, uint64_t e)
+{
+	uint64_t first = h->ref_start[from];
+
+	while (first < e && is_link(h, from, first))
+		first++;
+	return e - first;
+}
+
 const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 		      char *buf)
 {
 	struct text t = {buf, NAME_TEXT, 0};
 	const struct heap_field *f = heap_field_at(h, heap_ref_field(h, from, e));
-	uint64_t at = e - h->ref_start[from];
+	uint64_t at;
 	char cls[NAME_TEXT];
 	const char *name;
 
@@ -62,6 +88,7 @@ const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 		add_field(&t, h, f);
 		return buf;
 	}
+	at = element_index(h, from, e);
 	name = heap_class_name(h, from, cls);
 	if (heap_has_fields(h) && class_name_is_array(name))
 		text_add(&t, "%s", name);

@@ -227,6 +227,11 @@ static void print_roots_text(const struct dump_stats *ds)
 	if (ds->null_roots)
 		snprintf(nulls, sizeof(nulls), ", besides %llu null",
 			 (unsigned long long)ds->null_roots);
+	if (ds->objects && !ds->roots && !ds->null_roots) {
+		line("roots", "0: no roots were read (every object is "
+		     "unreachable)");
+		return;
+	}
 	line("roots", "%llu (%llu weak, %llu dangling)%s",
 	     (unsigned long long)ds->roots, (unsigned long long)ds->weak_roots,
 	     (unsigned long long)ds->dangling_roots, nulls);

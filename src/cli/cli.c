@@ -7,6 +7,7 @@
 #include "cli/escape.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,43 @@ bool same_file(const char *input, const char *output)
 	       in.st_ino == out.st_ino;
 }
 
+/* The HPROF reader's metadata when the layout given contradicts the
+ * dump's addresses (heaptrace(1), INPUT FORMATS). */
+#define LAYOUT_CONTRADICTED "object_layout_contradicted"
+
+/* Says once per input, though a command may open it more than once, that
+ * --hprof-compressed-oops contradicts what the dump's addresses show:
+ * every size would be wrong without a word. */
+static void warn_layout_given(struct ht_reader *r,
+			      const struct ht_reader_options *opts)
+{
+	static char warned[2][PATH_MAX];
+	const struct ht_header *hd = ht_reader_header(r);
+	const char *path = ht_reader_path(r);
+
+	for (size_t i = 0; i < hd->n_metadata; i++) {
+		if (strcmp(hd->metadata[i].key, LAYOUT_CONTRADICTED) != 0)
+			continue;
+		for (size_t k = 0; k < 2; k++) {
+			if (strcmp(warned[k], path) == 0)
+				return;
+			if (!warned[k][0]) {
+				snprintf(warned[k], sizeof(warned[k]), "%s",
+					 path);
+				break;
+			}
+		}
+		warning_msg("%s: --hprof-compressed-oops %s contradicts the "
+			    "dump's addresses: %s; sizes follow the layout "
+			    "given", path,
+			    opts && opts->compressed_oops ==
+					    HT_COMPRESSED_OOPS_YES ? "yes"
+								   : "no",
+			    hd->metadata[i].value);
+		return;
+	}
+}
+
 struct ht_reader *open_trace(const char *path,
 			     const struct ht_reader_options *opts)
 {
@@ -139,6 +177,8 @@ struct ht_reader *open_trace(const char *path,
 
 	if (!r)
 		error_msg("%s", err.message);
+	else
+		warn_layout_given(r, opts);
 	return r;
 }
 

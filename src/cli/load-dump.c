@@ -258,6 +258,13 @@ void warn_dump_quality(const char *path, const struct heap *h)
 		warning_msg("%s: dump %llu was aborted by the profiler: "
 			    "objects may be missing", path,
 			    (unsigned long long)h->dump);
+	/* HotSpot writes a dump's roots after its objects: a dump cut short
+	 * has objects and no roots, which would make every object
+	 * unreachable without a word of why */
+	if (heap_no_roots_read(h))
+		warning_msg("%s: dump %llu: no roots were read: every object "
+			    "is unreachable and retains nothing", path,
+			    (unsigned long long)h->dump);
 }
 
 int analysis_status(bool damaged)

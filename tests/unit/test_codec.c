@@ -375,6 +375,63 @@ Test(codec, object_with_no_references_round_trips)
 	assert_one_round_trips(&ev);
 }
 
+/* Version 3 (the writer sets class_refs): an object's first reference
+ * that is its class, its <class> link, is said by an option bit and not
+ * written, and the references after it keep their deltas from the
+ * object's id, so that the event is as long as without the link; without
+ * the option (versions 1 and 2) the link is written like any reference. */
+Test(codec, a_first_reference_to_the_class_is_an_option_bit)
+{
+	const ht_id linked[] = { 0x7000, 0x1018, 0 };
+	const ht_id plain[] = { 0x1018, 0 };
+	struct ht_event with = {
+		.type = HT_EV_OBJECT_REFERENCES,
+		.u.object_references = { .id = 0x1000, .class_id = 0x7000,
+					 .size = 24, .count = 3,
+					 .refs = linked } };
+	struct ht_event without = with;
+	uint8_t a[64], b[64], c[64];
+	size_t la, lb, lc;
+	struct codec_enc e;
+	struct codec_dec d;
+	struct ht_event ev;
+	const char *why = NULL;
+
+	without.u.object_references.count = 2;
+	without.u.object_references.refs = plain;
+	codec_enc_init(&e, a, sizeof(a));
+	e.class_refs = true;
+	codec_put_event(&e, &with);
+	la = codec_enc_used(&e);
+	codec_enc_init(&e, b, sizeof(b));
+	e.class_refs = true;
+	codec_put_event(&e, &without);
+	lb = codec_enc_used(&e);
+	codec_enc_init(&e, c, sizeof(c));
+	codec_put_event(&e, &with);
+	lc = codec_enc_used(&e);
+	cr_assert_eq(la, lb, "the link costs no byte: %zu, not %zu", la, lb);
+	cr_assert_gt(lc, la, "without the option it is written");
+
+	codec_dec_init(&d);
+	codec_dec_reset(&d, a, la);
+	cr_assert_eq(codec_get_event(&d, &ev, &why), 1, "%s", why);
+	cr_assert(htb_event_equal(&ev, &with), "%s", htb_event_diff(&ev, &with));
+	codec_dec_reset(&d, c, lc);
+	cr_assert_eq(codec_get_event(&d, &ev, &why), 1, "%s", why);
+	cr_assert(htb_event_equal(&ev, &with), "%s", htb_event_diff(&ev, &with));
+	/* the bit on an object without references is damage */
+	codec_enc_init(&e, b, sizeof(b));
+	without.u.object_references.count = 0;
+	codec_put_event(&e, &without);
+	b[1] |= 0x20;
+	codec_dec_reset(&d, b, codec_enc_used(&e));
+	cr_assert_lt(codec_get_event(&d, &ev, &why), 0);
+	cr_assert(why && strstr(why, "fewer than the 1 its options say"),
+		  "%s", why);
+	codec_dec_free(&d);
+}
+
 /* ---- the reference escapes ------------------------------------------- */
 
 static void assert_refs_round_trip(ht_id id, const ht_id *refs, size_t n)
@@ -1131,7 +1188,7 @@ Test(codec, unknown_option_bits_are_refused)
 		{ HT_EV_GC_STARTED, 0x04, 0 },
 		{ HT_EV_ROOT_REFERENCES, 0x40, 0 },          /* bit 6 */
 		{ HT_EV_ROOT_REFERENCES, 3 << 3, 0 },        /* result 3 */
-		{ HT_EV_OBJECT_REFERENCES, 0x20, 0 },        /* bit 5 */
+		{ HT_EV_OBJECT_REFERENCES, 0x40, 0 },        /* bit 6 */
 		{ HT_EV_OBJECT_REFERENCES, 3 << 2, 0 },      /* result 3 */
 	};
 

@@ -722,9 +722,11 @@ static void check_standard(const struct run *run, const struct sizes *z)
 	static const uint64_t foo_class_refs[] = {0x2000, 0x2200, OBJECT,
 						  LOADER, 0, 0};
 	static const uint64_t object_class_refs[] = {0, 0, 0, 0};
-	static const uint64_t foo_refs[] = {0x2100};
-	static const uint64_t null_ref[] = {0};
-	static const uint64_t array_refs[] = {0x2000, 0, 0x2100};
+	/* each object's link to its class first (doc/design.md section 1) */
+	static const uint64_t foo_refs[] = {FOO, 0x2100};
+	static const uint64_t null_ref[] = {FOO, 0};
+	static const uint64_t array_refs[] = {FOOS, 0x2000, 0, 0x2100};
+	static const uint64_t ints_refs[] = {INTS};
 	long i;
 
 	cr_assert_eq(run->rc, 0, "%s", run->err.message);
@@ -787,14 +789,14 @@ static void check_standard(const struct run *run, const struct sizes *z)
 	/* instances: references in field order, nulls kept */
 	cr_assert_eq(object(run, 0x2000)->b, FOO);
 	cr_assert_eq(object(run, 0x2000)->c, z->foo);
-	assert_refs(object(run, 0x2000), 1, foo_refs);
-	assert_refs(object(run, 0x2100), 1, null_ref);
+	assert_refs(object(run, 0x2000), 2, foo_refs);
+	assert_refs(object(run, 0x2100), 2, null_ref);
 	cr_assert_eq(object(run, 0x2200)->b, FOOS);
 	cr_assert_eq(object(run, 0x2200)->c, z->foos3);
-	assert_refs(object(run, 0x2200), 3, array_refs);
+	assert_refs(object(run, 0x2200), 4, array_refs);
 	cr_assert_eq(object(run, 0x2300)->b, INTS);
 	cr_assert_eq(object(run, 0x2300)->c, z->ints3);
-	cr_assert_eq(object(run, 0x2300)->n, 0);
+	assert_refs(object(run, 0x2300), 1, ints_refs);
 	cr_assert_eq(object(run, 0x1000)->c, z->object);
 	cr_assert_eq(run->ev[run->n - 1].type, HT_EV_BEGIN_CONTAINER);
 	cr_assert_eq(run->ev[run->n - 1].a, HT_C_END);
@@ -850,22 +852,40 @@ static void assert_ref_fields(const struct ev *e, size_t n,
 			     (unsigned long long)want[i]);
 }
 
+/* The id of the link named name: a field of class 0. */
+static uint64_t link_id(const struct run *run, const char *name)
+{
+	for (size_t i = 0; i < run->n_fields; i++)
+		if (run->fields[i].f.class_id == 0 &&
+		    strcmp(run->fields[i].name, name) == 0)
+			return run->fields[i].f.id;
+	cr_assert_fail("no link %s", name);
+	return 0;
+}
+
 /* Foo's instance field b (a reference after the int a), its statics s and
  * HotSpot's <resolved_references>: declared before the dump, each with its
  * own nonzero id, and named by the references read from them; an array's
- * elements and a class object's super, loader, signers and domain are no
- * field. */
+ * elements are no field. An object's class (first) and a class object's
+ * super, loader, signers and domain (last) are links, fields of class 0. */
 Test(hprof, reference_fields)
 {
 	struct hp h;
 	struct run run;
 	const struct declared *b, *s, *resolved;
+	uint64_t cls, super, loader, signers, domain;
 	long first_dump;
 
 	standard(&h, 8);
 	run = read_hp(&h, "fields.hprof");
 	cr_assert_eq(run.rc, 0, "%s", run.err.message);
-	cr_assert_eq(run.n_fields, 3, "Foo's three reference fields, no other");
+	cr_assert_eq(run.n_fields, 8,
+		     "five links and Foo's three reference fields, no other");
+	cls = link_id(&run, HT_LINK_CLASS);
+	super = link_id(&run, HT_LINK_SUPER);
+	loader = link_id(&run, HT_LINK_LOADER);
+	signers = link_id(&run, HT_LINK_SIGNERS);
+	domain = link_id(&run, HT_LINK_DOMAIN);
 	b = declared(&run, FOO, "b", HT_FIELD_INSTANCE);
 	s = declared(&run, FOO, "s", HT_FIELD_STATIC);
 	resolved = declared(&run, FOO, "<resolved_references>",
@@ -882,16 +902,19 @@ Test(hprof, reference_fields)
 		cr_assert_lt(run.fields[i].event_index,
 			     run.ev[first_dump].index, "declared before the dump");
 
-	assert_ref_fields(object(&run, 0x2000), 1, (uint64_t[]){b->f.id});
-	assert_ref_fields(object(&run, 0x2100), 1, (uint64_t[]){b->f.id});
+	assert_ref_fields(object(&run, 0x2000), 2,
+			  (uint64_t[]){cls, b->f.id});
+	assert_ref_fields(object(&run, 0x2100), 2,
+			  (uint64_t[]){cls, b->f.id});
 	assert_ref_fields(object(&run, FOO), 6,
-			  (uint64_t[]){s->f.id, resolved->f.id, 0, 0, 0, 0});
-	cr_assert(!object(&run, OBJECT)->has_ref_fields,
-		  "a class object without statics names no field");
-	cr_assert(!object(&run, 0x2200)->has_ref_fields,
-		  "array elements are no field");
-	cr_assert(!object(&run, 0x1000)->has_ref_fields,
-		  "an instance without references names no field");
+			  (uint64_t[]){s->f.id, resolved->f.id, super, loader,
+				       signers, domain});
+	assert_ref_fields(object(&run, OBJECT), 4,
+			  (uint64_t[]){super, loader, signers, domain});
+	assert_ref_fields(object(&run, 0x2200), 4,
+			  (uint64_t[]){cls, 0, 0, 0});
+	assert_ref_fields(object(&run, 0x2300), 1, (uint64_t[]){cls});
+	assert_ref_fields(object(&run, 0x1000), 1, (uint64_t[]){cls});
 	done(&run);
 	free(h.buf);
 }
@@ -933,9 +956,11 @@ Test(hprof, inherited_reference_fields)
 	a = declared(&run, 0x200, "a", HT_FIELD_INSTANCE);
 	cr_assert_eq(x->f.offset, 0);
 	cr_assert_eq(a->f.offset, 4);
-	assert_refs(object(&run, 0x1000), 2, (uint64_t[]){0x1100, 0x1200});
-	assert_ref_fields(object(&run, 0x1000), 2,
-			  (uint64_t[]){a->f.id, x->f.id});
+	assert_refs(object(&run, 0x1000), 3,
+		    (uint64_t[]){0x200, 0x1100, 0x1200});
+	assert_ref_fields(object(&run, 0x1000), 3,
+			  (uint64_t[]){link_id(&run, HT_LINK_CLASS), a->f.id,
+					x->f.id});
 	done(&run);
 	free(h.buf);
 }
@@ -1255,7 +1280,8 @@ Test(hprof, big_object_array_in_parts)
 	cr_assert_eq(run.rc, 0, "%s", run.err.message);
 	i = find(&run, 0, HT_EV_OBJECT_REFERENCES, 0x3000);
 	cr_assert_eq(run.ev[i].flags, HT_OBJ_MORE_REFERENCES);
-	cr_assert_eq(run.ev[i].n, 65536);
+	cr_assert_eq(run.ev[i].n, 65536 + 1, "its class, then elements");
+	cr_assert_eq(run.ev[i].refs[0], FOOS);
 	cr_assert_eq(run.ev[i + 1].a, 0x3000);
 	cr_assert_eq(run.ev[i + 1].flags, HT_OBJ_MORE_REFERENCES);
 	cr_assert_eq(run.ev[i + 2].a, 0x3000);
@@ -1540,9 +1566,25 @@ Test(hprof, layout_from_the_option)
 	cr_assert_str_eq(meta(&run, "object_layout_from"),
 			 "given: compressed oops yes");
 	cr_assert_eq(object(&run, 0x10000)->c, 24);
+	/* the addresses, still looked at, contradict it: 99 pairs, all
+	 * adjacent as wide-oops; as compressed-oops only an int holder
+	 * (16 bytes either way) ends where the next begins, 49 of them */
+	cr_assert_str_eq(meta(&run, "object_layout_contradicted"),
+			 "they fit wide-oops: 99 of 99 adjacent objects end "
+			 "where the next begins (as compressed-oops: 49, and "
+			 "0 reach past it)");
 	done(&run);
 	run = read_path_with(write_hp(&h, "no.hprof"), &no);
 	cr_assert_str_eq(meta(&run, "object_layout"), "wide-oops");
+	cr_assert_null(meta(&run, "object_layout_contradicted"),
+		       "the addresses agree");
+	done(&run);
+	free(h.buf);
+	/* the standard dump has no adjacent objects to tell by: nothing
+	 * contradicts a layout given */
+	standard(&h, 8);
+	run = read_path_with(write_hp(&h, "std-no.hprof"), &no);
+	cr_assert_null(meta(&run, "object_layout_contradicted"));
 	done(&run);
 	free(h.buf);
 }

@@ -138,6 +138,32 @@ Test(steps, array_elements_as_the_jvm_spells_arrays, .init = with_fields)
 	cr_assert_str_eq(step(2, 5), "[Ljava.lang.Object;[1]");
 }
 
+/* An array whose link to its class comes first: the link reads as MAT
+ * names it, and the elements keep their indexes. */
+Test(steps, links_by_name_and_elements_after_them, .init = with_fields)
+{
+	static struct heap_field with_link[sizeof(fields) / sizeof(*fields) + 1];
+	static uint32_t linked_field[] = {2, 1, 3, 4, 5, 0, 0};
+	static uint64_t linked_start[] = {0, 1, 4, 7, 7};
+	static uint64_t linked_refs_start[] = {0, 1, 4, 7, 7};
+	static uint32_t linked_refs[] = {1, 2, HEAP_NULL_REF, HEAP_NULL_REF,
+					 HEAP_NULL_REF, HEAP_NULL_REF, 1};
+
+	memcpy(with_link, fields, sizeof(fields));
+	with_link[4] = (struct heap_field){.id = 5, .class_id = 0,
+					   .name = HT_LINK_CLASS};
+	h.fields = with_link;
+	h.n_fields = 5;
+	h.odd_field = linked_field;
+	h.odd_start = linked_start;
+	h.ref_start = linked_refs_start;
+	h.ref = linked_refs;
+	cr_assert_str_eq(step(2, 4), "<class>");
+	cr_assert_str_eq(step(2, 5), "java.lang.Object[][0]");
+	cr_assert_str_eq(step(2, 6), "java.lang.Object[][1]");
+	cr_assert_str_eq(step(1, 2), "[1]", "an undeclared field is no link");
+}
+
 Test(steps, by_position_without_fields, .init = without_fields)
 {
 	cr_assert_str_eq(step(1, 1), "[0]");

@@ -34,6 +34,8 @@
 #define OPT_OBJ_GENERATION 0x2u
 #define OPT_OBJ_RESULT_SHIFT 2
 #define OPT_OBJ_REF_FIELDS (1u << (OPT_OBJ_RESULT_SHIFT + 2)) /* version 2 */
+/* the first reference is the object's class, not written (version 3) */
+#define OPT_OBJ_CLASS_REF (1u << (OPT_OBJ_RESULT_SHIFT + 3))
 /* A field's kind and whether it has an offset share one varint. */
 #define FIELD_HAS_OFFSET 0x1u
 #define FIELD_KIND_SHIFT 1
@@ -52,6 +54,7 @@ void codec_enc_init(struct codec_enc *e, uint8_t *buf, size_t size)
 	e->p = buf;
 	e->end = buf + size;
 	memset(&e->base, 0, sizeof(e->base));
+	e->class_refs = false;
 }
 
 static inline void put_u(struct codec_enc *e, uint64_t v)
@@ -354,6 +357,8 @@ static void put_object_references(struct codec_enc *e,
 				  const struct ht_ev_object_references *o)
 {
 	unsigned opts = (unsigned)o->result << OPT_OBJ_RESULT_SHIFT;
+	bool class_ref = e->class_refs && o->count && o->class_id &&
+			 o->refs[0] == o->class_id;
 	ht_id prev;
 
 	if (o->ref_flags)
@@ -362,6 +367,8 @@ static void put_object_references(struct codec_enc *e,
 		opts |= OPT_OBJ_GENERATION;
 	if (o->ref_fields)
 		opts |= OPT_OBJ_REF_FIELDS;
+	if (class_ref)
+		opts |= OPT_OBJ_CLASS_REF;
 	put_u(e, opts);
 	put_delta(e, &e->base.object, o->id);
 	put_delta(e, &e->base.class_, o->class_id);
@@ -371,7 +378,7 @@ static void put_object_references(struct codec_enc *e,
 		put_u(e, o->generation);
 	put_u(e, o->count);
 	prev = o->id;
-	for (size_t i = 0; i < o->count; i++)
+	for (size_t i = class_ref ? 1 : 0; i < o->count; i++)
 		put_ref(e, &prev, o->refs[i]);
 	if (o->ref_flags)
 		for (size_t i = 0; i < o->count; i++)
@@ -603,14 +610,23 @@ static const char *why_printf(const char *fmt, ...)
 /* A count of elements each at least min_bytes long: checked against what
  * is left of the payload before anything is allocated for it, so that a
  * hostile count (2^60 references) costs nothing. */
-static int get_count(struct codec_dec *d, size_t min_bytes, const char *what,
-		     size_t *out, const char **why)
+/* A count of elements of at least min_bytes each, but for `unwritten` of
+ * them, which take none (an object's link to its class). */
+static int get_count_unwritten(struct codec_dec *d, size_t min_bytes,
+			       uint64_t unwritten, const char *what,
+			       size_t *out, const char **why)
 {
 	uint64_t v, left;
 
 	GET_U(d, &v, "count");
 	left = (uint64_t)(d->end - d->p);
-	if (v > left / min_bytes) {
+	if (v < unwritten) {
+		*why = why_printf("count of %llu %s, fewer than the %llu its "
+				  "options say", (unsigned long long)v, what,
+				  (unsigned long long)unwritten);
+		return -1;
+	}
+	if (v - unwritten > left / min_bytes) {
 		*why = why_printf("count of %llu %s, more than the %llu "
 				  "bytes left in the %s can hold",
 				  (unsigned long long)v, what,
@@ -619,6 +635,12 @@ static int get_count(struct codec_dec *d, size_t min_bytes, const char *what,
 	}
 	*out = (size_t)v;
 	return 0;
+}
+
+static int get_count(struct codec_dec *d, size_t min_bytes, const char *what,
+		     size_t *out, const char **why)
+{
+	return get_count_unwritten(d, min_bytes, 0, what, out, why);
 }
 
 static int get_string(struct codec_dec *d, const char **out, const char **why)
@@ -901,7 +923,7 @@ static int get_object_references(struct codec_dec *d,
 	ht_id prev;
 
 	GET_U(d, &opts, "options");
-	if (opts >> (OPT_OBJ_RESULT_SHIFT + 3) ||
+	if (opts >> (OPT_OBJ_RESULT_SHIFT + 4) ||
 	    ((opts >> OPT_OBJ_RESULT_SHIFT) & 3) > HT_RESULT_ABORT) {
 		*why = "unknown object_references options";
 		return -1;
@@ -915,12 +937,15 @@ static int get_object_references(struct codec_dec *d,
 	o->generation = 0;
 	if (o->has_generation)
 		TRY(get_u32(d, &o->generation, "bad generation", why));
-	TRY(get_count(d, 1, "references", &n, why));
+	TRY(get_count_unwritten(d, 1, opts & OPT_OBJ_CLASS_REF ? 1 : 0,
+				"references", &n, why));
 	o->count = n;
 	if (RESERVE(d, ids, n + 1) < 0)
 		return -2;
 	prev = o->id;
-	for (size_t i = 0; i < n; i++)
+	if (opts & OPT_OBJ_CLASS_REF)
+		d->ids[0] = o->class_id;
+	for (size_t i = opts & OPT_OBJ_CLASS_REF ? 1 : 0; i < n; i++)
 		TRY(get_ref(d, &prev, &d->ids[i], why));
 	o->refs = d->ids;
 	o->ref_flags = NULL;

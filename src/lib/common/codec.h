@@ -33,6 +33,11 @@ struct codec_enc {
 	uint8_t *p;
 	uint8_t *end;
 	struct codec_bases base;
+	/* version 3: an object's first reference that is its class (its
+	 * <class> link) is not written, but said by an option bit, so that a
+	 * link costs no byte and the references after it keep their deltas
+	 * from the object's id; false from codec_enc_init */
+	bool class_refs;
 };
 
 void codec_enc_init(struct codec_enc *e, uint8_t *buf, size_t size);

@@ -71,6 +71,25 @@
  * thousands of neighbours tell the layouts apart many times over. */
 #define MAX_EVIDENCE_PAIRS (1u << 16)
 
+/*
+ * The links (trace.h), the first field ids of every dump read here: the
+ * edge from each object to its class, which HPROF leaves implicit in the
+ * class id, and those from a class object to what its CLASS_DUMP names.
+ * The JVM keeps a class while any instance is alive, and a class loader
+ * while any of its classes is; without these edges a class with live
+ * instances could be unreachable, and a loader would seem to retain
+ * classes that their instances keep. A class holds its superclass loaded
+ * too, so <super> is an edge as well, as in Eclipse MAT.
+ */
+enum link_field {
+	LINK_CLASS = 1,
+	LINK_SUPER,
+	LINK_LOADER,
+	LINK_SIGNERS,
+	LINK_DOMAIN,
+	FIRST_CLASS_FIELD,
+};
+
 /* string_value_at before String's fields were looked for */
 #define STRING_FIELDS_UNKNOWN (-2)
 
@@ -494,6 +513,8 @@ struct hprof_source {
 	enum ht_compressed_oops choice; /* the caller's (ht_reader_options) */
 	struct evidence evidence;
 	enum jvm_model model;
+	char contradiction[192]; /* what the addresses show against the
+				    layout given, or "" */
 	uint64_t mirror_base[JVM_MODELS_]; /* java.lang.Class without statics */
 	bool has_mirror_base[JVM_MODELS_];
 	uint64_t class_class;  /* java.lang.Class's id, 0 if absent */
@@ -506,7 +527,7 @@ struct hprof_source {
 
 	struct ht_header header;
 	struct ht_metadata metadata[6];
-	char meta_values[6][128];
+	char meta_values[6][192];
 
 	/* the event pass */
 	enum phase phase;
@@ -521,6 +542,7 @@ struct hprof_source {
 	/* an object array being delivered in parts */
 	bool array_open;
 	uint64_t array_id, array_class, array_size, array_at, array_sub_at;
+	unsigned array_head;   /* its sub-record's bytes before the elements */
 	uint32_t array_left;
 	struct class_ref *by_id; /* the dump's class objects, by id */
 	size_t cap_by_id, next_class, class_in_file;
@@ -532,6 +554,7 @@ struct hprof_source {
 	struct ht_field *fields; /* of the fields event being delivered */
 	size_t cap_fields;
 	size_t field_class;    /* the class whose fields go out next */
+	bool links_declared;
 	uint32_t *zero_flags;
 	size_t cap_zero_flags;
 	char *name_buf;
@@ -1323,7 +1346,7 @@ static unsigned class_dump_fixed(unsigned id)
 static int give_field_ids(struct hprof_source *s, struct hclass *c,
 			  uint32_t n_refs)
 {
-	uint32_t first = s->next_field ? s->next_field : 1;
+	uint32_t first = s->next_field ? s->next_field : FIRST_CLASS_FIELD;
 
 	if (UINT32_MAX - first < (uint64_t)n_refs + c->n_static_refs)
 		return -1;
@@ -1455,10 +1478,11 @@ static void observe(struct evidence *e, uint64_t id, const uint64_t *size)
 	}
 }
 
+/* Collected for a layout given as well, to say when the addresses
+ * contradict it. */
 static bool collecting_evidence(const struct hprof_source *s)
 {
-	return s->choice == HT_COMPRESSED_OOPS_AUTO && s->id_size == 8 &&
-	       s->evidence.pairs < MAX_EVIDENCE_PAIRS;
+	return s->id_size == 8 && s->evidence.pairs < MAX_EVIDENCE_PAIRS;
 }
 
 static void observe_instance(struct hprof_source *s, uint64_t id,
@@ -2122,14 +2146,47 @@ static void name_threads(struct hprof_source *s)
 
 /* ---- The object layout ------------------------------------------------- */
 
-/* The layout the option asks for, or the one the addresses fit best:
- * the fewest objects reaching past their neighbour, then the most that
- * end exactly where it begins, then the smallest (compressed oops, which
- * every heap under 32 GB has unless told otherwise). */
+/* The layout the addresses fit best: the fewest objects reaching past
+ * their neighbour, then the most that end exactly where it begins, then
+ * the smallest (compressed oops, which every heap under 32 GB has unless
+ * told otherwise). */
+static enum jvm_model best_model(const struct evidence *e)
+{
+	int best = 0;
+
+	for (int m = 1; m < 3; m++)
+		if (e->overlaps[m] < e->overlaps[best] ||
+		    (e->overlaps[m] == e->overlaps[best] &&
+		     e->exact[m] > e->exact[best]))
+			best = m;
+	return (enum jvm_model)best;
+}
+
+/* When the layout given contradicts the addresses (they fit a layout of
+ * the other kind of references better, and say so by objects that end
+ * where the next begins), what they show, into s->contradiction. */
+static void check_given(struct hprof_source *s, bool yes)
+{
+	const struct evidence *e = &s->evidence;
+	enum jvm_model best = best_model(e);
+	enum jvm_model given = yes ? JVM_COMPRESSED : JVM_WIDE_OOPS;
+
+	if (e->exact[best] == 0 || (best == JVM_COMPRESSED) == yes)
+		return;
+	snprintf(s->contradiction, sizeof(s->contradiction),
+		 "they fit %s: %llu of %llu adjacent objects end where the "
+		 "next begins (as %s: %llu, and %llu reach past it)",
+		 jvm_layouts[best].name, (unsigned long long)e->exact[best],
+		 (unsigned long long)e->pairs, jvm_layouts[given].name,
+		 (unsigned long long)e->exact[given],
+		 (unsigned long long)e->overlaps[given]);
+}
+
+/* The layout the option asks for, or the one the addresses fit best. */
 static void decide_model(struct hprof_source *s, char *why, size_t size)
 {
 	const struct evidence *e = &s->evidence;
-	int best = 0;
+	enum jvm_model best;
 
 	if (s->id_size == 4) {
 		s->model = JVM_32BIT;
@@ -2142,14 +2199,11 @@ static void decide_model(struct hprof_source *s, char *why, size_t size)
 		s->model = yes ? JVM_COMPRESSED : JVM_WIDE_OOPS;
 		snprintf(why, size, "given: compressed oops %s",
 			 yes ? "yes" : "no");
+		check_given(s, yes);
 		return;
 	}
-	for (int m = 1; m < 3; m++)
-		if (e->overlaps[m] < e->overlaps[best] ||
-		    (e->overlaps[m] == e->overlaps[best] &&
-		     e->exact[m] > e->exact[best]))
-			best = m;
-	s->model = (enum jvm_model)best;
+	best = best_model(e);
+	s->model = best;
 	if (e->exact[best] == 0)
 		snprintf(why, size, "auto: no adjacent objects to tell by, "
 			 "assumed");
@@ -2207,6 +2261,12 @@ static void fill_header(struct hprof_source *s, const char *why)
 	snprintf(s->meta_values[n], sizeof(s->meta_values[n]), "%s", why);
 	s->metadata[n].key = "object_layout_from";
 	n++;
+	if (s->contradiction[0]) {
+		snprintf(s->meta_values[n], sizeof(s->meta_values[n]), "%s",
+			 s->contradiction);
+		s->metadata[n].key = "object_layout_contradicted";
+		n++;
+	}
 	for (size_t i = 0; i < n; i++)
 		s->metadata[i].value = s->meta_values[i];
 	s->header = (struct ht_header){
@@ -2422,15 +2482,43 @@ static int class_fields(struct hprof_source *s, const struct hclass *c,
 	return 0;
 }
 
+/* The links, declared by no class, into s->fields from *n on. */
+static int link_fields(struct hprof_source *s, size_t *n)
+{
+	static const char *const names[] = {
+		[LINK_CLASS] = HT_LINK_CLASS,
+		[LINK_SUPER] = HT_LINK_SUPER,
+		[LINK_LOADER] = HT_LINK_LOADER,
+		[LINK_SIGNERS] = HT_LINK_SIGNERS,
+		[LINK_DOMAIN] = HT_LINK_DOMAIN,
+	};
+
+	if (HPROF_GROW(s->fields, *n + FIRST_CLASS_FIELD, s->cap_fields) < 0)
+		return -1;
+	for (unsigned id = LINK_CLASS; id < FIRST_CLASS_FIELD; id++)
+		s->fields[(*n)++] = (struct ht_field){
+			.id = id,
+			.name = names[id],
+			.kind = HT_FIELD_INSTANCE,
+		};
+	return 0;
+}
+
 /*
- * The next fields event: the reference fields of the classes with a
- * CLASS_DUMP, in the order they were indexed (and their ids given), before
- * any dump that names them. 1 an event, 0 none left, -1 out of memory.
+ * The next fields event: the links, then the reference fields of the
+ * classes with a CLASS_DUMP, in the order they were indexed (and their
+ * ids given), before any dump that names them. 1 an event, 0 none left,
+ * -1 out of memory.
  */
 static int fields_event(struct hprof_source *s, struct ht_event *ev)
 {
 	size_t n = 0;
 
+	if (!s->links_declared) {
+		if (link_fields(s, &n) < 0)
+			return -1;
+		s->links_declared = true;
+	}
 	while (s->field_class < s->n_classes && n < FIELDS_PER_EVENT) {
 		const struct hclass *c = &s->classes[s->field_class++];
 
@@ -2827,8 +2915,8 @@ static int step_event(struct hprof_source *s, const struct step *st,
 
 /* ---- The event pass: objects ------------------------------------------- */
 
-/* Room for n references, and for their fields, which an instance and a
- * class object have (an array's elements have none). */
+/* Room for n references, and for their fields (an array's elements have
+ * none, but its link to its class has one). */
 static int reserve_refs(struct hprof_source *s, size_t n)
 {
 	return HPROF_GROW(s->refs, n ? n : 1, s->cap_refs);
@@ -2865,8 +2953,8 @@ static void object_event(struct hprof_source *s, struct ht_event *ev,
  * A class object: java.lang.Class with the class's statics. Its
  * references are its static reference fields in the dump's order (the
  * pseudo-statics HotSpot adds, "<resolved_references>" and "<init_lock>",
- * included), then its super class, class loader, signers and protection
- * domain.
+ * included), then its links: its super class, class loader, signers and
+ * protection domain.
  */
 static int class_object(struct hprof_source *s, struct ht_event *ev,
 			const struct class_ref *cr, struct ht_error *err)
@@ -2877,7 +2965,7 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	ht_id obj, tail[4];
 	struct bad_value bad;
 	uint64_t size;
-	size_t n = 0, statics;
+	size_t n = 0;
 	uint16_t count;
 	struct hclass *c;
 
@@ -2914,15 +3002,13 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	if (!(p = take(&cur, 2)) || !take(&cur, (size_t)be16(p) * (id + 1)))
 		goto changed;
 	memcpy(s->refs + n, tail, sizeof(tail));
-	memset(s->ref_fields + n, 0, 4 * sizeof(*s->ref_fields));
-	statics = n;
+	for (unsigned i = 0; i < 4; i++)
+		s->ref_fields[n + i] = LINK_SUPER + i;
 	n += 4;
 	size = layout_mirror_size(&jvm_layouts[s->model], mirror_base(s),
 				  c ? &c->statics : &(struct static_counts){0});
 	object_event(s, ev, cr->offset, obj, s->class_class, size, n);
-	/* without statics, none of its references is a field */
-	if (statics)
-		ev->u.object_references.ref_fields = s->ref_fields;
+	ev->u.object_references.ref_fields = s->ref_fields;
 	return 1;
 changed:
 	if (cur.io)
@@ -2997,39 +3083,60 @@ static int instance_object(struct hprof_source *s, struct ht_event *ev,
 			    (unsigned long long)class_id,
 			    (unsigned long long)c->data_bytes);
 	if ((!c->has_layout[s->model] && !class_layout(s, c, s->model)) ||
-	    (c->n_refs > s->cap_refs && reserve_refs(s, c->n_refs) < 0) ||
-	    (c->n_refs > s->cap_ref_fields &&
-	     reserve_ref_fields(s, c->n_refs) < 0))
+	    (c->n_refs >= s->cap_refs && reserve_refs(s, c->n_refs + 1) < 0) ||
+	    (c->n_refs >= s->cap_ref_fields &&
+	     reserve_ref_fields(s, c->n_refs + 1) < 0))
 		return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
 	p = end - s->at - head >= n ? in_at(&s->in, s->at + head, n) : NULL;
 	if (!p)
 		return fail_read(s, err, s->at);
-	instance_refs(s, c, p, s->refs, s->ref_fields);
-	object_event(s, ev, s->at, obj, class_id, c->size[s->model], c->n_refs);
-	if (c->n_refs)
-		ev->u.object_references.ref_fields = s->ref_fields;
+	s->refs[0] = class_id;
+	s->ref_fields[0] = LINK_CLASS;
+	instance_refs(s, c, p, s->refs + 1, s->ref_fields + 1);
+	object_event(s, ev, s->at, obj, class_id, c->size[s->model],
+		     (size_t)c->n_refs + 1);
+	ev->u.object_references.ref_fields = s->ref_fields;
 	s->at += head + n;
 	return 1;
 }
 
-/* The next part of the object array being delivered. */
+/* An array's link to its class, alone (a primitive array) or before the
+ * first n elements, which are no fields: into refs and ref_fields. */
+static int array_link(struct hprof_source *s, ht_id class_id, size_t n)
+{
+	if (reserve_refs(s, n + 1) < 0 || reserve_ref_fields(s, n + 1) < 0)
+		return -1;
+	s->refs[0] = class_id;
+	s->ref_fields[0] = LINK_CLASS;
+	memset(s->ref_fields + 1, 0, n * sizeof(*s->ref_fields));
+	return 0;
+}
+
+/* The next part of the object array being delivered; the first starts
+ * with its link to its class, so that elements keep their indexes in the
+ * parts after it. */
 static int array_part(struct hprof_source *s, struct ht_event *ev,
 		      struct ht_error *err)
 {
 	uint32_t n = s->array_left < REFS_PER_EVENT ? s->array_left
 						     : REFS_PER_EVENT;
+	bool first = s->array_at == s->array_sub_at + s->array_head;
+	size_t k = first ? 1 : 0;
 	const uint8_t *p;
 
-	if (reserve_refs(s, n) < 0)
+	if (first ? array_link(s, s->array_class, n) < 0
+		  : reserve_refs(s, n) < 0)
 		return fail(s, err, HT_E_NOMEM, s->array_sub_at,
 			    "%s", nomem_cause());
 	p = in_at(&s->in, s->array_at, (size_t)n * s->id_size);
 	if (!p)
 		return fail_read(s, err, s->array_sub_at);
 	for (uint32_t i = 0; i < n; i++)
-		s->refs[i] = get_id(s, p + i * s->id_size);
+		s->refs[k + i] = get_id(s, p + i * s->id_size);
 	object_event(s, ev, s->array_sub_at, s->array_id, s->array_class,
-		     s->array_size, n);
+		     s->array_size, n + k);
+	if (first)
+		ev->u.object_references.ref_fields = s->ref_fields;
 	s->array_left -= n;
 	s->array_at += (uint64_t)n * s->id_size;
 	if (s->array_left)
@@ -3062,12 +3169,19 @@ static int array_object(struct hprof_source *s, struct ht_event *ev,
 	s->array_sub_at = s->at;
 	s->at += head + bytes;
 	if (tag == S_PRIM_ARRAY_DUMP) {
-		object_event(s, ev, s->array_sub_at, s->array_id,
-			     s->prim_array_class[type], s->array_size, 0);
+		ht_id class_id = s->prim_array_class[type];
+
+		if (array_link(s, class_id, 0) < 0)
+			return fail(s, err, HT_E_NOMEM, s->array_sub_at,
+				    "%s", nomem_cause());
+		object_event(s, ev, s->array_sub_at, s->array_id, class_id,
+			     s->array_size, 1);
+		ev->u.object_references.ref_fields = s->ref_fields;
 		return 1;
 	}
 	s->array_class = get_id(s, p + 9 + id);
 	s->array_left = count;
+	s->array_head = head;
 	s->array_at = s->array_sub_at + head;
 	s->array_open = true;
 	return array_part(s, ev, err);

@@ -476,6 +476,7 @@ static void slot_fresh_buffer(struct ht_recorder *rec, struct slot *s)
 	struct wbuf *b = buffer_get(rec, s);
 
 	codec_enc_init(&s->enc, b->data, rec->buffer_size);
+	s->enc.class_refs = rec->version >= 3;
 	atomic_store_explicit(&s->buf, b, memory_order_relaxed);
 }
 

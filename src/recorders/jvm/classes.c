@@ -197,6 +197,22 @@ static bool reference_field(jvmtiEnv *jv, jclass k, jfieldID f, char **name,
 	return ref;
 }
 
+void classes_declare_links(struct agent *ag)
+{
+	static const struct ht_field links[] = {
+		{.id = LINK_CLASS, .name = HT_LINK_CLASS},
+		{.id = LINK_SUPER, .name = HT_LINK_SUPER},
+		{.id = LINK_LOADER, .name = HT_LINK_LOADER},
+		{.id = LINK_SIGNERS, .name = HT_LINK_SIGNERS},
+		{.id = LINK_DOMAIN, .name = HT_LINK_DOMAIN},
+	};
+
+	if (ag->next_field_id != 1)
+		return;
+	ht_fields(ag->rec, sizeof(links) / sizeof(*links), links);
+	ag->next_field_id = FIRST_FIELD_ID;
+}
+
 /*
  * Gives each reference field k declares (static or not) a field id and
  * records them in one fields event; ci is k's entry. The ids are small
@@ -213,6 +229,7 @@ static int declare_fields(struct agent *ag, jclass k, struct class_info *ci)
 
 	if ((*jv)->GetClassFields(jv, k, &n, &fields) != JVMTI_ERROR_NONE)
 		return -1;
+	classes_declare_links(ag);
 	ci->own_fields = calloc(n ? (size_t)n : 1, sizeof(*ci->own_fields));
 	decl = calloc(n ? (size_t)n : 1, sizeof(*decl));
 	if (!ci->own_fields || !decl)
@@ -416,6 +433,7 @@ int classes_sweep(struct agent *ag, JNIEnv *jni)
 	jclass *v = NULL;
 	int rc = 0;
 
+	classes_declare_links(ag);
 	/* GetLoadedClasses makes a local reference per class at once: room
 	 * for about as many as last time, and more */
 	if ((*jni)->PushLocalFrame(jni, (jint)(ag->classes.n + 4096)) != 0)

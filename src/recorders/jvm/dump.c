@@ -8,8 +8,7 @@
  *     C_RT_JIT frame method   a Java frame's locals (C_RT_NATIVE for a
  *                             native method's JNI locals)
  *   C_RT_STRONGPTR          JNI global references
- *   C_RT_CLASS class        the class's own object, and the values of its
- *                           static fields
+ *   C_RT_CLASS class        a system class's own object
  *   C_RT_INTERNALVM         objects whose monitors are held
  *   C_RT_ROOTTABLE          other roots of the VM
  *   C_HEAP                  every object reached, with its references
@@ -24,10 +23,14 @@
  * others come from each thread's stack as JVMTI gives it right after the
  * walk, for a thread whose stack still has the walk's frames where the
  * walk saw them (one that moved on keeps only the walk's frames). A
- * frame's method is its place, method and line (frames.c). Each reference names the field it was read from (the ids of
+ * frame's method is its place, method and line (frames.c). Each reference
+ * names the field it was read from (the ids of
  * classes.c's fields events): an instance field's by its slot, a static
- * field's (a root of its class) and a reference the layout did not place
- * by the field index, looked up once the walk is over.
+ * field's (a reference of its class object) and a reference the layout did
+ * not place by the field index, looked up once the walk is over; the links
+ * (an object to its class, a class object to its superclass, loader...)
+ * by their own ids, as the HPROF reader gives them, so that both give the
+ * same graph of one program.
  */
 #include "recorders/jvm/agent.h"
 #include "util/alloc.h"
@@ -39,13 +42,15 @@
 
 #define NO_CLASS UINT32_MAX
 
-/* One object of the dump. Its references are n_slots entries of
- * d->slots from first (fields or elements in order, 0 for null), then
- * n_extra entries of d->extras (references that are not fields: a class's
- * loader, superclass, constant pool entries...). */
+/* One object of the dump. Its references are its link to its class
+ * (class_ref, when the walk reported it), n_slots entries of d->slots from
+ * first (fields or elements in order, 0 for null), then n_extra entries of
+ * d->extras (references that are not fields: a class's loader,
+ * superclass, constant pool entries...). */
 struct object_rec {
 	ht_id id;
 	ht_id cls;
+	ht_id class_ref;
 	uint64_t size;
 	size_t first;
 	uint32_t n_slots;
@@ -58,6 +63,8 @@ struct extra_ref {
 	uint32_t seq;
 	ht_id target;
 	jint field_index;  /* JVMTI's, for a field; -1 for none */
+	bool is_static;    /* a class object's static field */
+	ht_id link;        /* the link it is (a class object's), 0 for none */
 };
 
 /* The containers roots go to, in the order they are recorded. */
@@ -76,7 +83,6 @@ struct root_rec {
 	jmethodID method;  /* the frame's */
 	ht_id target;
 	uint32_t seq;      /* report order: ties keep it */
-	jint field_index;  /* a static field's (G_CLASS), -1 for none */
 	jlocation location; /* where the frame is, -1 unknown */
 	ht_id place;       /* the frame's method id (frames.c), once named */
 	bool native;       /* the frame's method is native */
@@ -181,6 +187,7 @@ static int new_object(struct dump *d, jlong tag, jlong class_tag, jlong size,
 	o = &d->objs[d->n_objs++];
 	o->id = (ht_id)tag;
 	o->cls = (ht_id)class_tag;
+	o->class_ref = 0;
 	o->size = (uint64_t)size;
 	o->first = d->n_slots;
 	o->n_slots = n;
@@ -244,8 +251,7 @@ static bool find_referrer(struct dump *d, jlong tag, uint32_t *index)
 }
 
 static int add_root(struct dump *d, enum root_group group, ht_id owner,
-		    jint depth, jmethodID method, jlong target,
-		    jint field_index)
+		    jint depth, jmethodID method, jlong target)
 {
 	struct root_rec *r;
 
@@ -258,7 +264,6 @@ static int add_root(struct dump *d, enum root_group group, ht_id owner,
 	r->method = method;
 	r->target = (ht_id)target;
 	r->seq = (uint32_t)d->n_roots++;
-	r->field_index = field_index;
 	r->location = -1;
 	r->place = 0;
 	r->native = false;
@@ -267,12 +272,10 @@ static int add_root(struct dump *d, enum root_group group, ht_id owner,
 }
 
 /*
- * A class's object is a root of the class: the JVM holds it in the class's
- * data as long as the class is loaded. JVMTI reports it as a root for the
- * system classes only; for the others it reports the reference from each
- * instance to its class, which is not a field: the first one makes the
- * root, so that class objects that no field reaches (array and hidden
- * classes) are not left unreachable.
+ * A system class's object is a root of the class (C_RT_CLASS), as JVMTI
+ * reports it. Other class objects are reached as the JVM keeps them: by
+ * the <class> link of each instance, the <super> link of each subclass,
+ * and their loader's list, as in an HPROF dump.
  */
 static int root_class_object(struct dump *d, jlong class_object)
 {
@@ -286,7 +289,7 @@ static int root_class_object(struct dump *d, jlong class_object)
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
 	return add_root(d, G_CLASS, (ht_id)class_object, -1, NULL,
-			class_object, -1);
+			class_object);
 }
 
 static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
@@ -294,12 +297,11 @@ static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 {
 	switch (kind) {
 	case JVMTI_HEAP_REFERENCE_THREAD:
-		return add_root(d, G_THREAD, (ht_id)target, -1, NULL, target,
-				-1);
+		return add_root(d, G_THREAD, (ht_id)target, -1, NULL, target);
 	case JVMTI_HEAP_REFERENCE_STACK_LOCAL:
 		if (add_root(d, G_THREAD, (ht_id)info->stack_local.thread_tag,
 			     info->stack_local.depth, info->stack_local.method,
-			     target, -1) < 0)
+			     target) < 0)
 			return -1;
 		d->roots[d->n_roots - 1].location =
 			info->stack_local.location;
@@ -307,20 +309,20 @@ static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 	case JVMTI_HEAP_REFERENCE_JNI_LOCAL:
 		return add_root(d, G_THREAD, (ht_id)info->jni_local.thread_tag,
 				info->jni_local.depth, info->jni_local.method,
-				target, -1);
+				target);
 	case JVMTI_HEAP_REFERENCE_JNI_GLOBAL:
-		return add_root(d, G_STRONG, 0, -1, NULL, target, -1);
+		return add_root(d, G_STRONG, 0, -1, NULL, target);
 	case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
 		return root_class_object(d, target);
 	case JVMTI_HEAP_REFERENCE_MONITOR:
-		return add_root(d, G_MONITOR, 0, -1, NULL, target, -1);
+		return add_root(d, G_MONITOR, 0, -1, NULL, target);
 	default:
-		return add_root(d, G_OTHER, 0, -1, NULL, target, -1);
+		return add_root(d, G_OTHER, 0, -1, NULL, target);
 	}
 }
 
 static int add_extra(struct dump *d, uint32_t object, jlong target,
-		     jint field_index)
+		     jint field_index, bool is_static, ht_id link)
 {
 	struct extra_ref *e;
 
@@ -332,6 +334,8 @@ static int add_extra(struct dump *d, uint32_t object, jlong target,
 	e->seq = (uint32_t)d->n_extras++;
 	e->target = (ht_id)target;
 	e->field_index = field_index;
+	e->is_static = is_static;
+	e->link = link;
 	d->objs[object].n_extra++;
 	return 0;
 }
@@ -353,6 +357,23 @@ static int64_t field_slot(const struct dump *d, const struct object_rec *o,
 	return ci->slot_of[at];
 }
 
+/* The link a class object's reference of that kind is, 0 for none. */
+static ht_id link_of(jvmtiHeapReferenceKind kind)
+{
+	switch (kind) {
+	case JVMTI_HEAP_REFERENCE_SUPERCLASS:
+		return LINK_SUPER;
+	case JVMTI_HEAP_REFERENCE_CLASS_LOADER:
+		return LINK_LOADER;
+	case JVMTI_HEAP_REFERENCE_SIGNERS:
+		return LINK_SIGNERS;
+	case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN:
+		return LINK_DOMAIN;
+	default:
+		return 0;
+	}
+}
+
 static int object_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 			    const jvmtiHeapReferenceInfo *info, jlong referrer,
 			    jlong target)
@@ -361,17 +382,20 @@ static int object_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 	uint32_t from;
 	int64_t slot = -1;
 
-	/* An object's class is its class id, not one of its fields; a
-	 * static field's value is a root of its class (C_RT_CLASS). */
-	if (kind == JVMTI_HEAP_REFERENCE_CLASS)
-		return root_class_object(d, target);
-	if (kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD)
-		return add_root(d, G_CLASS, (ht_id)referrer, -1, NULL, target,
-				info->field.index);
 	/* the referrer was reported (and tagged) before its references */
 	if (!find_referrer(d, referrer, &from))
 		return 0;
 	o = &d->objs[from];
+	if (kind == JVMTI_HEAP_REFERENCE_CLASS) {
+		o->class_ref = (ht_id)target;
+		return 0;
+	}
+	/* a static field's value is a reference of its class's object, as
+	 * in an HPROF dump: the class keeps it, and its loader with it */
+	if (kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD)
+		return add_extra(d, from, target, info->field.index, true, 0);
+	if (link_of(kind))
+		return add_extra(d, from, target, -1, false, link_of(kind));
 	if (kind == JVMTI_HEAP_REFERENCE_FIELD)
 		slot = field_slot(d, o, info->field.index);
 	else if (kind == JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT &&
@@ -381,7 +405,7 @@ static int object_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 	if (slot < 0)
 		return add_extra(d, from, target,
 				 kind == JVMTI_HEAP_REFERENCE_FIELD ?
-				 info->field.index : -1);
+				 info->field.index : -1, false, 0);
 	d->slots[o->first + (size_t)slot] = (ht_id)target;
 	return 0;
 }
@@ -580,8 +604,8 @@ static int add_thread_frames(struct dump *d, jthread thread, ht_id owner,
 			at++;
 		if (at < to && d->roots[at].depth == depth)
 			continue;
-		if (add_root(d, G_THREAD, owner, depth, fr[depth].method, 0,
-			     -1) < 0)
+		if (add_root(d, G_THREAD, owner, depth, fr[depth].method,
+			     0) < 0)
 			return -1;
 		d->roots[d->n_roots - 1].location = fr[depth].location;
 		d->roots[d->n_roots - 1].empty = true;
@@ -682,41 +706,25 @@ static void begin_container_of(struct dump *d, const struct root_rec *r,
 	}
 }
 
-/* The static field a root is, 0 for none. */
-static ht_id root_field(const struct dump *d, const struct root_rec *r)
-{
-	if (r->group != G_CLASS || r->field_index < 0)
-		return 0;
-	return classes_static_field(classes_find(&d->ag->classes, r->owner),
-				    r->field_index);
-}
-
 static void record_roots(struct dump *d)
 {
 	size_t i = 0;
 
 	while (i < d->n_roots) {
 		const struct root_rec *r = &d->roots[i];
-		bool any_field = false;
-		size_t n = 0;
-
-		size_t run = 0;
+		size_t n = 0, run = 0;
 
 		begin_container_of(d, r, i ? &d->roots[i - 1] : NULL);
 		for (; i + run < d->n_roots &&
 		       same_container(r, &d->roots[i + run]); run++) {
 			if (d->roots[i + run].empty)
 				continue;
-			d->refs[n] = d->roots[i + run].target;
-			d->fields[n] = root_field(d, &d->roots[i + run]);
-			any_field |= d->fields[n] != 0;
-			n++;
+			d->refs[n++] = d->roots[i + run].target;
 		}
+		/* no root is a field: statics are their class's references */
 		if (n)
-			ht_root_references_fields(d->ag->rec, n, d->refs,
-						  d->zeros, NULL, NULL, NULL,
-						  any_field ? d->fields : NULL,
-						  HT_RESULT_OK);
+			ht_root_references(d->ag->rec, n, d->refs, d->zeros,
+					   NULL, NULL, NULL, HT_RESULT_OK);
 		i += run;
 	}
 }
@@ -727,6 +735,11 @@ static ht_id extra_field(const struct dump *d, const struct object_rec *o,
 {
 	const struct class_table *t = &d->ag->classes;
 
+	if (e->link)
+		return e->link;
+	if (e->is_static)
+		return classes_static_field(classes_find(t, o->id),
+					    e->field_index);
 	if (e->field_index < 0 || o->cls == t->class_class)
 		return 0;
 	return classes_instance_field(classes_find(t, o->cls), e->field_index);
@@ -746,6 +759,8 @@ static const ht_id *slot_fields(const struct dump *d,
 							      NULL;
 }
 
+/* An object's references, its link to its class first, as the HPROF
+ * reader gives them, so that an array's elements keep their places. */
 static void record_objects(struct dump *d)
 {
 	size_t e = 0;
@@ -756,14 +771,22 @@ static void record_objects(struct dump *d)
 		const ht_id *fields = slot_fields(d, o);
 		size_t n = o->n_slots;
 
-		if (o->n_extra) {
+		if (o->n_extra || o->class_ref) {
 			bool any_field = fields != NULL;
+			size_t k0 = o->class_ref ? 1 : 0;
 
-			memcpy(d->refs, refs, n * sizeof(*refs));
+			memcpy(d->refs + k0, refs, n * sizeof(*refs));
 			if (fields)
-				memcpy(d->fields, fields, n * sizeof(*fields));
+				memcpy(d->fields + k0, fields,
+				       n * sizeof(*fields));
 			else
-				memset(d->fields, 0, n * sizeof(*fields));
+				memset(d->fields + k0, 0, n * sizeof(*fields));
+			if (k0) {
+				d->refs[0] = o->class_ref;
+				d->fields[0] = LINK_CLASS;
+				any_field = true;
+			}
+			n += k0;
 			for (uint32_t k = 0; k < o->n_extra; k++, e++) {
 				d->refs[n] = d->extras[e].target;
 				d->fields[n] = extra_field(d, o, &d->extras[e]);
@@ -784,9 +807,9 @@ static int prepare_scratch(struct dump *d)
 	size_t longest = d->n_roots;
 
 	for (size_t i = 0; i < d->n_objs; i++) {
-		size_t n = (size_t)d->objs[i].n_slots + d->objs[i].n_extra;
+		size_t n = (size_t)d->objs[i].n_slots + d->objs[i].n_extra + 1;
 
-		if (d->objs[i].n_extra && n > longest)
+		if (n > longest)
 			longest = n;
 	}
 	if (ALLOC_GROW(d->refs, longest + 1, d->cap_refs) ||

@@ -138,7 +138,7 @@ class Trace:
         self.classes = {}
         self.fields = {}
         self.objects = {}
-        self.class_roots = []   # (class id, target, field id)
+        self.class_roots = []   # (class id, target, field id): statics
         dumps = 0
         container = None
         for name, ev in events(heaptrace, trace):
@@ -163,6 +163,12 @@ class Trace:
                                              f))
             elif name == "object_references":
                 self.objects[ev["id"]] = ev
+        # a class's statics are references of its class object
+        for oid, o in self.objects.items():
+            fields = o.get("ref_fields", [0] * len(o["refs"]))
+            for ref, f in zip(o["refs"], fields):
+                if ref and self.fields.get(f, {}).get("kind") == "static":
+                    self.class_roots.append((oid, ref, f))
 
     def is_instance(self, obj):
         name = self.class_of(obj)
@@ -177,11 +183,19 @@ class Trace:
         f = self.fields.get(fid)
         return (self.classes.get(f["class"]), f["name"]) if f else None
 
+    def is_link(self, fid):
+        """Whether the field is a link (<class>...), which no class
+        declares: class 0."""
+        f = self.fields.get(fid)
+        return f is not None and f["class"] == 0
+
     def references(self, obj):
-        """(field id, target) of each non-null reference of obj."""
+        """(field id, target) of each non-null reference of obj, its
+        links left out (HPROF leaves them implicit)."""
         o = self.objects[obj]
         fields = o.get("ref_fields", [0] * len(o["refs"]))
-        return [(f, r) for f, r in zip(fields, o["refs"]) if r]
+        return [(f, r) for f, r in zip(fields, o["refs"])
+                if r and not self.is_link(f)]
 
 
 # ---- HPROF ------------------------------------------------------------------

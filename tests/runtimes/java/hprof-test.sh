@@ -8,7 +8,8 @@
 # checks run on the dump converted to .ht, whose size is reported next to
 # the dump's, and `heaptrace check` must find the dump clean. Then once
 # more with 8-byte references (-XX:-UseCompressedOops), which heaptrace
-# must tell from the addresses alone. The first heap is also dumped
+# must tell from the addresses alone, and warn about when told otherwise.
+# The first heap is also dumped
 # gzipped (jcmd GC.heap_dump -gz=1), which must read, from a file and a
 # pipe, as gzip(1)'s decompression of it does, and cut short as a cut
 # dump.
@@ -153,6 +154,13 @@ python3 "$src/../check-same-run.py" --label "two dumps of one process" \
 dump wide -XX:-UseCompressedOops && checks wide
 [ "$(layout wide)" = wide-oops ] ||
 	fail "wide.hprof: read as $(layout wide), not wide-oops"
+# compressed oops forced on it: the sizes follow the option, and one
+# warning says what the addresses show
+"$heaptrace" top -n 1 --hprof-compressed-oops yes "$work/wide.hprof" \
+	>/dev/null 2>"$work/wide.forced"
+[ "$(grep -c "contradicts the dump's addresses: they fit wide-oops" \
+	"$work/wide.forced")" = 1 ] ||
+	fail "wide.hprof read with compressed oops: $(cat "$work/wide.forced")"
 
 [ $status -eq 0 ] && echo "ok: KnownHeap's heap dumps read and checked, $n nodes"
 exit $status
