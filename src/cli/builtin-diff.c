@@ -62,6 +62,7 @@ struct diff_cmd {
 	struct ht_reader_options reader_options;
 	int format;
 	uint64_t limit;
+	enum heap_level level;      /* of the dominators and root paths */
 	size_t n_paths;
 	size_t n_selects;
 	struct side side[2];       /* A, B; B's heap may be A's */
@@ -308,7 +309,8 @@ static int dominators(struct diff_cmd *c)
 
 		if (i == 1 && s->heap == c->side[0].heap)
 			break; /* one dump against itself */
-		if (heap_dominators(s->heap, &s->dom, &err) < 0) {
+		if (heap_dominators_at(s->heap, c->level, &s->dom,
+				       &err) < 0) {
 			analysis_failed(s->path, &err);
 			return EXIT_UNREADABLE;
 		}
@@ -1106,6 +1108,7 @@ int cmd_diff(int argc, char **argv)
 			     "SUBJECT[.METRIC] OP VALUE, such as\n"
 			     "'class:Foo.count>+10%', 'retained:Cache>50MB',\n"
 			     "'total.bytes>+5%' (man heaptrace, Budgets)"),
+		OPT_RETAINED(&c.level),
 		OPT_CALLBACK('f', "format", "FMT", &c.format, parse_diff_format,
 			     "text (default), yaml, json or markdown"),
 		OPT_HELP(),

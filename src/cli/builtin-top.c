@@ -46,6 +46,7 @@ struct top {
 	uint64_t limit;
 	enum top_key by;
 	bool classes;
+	enum heap_level level;
 	const struct heap *h;
 	const struct heap_dominators *d;
 };
@@ -247,7 +248,10 @@ static void print_heading(const struct top *t, size_t shown, size_t n_classes)
 	       human_size(t->h->total_bytes, total));
 	if (t->classes)
 		printf(", %s", count_of(n_classes, "class", "classes", classes));
-	printf("; top %zu by %s\n", shown, key_text(t->by));
+	printf("; top %zu by %s", shown, key_text(t->by));
+	if (t->level != HEAP_LEVEL_DEFAULT)
+		printf(" at level %s", heap_level_name(t->level));
+	putchar('\n');
 }
 
 static int report(const struct top *t, const uint32_t *best, size_t k,
@@ -271,6 +275,8 @@ static int report(const struct top *t, const uint32_t *best, size_t k,
 	out_begin_object(o, NULL);
 	out_u64(o, "dump", t->h->dump);
 	out_string(o, "by", key_names[t->by]);
+	if (t->level != HEAP_LEVEL_DEFAULT)
+		out_string(o, "level", heap_level_name(t->level));
 	if (t->classes)
 		out_classes(o, rows, k);
 	else
@@ -305,7 +311,7 @@ static int run_top(struct top *t)
 	status = load_dump(t->path, &t->reader_options, t->select, &ld);
 	if (status != EXIT_DONE)
 		return status;
-	if (heap_dominators(ld.heap, &d, &err) < 0) {
+	if (heap_dominators_at(ld.heap, t->level, &d, &err) < 0) {
 		analysis_failed(t->path, &err);
 		unload_dump(&ld);
 		return EXIT_UNREADABLE;
@@ -360,6 +366,7 @@ int cmd_top(int argc, char **argv)
 		OPT_BOOL('c', "classes", &t.classes,
 			 "aggregate by class: count, self bytes, and retained\n"
 			 "bytes of the objects no object of the class dominates"),
+		OPT_RETAINED(&t.level),
 		OPT_DUMP(&t.select, "the dump to analyze (default: the last)"),
 		OPT_FORMAT(&t.format),
 		OPT_HELP(),

@@ -1728,7 +1728,7 @@ Test(writer, fields_refused)
 		{ 0, 0x100, "next", HT_FIELD_INSTANCE, false, 0 },
 	};
 	static const struct ht_field bad_kind[] = {
-		{ 1, 0x100, "next", 2, false, 0 },
+		{ 1, 0x100, "next", HT_FIELD_KIND_LAST + 1, false, 0 },
 	};
 	static const struct ht_field ok[] = {
 		{ 1, 0x100, "next", HT_FIELD_INSTANCE, false, 0 },

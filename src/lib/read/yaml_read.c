@@ -517,7 +517,8 @@ static const struct enum_type root_kind_enum = {
 };
 
 static const struct enum_type field_kind_enum = {
-	"field kind", ht_field_kind_parse, UINT8_MAX, "instance or static",
+	"field kind", ht_field_kind_parse, UINT8_MAX,
+	"instance, static, soft, weak, final or phantom",
 };
 
 static int read_enum(struct yaml_src *s, const char *ctx, const char *field,
