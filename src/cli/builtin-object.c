@@ -188,7 +188,9 @@ static void print_summary_text(const struct object_report *r)
 	}
 	if (r->level != HEAP_LEVEL_DEFAULT)
 		print_field("computed at", heap_level_name(r->level));
-	if (r->reach_level <= HEAP_LEVEL_UNREACHABLE)
+	/* said where it is news: the object is reachable, but not strongly */
+	if (r->reach_level > HEAP_LEVEL_STRONG &&
+	    r->reach_level < HEAP_LEVEL_UNREACHABLE)
 		print_field("strongest", heap_level_name(
 				    (enum heap_level)r->reach_level));
 }

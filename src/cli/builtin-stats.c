@@ -390,7 +390,9 @@ static void print_unreachable_text(const struct dump_stats *ds)
 }
 
 /* "strongly reachable  7, 230 B", then each weaker level that reaches
- * some object: the strongest level that reaches it. */
+ * some object: the strongest level that reaches it. Nothing when only
+ * strong roots and references reach objects: the lines would repeat the
+ * unreachable one. */
 static void print_levels_text(const struct dump_stats *ds)
 {
 	static const char *const labels[] = {
@@ -401,8 +403,11 @@ static void print_levels_text(const struct dump_stats *ds)
 		[HEAP_LEVEL_PHANTOM] = "phantom-reachable",
 	};
 	char a[SIZE_TEXT];
+	uint64_t weaker = 0;
 
-	if (!ds->has_levels)
+	for (int l = HEAP_LEVEL_SOFT; l < HEAP_LEVELS; l++)
+		weaker += ds->level_count[l];
+	if (!weaker)
 		return;
 	for (int l = HEAP_LEVEL_STRONG; l < HEAP_LEVELS; l++)
 		if (l == HEAP_LEVEL_STRONG || ds->level_count[l])
