@@ -29,10 +29,13 @@ status=0
 jvm_options="-Xms512m -Xmx512m -Xmn400m -XX:+UseSerialGC"
 
 . "$(dirname "$0")/../../lib.sh"
+. "$(dirname "$0")/java-wrapper.sh"
 need_tools java javac jcmd python3
 
 rm -rf "$work"
 mkdir -p "$work/classes" || exit 1
+# under AddressSanitizer the recorded JVM needs its runtime preloaded
+java_for_tests "$heaptrace" "$work" || exit 1
 javac -nowarn -d "$work/classes" "$src/RefLevels.java" 2>"$work/javac.err" || {
 	echo "FAIL: javac RefLevels.java: $(cat "$work/javac.err")" >&2
 	exit 1
@@ -93,7 +96,7 @@ fi
 if [ "$record" = record ]; then
 	# shellcheck disable=SC2086
 	echo go | "$heaptrace" record -q -o "$work/levels.ht" --dump-on exit -- \
-		java $jvm_options -cp "$work/classes" RefLevels \
+		"$java" $jvm_options -cp "$work/classes" RefLevels \
 		>"$work/record.out" 2>"$work/record.err" ||
 		fail "heaptrace record: $(cat "$work/record.err")"
 	python3 "$src/check-levels.py" "$heaptrace" "$work/levels.ht" \
