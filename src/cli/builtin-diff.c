@@ -441,6 +441,9 @@ static void text_heading(const struct diff_cmd *c)
 		printf("dump %" PRIu64 " -> dump %" PRIu64 " of %s; objects "
 		       "matched through the relocation history\n",
 		       a->heap->dump, b->heap->dump, esc_text(a->path));
+	if (c->level != HEAP_LEVEL_DEFAULT)
+		printf("retained sizes and paths at level %s\n",
+		       heap_level_name(c->level));
 }
 
 /* The texts of total i (objects, bytes, retained): before, after, change;
@@ -770,6 +773,8 @@ static int report_structured(const struct diff_cmd *c)
 	out_side(o, "after", &c->side[1]);
 	out_string(o, "matched_by",
 		   c->d.matching == DIFF_BY_ID ? "id" : "path");
+	if (c->level != HEAP_LEVEL_DEFAULT)
+		out_string(o, "level", heap_level_name(c->level));
 	out_begin_object(o, "total");
 	out_value(o, "objects", c->d.objects);
 	out_value(o, "bytes", c->d.bytes);
