@@ -14,7 +14,12 @@ are told apart here rather than hidden:
     with; a difference there shows in every object above it;
   - class objects: VisualVM has an edge from each instance to its class,
     heaptrace (as HPROF) none yet, so a class loader's list of classes
-    dominates them in heaptrace only.
+    dominates them in heaptrace only;
+  - referrers no root reaches: VisualVM's dominators count them (the
+    garbage of a dump taken with -all, such as the arrays an ArrayList
+    outgrew; an object held only through a referent), so what such an
+    object refers to looks shared there. The dump compared is live, and
+    RefLevels' referents hold nothing else.
 Every object of java.lang.ref, java.util.WeakHashMap and RefLevels whose
 own size VisualVM agrees with must have VisualVM's retained size, and at
 least 95% of all objects must. The cache's list, which holds 40
