@@ -835,6 +835,9 @@ static void md_heading(const struct diff_cmd *c)
 				 "roots.\n"
 			       : "; objects matched through the relocation "
 				 "history.\n");
+	if (c->level != HEAP_LEVEL_DEFAULT)
+		printf("Retained sizes and paths at level %s.\n",
+		       heap_level_name(c->level));
 }
 
 static void md_totals(const struct diff *d)
