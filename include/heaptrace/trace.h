@@ -113,12 +113,21 @@ enum ht_gc_reason {
 	HT_GC_INDUCED = 1,
 };
 
-/* Whether a field belongs to each instance or to its class. */
+/* Whether a field belongs to each instance or to its class; the last four
+ * (version 3) are instance fields that hold their referent less than
+ * strongly, as java.lang.ref's SoftReference, WeakReference,
+ * FinalReference and PhantomReference hold theirs: the strength is the
+ * field's, so a trace declares one referent field per strength. Readers
+ * before them refuse such a field as a kind out of range. */
 enum ht_field_kind {
 	HT_FIELD_INSTANCE = 0,
 	HT_FIELD_STATIC = 1,
+	HT_FIELD_SOFT = 2,
+	HT_FIELD_WEAK = 3,
+	HT_FIELD_FINAL = 4,
+	HT_FIELD_PHANTOM = 5,
 };
-#define HT_FIELD_KIND_LAST HT_FIELD_STATIC
+#define HT_FIELD_KIND_LAST HT_FIELD_PHANTOM
 
 /* One reference field, as a fields event declares it. A reference names a
  * field by id (ref_fields, root_fields); the field is declared before the

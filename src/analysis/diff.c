@@ -417,7 +417,8 @@ static int compare_root_order(const void *x, const void *y)
  * found through the same root whatever order the runtime listed its
  * roots in, so two runs of one program give it one path.
  */
-static struct root_order *order_roots(const struct heap *h, size_t *n)
+static struct root_order *order_roots(const struct heap *h,
+				      enum heap_level level, size_t *n)
 {
 	struct root_order *o = alloc_array(h->n_roots ? h->n_roots : 1,
 					   sizeof(*o));
@@ -428,7 +429,7 @@ static struct root_order *order_roots(const struct heap *h, size_t *n)
 	for (size_t i = 0; i < h->n_roots; i++) {
 		const struct heap_root *r = &h->roots[i];
 
-		if (r->object == HEAP_NONE || heap_root_is_weak(r))
+		if (r->object == HEAP_NONE || !heap_root_counts(r, level))
 			continue;
 		o[*n].key = root_key(h, r);
 		o[*n].root = i;
@@ -439,12 +440,12 @@ static struct root_order *order_roots(const struct heap *h, size_t *n)
 	return o;
 }
 
-static int hold_from_roots(const struct heap *h, struct root_tree *t,
-			   const struct class_keys *ck, uint32_t *queue,
-			   uint32_t *tail)
+static int hold_from_roots(const struct heap *h, enum heap_level level,
+			   struct root_tree *t, const struct class_keys *ck,
+			   uint32_t *queue, uint32_t *tail)
 {
 	size_t n;
-	struct root_order *o = order_roots(h, &n);
+	struct root_order *o = order_roots(h, level, &n);
 
 	if (!o)
 		return -1;
@@ -507,10 +508,13 @@ static uint64_t step_signature(const struct heap *h,
 	return mix(mix(t->sig[x], key), ck->hash[heap_class_slot(h, y)]);
 }
 
-/* Its arrays are charged to *charged, as root_tree_free gives them back;
- * the search's queue stays as t->order when signatures are made. */
-static int root_tree_build(const struct heap *h, bool signatures,
-			   struct root_tree *t, uint64_t *charged)
+/* Over the roots and references that count at the level of the
+ * dominators (heap_follows). Its arrays are charged to *charged, as
+ * root_tree_free gives them back; the search's queue stays as t->order
+ * when signatures are made. */
+static int root_tree_build(const struct heap *h, enum heap_level level,
+			   bool signatures, struct root_tree *t,
+			   uint64_t *charged)
 {
 	uint32_t *queue = budget_array(h->n, sizeof(*queue), charged);
 	struct class_keys ck = {0};
@@ -526,7 +530,7 @@ static int root_tree_build(const struct heap *h, bool signatures,
 		goto out;
 	for (uint32_t i = 0; i < h->n; i++)
 		t->parent[i] = HEAP_NONE;
-	if (hold_from_roots(h, t, &ck, queue, &tail) < 0)
+	if (hold_from_roots(h, level, t, &ck, queue, &tail) < 0)
 		goto out;
 	while (head < tail) {
 		uint32_t x = queue[head++];
@@ -536,7 +540,8 @@ static int root_tree_build(const struct heap *h, bool signatures,
 			uint32_t y = h->ref[e];
 			uint64_t field = e - first;
 
-			if (y >= h->n || t->parent[y] != HEAP_NONE)
+			if (y >= h->n || t->parent[y] != HEAP_NONE ||
+			    !heap_follows(h, level, x, e))
 				continue;
 			t->parent[y] = x;
 			t->via[y] = field < UINT32_MAX ? (uint32_t)field
@@ -910,8 +915,10 @@ static int compare(struct diff *d)
 	int rc = -1;
 
 	if (!old || compute_classes(d) < 0 ||
-	    root_tree_build(d->a, by_path, &ta, &d->charged) < 0 ||
-	    root_tree_build(d->b, by_path, &tb, &d->charged) < 0)
+	    root_tree_build(d->a, d->da->level, by_path, &ta,
+			    &d->charged) < 0 ||
+	    root_tree_build(d->b, d->db->level, by_path, &tb,
+			    &d->charged) < 0)
 		goto out;
 	if (by_path ? retainers_by_path(d, &ta, &tb, old, &rows)
 		    : retainers_by_id(d, old, &rows))

@@ -3,8 +3,11 @@
  * sizes it gives (heap.h), by the semi-NCA algorithm:
  *
  *  1. a depth-first search from a virtual root, whose children are the
- *     objects of the strong roots, numbers the objects it reaches in
- *     preorder and records the search tree's parents;
+ *     objects of the roots that count at the level asked (strong roots, and
+ *     weak ones from the weak level on), over the references followed at
+ *     that level (a Reference's referent only from its strength on),
+ *     numbers the objects it reaches in preorder and records the search
+ *     tree's parents;
  *  2. in reverse preorder, each object's semidominator: the smallest number
  *     from which a path reaches it through larger numbers only, found with
  *     a link-eval forest whose paths shorten as they are walked;
@@ -73,6 +76,7 @@ struct dom_frame {
  */
 struct dom_work {
 	const struct heap *h;
+	enum heap_level level; /* which roots and references count */
 	uint32_t nr;           /* objects reached, plus the virtual root */
 	uint64_t n_refs;       /* in the graph */
 	bool counted;          /* the search counted in-degrees */
@@ -109,10 +113,13 @@ static bool is_object(const struct heap *h, uint32_t t)
 	return t < h->n;
 }
 
-static bool is_strong_root(const struct heap *h, size_t r)
+/* A root that is a child of the virtual root at the level. */
+static bool counts_as_root(const struct dom_work *w, size_t r)
 {
+	const struct heap *h = w->h;
+
 	return is_object(h, h->roots[r].object) &&
-	       !heap_root_is_weak(&h->roots[r]);
+	       heap_root_counts(&h->roots[r], w->level);
 }
 
 /* ---- Step 1: the search ------------------------------------------------- */
@@ -151,7 +158,7 @@ static uint32_t number(struct dom_work *w, uint32_t object, uint32_t parent)
 }
 
 /*
- * Depth-first from one strong root's object, in field order, counting the
+ * Depth-first from one root's object, in field order, counting the
  * edges it passes into their targets' in-degrees (w->counted). The stack
  * is as deep as the longest path, so it has a frame per object.
  */
@@ -174,7 +181,7 @@ static void search_from(struct dom_work *w, uint32_t root_object,
 		}
 		top->cursor++;
 		t = h->ref[at];
-		if (!is_object(h, t))
+		if (!is_object(h, t) || !heap_follows(h, w->level, v, at))
 			continue;
 		w->seen[t].indeg++;
 		if (w->seen[t].num != DOM_UNSEEN)
@@ -184,8 +191,10 @@ static void search_from(struct dom_work *w, uint32_t root_object,
 	}
 }
 
-/* Marks DOM_WEAK what a weak root reaches that no strong one does; the
- * stack holds objects here, and nothing is counted. */
+/* Marks DOM_WEAK what a weak root reaches, over the references followed
+ * at the level, that no strong one does, below the weak level (from it on,
+ * weak roots are roots); the stack holds objects here, and nothing is
+ * counted. */
 static void mark_weak_from(struct dom_work *w, uint32_t root_object,
 			   struct dom_frame *stack)
 {
@@ -207,7 +216,8 @@ static void mark_weak_from(struct dom_work *w, uint32_t root_object,
 		}
 		top->cursor++;
 		t = h->ref[at];
-		if (!is_object(h, t) || w->seen[t].num != DOM_UNSEEN)
+		if (!is_object(h, t) || w->seen[t].num != DOM_UNSEEN ||
+		    !heap_follows(h, w->level, v, at))
 			continue;
 		w->seen[t].num = DOM_WEAK;
 		w->weakly_reachable++;
@@ -215,14 +225,14 @@ static void mark_weak_from(struct dom_work *w, uint32_t root_object,
 	}
 }
 
-static void search_strong_roots(struct dom_work *w, struct dom_frame *stack)
+static void search_roots(struct dom_work *w, struct dom_frame *stack)
 {
 	const struct heap *h = w->h;
 
 	for (size_t r = 0; r < h->n_roots; r++) {
 		uint32_t object = h->roots[r].object;
 
-		if (!is_strong_root(h, r))
+		if (!counts_as_root(w, r))
 			continue;
 		w->seen[object].indeg++;
 		if (w->seen[object].num == DOM_UNSEEN)
@@ -262,8 +272,9 @@ static int search(struct dom_work *w)
 	w->vertex[0] = HEAP_NONE;
 	w->parent[0] = 0;
 	w->nr = 1;
-	search_strong_roots(w, stack);
-	search_weak_roots(w, stack);
+	search_roots(w, stack);
+	if (w->level < HEAP_LEVEL_WEAK)
+		search_weak_roots(w, stack);
 	budget_array_free(stack, cap, sizeof(*stack), &w->charged);
 	SHRINK_ARRAY(w->vertex, w->nr);
 	SHRINK_ARRAY(w->parent, w->nr);
@@ -310,14 +321,14 @@ static void add_edge(struct dom_work *w, uint32_t from, uint32_t to, bool fill)
 		w->pred_start[to]++;
 }
 
-/* Every edge between reached objects, by preorder number, and the virtual
- * root's edges to the strong roots. */
+/* Every edge followed between reached objects, by preorder number, and
+ * the virtual root's edges to the roots. */
 static void add_edges(struct dom_work *w, bool fill)
 {
 	const struct heap *h = w->h;
 
 	for (size_t r = 0; r < h->n_roots; r++)
-		if (is_strong_root(h, r))
+		if (counts_as_root(w, r))
 			add_edge(w, 0, w->seen[h->roots[r].object].num, fill);
 	for (uint32_t u = 0; u < h->n; u++) {
 		uint32_t from = w->seen[u].num;
@@ -329,7 +340,8 @@ static void add_edges(struct dom_work *w, bool fill)
 			uint32_t t = h->ref[e];
 
 			prefetch_edge(w, e, fill);
-			if (is_object(h, t) && w->seen[t].num < w->nr)
+			if (is_object(h, t) && w->seen[t].num < w->nr &&
+			    heap_follows(h, w->level, u, e))
 				add_edge(w, from, w->seen[t].num, fill);
 		}
 	}
@@ -541,6 +553,7 @@ static int answer(struct dom_work *w, struct heap_dominators *d)
 	}
 	d->reachable = w->nr - 1;
 	d->weakly_reachable = w->weakly_reachable;
+	d->level = w->level;
 	unreachable_totals(h, d);
 	return 0;
 }
@@ -548,7 +561,14 @@ static int answer(struct dom_work *w, struct heap_dominators *d)
 int heap_dominators(const struct heap *h, struct heap_dominators *d,
 		    struct ht_error *err)
 {
-	struct dom_work w = {.h = h, .n_refs = h->n ? h->ref_start[h->n] : 0};
+	return heap_dominators_at(h, HEAP_LEVEL_STRONG, d, err);
+}
+
+int heap_dominators_at(const struct heap *h, enum heap_level level,
+		       struct heap_dominators *d, struct ht_error *err)
+{
+	struct dom_work w = {.h = h, .level = level,
+			     .n_refs = h->n ? h->ref_start[h->n] : 0};
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));

@@ -1205,6 +1205,8 @@ static int build_graph(struct raw_dump *raw, struct dump_meta *m,
 	heap_take_meta(h, m);
 	if (rc == 0)
 		rc = compact_ref_fields(h, field);
+	if (rc == 0 && heap_index_referents(h) < 0)
+		rc = BUILD_NOMEM;
 	free(k.order);
 	free(k.first);
 done:
@@ -1797,6 +1799,9 @@ void heap_free(struct heap *h)
 	free(h->odd);
 	free(h->odd_start);
 	free(h->odd_field);
+	free(h->has_referent);
+	free(h->referent_edge);
+	free(h->referent_level);
 	free(h->id);
 	free(h->cls);
 	free(h->size);

@@ -134,6 +134,19 @@ struct heap {
 	uint64_t *odd_start;      /* n_odd + 1 offsets into odd_field */
 	uint32_t *odd_field;
 
+	/*
+	 * The references held less than strongly: the edges whose field is
+	 * of a soft, weak, final or phantom kind (a java.lang.ref.Reference's
+	 * referent), sorted by edge, with their level (enum heap_level). Only
+	 * Reference objects have them, so a bit per object says which
+	 * objects to look up: analyses skip them cheaply (heap_follows).
+	 * All NULL and 0 when the dump has none.
+	 */
+	uint64_t *has_referent;   /* a bit per object */
+	size_t n_referents;
+	uint64_t *referent_edge;  /* index into ref, ascending */
+	uint8_t *referent_level;  /* parallel: enum heap_level */
+
 	size_t n_roots;
 	struct heap_root *roots;
 	/* every C_RT_THREAD and frame container begun, in trace order (one
@@ -245,6 +258,79 @@ static inline size_t heap_class_slot(const struct heap *h, uint32_t object)
  * else HEAP_NO_GENERATION. */
 unsigned heap_generation(const struct heap *h, uint32_t object);
 
+/* ---- reachability levels ------------------------------------------------ */
+
+/*
+ * How strongly a reference holds its target, from strongest: the order in
+ * which the JVM's reference processing clears referents (soft, weak,
+ * final, phantom). An analysis at level L follows strong references and
+ * the referents of References of strength L or stronger; weak roots are
+ * starting points from HEAP_LEVEL_WEAK on; HEAP_LEVEL_PHANTOM follows
+ * every reference. HEAP_LEVEL_UNREACHABLE is no level to compute at, only
+ * what heap_reach_levels says of an object no level reaches.
+ */
+enum heap_level {
+	HEAP_LEVEL_STRONG = 0,
+	HEAP_LEVEL_SOFT,
+	HEAP_LEVEL_WEAK,
+	HEAP_LEVEL_FINAL,
+	HEAP_LEVEL_PHANTOM,
+	HEAP_LEVEL_UNREACHABLE,
+};
+#define HEAP_LEVELS HEAP_LEVEL_UNREACHABLE /* levels to compute at */
+#define HEAP_LEVEL_DEFAULT HEAP_LEVEL_STRONG
+
+/* "strong", "soft", "weak", "finalizer", "phantom", "unreachable". */
+const char *heap_level_name(enum heap_level level);
+/* A level by its name ("all" is phantom), or -1 when it is none. */
+int heap_level_parse(const char *name);
+
+/* The level of a field of this kind (enum ht_field_kind): strong for
+ * instance and static fields. */
+enum heap_level heap_level_of_field_kind(unsigned kind);
+
+/* Whether the dump has references weaker than strong, or weak roots: only
+ * then can levels differ. */
+bool heap_has_levels(const struct heap *h);
+
+/* The level of reference e of object (an index into h->ref in its range):
+ * HEAP_LEVEL_STRONG unless it is a referent. */
+enum heap_level heap_ref_level(const struct heap *h, uint32_t object,
+			       uint64_t e);
+
+/* Whether an analysis at `level` follows reference e of object: cheap for
+ * the objects that are no Reference (a bit), a search for the others. */
+static inline bool heap_follows(const struct heap *h, enum heap_level level,
+				uint32_t object, uint64_t e)
+{
+	if (!h->has_referent || level >= HEAP_LEVEL_PHANTOM ||
+	    !(h->has_referent[object / 64] >> (object % 64) & 1))
+		return true;
+	return heap_ref_level(h, object, e) <= level;
+}
+
+/* Whether a root is a starting point at `level`: a weak root from
+ * HEAP_LEVEL_WEAK on. */
+static inline bool heap_root_counts(const struct heap_root *r,
+				    enum heap_level level)
+{
+	return !heap_root_is_weak(r) || level >= HEAP_LEVEL_WEAK;
+}
+
+/*
+ * The strongest level at which each object is reachable (one byte an
+ * object, enum heap_level, HEAP_LEVEL_UNREACHABLE when none is), in one
+ * pass over the graph a level at a time. 0, or -1 with err filled (out of
+ * memory). The bytes are charged to *charged: free them with
+ * budget_array_free(levels, h->n, 1, charged).
+ */
+int heap_reach_levels(const struct heap *h, uint8_t **levels,
+		      uint64_t *charged, struct ht_error *err);
+
+/* Fills the referent index of a graph whose fields are laid out
+ * (heap_scan does it). 0, or -1 when out of memory. */
+int heap_index_referents(struct heap *h);
+
 /* ---- dominators and retained sizes ------------------------------------- */
 
 #define HEAP_VIRTUAL_ROOT (UINT32_MAX - 1) /* idom of objects a root dominates */
@@ -253,16 +339,22 @@ struct heap_dominators {
 	uint32_t *idom;          /* per object: its immediate dominator's index,
 				    HEAP_VIRTUAL_ROOT, or HEAP_NONE if unreachable */
 	uint64_t *retained;      /* per object; 0 when unreachable */
-	uint64_t reachable;      /* objects a strong root reaches */
+	uint64_t reachable;      /* objects the roots reach at the level */
 	uint64_t unreachable;    /* the others */
 	uint64_t unreachable_bytes;
-	uint64_t weakly_reachable; /* unreachable, but a weak root reaches them */
+	uint64_t weakly_reachable; /* unreachable, but a weak root reaches
+				      them (below HEAP_LEVEL_WEAK) */
+	enum heap_level level;   /* what it was computed at */
 	uint64_t charged;        /* idom and retained, to the memory budget */
 };
 
 /* Computes the dominator tree under one virtual root whose children are
- * the strong roots (weak roots retain nothing), in near-linear time and
- * without recursion. Returns 0, or -1 with err filled (out of memory). */
+ * the roots that count at `level` (heap_root_counts), following the
+ * references it follows (heap_follows), in near-linear time and without
+ * recursion. Returns 0, or -1 with err filled (out of memory). */
+int heap_dominators_at(const struct heap *h, enum heap_level level,
+		       struct heap_dominators *d, struct ht_error *err);
+/* At HEAP_LEVEL_STRONG: strong roots, referents left out. */
 int heap_dominators(const struct heap *h, struct heap_dominators *d,
 		    struct ht_error *err);
 void heap_dominators_free(struct heap_dominators *d);
@@ -321,12 +413,13 @@ struct heap_path {
 /*
  * Shortest paths from roots to target: the shortest first, then further
  * shortest paths that end at other roots, at most max_paths, ordered by
- * length, then by root index. With exclude_weak, weak roots are not
- * starting points. Returns the number of paths (0: no root reaches the
- * target), or -1 with err filled. Free with heap_paths_free.
+ * length, then by root index. Only the roots and references that count at
+ * `level` make paths (heap_root_counts, heap_follows). Returns the number
+ * of paths (0: no root reaches the target at that level), or -1 with err
+ * filled. Free with heap_paths_free.
  */
 long heap_paths(const struct heap *h, uint32_t target, size_t max_paths,
-		bool exclude_weak, struct heap_path **paths,
+		enum heap_level level, struct heap_path **paths,
 		struct ht_error *err);
 void heap_paths_free(struct heap_path *paths, size_t n);
 

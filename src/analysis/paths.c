@@ -38,7 +38,8 @@ static void search_free(struct path_search *s)
 }
 
 /* Who refers to each object, in compressed rows: referrers in index order,
- * once per reference (null and dangling refs are no edges). */
+ * once per reference followed at the level (null and dangling refs are no
+ * edges). */
 struct referrers {
 	uint64_t *start; /* n + 1 */
 	uint32_t *from;
@@ -46,10 +47,10 @@ struct referrers {
 };
 
 /* The rows, charged to *charged. */
-static int build_referrers(const struct heap *h, struct referrers *rv,
-			   uint64_t *charged)
+static int build_referrers(const struct heap *h, enum heap_level level,
+			   struct referrers *rv, uint64_t *charged)
 {
-	uint64_t refs = h->n ? h->ref_start[h->n] : 0, total = 0;
+	uint64_t total = 0;
 
 	rv->start = budget_array((size_t)h->n + 1, sizeof(*rv->start),
 				 charged);
@@ -57,9 +58,10 @@ static int build_referrers(const struct heap *h, struct referrers *rv,
 	if (!rv->start)
 		return -1;
 	memset(rv->start, 0, ((size_t)h->n + 1) * sizeof(*rv->start));
-	for (uint64_t e = 0; e < refs; e++)
-		if (h->ref[e] < h->n)
-			rv->start[h->ref[e]]++;
+	for (uint32_t u = 0; u < h->n; u++)
+		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1]; e++)
+			if (h->ref[e] < h->n && heap_follows(h, level, u, e))
+				rv->start[h->ref[e]]++;
 	for (uint32_t v = 0; v <= h->n; v++) {
 		uint64_t c = rv->start[v];
 
@@ -72,26 +74,27 @@ static int build_referrers(const struct heap *h, struct referrers *rv,
 	rv->n_from = total;
 	for (uint32_t u = 0; u < h->n; u++)
 		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1]; e++)
-			if (h->ref[e] < h->n)
+			if (h->ref[e] < h->n && heap_follows(h, level, u, e))
 				rv->from[rv->start[h->ref[e]]++] = u;
 	memmove(rv->start + 1, rv->start, h->n * sizeof(*rv->start));
 	rv->start[0] = 0;
 	return 0;
 }
 
-/* The first field of u that refers to v: with duplicate refs, the path
- * names the first. */
-static uint32_t field_to(const struct heap *h, uint32_t u, uint32_t v)
+/* The first field of u followed at the level that refers to v: with
+ * duplicate refs, the path names the first. */
+static uint32_t field_to(const struct heap *h, enum heap_level level,
+			 uint32_t u, uint32_t v)
 {
 	uint64_t e = h->ref_start[u];
 
-	while (h->ref[e] != v)
+	while (h->ref[e] != v || !heap_follows(h, level, u, e))
 		e++;
 	return (uint32_t)(e - h->ref_start[u]);
 }
 
-static int search_back(const struct heap *h, uint32_t target,
-		       struct path_search *s)
+static int search_back(const struct heap *h, enum heap_level level,
+		       uint32_t target, struct path_search *s)
 {
 	struct referrers rv = {0};
 	uint32_t *queue = budget_array(h->n, sizeof(*queue), &s->charged);
@@ -102,7 +105,7 @@ static int search_back(const struct heap *h, uint32_t target,
 	s->field = budget_array(h->n, sizeof(*s->field), &s->charged);
 	s->dist = budget_array(h->n, sizeof(*s->dist), &s->charged);
 	if (!queue || !s->hop || !s->field || !s->dist ||
-	    build_referrers(h, &rv, &s->charged) < 0)
+	    build_referrers(h, level, &rv, &s->charged) < 0)
 		goto done;
 	memset(s->hop, 0xff, (size_t)h->n * sizeof(*s->hop));
 	s->hop[target] = target;
@@ -117,7 +120,7 @@ static int search_back(const struct heap *h, uint32_t target,
 			if (s->hop[u] != HEAP_NONE)
 				continue;
 			s->hop[u] = v;
-			s->field[u] = field_to(h, u, v);
+			s->field[u] = field_to(h, level, u, v);
 			s->dist[u] = s->dist[v] + 1;
 			queue[tail++] = u;
 		}
@@ -148,7 +151,7 @@ static int compare_ends(const void *a, const void *b)
 /* The roots the search reached, shortest first, then by root index. */
 static struct path_end *reached_roots(const struct heap *h,
 				      const struct path_search *s,
-				      bool exclude_weak, size_t *n)
+				      enum heap_level level, size_t *n)
 {
 	struct path_end *ends = alloc_array(h->n_roots, sizeof(*ends));
 
@@ -160,7 +163,7 @@ static struct path_end *reached_roots(const struct heap *h,
 
 		if (object >= h->n || s->hop[object] == HEAP_NONE)
 			continue;
-		if (exclude_weak && heap_root_is_weak(&h->roots[r]))
+		if (!heap_root_counts(&h->roots[r], level))
 			continue;
 		ends[(*n)++] = (struct path_end){.dist = s->dist[object],
 						 .root = r};
@@ -202,7 +205,7 @@ static long no_memory(struct ht_error *err)
 }
 
 long heap_paths(const struct heap *h, uint32_t target, size_t max_paths,
-		bool exclude_weak, struct heap_path **paths,
+		enum heap_level level, struct heap_path **paths,
 		struct ht_error *err)
 {
 	struct path_search s = {0};
@@ -217,11 +220,11 @@ long heap_paths(const struct heap *h, uint32_t target, size_t max_paths,
 	}
 	if (max_paths == 0)
 		return 0;
-	if (search_back(h, target, &s) < 0) {
+	if (search_back(h, level, target, &s) < 0) {
 		search_free(&s);
 		return no_memory(err);
 	}
-	ends = reached_roots(h, &s, exclude_weak, &n_ends);
+	ends = reached_roots(h, &s, level, &n_ends);
 	n = n_ends < max_paths ? n_ends : max_paths;
 	*paths = n ? calloc(n, sizeof(**paths)) : NULL;
 	if (!ends || (n && !*paths))

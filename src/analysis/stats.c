@@ -193,8 +193,30 @@ static void count_unreachable_classes(struct dump_stats *ds,
 	}
 }
 
+/* Objects and bytes by the strongest level that reaches them, where
+ * levels can differ. */
+static int count_levels(struct dump_stats *ds, const struct heap *h,
+			struct ht_error *err)
+{
+	uint8_t *levels;
+	uint64_t charged = 0;
+
+	ds->has_levels = heap_has_levels(h);
+	if (!ds->has_levels)
+		return 0;
+	if (heap_reach_levels(h, &levels, &charged, err) < 0)
+		return -1;
+	for (uint32_t i = 0; i < h->n; i++) {
+		ds->level_count[levels[i]]++;
+		ds->level_bytes[levels[i]] += h->size[i];
+	}
+	budget_array_free(levels, h->n, 1, &charged);
+	return 0;
+}
+
 int dump_stats_compute(struct dump_stats *ds, const struct heap *h,
-		       bool retained_by_class, struct ht_error *err)
+		       bool retained_by_class, enum heap_level level,
+		       struct ht_error *err)
 {
 	struct heap_dominators d;
 
@@ -202,8 +224,10 @@ int dump_stats_compute(struct dump_stats *ds, const struct heap *h,
 	count_graph(ds, h);
 	count_roots(ds, h);
 	ds->named_roots = heap_has_fields(h);
+	ds->level = level;
 	count_generations(ds, h);
-	if (heap_dominators(h, &d, err) < 0)
+	if (count_levels(ds, h, err) < 0 ||
+	    heap_dominators_at(h, level, &d, err) < 0)
 		return -1;
 	ds->unreachable = d.unreachable;
 	ds->unreachable_bytes = d.unreachable_bytes;

@@ -79,6 +79,14 @@ struct dump_stats {
 	 * words (analysis/names.h) */
 	bool named_roots;
 	uint64_t unreachable, unreachable_bytes, weakly_reachable;
+	/* the level the unreachable and retained figures are computed at */
+	enum heap_level level;
+	/* the dump has referents or weak roots: objects and bytes by the
+	 * strongest level that reaches them (heap_reach_levels), the last
+	 * slot for those none reaches */
+	bool has_levels;
+	uint64_t level_count[HEAP_LEVEL_UNREACHABLE + 1];
+	uint64_t level_bytes[HEAP_LEVEL_UNREACHABLE + 1];
 	/* the class objects among the unreachable (a trace with fields):
 	 * HPROF records no reference from an instance or its loader to its
 	 * class, so a class no root or static holds is one of them */
@@ -91,12 +99,14 @@ struct dump_stats {
 };
 
 /*
- * The figures of dump h; with retained_by_class, each class's retained
- * size too. They own copies of what they name, and outlive h. Returns 0,
- * or -1 with err filled (out of memory). Free with dump_stats_free.
+ * The figures of dump h, reachability and retained sizes at `level`; with
+ * retained_by_class, each class's retained size too. They own copies of
+ * what they name, and outlive h. Returns 0, or -1 with err filled (out of
+ * memory). Free with dump_stats_free.
  */
 int dump_stats_compute(struct dump_stats *ds, const struct heap *h,
-		       bool retained_by_class, struct ht_error *err);
+		       bool retained_by_class, enum heap_level level,
+		       struct ht_error *err);
 void dump_stats_free(struct dump_stats *ds);
 
 /* ---- per GC, and what the tracker saw ------------------------------------ */

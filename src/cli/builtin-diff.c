@@ -62,6 +62,7 @@ struct diff_cmd {
 	struct ht_reader_options reader_options;
 	int format;
 	uint64_t limit;
+	enum heap_level level;      /* of the dominators and root paths */
 	size_t n_paths;
 	size_t n_selects;
 	struct side side[2];       /* A, B; B's heap may be A's */
@@ -308,7 +309,8 @@ static int dominators(struct diff_cmd *c)
 
 		if (i == 1 && s->heap == c->side[0].heap)
 			break; /* one dump against itself */
-		if (heap_dominators(s->heap, &s->dom, &err) < 0) {
+		if (heap_dominators_at(s->heap, c->level, &s->dom,
+				       &err) < 0) {
 			analysis_failed(s->path, &err);
 			return EXIT_UNREADABLE;
 		}
@@ -439,6 +441,9 @@ static void text_heading(const struct diff_cmd *c)
 		printf("dump %" PRIu64 " -> dump %" PRIu64 " of %s; objects "
 		       "matched through the relocation history\n",
 		       a->heap->dump, b->heap->dump, esc_text(a->path));
+	if (c->level != HEAP_LEVEL_DEFAULT)
+		printf("retained sizes and paths at level %s\n",
+		       heap_level_name(c->level));
 }
 
 /* The texts of total i (objects, bytes, retained): before, after, change;
@@ -768,6 +773,8 @@ static int report_structured(const struct diff_cmd *c)
 	out_side(o, "after", &c->side[1]);
 	out_string(o, "matched_by",
 		   c->d.matching == DIFF_BY_ID ? "id" : "path");
+	if (c->level != HEAP_LEVEL_DEFAULT)
+		out_string(o, "level", heap_level_name(c->level));
 	out_begin_object(o, "total");
 	out_value(o, "objects", c->d.objects);
 	out_value(o, "bytes", c->d.bytes);
@@ -828,6 +835,9 @@ static void md_heading(const struct diff_cmd *c)
 				 "roots.\n"
 			       : "; objects matched through the relocation "
 				 "history.\n");
+	if (c->level != HEAP_LEVEL_DEFAULT)
+		printf("Retained sizes and paths at level %s.\n",
+		       heap_level_name(c->level));
 }
 
 static void md_totals(const struct diff *d)
@@ -1106,6 +1116,7 @@ int cmd_diff(int argc, char **argv)
 			     "SUBJECT[.METRIC] OP VALUE, such as\n"
 			     "'class:Foo.count>+10%', 'retained:Cache>50MB',\n"
 			     "'total.bytes>+5%' (man heaptrace, Budgets)"),
+		OPT_RETAINED(&c.level),
 		OPT_CALLBACK('f', "format", "FMT", &c.format, parse_diff_format,
 			     "text (default), yaml, json or markdown"),
 		OPT_HELP(),

@@ -39,6 +39,7 @@ struct flame_cmd {
 	bool svg;
 	uint64_t depth;
 	uint64_t width;
+	enum heap_level level;
 };
 
 static int write_svg(const struct flame_cmd *c, const struct heap *h,
@@ -87,7 +88,7 @@ static int run_flame(const struct flame_cmd *c)
 
 	if (status != EXIT_DONE)
 		return status;
-	if (heap_dominators(ld.heap, &d, &err) < 0) {
+	if (heap_dominators_at(ld.heap, c->level, &d, &err) < 0) {
 		analysis_failed(c->path, &err);
 		unload_dump(&ld);
 		return EXIT_UNREADABLE;
@@ -158,6 +159,7 @@ int cmd_flame(int argc, char **argv)
 		OPT_STRING('o', "output", "OUT", &c.output,
 			   "write to OUT, not to standard output"),
 		OPT_DUMP(&c.select, "the dump to draw (default: the last)"),
+		OPT_RETAINED(&c.level),
 		OPT_HELP(),
 		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&c.reader_options),

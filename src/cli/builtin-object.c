@@ -11,6 +11,7 @@
 #include "cli/output.h"
 #include "cli/parse-options.h"
 #include "util/alloc.h"
+#include "util/membudget.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -38,6 +39,10 @@ struct object_report {
 	int64_t select;
 	uint64_t max_refs;
 	ht_id target_id;
+	enum heap_level level;      /* what the dominators are computed at */
+	/* the strongest level that reaches the target, where the dump has
+	 * referents; HEAP_LEVELS + 1 when it has none */
+	int reach_level;
 	const struct heap *h;
 	const struct heap_dominators *d;
 	uint32_t target;
@@ -145,6 +150,23 @@ static void print_dominator_text(const struct object_report *r)
 	}
 }
 
+/* How Java's documentation says an object is reachable at that level. */
+static const char *reachable_words(enum heap_level level)
+{
+	switch (level) {
+	case HEAP_LEVEL_SOFT:
+		return "softly reachable";
+	case HEAP_LEVEL_WEAK:
+		return "weakly reachable";
+	case HEAP_LEVEL_FINAL:
+		return "finalizer-reachable";
+	case HEAP_LEVEL_PHANTOM:
+		return "phantom reachable";
+	default:
+		return "strongly reachable";
+	}
+}
+
 static void print_summary_text(const struct object_report *r)
 {
 	const struct heap *h = r->h;
@@ -172,8 +194,26 @@ static void print_summary_text(const struct object_report *r)
 	if (gen != HEAP_NO_GENERATION)
 		print_field("generation", generation_name(gen, genbuf));
 	print_dominator_text(r);
-	print_field("reachable", is_reachable(r) ? "yes" :
-		    "no: no strong root reaches it");
+	if (is_reachable(r))
+		print_field("reachable", "yes");
+	else if (r->level == HEAP_LEVEL_DEFAULT)
+		print_field("reachable", "no: no strong root reaches it");
+	else {
+		snprintf(line, sizeof(line), "no: no root reaches it at "
+			 "level %s", heap_level_name(r->level));
+		print_field("reachable", line);
+	}
+	if (r->level != HEAP_LEVEL_DEFAULT)
+		print_field("computed at", heap_level_name(r->level));
+	/* said where it is news: the object is reachable, but not strongly */
+	if (r->reach_level > HEAP_LEVEL_STRONG &&
+	    r->reach_level < HEAP_LEVEL_UNREACHABLE) {
+		enum heap_level l = (enum heap_level)r->reach_level;
+
+		snprintf(line, sizeof(line), "%s: --retained %s reaches it",
+			 reachable_words(l), heap_level_name(l));
+		print_field("strength", line);
+	}
 }
 
 static void print_more(const struct object_report *r, size_t n)
@@ -376,6 +416,11 @@ static int report_structured(const struct object_report *r)
 		out_null(o, "generation");
 	out_dominator(o, r);
 	out_bool(o, "unreachable", !is_reachable(r));
+	if (r->level != HEAP_LEVEL_DEFAULT)
+		out_string(o, "level", heap_level_name(r->level));
+	if (r->reach_level <= HEAP_LEVEL_UNREACHABLE)
+		out_string(o, "strongest", heap_level_name(
+				   (enum heap_level)r->reach_level));
 	out_begin_array(o, "roots");
 	for (size_t i = 0; i < h->n_roots; i++)
 		if (h->roots[i].object == r->target)
@@ -398,6 +443,23 @@ static size_t count_roots(const struct heap *h, uint32_t target)
 	return n;
 }
 
+/* The strongest level that reaches the target, where the dump has
+ * referents (a trace without them says nothing new). */
+static int strongest_level(struct object_report *r, struct ht_error *err)
+{
+	uint8_t *levels;
+	uint64_t charged = 0;
+
+	r->reach_level = HEAP_LEVEL_UNREACHABLE + 1;
+	if (!r->h->n_referents)
+		return 0;
+	if (heap_reach_levels(r->h, &levels, &charged, err) < 0)
+		return -1;
+	r->reach_level = levels[r->target];
+	budget_array_free(levels, r->h->n, 1, &charged);
+	return 0;
+}
+
 static int describe_object(struct object_report *r, const struct heap *h,
 			   bool damaged)
 {
@@ -414,7 +476,8 @@ static int describe_object(struct object_report *r, const struct heap *h,
 		/* in a damaged trace the damage is the news, as with history */
 		return damaged ? EXIT_UNREADABLE : EXIT_FINDING;
 	}
-	if (heap_dominators(h, &d, &err) < 0) {
+	if (strongest_level(r, &err) < 0 ||
+	    heap_dominators_at(h, r->level, &d, &err) < 0) {
 		analysis_failed(r->path, &err);
 		return EXIT_UNREADABLE;
 	}
@@ -463,6 +526,7 @@ int cmd_object(int argc, char **argv)
 	struct loaded_dump ld;
 	const struct cli_option options[] = {
 		OPT_DUMP(&r.select, "the dump to look in (default: the last)"),
+		OPT_RETAINED(&r.level),
 		OPT_CALLBACK('m', "max-refs", "N", &r.max_refs, parse_max_refs,
 			     "list at most N referrers and N references\n"
 			     "(default 100; 0: all); all are counted"),

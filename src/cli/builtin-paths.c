@@ -11,18 +11,20 @@
 #include "cli/load-dump.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
+#include "util/membudget.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const struct command_usage usage = {
 	.cmd = "paths",
-	.text = "usage: heaptrace paths --to ID [-n N] [--exclude-weak] [--dump N]\n"
+	.text = "usage: heaptrace paths --to ID [-n N] [--retained LEVEL] [--dump N]\n"
 		"                       [--format text|yaml|json] [FILE]\n"
 		"\n"
 		"Shows the shortest paths from roots to the object ID (decimal or 0x\n"
 		"hex): the shortest first, then others that start at other roots, by\n"
-		"length then root. Exits 1 when the dump has no object ID.\n",
+		"length then root; only the roots and references that count at the\n"
+		"level (default strong). Exits 1 when the dump has no object ID.\n",
 };
 
 struct paths_report {
@@ -32,7 +34,11 @@ struct paths_report {
 	bool has_target;
 	ht_id target_id;
 	uint64_t max_paths;
-	bool exclude_weak;
+	bool exclude_weak;       /* the old spelling of --retained strong */
+	enum heap_level level;
+	/* where no path counts at the level: the strongest level that
+	 * reaches the target, HEAP_LEVEL_UNREACHABLE if none does */
+	enum heap_level reach_level;
 	const struct heap *h;
 	uint32_t target;
 	struct heap_path *paths;
@@ -102,6 +108,23 @@ static void print_path_text(const struct paths_report *r, size_t k)
 		print_step(r->h, p, i, &w);
 }
 
+/* "no strong root reaches it", and which level would. */
+static void print_no_path(const struct paths_report *r)
+{
+	/* where levels cannot differ, roots are roots */
+	if (!heap_has_levels(r->h))
+		printf("no root reaches it");
+	else if (r->level == HEAP_LEVEL_DEFAULT)
+		printf("no strong root reaches it");
+	else
+		printf("no root reaches it at level %s",
+		       heap_level_name(r->level));
+	if (r->reach_level > r->level && r->reach_level < HEAP_LEVELS)
+		printf(" (the strongest level that does: --retained %s)",
+		       heap_level_name(r->reach_level));
+	putchar('\n');
+}
+
 static int report_text(const struct paths_report *r)
 {
 	char id[24], cls[NAME_TEXT], size[SIZE_TEXT], buf[48];
@@ -112,7 +135,7 @@ static int report_text(const struct paths_report *r)
 	       human_size(r->h->size[r->target], size),
 	       (unsigned long long)r->h->dump, esc_text(r->path));
 	if (r->n_paths == 0)
-		printf("no %sroot reaches it\n", r->exclude_weak ? "strong " : "");
+		print_no_path(r);
 	else if (heap_has_fields(r->h))
 		printf("%s\neach step names the field of the object above that "
 		       "refers to the object\n",
@@ -167,7 +190,8 @@ static int report_structured(const struct paths_report *r)
 	out_id(o, "to", r->target_id);
 	out_string(o, "class", object_class_text(r->h, r->target, cls));
 	out_u64(o, "size", r->h->size[r->target]);
-	out_bool(o, "exclude_weak", r->exclude_weak);
+	out_bool(o, "exclude_weak", r->level < HEAP_LEVEL_WEAK);
+	out_string(o, "level", heap_level_name(r->level));
 	out_begin_array(o, "paths");
 	for (size_t k = 0; k < r->n_paths; k++)
 		out_path(o, r->h, &r->paths[k]);
@@ -177,6 +201,22 @@ static int report_structured(const struct paths_report *r)
 }
 
 /* ---- the command --------------------------------------------------------- */
+
+/* Where no path counts at the level, the level that would give one. */
+static int strongest_level(struct paths_report *r, struct ht_error *err)
+{
+	uint8_t *levels;
+	uint64_t charged = 0;
+
+	r->reach_level = HEAP_LEVEL_UNREACHABLE;
+	if (!heap_has_levels(r->h))
+		return 0;
+	if (heap_reach_levels(r->h, &levels, &charged, err) < 0)
+		return -1;
+	r->reach_level = (enum heap_level)levels[r->target];
+	budget_array_free(levels, r->h->n, 1, &charged);
+	return 0;
+}
 
 static int find_paths(struct paths_report *r, const struct heap *h,
 		      bool damaged)
@@ -194,8 +234,10 @@ static int find_paths(struct paths_report *r, const struct heap *h,
 		/* in a damaged trace the damage is the news, as with history */
 		return damaged ? EXIT_UNREADABLE : EXIT_FINDING;
 	}
-	n = heap_paths(h, r->target, (size_t)r->max_paths, r->exclude_weak,
+	n = heap_paths(h, r->target, (size_t)r->max_paths, r->level,
 		       &r->paths, &err);
+	if (n == 0 && strongest_level(r, &err) < 0)
+		n = -1;
 	if (n < 0) {
 		analysis_failed(r->path, &err);
 		return EXIT_UNREADABLE;
@@ -235,8 +277,9 @@ int cmd_paths(int argc, char **argv)
 			     "the object to reach (required)"),
 		OPT_CALLBACK('n', "number", "N", &r.max_paths, parse_max_paths,
 			     "show at most N paths (default 3)"),
+		OPT_RETAINED(&r.level),
 		OPT_BOOL('w', "exclude-weak", &r.exclude_weak,
-			 "do not start paths at weak roots"),
+			 "the same as --retained strong (the default)"),
 		OPT_DUMP(&r.select, "the dump to look in (default: the last)"),
 		OPT_FORMAT(&r.format),
 		OPT_HELP(),
@@ -250,6 +293,8 @@ int cmd_paths(int argc, char **argv)
 		return status;
 	if (!r.has_target)
 		return usage_error("paths", "which object? Give --to ID");
+	if (r.exclude_weak)
+		r.level = HEAP_LEVEL_STRONG;
 	status = trace_operand("paths", argc, argv, &r.path);
 	if (status != EXIT_DONE)
 		return status;

@@ -54,6 +54,7 @@ struct stats {
 	int format;
 	int64_t select;        /* HEAP_ALL_DUMPS or --dump's */
 	bool retained_by_class;
+	enum heap_level level; /* of the unreachable and retained figures */
 	uint64_t limit;        /* class rows per dump; 0: all */
 
 	struct trace_stats trace; /* the GCs, the dumps' tracking */
@@ -79,7 +80,8 @@ static int collect_dump(void *ctx, struct heap *h, bool *keep)
 	struct dump_stats ds;
 
 	*keep = false;
-	if (dump_stats_compute(&ds, h, s->retained_by_class, &s->err) < 0)
+	if (dump_stats_compute(&ds, h, s->retained_by_class, s->level,
+			       &s->err) < 0)
 		return 1;
 	warn_dump_quality(s->path, h);
 	write_dump(s, &ds);
@@ -377,6 +379,48 @@ static void print_dump_time_text(const struct dump_times *t)
 		line("time", "at %s", human_duration(t->begin, a));
 }
 
+/* Unreachable at the level the figures are computed at, said when it is
+ * not the default. */
+static void print_unreachable_text(const struct dump_stats *ds)
+{
+	char a[SIZE_TEXT], label[32];
+
+	if (ds->level == HEAP_LEVEL_DEFAULT)
+		snprintf(label, sizeof(label), "unreachable");
+	else
+		snprintf(label, sizeof(label), "unreachable at %s",
+			 heap_level_name(ds->level));
+	line(label, "%llu, %s", (unsigned long long)ds->unreachable,
+	     exact_size(ds->unreachable_bytes, a));
+}
+
+/* "strongly reachable  7, 230 B", then each weaker level that reaches
+ * some object: the strongest level that reaches it. Nothing when only
+ * strong roots and references reach objects: the lines would repeat the
+ * unreachable one. */
+static void print_levels_text(const struct dump_stats *ds)
+{
+	static const char *const labels[] = {
+		[HEAP_LEVEL_STRONG] = "strongly reachable",
+		[HEAP_LEVEL_SOFT] = "softly reachable",
+		[HEAP_LEVEL_WEAK] = "weakly reachable",
+		[HEAP_LEVEL_FINAL] = "finalizer-reachable",
+		[HEAP_LEVEL_PHANTOM] = "phantom-reachable",
+	};
+	char a[SIZE_TEXT];
+	uint64_t weaker = 0;
+
+	for (int l = HEAP_LEVEL_SOFT; l < HEAP_LEVELS; l++)
+		weaker += ds->level_count[l];
+	if (!weaker)
+		return;
+	for (int l = HEAP_LEVEL_STRONG; l < HEAP_LEVELS; l++)
+		if (l == HEAP_LEVEL_STRONG || ds->level_count[l])
+			line(labels[l], "%llu, %s",
+			     (unsigned long long)ds->level_count[l],
+			     exact_size(ds->level_bytes[l], a));
+}
+
 static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
 {
 	const struct dump_tracking *d = tracking_of(s, ds->index);
@@ -400,18 +444,14 @@ static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
 	     (unsigned long long)ds->references,
 	     (unsigned long long)ds->dangling);
 	print_roots_text(ds);
-	line("unreachable", "%llu, %s", (unsigned long long)ds->unreachable,
-	     exact_size(ds->unreachable_bytes, a));
+	print_unreachable_text(ds);
 	if (ds->unreachable_classes)
 		line("  class objects", "%llu, %s",
 		     (unsigned long long)ds->unreachable_classes,
 		     exact_size(ds->unreachable_class_bytes, a));
-	/* lines that say nothing of an input that cannot have them (HPROF
-	 * has no weak roots) are left out: weakly reachable objects need
-	 * weak roots, and duplicates are damage */
-	if (ds->weak_roots || ds->weakly_reachable)
-		line("weakly reachable", "%llu",
-		     (unsigned long long)ds->weakly_reachable);
+	/* lines that say nothing of an input that cannot have them are left
+	 * out: levels need referents or weak roots, duplicates are damage */
+	print_levels_text(ds);
 	if (ds->duplicates)
 		line("duplicates", "%llu",
 		     (unsigned long long)ds->duplicates);
@@ -633,6 +673,23 @@ static void out_dump_times(struct out *o, const struct dump_times *t)
 	out_time(o, "end_time", t && t->has_end, t ? t->end : 0);
 }
 
+/* Objects and bytes by the strongest level that reaches them. */
+static void out_levels(struct out *o, const struct dump_stats *ds)
+{
+	if (ds->level != HEAP_LEVEL_DEFAULT || ds->has_levels)
+		out_string(o, "level", heap_level_name(ds->level));
+	if (!ds->has_levels)
+		return;
+	out_begin_object(o, "reachability");
+	for (int l = HEAP_LEVEL_STRONG; l <= HEAP_LEVEL_UNREACHABLE; l++) {
+		out_begin_object(o, heap_level_name((enum heap_level)l));
+		out_u64(o, "objects", ds->level_count[l]);
+		out_u64(o, "bytes", ds->level_bytes[l]);
+		out_end_object(o);
+	}
+	out_end_object(o);
+}
+
 static void out_dump(struct out *o, const struct stats *s,
 		     const struct dump_stats *ds)
 {
@@ -659,6 +716,7 @@ static void out_dump(struct out *o, const struct stats *s,
 	out_u64(o, "unreachable_class_objects", ds->unreachable_classes);
 	out_u64(o, "unreachable_class_bytes", ds->unreachable_class_bytes);
 	out_u64(o, "weakly_reachable", ds->weakly_reachable);
+	out_levels(o, ds);
 	out_u64(o, "duplicates", ds->duplicates);
 	out_classes(o, s, ds);
 	out_generations(o, ds);
@@ -896,6 +954,7 @@ int cmd_stats(int argc, char **argv)
 		OPT_BOOL('r', "retained-by-class", &s.retained_by_class,
 			 "add each class's retained size: that of its\n"
 			 "objects no object of the class dominates"),
+		OPT_RETAINED(&s.level),
 		OPT_FORMAT(&s.format),
 		OPT_HELP(),
 		OPT_MAX_MEMORY(),

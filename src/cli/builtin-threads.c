@@ -34,6 +34,7 @@ struct threads_cmd {
 	int format;
 	int64_t select;
 	uint64_t limit;
+	enum heap_level level;
 	const struct heap *h;
 	const struct heap_dominators *d;
 	const struct heap_threads *t;
@@ -149,7 +150,10 @@ static void print_text(const struct threads_cmd *c)
 		printf(" (the dump names no thread)\n");
 		return;
 	}
-	printf("; top %zu by retained size\n", shown);
+	printf("; top %zu by retained size", shown);
+	if (c->level != HEAP_LEVEL_DEFAULT)
+		printf(" at level %s", heap_level_name(c->level));
+	putchar('\n');
 	for (size_t i = 0; i < shown; i++)
 		print_thread(c, &c->t->threads[i]);
 }
@@ -239,6 +243,8 @@ static int report(const struct threads_cmd *c)
 		return -1;
 	out_begin_object(o, NULL);
 	out_u64(o, "dump", c->h->dump);
+	if (c->level != HEAP_LEVEL_DEFAULT)
+		out_string(o, "level", heap_level_name(c->level));
 	out_u64(o, "thread_count", c->t->n_threads);
 	out_begin_array(o, "threads");
 	for (size_t i = 0; i < shown; i++)
@@ -259,7 +265,7 @@ static int run_threads(struct threads_cmd *c)
 	status = load_dump(c->path, &c->reader_options, c->select, &ld);
 	if (status != EXIT_DONE)
 		return status;
-	if (heap_dominators(ld.heap, &d, &err) < 0) {
+	if (heap_dominators_at(ld.heap, c->level, &d, &err) < 0) {
 		analysis_failed(c->path, &err);
 		unload_dump(&ld);
 		return EXIT_UNREADABLE;
@@ -289,6 +295,7 @@ int cmd_threads(int argc, char **argv)
 	struct threads_cmd c = {.select = HEAP_LAST_DUMP};
 	const struct cli_option options[] = {
 		OPT_NUMBER(&c.limit, "list N threads (default 0: all)"),
+		OPT_RETAINED(&c.level),
 		OPT_DUMP(&c.select, "the dump to analyze (default: the last)"),
 		OPT_FORMAT(&c.format),
 		OPT_HELP(),

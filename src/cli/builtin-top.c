@@ -52,6 +52,7 @@ struct top {
 	const char *class_name;   /* --class: only its instances */
 	bool *in_class;           /* per class slot, with --class */
 	uint64_t n_instances;
+	enum heap_level level;
 	const struct heap *h;
 	const struct heap_dominators *d;
 };
@@ -260,7 +261,10 @@ static void print_heading(const struct top *t, size_t shown, size_t n_classes)
 		       count_of(t->n_instances, "instance", "instances",
 				classes),
 		       esc_text(t->class_name));
-	printf("; top %zu by %s\n", shown, key_text(t->by));
+	printf("; top %zu by %s", shown, key_text(t->by));
+	if (t->level != HEAP_LEVEL_DEFAULT)
+		printf(" at level %s", heap_level_name(t->level));
+	putchar('\n');
 }
 
 static int report(const struct top *t, const uint32_t *best, size_t k,
@@ -288,6 +292,8 @@ static int report(const struct top *t, const uint32_t *best, size_t k,
 		out_string(o, "class", t->class_name);
 		out_u64(o, "instances", t->n_instances);
 	}
+	if (t->level != HEAP_LEVEL_DEFAULT)
+		out_string(o, "level", heap_level_name(t->level));
 	if (t->classes)
 		out_classes(o, rows, k);
 	else
@@ -344,7 +350,7 @@ static int run_top(struct top *t)
 	status = load_dump(t->path, &t->reader_options, t->select, &ld);
 	if (status != EXIT_DONE)
 		return status;
-	if (heap_dominators(ld.heap, &d, &err) < 0) {
+	if (heap_dominators_at(ld.heap, t->level, &d, &err) < 0) {
 		analysis_failed(t->path, &err);
 		unload_dump(&ld);
 		return EXIT_UNREADABLE;
@@ -415,6 +421,7 @@ int cmd_top(int argc, char **argv)
 		OPT_STRING(0, "class", "NAME", &t.class_name,
 			   "only the instances of the class NAME (its name as\n"
 			   "stats and top --classes print it)"),
+		OPT_RETAINED(&t.level),
 		OPT_DUMP(&t.select, "the dump to analyze (default: the last)"),
 		OPT_FORMAT(&t.format),
 		OPT_HELP(),

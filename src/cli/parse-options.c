@@ -175,6 +175,18 @@ int parse_number_option(const char *cmd, const char *arg, void *limit)
 	return EXIT_DONE;
 }
 
+int parse_retained_option(const char *cmd, const char *arg, void *level)
+{
+	int l = heap_level_parse(arg);
+
+	if (l < 0)
+		return usage_error(cmd, "unknown reachability level '%s' "
+				   "(strong, soft, weak, finalizer, phantom "
+				   "or all)", arg);
+	*(enum heap_level *)level = (enum heap_level)l;
+	return EXIT_DONE;
+}
+
 int parse_format_option(const char *cmd, const char *arg, void *format)
 {
 	int f = parse_format(arg);

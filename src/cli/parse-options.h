@@ -12,6 +12,7 @@
 #ifndef HT_PARSE_OPTIONS_H
 #define HT_PARSE_OPTIONS_H
 
+#include "analysis/heap.h"
 #include "cli/cli.h"
 
 #include <stdbool.h>
@@ -118,6 +119,16 @@ struct command_usage {
 	OPT_CALLBACK('f', "format", "FMT", OPTION_VALUE(int, v), \
 		     parse_format_option, "text (default), yaml or json")
 /*
+ * --retained LEVEL, into an enum heap_level: the reachability level at
+ * which a command computes dominators, retained sizes and root paths
+ * (heaptrace(1), REACHABILITY LEVELS); the default is strong.
+ */
+#define OPT_RETAINED(v) \
+	OPT_CALLBACK(0, "retained", "LEVEL", \
+		     OPTION_VALUE(enum heap_level, v), parse_retained_option, \
+		     "follow references as strong as LEVEL: strong\n" \
+		     "(default), soft, weak, finalizer, phantom or all")
+/*
  * --hprof-compressed-oops yes|no|auto, which every command that reads a
  * trace takes: how the JVM of an HPROF input laid out references, which
  * the dump does not record (heaptrace(1), INPUT FORMATS). Into a struct
@@ -134,6 +145,7 @@ struct command_usage {
 int parse_dump_option(const char *cmd, const char *arg, void *select);
 int parse_format_option(const char *cmd, const char *arg, void *format);
 int parse_number_option(const char *cmd, const char *arg, void *limit);
+int parse_retained_option(const char *cmd, const char *arg, void *level);
 /* says what is wrong as heaptrace, not as cmd (OPTION_GLOBAL) */
 int parse_hprof_oops_option(const char *cmd, const char *arg, void *opts);
 

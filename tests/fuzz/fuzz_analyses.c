@@ -202,8 +202,10 @@ static bool in(set s, uint32_t i)
 }
 
 /* What the roots reach without passing through `without` (NAIVE_MAX for
- * none). Weak roots count as starting points only when `weak` is set. */
-static set reach(const struct heap *h, uint32_t without, bool weak)
+ * none), over the references followed at `level`. Weak roots count as
+ * starting points only when `weak` is set. */
+static set reach(const struct heap *h, uint32_t without, bool weak,
+		 enum heap_level level)
 {
 	uint32_t queue[NAIVE_MAX];
 	size_t head = 0, tail = 0;
@@ -225,7 +227,8 @@ static set reach(const struct heap *h, uint32_t without, bool weak)
 		     e++) {
 			uint32_t v = h->ref[e];
 
-			if (!is_object(h, v) || v == without || in(seen, v))
+			if (!is_object(h, v) || v == without || in(seen, v) ||
+			    !heap_follows(h, level, u, e))
 				continue;
 			seen |= (set)1 << v;
 			queue[tail++] = v;
@@ -242,11 +245,13 @@ static int popcount(set s)
 /* dominated[x]: the objects that every root path to passes through x (x
  * itself included when reachable). */
 static void naive_dominated(const struct heap *h, set reachable,
-			    set *dominated)
+			    enum heap_level level, set *dominated)
 {
+	bool weak = level >= HEAP_LEVEL_WEAK;
+
 	for (uint32_t x = 0; x < h->n; x++)
 		dominated[x] = in(reachable, x) ?
-			reachable & ~reach(h, x, false) : 0;
+			reachable & ~reach(h, x, weak, level) : 0;
 }
 
 static uint32_t naive_idom(const struct heap *h, const set *dominated,
@@ -275,11 +280,13 @@ static uint32_t naive_idom(const struct heap *h, const set *dominated,
 static void check_dominators_naively(const struct heap *h,
 				     const struct heap_dominators *d)
 {
-	set dominated[NAIVE_MAX], reachable = reach(h, NAIVE_MAX, false);
-	set weakly = reach(h, NAIVE_MAX, true) & ~reachable;
+	bool weak = d->level >= HEAP_LEVEL_WEAK;
+	set dominated[NAIVE_MAX];
+	set reachable = reach(h, NAIVE_MAX, weak, d->level);
+	set weakly = reach(h, NAIVE_MAX, true, d->level) & ~reachable;
 	uint64_t lost_bytes = 0;
 
-	naive_dominated(h, reachable, dominated);
+	naive_dominated(h, reachable, d->level, dominated);
 	FUZZ_CHECK(d->reachable == (uint64_t)popcount(reachable),
 		   "%llu reachable, %d by definition",
 		   (unsigned long long)d->reachable, popcount(reachable));
@@ -358,13 +365,13 @@ static void check_threads(const struct heap *h, const struct heap_dominators *d)
 	heap_threads_free(&t);
 }
 
-static void check_dominators(const struct heap *h)
+static void check_dominators(const struct heap *h, enum heap_level level)
 {
 	struct heap_dominators d;
 	struct ht_error err;
 	uint64_t reachable = 0;
 
-	if (heap_dominators(h, &d, &err) < 0) {
+	if (heap_dominators_at(h, level, &d, &err) < 0) {
 		fuzz_check_error(&err, "heap_dominators");
 		return;
 	}
@@ -390,7 +397,8 @@ static void check_dominators(const struct heap *h)
 		   (unsigned long long)d.unreachable, h->n);
 	if (small(h))
 		check_dominators_naively(h, &d);
-	check_threads(h, &d);
+	if (level == HEAP_LEVEL_DEFAULT)
+		check_threads(h, &d);
 	heap_dominators_free(&d);
 }
 
@@ -398,7 +406,8 @@ static void check_dominators(const struct heap *h)
 
 /* References on a shortest chain from `from` to `to`, UINT32_MAX when
  * there is none: a forward search (small dumps). */
-static uint32_t distance(const struct heap *h, uint32_t from, uint32_t to)
+static uint32_t distance(const struct heap *h, enum heap_level level,
+			 uint32_t from, uint32_t to)
 {
 	uint32_t *dist = malloc((size_t)h->n * sizeof(*dist));
 	uint32_t *queue = malloc((size_t)h->n * sizeof(*queue));
@@ -420,7 +429,8 @@ static uint32_t distance(const struct heap *h, uint32_t from, uint32_t to)
 		     e++) {
 			uint32_t v = h->ref[e];
 
-			if (is_object(h, v) && dist[v] == UINT32_MAX) {
+			if (is_object(h, v) && dist[v] == UINT32_MAX &&
+			    heap_follows(h, level, u, e)) {
 				dist[v] = dist[u] + 1;
 				queue[tail++] = v;
 			}
@@ -431,17 +441,17 @@ static uint32_t distance(const struct heap *h, uint32_t from, uint32_t to)
 	return found;
 }
 
-static bool root_counts(const struct heap *h, size_t r, bool exclude_weak)
+static bool root_counts(const struct heap *h, size_t r,
+			enum heap_level level)
 {
 	return is_object(h, h->roots[r].object) &&
-	       !(exclude_weak && heap_root_is_weak(&h->roots[r]));
+	       heap_root_counts(&h->roots[r], level);
 }
 
 static void check_path(const struct heap *h, uint32_t target,
-		       const struct heap_path *p, bool exclude_weak)
+		       const struct heap_path *p, enum heap_level level)
 {
-	FUZZ_CHECK(p->root < h->n_roots && root_counts(h, p->root,
-						       exclude_weak),
+	FUZZ_CHECK(p->root < h->n_roots && root_counts(h, p->root, level),
 		   "path from root %zu", p->root);
 	FUZZ_CHECK(p->length >= 1 && p->objects[0] == h->roots[p->root].object
 		   && p->objects[p->length - 1] == target,
@@ -452,29 +462,31 @@ static void check_path(const struct heap *h, uint32_t target,
 
 		FUZZ_CHECK(is_object(h, u) && p->fields[i] <
 			   h->ref_start[u + 1] - first &&
-			   h->ref[first + p->fields[i]] == v,
+			   h->ref[first + p->fields[i]] == v &&
+			   heap_follows(h, level, u, first + p->fields[i]),
 			   "step %zu of a path is no reference", i);
 		for (uint32_t f = 0; f < p->fields[i]; f++)
-			FUZZ_CHECK(h->ref[first + f] != v,
+			FUZZ_CHECK(h->ref[first + f] != v ||
+				   !heap_follows(h, level, u, first + f),
 				   "step %zu names a later field", i);
 	}
 }
 
 static void check_paths_to(const struct heap *h, uint32_t target,
-			   bool exclude_weak)
+			   enum heap_level level)
 {
 	struct heap_path *paths;
 	struct ht_error err;
 	size_t expected = 0;
-	long n = heap_paths(h, target, PATHS_MAX, exclude_weak, &paths, &err);
+	long n = heap_paths(h, target, PATHS_MAX, level, &paths, &err);
 
 	if (n < 0) {
 		fuzz_check_error(&err, "heap_paths");
 		return;
 	}
 	for (size_t r = 0; r < h->n_roots && small(h); r++)
-		expected += root_counts(h, r, exclude_weak) &&
-			    distance(h, h->roots[r].object, target) !=
+		expected += root_counts(h, r, level) &&
+			    distance(h, level, h->roots[r].object, target) !=
 				    UINT32_MAX;
 	if (small(h))
 		FUZZ_CHECK((size_t)n == (expected < PATHS_MAX ? expected :
@@ -482,12 +494,12 @@ static void check_paths_to(const struct heap *h, uint32_t target,
 			   "%ld paths to %u, %zu roots reach it", n, target,
 			   expected);
 	for (long i = 0; i < n; i++) {
-		check_path(h, target, &paths[i], exclude_weak);
+		check_path(h, target, &paths[i], level);
 		FUZZ_CHECK(i == 0 || paths[i - 1].length <= paths[i].length,
 			   "paths not shortest first");
 		if (small(h))
 			FUZZ_CHECK(paths[i].length - 1 ==
-				   distance(h, paths[i].objects[0], target),
+				   distance(h, level, paths[i].objects[0], target),
 				   "path %ld is not a shortest one", i);
 	}
 	heap_paths_free(paths, (size_t)n);
@@ -498,12 +510,13 @@ static int on_heap(void *ctx, struct heap *h, bool *keep)
 	(void)ctx;
 	(void)keep;
 	check_graph(h);
-	check_dominators(h);
+	for (int l = HEAP_LEVEL_STRONG; l < HEAP_LEVELS; l++)
+		check_dominators(h, (enum heap_level)l);
 	if (h->n == 0)
 		return 0;
-	check_paths_to(h, 0, false);
-	check_paths_to(h, h->n - 1, true);
-	check_paths_to(h, h->n / 2, false);
+	check_paths_to(h, 0, HEAP_LEVEL_PHANTOM);
+	check_paths_to(h, h->n - 1, HEAP_LEVEL_STRONG);
+	check_paths_to(h, h->n / 2, HEAP_LEVEL_WEAK);
 	return 0;
 }
 

@@ -3,7 +3,10 @@
 # seeds of the fuzz_hprof target: 4- and 8-byte ids, 1.0.1 and 1.0.2, a
 # heap dump in segments and one in a single HEAP_DUMP record, two dumps in
 # one file, every root kind, instances, object and primitive arrays, a
-# cycle. Written from the HPROF format as the JDK documents it
+# cycle, and References of java.lang.ref (a SoftReference subclass, a
+# WeakReference) whose referents nothing else holds, as the JVM dumps
+# them: Reference declares `referent`. Written from the HPROF format as
+# the JDK documents it
 # (big-endian), independently of src/lib/read/hprof_source.c.
 import os
 import struct
@@ -127,6 +130,46 @@ def two_dumps():
     return d.out
 
 
+def references():
+    """A Main (the thread's local) holding a Cache (a SoftReference
+    subclass) and a WeakReference; each referent, a Blob, is held by
+    nothing else. The Reference classes carry the fields the JDK's do."""
+    d = Dump(8)
+    obj, ref, soft, weak, cache, main_, blob = (
+        0x1000, 0x1300, 0x1310, 0x1320, 0x1330, 0x1340, 0x1350)
+    for serial, (cid, name) in enumerate(
+            [(obj, "java/lang/Object"), (ref, "java/lang/ref/Reference"),
+             (soft, "java/lang/ref/SoftReference"),
+             (weak, "java/lang/ref/WeakReference"), (cache, "Cache"),
+             (main_, "Main"), (blob, "Blob")], start=1):
+        d.load_class(serial, cid, name)
+    m, c, w, b1, b2, t = 0x2000, 0x2100, 0x2200, 0x3000, 0x3100, 0x5000
+    body = bytearray()
+    body += bytes([0x08]) + d.id(t) + struct.pack(">II", 1, 1)
+    body += bytes([0x03]) + d.id(m) + struct.pack(">II", 1, 0)
+    body += class_dump(d, obj, 0, 0, [])
+    body += class_dump(d, ref, obj, 4 * d.n,
+                       [("referent", OBJECT), ("queue", OBJECT),
+                        ("next", OBJECT), ("discovered", OBJECT)])
+    body += class_dump(d, soft, ref, 8, [("timestamp", LONG)])
+    body += class_dump(d, weak, ref, 0, [])
+    body += class_dump(d, cache, soft, d.n, [("name", OBJECT)])
+    body += class_dump(d, main_, obj, 2 * d.n,
+                       [("cache", OBJECT), ("weak", OBJECT)])
+    body += class_dump(d, blob, obj, 4, [("size", INT)])
+    body += instance(d, t, main_, d.id(0) + d.id(0))
+    body += instance(d, m, main_, d.id(c) + d.id(w))
+    # an instance's own fields first, then each super class's
+    body += instance(d, c, cache, d.id(0) + struct.pack(">q", 7) +
+                     d.id(b1) + d.id(0) * 3)
+    body += instance(d, w, weak, d.id(b2) + d.id(0) * 3)
+    body += instance(d, b1, blob, struct.pack(">i", 1000))
+    body += instance(d, b2, blob, struct.pack(">i", 2000))
+    d.record(0x1c, bytes(body))
+    d.record(0x2c, b"")
+    return d.out
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -135,6 +178,7 @@ def main():
         "segments-id4.hprof": segmented(4),
         "heap-dump-101.hprof": single_record(8),
         "two-dumps.hprof": two_dumps(),
+        "references.hprof": references(),
     }
     for name, data in seeds.items():
         with open(os.path.join(out, name), "wb") as f:

@@ -245,6 +245,7 @@ static int collect(void *ctx, struct heap *h, bool *keep)
 	*keep = false;
 	cr_assert_lt(n_dumps, MAX_DUMPS);
 	cr_assert_eq(dump_stats_compute(&dumps[n_dumps], h, retained_by_class,
+					HEAP_LEVEL_STRONG,
 					&err), 0, "%s", err.message);
 	n_dumps++;
 	return 0;

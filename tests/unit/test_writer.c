@@ -1728,7 +1728,7 @@ Test(writer, fields_refused)
 		{ 0, 0x100, "next", HT_FIELD_INSTANCE, false, 0 },
 	};
 	static const struct ht_field bad_kind[] = {
-		{ 1, 0x100, "next", 2, false, 0 },
+		{ 1, 0x100, "next", HT_FIELD_KIND_LAST + 1, false, 0 },
 	};
 	static const struct ht_field ok[] = {
 		{ 1, 0x100, "next", HT_FIELD_INSTANCE, false, 0 },
@@ -1775,4 +1775,41 @@ Test(writer, fields_refused)
 	rec = open_or_die(tmp_path("fields-v2.ht"), NULL);
 	cr_assert_eq(ht_fields(rec, 1, ok), HT_OK, "version 2 takes them");
 	close_ok(rec);
+}
+
+/* A referent's strength (the kinds after static) is version 3's: a
+ * version 2 recorder refuses it, as it refuses times. */
+Test(writer, strengths_need_version_3)
+{
+	static const struct ht_field soft[] = {
+		{ 1, 0x100, "referent", HT_FIELD_SOFT, false, 0 },
+	};
+	static const struct ht_field phantom[] = {
+		{ 2, 0x100, "next", HT_FIELD_INSTANCE, false, 0 },
+		{ 3, 0x110, "referent", HT_FIELD_PHANTOM, false, 0 },
+	};
+	struct ht_header v2 = test_header;
+	struct ht_error err;
+	struct ht_recorder *rec;
+	struct rd_trace t;
+	const char *path = tmp_path("strengths-v2.ht");
+
+	v2.version = 2;
+	rec = ht_recorder_open(path, &v2, NULL, &err);
+	cr_assert(rec, "%s", err.message);
+	cr_assert_eq(ht_fields(rec, 1, soft), HT_E_INVALID);
+	cr_assert_eq(ht_fields(rec, 2, phantom), HT_E_INVALID);
+	close_ok(rec);
+	rd_load(path, &t);
+	cr_assert_eq(t.n_ev, 0);
+	rd_free(&t);
+	path = tmp_path("strengths-v3.ht");
+	rec = open_or_die(path, NULL);
+	cr_assert_eq(ht_fields(rec, 1, soft), HT_OK);
+	cr_assert_eq(ht_fields(rec, 2, phantom), HT_OK);
+	close_ok(rec);
+	rd_load(path, &t);
+	cr_assert_eq(t.n_ev, 2);
+	cr_assert_eq(t.ev[1].u.fields.fields[1].kind, HT_FIELD_PHANTOM);
+	rd_free(&t);
 }

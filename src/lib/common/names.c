@@ -68,6 +68,10 @@ static const char *const gc_reason_names[] = {
 static const char *const field_kind_names[] = {
 	[HT_FIELD_INSTANCE] = "instance",
 	[HT_FIELD_STATIC] = "static",
+	[HT_FIELD_SOFT] = "soft",
+	[HT_FIELD_WEAK] = "weak",
+	[HT_FIELD_FINAL] = "final",
+	[HT_FIELD_PHANTOM] = "phantom",
 };
 
 static const struct {

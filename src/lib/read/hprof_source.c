@@ -317,6 +317,10 @@ struct hclass {
 	uint32_t *own_refs;      /* where its own references lie in its own
 				    field bytes (which come first) */
 	int64_t thread_name_at;  /* Thread.name there, -1 if not a Thread */
+	/* the strength of its referent (HT_FIELD_SOFT .. HT_FIELD_PHANTOM)
+	 * when it is java.lang.ref's Soft, Weak, Final or PhantomReference
+	 * or extends one; 0 otherwise */
+	uint8_t referent_kind;
 	bool has_layout[JVM_MODELS_];
 	struct field_layout layout[JVM_MODELS_];
 	uint64_t size[JVM_MODELS_];
@@ -518,6 +522,19 @@ struct hprof_source {
 	uint64_t mirror_base[JVM_MODELS_]; /* java.lang.Class without statics */
 	bool has_mirror_base[JVM_MODELS_];
 	uint64_t class_class;  /* java.lang.Class's id, 0 if absent */
+	/*
+	 * References: java.lang.ref.Reference declares `referent`, but how
+	 * strongly it holds depends on the instance's class. Each strength
+	 * class (Soft, Weak, Final, PhantomReference: by kind - HT_FIELD_SOFT)
+	 * gets a synthetic field "referent" of its kind, declared after the
+	 * real ones, and the referent of an instance names its nearest
+	 * strength ancestor's (instance_refs).
+	 */
+	uint64_t reference_class;     /* java.lang.ref.Reference, 0 if absent */
+	uint64_t strength_class[4];   /* ids, 0 if absent */
+	uint32_t referent_field;      /* Reference.referent's id, 0 unknown */
+	uint32_t strength_field[4];   /* the synthetic ids, 0 undeclared */
+	bool strength_declared;       /* the fields event gave them */
 	uint64_t prim_array_class[12]; /* by element type, 0 if absent */
 
 	/* the first damage the index pass met */
@@ -853,6 +870,10 @@ static bool chain_extend(struct hprof_source *s, struct hclass *k,
 	if (super && super->thread_name_at >= 0)
 		name_at = (int64_t)bytes + super->thread_name_at;
 	k->thread_name_at = name_at;
+	k->referent_kind = super ? super->referent_kind : 0;
+	for (uint8_t i = 0; i < 4; i++)
+		if (k->id == s->strength_class[i])
+			k->referent_kind = (uint8_t)(HT_FIELD_SOFT + i);
 	k->super_at = super ? (uint32_t)(super - s->classes) : 0;
 	k->chain_done = true;
 	return true;
@@ -888,6 +909,18 @@ static bool chain_ready(struct hprof_source *s, struct hclass *c)
 	return true;
 }
 
+/* The field an instance of c holds at `field`: the synthetic referent of
+ * its strength for Reference.referent in a Soft, Weak, Final or
+ * PhantomReference, else the field itself. */
+static ht_id instance_field(const struct hprof_source *s,
+			    const struct hclass *c, uint32_t field)
+{
+	if (c->referent_kind && field == s->referent_field &&
+	    s->strength_field[c->referent_kind - HT_FIELD_SOFT])
+		return s->strength_field[c->referent_kind - HT_FIELD_SOFT];
+	return field;
+}
+
 /* The ids an instance of c holds in its field bytes p, into refs (room for
  * c->n_refs): its own fields' first, then each super class's; and the
  * field of each into fields. */
@@ -900,7 +933,7 @@ static void instance_refs(struct hprof_source *s, const struct hclass *c,
 
 	for (;;) {
 		for (uint32_t i = 0; i < k->n_own_refs; i++) {
-			fields[n] = k->first_field + i;
+			fields[n] = instance_field(s, c, k->first_field + i);
 			refs[n++] = get_id(s, p + base + k->own_refs[i]);
 		}
 		if (k->super_id == 0)
@@ -999,6 +1032,23 @@ static int index_utf8(struct hprof_source *s, uint64_t at, uint32_t len)
 	return 0;
 }
 
+/* The classes of java.lang.ref whose instances hold a referent less than
+ * strongly, by their name in the package. */
+static void note_reference_class(struct hprof_source *s, const char *name,
+				 uint64_t class_id)
+{
+	static const char *const strengths[] = {
+		"SoftReference", "WeakReference", "FinalReference",
+		"PhantomReference",
+	};
+
+	if (strcmp(name, "Reference") == 0)
+		s->reference_class = class_id;
+	for (size_t i = 0; i < 4; i++)
+		if (strcmp(name, strengths[i]) == 0)
+			s->strength_class[i] = class_id;
+}
+
 static int index_load_class(struct hprof_source *s, uint64_t at,
 			    const uint8_t *p)
 {
@@ -1028,6 +1078,8 @@ static int index_load_class(struct hprof_source *s, uint64_t at,
 		s->string_class = l.class_id;
 	else if (strcmp(name, "java/lang/Class") == 0)
 		s->class_class = l.class_id;
+	else if (strncmp(name, "java/lang/ref/", 14) == 0)
+		note_reference_class(s, name + 14, l.class_id);
 	else if (name[0] == '[' && name[1] && !name[2]) {
 		static const char codes[] = "????ZCFDBSIJ";
 		const char *c = strchr(codes + 4, name[1]);
@@ -2504,11 +2556,59 @@ static int link_fields(struct hprof_source *s, size_t *n)
 	return 0;
 }
 
+/* The id of Reference.referent, 0 when the dump has no CLASS_DUMP of
+ * java.lang.ref.Reference with that field. */
+static uint32_t find_referent_field(struct hprof_source *s)
+{
+	const struct hclass *r = s->reference_class
+		? class_of(s, s->reference_class) : NULL;
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; r && i < r->n_fields; i++) {
+		if (!hprof_type_is_ref(r->types[i]))
+			continue;
+		if (r->names[i] && strcmp(r->names[i], "referent") == 0)
+			return r->first_field + k;
+		k++;
+	}
+	return 0;
+}
+
+/* After the real fields, the synthetic referent of each strength class
+ * the dump has a CLASS_DUMP of, where Reference.referent is known: ids
+ * after the last real one, into s->fields from *n on. */
+static int strength_fields(struct hprof_source *s, size_t *n)
+{
+	s->strength_declared = true;
+	s->referent_field = find_referent_field(s);
+	if (!s->referent_field)
+		return 0;
+	if (HPROF_GROW(s->fields, *n + 4, s->cap_fields) < 0)
+		return -1;
+	for (uint8_t i = 0; i < 4; i++) {
+		struct ht_field *f;
+
+		if (!s->strength_class[i] ||
+		    !class_of(s, s->strength_class[i]) ||
+		    s->next_field > UINT32_MAX - 1)
+			continue;
+		s->strength_field[i] = s->next_field++;
+		f = &s->fields[(*n)++];
+		f->id = s->strength_field[i];
+		f->class_id = s->strength_class[i];
+		f->name = "referent";
+		f->kind = (uint8_t)(HT_FIELD_SOFT + i);
+		f->has_offset = false;
+		f->offset = 0;
+	}
+	return 0;
+}
+
 /*
  * The next fields event: the links, then the reference fields of the
  * classes with a CLASS_DUMP, in the order they were indexed (and their
- * ids given), before any dump that names them. 1 an event, 0 none left,
- * -1 out of memory.
+ * ids given), then the synthetic referents (strength_fields), before any
+ * dump that names them. 1 an event, 0 none left, -1 out of memory.
  */
 static int fields_event(struct hprof_source *s, struct ht_event *ev)
 {
@@ -2525,6 +2625,9 @@ static int fields_event(struct hprof_source *s, struct ht_event *ev)
 		if (class_fields(s, c, &n) < 0)
 			return -1;
 	}
+	if (s->field_class == s->n_classes && !s->strength_declared &&
+	    strength_fields(s, &n) < 0)
+		return -1;
 	if (n == 0)
 		return 0;
 	start_event(s, ev, HT_EV_FIELDS, 0);

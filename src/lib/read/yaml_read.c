@@ -517,8 +517,17 @@ static const struct enum_type root_kind_enum = {
 };
 
 static const struct enum_type field_kind_enum = {
-	"field kind", ht_field_kind_parse, UINT8_MAX, "instance or static",
+	"field kind", ht_field_kind_parse, UINT8_MAX,
+	"instance, static, soft, weak, final or phantom",
 };
+
+/* A plain scalar that starts with a digit: read_enum takes it as a
+ * number. */
+static bool is_plain_number(const yaml_event_t *e)
+{
+	return is_plain(e) && scalar_text(e)[0] >= '0' &&
+	       scalar_text(e)[0] <= '9';
+}
 
 static int read_enum(struct yaml_src *s, const char *ctx, const char *field,
 		     const struct enum_type *t, int *out)
@@ -529,7 +538,7 @@ static int read_enum(struct yaml_src *s, const char *ctx, const char *field,
 	if (e->type != YAML_SCALAR_EVENT || is_null(e))
 		return fail_at(s, e->start_mark, "%s: '%s' must be a name, not %s",
 			       ctx, field, is_null(e) ? "null" : node_kind(e));
-	if (is_plain(e) && scalar_text(e)[0] >= '0' && scalar_text(e)[0] <= '9') {
+	if (is_plain_number(e)) {
 		if (read_number(s, ctx, field, t->max_number, &n) < 0)
 			return -1;
 		*out = (int)n;
@@ -557,6 +566,14 @@ static int read_enum_field(struct yaml_src *s, const char *ctx,
 	case K_FIELD_KIND:
 		if (read_enum(s, ctx, f->name, &field_kind_enum, &v) < 0)
 			return -1;
+		/* a referent's strength is version 3's (out of range, the
+		 * state machine judges it, as in any version) */
+		if (v > HT_FIELD_STATIC && v <= HT_FIELD_KIND_LAST &&
+		    s->header.version < 3)
+			return fail_at(s, s->ev.start_mark, "%s: '%s': kind "
+				       "'%s' needs format version 3 "
+				       "(heaptrace: 3)", ctx, f->name,
+				       ht_field_kind_name((enum ht_field_kind)v));
 		byte = (uint8_t)v;
 		store(base, f->at, &byte, sizeof(byte));
 		return 0;

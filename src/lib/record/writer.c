@@ -929,6 +929,18 @@ static bool carries_fields(const struct ht_event *ev)
 	}
 }
 
+/* What a version 1 or 2 trace cannot hold either: a referent's strength
+ * (the field kinds after static). */
+static bool carries_strengths(const struct ht_event *ev)
+{
+	if (ev->type != HT_EV_FIELDS)
+		return false;
+	for (size_t i = 0; i < ev->u.fields.count; i++)
+		if (ev->u.fields.fields[i].kind > HT_FIELD_STATIC)
+			return true;
+	return false;
+}
+
 static enum ht_error_code record_checked(struct ht_recorder *rec,
 					 struct request *rq)
 {
@@ -938,6 +950,8 @@ static enum ht_error_code record_checked(struct ht_recorder *rec,
 		return HT_E_INVALID;
 	rc = check_request(rq);
 	if (rc == HT_OK && rec->version < 2 && carries_fields(&rq->ev))
+		rc = HT_E_INVALID;
+	if (rc == HT_OK && rec->version < 3 && carries_strengths(&rq->ev))
 		rc = HT_E_INVALID;
 	/* a time only where the format has one: version 3, timed events */
 	if (rc == HT_OK && rq->ev.has_time &&

@@ -79,6 +79,13 @@ struct class_info {
 	ht_id *own_fields;    /* n_own field ids, NULL until declared */
 	uint32_t n_own;
 	uint32_t own_first_index;
+	/* java.lang.ref's Soft, Weak, Final and PhantomReference and their
+	 * subclasses: the strength of their referent (HT_FIELD_SOFT ..
+	 * HT_FIELD_PHANTOM, 0 for other classes) and the synthetic field
+	 * "referent" of that kind that the strength class declares, which
+	 * their referent slot names instead of Reference.referent */
+	uint8_t referent_kind;
+	ht_id strength_field;
 };
 
 struct class_table {
@@ -86,6 +93,8 @@ struct class_table {
 	size_t n, cap;
 	struct idmap by_tag;  /* tag -> index in v */
 	ht_id class_class;    /* the tag of java.lang.Class, 0 until seen */
+	ht_id reference_class; /* java.lang.ref.Reference's tag, 0 until seen */
+	ht_id referent_field; /* Reference.referent's field id, 0 until seen */
 };
 
 /* A frame's place: its method at a line (-1 unknown). */

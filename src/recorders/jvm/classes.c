@@ -147,6 +147,19 @@ static const struct class_info *entry_of(struct agent *ag, jclass k)
 	return classes_find(&ag->classes, (ht_id)tag);
 }
 
+/* The field an instance of ci holds in a slot of field id `field`: for
+ * Reference.referent in a Soft, Weak, Final or PhantomReference, the
+ * synthetic referent of its strength, so that analyses know how strongly
+ * it holds. */
+static ht_id slot_field(const struct agent *ag, const struct class_info *ci,
+			ht_id field)
+{
+	if (ci->strength_field && field &&
+	    field == ag->classes.referent_field)
+		return ci->strength_field;
+	return field;
+}
+
 /* Appends the slots of k's own fields to ci (slot_of and slot_field have
  * room); each slot takes the field id k's entry gave the field. */
 static int layout_fields(struct agent *ag, jclass k, struct class_info *ci,
@@ -166,8 +179,8 @@ static int layout_fields(struct agent *ag, jclass k, struct class_info *ci,
 			ci->slot_of[ci->n_fields++] = -1;
 			continue;
 		}
-		ci->slot_field[ci->n_slots] =
-			own && own->own_fields ? own->own_fields[i] : 0;
+		ci->slot_field[ci->n_slots] = slot_field(
+			ag, ci, own && own->own_fields ? own->own_fields[i] : 0);
 		ci->slot_of[ci->n_fields++] = (int32_t)ci->n_slots++;
 	}
 	(*jv)->Deallocate(jv, (unsigned char *)fields);
@@ -213,6 +226,20 @@ void classes_declare_links(struct agent *ag)
 	ag->next_field_id = FIRST_FIELD_ID;
 }
 
+/* A strength class (describe set its referent_kind, and it has no strength
+ * field from a superclass) declares the synthetic referent of its kind. */
+static void declare_strength(struct agent *ag, struct class_info *ci)
+{
+	struct ht_field f = {.class_id = ci->tag, .name = "referent"};
+
+	if (!ci->referent_kind || ci->strength_field)
+		return;
+	classes_declare_links(ag);
+	f.id = ci->strength_field = ag->next_field_id++;
+	f.kind = ci->referent_kind;
+	ht_fields(ag->rec, 1, &f);
+}
+
 /*
  * Gives each reference field k declares (static or not) a field id and
  * records them in one fields event; ci is k's entry. The ids are small
@@ -244,6 +271,9 @@ static int declare_fields(struct agent *ag, jclass k, struct class_info *ci)
 		f->class_id = ci->tag;
 		f->name = name;
 		ci->own_fields[i] = f->id;
+		if (ci->tag == ag->classes.reference_class &&
+		    f->kind == HT_FIELD_INSTANCE && strcmp(name, "referent") == 0)
+			ag->classes.referent_field = f->id;
 		n_decl++;
 	}
 	ci->n_own = (uint32_t)n;
@@ -332,6 +362,23 @@ static struct class_info *add_entry(struct class_table *t, jlong tag)
 	return ci;
 }
 
+/* The classes of java.lang.ref whose referent is held less than
+ * strongly, and Reference, which declares it. */
+static void note_reference_class(struct agent *ag, struct class_info *ci,
+				 const char *name)
+{
+	static const char *const strengths[] = {
+		"SoftReference", "WeakReference", "FinalReference",
+		"PhantomReference",
+	};
+
+	if (strcmp(name, "Reference") == 0)
+		ag->classes.reference_class = ci->tag;
+	for (uint8_t i = 0; i < 4; i++)
+		if (strcmp(name, strengths[i]) == 0)
+			ci->referent_kind = (uint8_t)(HT_FIELD_SOFT + i);
+}
+
 /* Names the class in the trace and sets its kind; 0 or -1. */
 static int describe(struct agent *ag, jclass k, struct class_info *ci)
 {
@@ -351,6 +398,8 @@ static int describe(struct agent *ag, jclass k, struct class_info *ci)
 		return -1;
 	if (strcmp(name, "java.lang.Class") == 0)
 		ag->classes.class_class = ci->tag;
+	else if (strncmp(name, "java.lang.ref.", 14) == 0)
+		note_reference_class(ag, ci, name + 14);
 	ht_class(ag->rec, ci->tag, name, false, 0);
 	free(name);
 	return 0;
@@ -373,6 +422,19 @@ static bool needs_layout(const struct class_info *ci)
 	return ci->kind == CLASS_INSTANCE && !ci->slot_of;
 }
 
+/* A subclass of a strength class holds its referent as strongly, through
+ * the same synthetic field. */
+static void inherit_strength(struct agent *ag, jclass super,
+			     struct class_info *ci)
+{
+	const struct class_info *s = super ? entry_of(ag, super) : NULL;
+
+	if (s && s->referent_kind && !ci->referent_kind) {
+		ci->referent_kind = s->referent_kind;
+		ci->strength_field = s->strength_field;
+	}
+}
+
 /*
  * Declares the fields of k (entry at) and lays it out. Its superclasses
  * are learnt first, so that their fields have ids for k's slots; learning
@@ -386,8 +448,10 @@ static void learn_layout(struct agent *ag, JNIEnv *jni, jclass k, uint32_t at)
 	if (super)
 		classes_learn(ag, jni, super);
 	ci = &ag->classes.v[at];
+	inherit_strength(ag, super, ci);
 	if (!ci->own_fields)
 		declare_fields(ag, k, ci);
+	declare_strength(ag, ci);
 	if (layout_instance(ag, jni, k, ci) < 0) {
 		free(ci->slot_of);
 		free(ci->slot_field);

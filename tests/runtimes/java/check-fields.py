@@ -32,7 +32,10 @@ Checks:
     the trace has, the HPROF dump has too, for instance and static fields:
     a field index mapped to the wrong field would name a field that never
     holds such a value. (Counts may differ there: jcmd makes objects of its
-    own between the two dumps.)
+    own between the two dumps.) A referent the trace names by its strength
+    (the agent's synthetic field "referent" of kind soft, weak, final or
+    phantom, declared by the matching java.lang.ref class) is the HPROF
+    dump's java.lang.ref.Reference.referent.
 Prints one line per failed check; exits 1 if any failed.
 """
 import collections
@@ -390,6 +393,26 @@ def hprof_profile(h):
     return refs, statics
 
 
+STRENGTH_CLASSES = {
+    "soft": "java.lang.ref.SoftReference",
+    "weak": "java.lang.ref.WeakReference",
+    "final": "java.lang.ref.FinalReference",
+    "phantom": "java.lang.ref.PhantomReference",
+}
+
+
+def referent_as_declared(field, name):
+    """(class, name) of a field as the HPROF dump declares it: a referent
+    of a strength, declared by its strength's class in the trace, is
+    java.lang.ref.Reference's there."""
+    kind = field.get("kind", "instance")
+    if kind not in STRENGTH_CLASSES:
+        return name
+    check(name == (STRENGTH_CLASSES[kind], "referent"),
+          "a %s referent declared as %s.%s" % ((kind,) + name))
+    return ("java.lang.ref.Reference", "referent")
+
+
 def whole_heap(t, h):
     """Checks every reference of every instance in the trace against the
     triples the HPROF dump has."""
@@ -414,7 +437,8 @@ def whole_heap(t, h):
             if not f:
                 unknown[t.class_of(oid)] += 1
                 continue
-            triple = (t.class_of(oid), "%s.%s" % f, t.class_of(target))
+            triple = (t.class_of(oid), "%s.%s" % referent_as_declared(
+                t.fields[fid], f), t.class_of(target))
             if triple[2] and triple not in seen:
                 wrong[triple] += 1
     check(total > 1000, "only %d references from instances" % total)
