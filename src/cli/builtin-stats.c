@@ -379,6 +379,17 @@ static void print_dump_time_text(const struct dump_times *t)
 		line("time", "at %s", human_duration(t->begin, a));
 }
 
+/* Whether some object is unreachable at the level the figures are
+ * computed at but reachable at a weaker one: the unreachable line is then
+ * broken down by level (print_levels_text). */
+static bool has_weaker_levels(const struct dump_stats *ds)
+{
+	for (int l = (int)ds->level + 1; l < HEAP_LEVELS; l++)
+		if (ds->level_count[l])
+			return true;
+	return false;
+}
+
 /* Unreachable at the level the figures are computed at, said when it is
  * not the default. */
 static void print_unreachable_text(const struct dump_stats *ds)
@@ -394,28 +405,25 @@ static void print_unreachable_text(const struct dump_stats *ds)
 	     exact_size(ds->unreachable_bytes, a));
 }
 
-/* "strongly reachable  7, 230 B", then each weaker level that reaches
- * some object: the strongest level that reaches it. Nothing when only
- * strong roots and references reach objects: the lines would repeat the
- * unreachable one. */
+/* The unreachable objects by the strongest level weaker than the
+ * figures' that reaches them ("softly reachable  7, 230 B"), then those
+ * no level reaches. Nothing when no weaker level reaches any: the lines
+ * would repeat the unreachable one. */
 static void print_levels_text(const struct dump_stats *ds)
 {
 	static const char *const labels[] = {
-		[HEAP_LEVEL_STRONG] = "strongly reachable",
-		[HEAP_LEVEL_SOFT] = "softly reachable",
-		[HEAP_LEVEL_WEAK] = "weakly reachable",
-		[HEAP_LEVEL_FINAL] = "finalizer-reachable",
-		[HEAP_LEVEL_PHANTOM] = "phantom-reachable",
+		[HEAP_LEVEL_SOFT] = "  softly reachable",
+		[HEAP_LEVEL_WEAK] = "  weakly reachable",
+		[HEAP_LEVEL_FINAL] = "  finalizable",
+		[HEAP_LEVEL_PHANTOM] = "  phantom-reachable",
+		[HEAP_LEVEL_UNREACHABLE] = "  at no level",
 	};
 	char a[SIZE_TEXT];
-	uint64_t weaker = 0;
 
-	for (int l = HEAP_LEVEL_SOFT; l < HEAP_LEVELS; l++)
-		weaker += ds->level_count[l];
-	if (!weaker)
+	if (!has_weaker_levels(ds))
 		return;
-	for (int l = HEAP_LEVEL_STRONG; l < HEAP_LEVELS; l++)
-		if (l == HEAP_LEVEL_STRONG || ds->level_count[l])
+	for (int l = (int)ds->level + 1; l <= HEAP_LEVEL_UNREACHABLE; l++)
+		if (ds->level_count[l] || l == HEAP_LEVEL_UNREACHABLE)
 			line(labels[l], "%llu, %s",
 			     (unsigned long long)ds->level_count[l],
 			     exact_size(ds->level_bytes[l], a));
