@@ -17,3 +17,33 @@ fail() {
 	echo "FAIL: $*" >&2
 	status=1
 }
+
+# wait_ready FILE [COUNT [PID]]: waits up to 60 s until COUNT lines
+# (default 1) of FILE start with "ready", as the test programs print when
+# their heap is built; fails sooner when process PID, if given, is gone.
+wait_ready() {
+	wr_i=0
+	while [ "$(grep -c '^ready' "$1" 2>/dev/null)" -lt "${2:-1}" ]; do
+		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
+			return 1
+		fi
+		wr_i=$((wr_i + 1))
+		[ $wr_i -le 600 ] || return 1
+		sleep 0.1
+	done
+}
+
+# child_of PID: prints the pid of a child of process PID (the program that
+# heaptrace record runs), waiting up to 5 s for it to start.
+child_of() {
+	co_i=0
+	while :; do
+		co_pid=$(awk -v p="$1" '/^PPid:/ && $2 == p {
+			split(FILENAME, f, "/"); print f[3]; exit }' \
+			/proc/[0-9]*/status 2>/dev/null)
+		[ -n "$co_pid" ] && { echo "$co_pid"; return 0; }
+		co_i=$((co_i + 1))
+		[ $co_i -le 50 ] || return 1
+		sleep 0.1
+	done
+}

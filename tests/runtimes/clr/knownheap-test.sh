@@ -126,17 +126,6 @@ gcdump=$(dotnet_tool dotnet-gcdump)
 [ -n "$gcdump" ] ||
 	echo "note: no dotnet-gcdump (sh tools/install-deps.sh --tests installs it): the comparison with it is not made"
 
-# Waits up to 60 s for "ready" in file $1 while process $2 runs.
-wait_ready() {
-	i=0
-	while ! grep -q '^ready' "$1" 2>/dev/null; do
-		kill -0 "$2" 2>/dev/null || return 1
-		i=$((i + 1))
-		[ $i -le 600 ] || return 1
-		sleep 0.1
-	done
-}
-
 # ---- dumps at major GCs; dotnet-gcdump's full GC at the paused point -------
 trace=$work/major.ht
 mkfifo "$work/stdin" || exit 1
@@ -146,7 +135,7 @@ mkfifo "$work/stdin" || exit 1
 record=$!
 exec 3>"$work/stdin"
 report=
-if wait_ready "$work/major.out" $record; then
+if wait_ready "$work/major.out" 1 $record; then
 	pid=$(awk '/^ready/ { print $2 }' "$work/major.out")
 	if [ -n "$gcdump" ]; then
 		if timeout -k 5 120 "$gcdump" collect -p "$pid" \

@@ -152,18 +152,6 @@ disk_full() {
 
 # ---- kill -9 -------------------------------------------------------------
 
-# The pid of the program record runs (its only child), waiting for it.
-child_of() {
-	i=0
-	while :; do
-		c=$(pgrep -P "$1" | head -1)
-		[ -n "$c" ] && { echo "$c"; return 0; }
-		i=$((i + 1))
-		[ $i -le 100 ] || return 1
-		sleep 0.05
-	done
-}
-
 kill_runs() {
 	need_tools pgrep awk
 	runs=8 cut=0 clean=0

@@ -36,16 +36,6 @@ javac -d "$work/classes" "$src/KnownHeap.java" || {
 	exit 1
 }
 
-# Waits up to 60 s for "ready" in file $1.
-wait_ready() {
-	i=0
-	while ! grep -q '^ready' "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le 600 ] || return 1
-		sleep 0.1
-	done
-}
-
 # dump NAME JAVA_OPTIONS...: runs KnownHeap, and at its paused point
 # writes NAME.histogram and NAME.hprof (and with again=1, a second dump,
 # NAME.again.hprof, and a gzipped one, NAME.hprof.gz).

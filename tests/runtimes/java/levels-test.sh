@@ -41,16 +41,6 @@ javac -nowarn -d "$work/classes" "$src/RefLevels.java" 2>"$work/javac.err" || {
 	exit 1
 }
 
-# Waits up to 60 s for "ready" in file $1.
-wait_ready() {
-	i=0
-	while ! grep -q '^ready' "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le 600 ] || return 1
-		sleep 0.1
-	done
-}
-
 rm -f "$work/stdin"
 mkfifo "$work/stdin" || exit 1
 # shellcheck disable=SC2086 # the options are words

@@ -42,16 +42,6 @@ javac -d "$work/classes" "$src/LoaderHeap.java" &&
 . "$(dirname "$0")/java-wrapper.sh"
 java_for_tests "$heaptrace" "$work" || exit 1
 
-# Waits up to 60 s for "ready" in file $1.
-wait_ready() {
-	i=0
-	while ! grep -q '^ready' "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le 600 ] || return 1
-		sleep 0.1
-	done
-}
-
 # the HPROF dump, taken by jcmd while LoaderHeap waits
 mkfifo "$work/stdin" || exit 1
 java -cp "$work/classes" LoaderHeap "$work/loaded" <"$work/stdin" \

@@ -38,16 +38,6 @@ java_for_tests "$heaptrace" "$work" || exit 1
 # Rehash reads its map's table through reflection
 opens="--add-opens java.base/java.util=ALL-UNNAMED"
 
-# Waits up to 60 s for the $2nd "ready" in file $1.
-wait_ready() {
-	i=0
-	while [ "$(grep -c '^ready' "$1" 2>/dev/null)" -lt "$2" ]; do
-		i=$((i + 1))
-		[ $i -le 600 ] || return 1
-		sleep 0.1
-	done
-}
-
 # The capacity Rehash printed at its $2nd pause, in file $1.
 capacity() {
 	sed -n 's/^ready capacity //p' "$1" | sed -n "$2p"

@@ -36,28 +36,6 @@ javac -d "$work/classes" "$src/ParkedThreads.java" || {
 . "$(dirname "$0")/java-wrapper.sh"
 java_for_tests "$heaptrace" "$work" || exit 1
 
-# The pid of the child of process $1 (the JVM that heaptrace record runs).
-child_of() {
-	for d in /proc/[0-9]*; do
-		ppid=$(awk '/^PPid:/ { print $2 }' "$d/status" 2>/dev/null)
-		if [ "$ppid" = "$1" ]; then
-			basename "$d"
-			return 0
-		fi
-	done
-	return 1
-}
-
-# Waits up to 60 s for "ready" in file $1.
-wait_ready() {
-	i=0
-	while ! grep -q '^ready' "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le 600 ] || return 1
-		sleep 0.1
-	done
-}
-
 trace=$work/parked.ht
 mkfifo "$work/stdin" || exit 1
 "$heaptrace" record -q -o "$trace" --dump-on exit -- "$java" -Xmx256m \
