@@ -154,6 +154,19 @@ struct ht_field {
 #define HT_LINK_SIGNERS "<signers>"
 #define HT_LINK_DOMAIN "<protection_domain>"
 
+/* The field ids the HPROF reader and the JVM recorder give the links, the
+ * first of every trace they make, so that their traces of one program
+ * name every reference alike; the classes' own fields follow from
+ * HT_LINK_ID_END. Other recorders may number links as they like. */
+enum ht_link_id {
+	HT_LINK_ID_CLASS = 1,
+	HT_LINK_ID_SUPER,
+	HT_LINK_ID_LOADER,
+	HT_LINK_ID_SIGNERS,
+	HT_LINK_ID_DOMAIN,
+	HT_LINK_ID_END,
+};
+
 /* Generations as the CLR numbers them. */
 #define HT_GEN_LOH 3 /* large object heap */
 #define HT_GEN_POH 4 /* pinned object heap */

@@ -71,25 +71,6 @@
  * thousands of neighbours tell the layouts apart many times over. */
 #define MAX_EVIDENCE_PAIRS (1u << 16)
 
-/*
- * The links (trace.h), the first field ids of every dump read here: the
- * edge from each object to its class, which HPROF leaves implicit in the
- * class id, and those from a class object to what its CLASS_DUMP names.
- * The JVM keeps a class while any instance is alive, and a class loader
- * while any of its classes is; without these edges a class with live
- * instances could be unreachable, and a loader would seem to retain
- * classes that their instances keep. A class holds its superclass loaded
- * too, so <super> is an edge as well, as in Eclipse MAT.
- */
-enum link_field {
-	LINK_CLASS = 1,
-	LINK_SUPER,
-	LINK_LOADER,
-	LINK_SIGNERS,
-	LINK_DOMAIN,
-	FIRST_CLASS_FIELD,
-};
-
 /* string_value_at before String's fields were looked for */
 #define STRING_FIELDS_UNKNOWN (-2)
 
@@ -1398,7 +1379,7 @@ static unsigned class_dump_fixed(unsigned id)
 static int give_field_ids(struct hprof_source *s, struct hclass *c,
 			  uint32_t n_refs)
 {
-	uint32_t first = s->next_field ? s->next_field : FIRST_CLASS_FIELD;
+	uint32_t first = s->next_field ? s->next_field : HT_LINK_ID_END;
 
 	if (UINT32_MAX - first < (uint64_t)n_refs + c->n_static_refs)
 		return -1;
@@ -2534,20 +2515,30 @@ static int class_fields(struct hprof_source *s, const struct hclass *c,
 	return 0;
 }
 
-/* The links, declared by no class, into s->fields from *n on. */
+/*
+ * The links, declared by no class, into s->fields from *n on (trace.h:
+ * the first field ids of every dump read here). They are the edge from
+ * each object to its class, which HPROF leaves implicit in the class id,
+ * and those from a class object to what its CLASS_DUMP names. The JVM
+ * keeps a class while any instance is alive, and a class loader while any
+ * of its classes is; without these edges a class with live instances
+ * could be unreachable, and a loader would seem to retain classes that
+ * their instances keep. A class holds its superclass loaded too, so
+ * <super> is an edge as well, as in Eclipse MAT.
+ */
 static int link_fields(struct hprof_source *s, size_t *n)
 {
 	static const char *const names[] = {
-		[LINK_CLASS] = HT_LINK_CLASS,
-		[LINK_SUPER] = HT_LINK_SUPER,
-		[LINK_LOADER] = HT_LINK_LOADER,
-		[LINK_SIGNERS] = HT_LINK_SIGNERS,
-		[LINK_DOMAIN] = HT_LINK_DOMAIN,
+		[HT_LINK_ID_CLASS] = HT_LINK_CLASS,
+		[HT_LINK_ID_SUPER] = HT_LINK_SUPER,
+		[HT_LINK_ID_LOADER] = HT_LINK_LOADER,
+		[HT_LINK_ID_SIGNERS] = HT_LINK_SIGNERS,
+		[HT_LINK_ID_DOMAIN] = HT_LINK_DOMAIN,
 	};
 
-	if (HPROF_GROW(s->fields, *n + FIRST_CLASS_FIELD, s->cap_fields) < 0)
+	if (HPROF_GROW(s->fields, *n + HT_LINK_ID_END, s->cap_fields) < 0)
 		return -1;
-	for (unsigned id = LINK_CLASS; id < FIRST_CLASS_FIELD; id++)
+	for (unsigned id = HT_LINK_ID_CLASS; id < HT_LINK_ID_END; id++)
 		s->fields[(*n)++] = (struct ht_field){
 			.id = id,
 			.name = names[id],
@@ -3106,7 +3097,7 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 		goto changed;
 	memcpy(s->refs + n, tail, sizeof(tail));
 	for (unsigned i = 0; i < 4; i++)
-		s->ref_fields[n + i] = LINK_SUPER + i;
+		s->ref_fields[n + i] = HT_LINK_ID_SUPER + i;
 	n += 4;
 	size = layout_mirror_size(&jvm_layouts[s->model], mirror_base(s),
 				  c ? &c->statics : &(struct static_counts){0});
@@ -3194,7 +3185,7 @@ static int instance_object(struct hprof_source *s, struct ht_event *ev,
 	if (!p)
 		return fail_read(s, err, s->at);
 	s->refs[0] = class_id;
-	s->ref_fields[0] = LINK_CLASS;
+	s->ref_fields[0] = HT_LINK_ID_CLASS;
 	instance_refs(s, c, p, s->refs + 1, s->ref_fields + 1);
 	object_event(s, ev, s->at, obj, class_id, c->size[s->model],
 		     (size_t)c->n_refs + 1);
@@ -3210,7 +3201,7 @@ static int array_link(struct hprof_source *s, ht_id class_id, size_t n)
 	if (reserve_refs(s, n + 1) < 0 || reserve_ref_fields(s, n + 1) < 0)
 		return -1;
 	s->refs[0] = class_id;
-	s->ref_fields[0] = LINK_CLASS;
+	s->ref_fields[0] = HT_LINK_ID_CLASS;
 	memset(s->ref_fields + 1, 0, n * sizeof(*s->ref_fields));
 	return 0;
 }

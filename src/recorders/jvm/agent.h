@@ -196,21 +196,10 @@ static inline jlong agent_new_tag(struct agent *ag)
 
 /* ---- classes.c ---- */
 
-/* The links (trace.h), the first field ids of every trace, as the HPROF
- * reader numbers them: an object to its class, a class object to its
- * superclass, loader, signers and protection domain. The classes' own
- * fields follow from FIRST_FIELD_ID. */
-enum link_field {
-	LINK_CLASS = 1,
-	LINK_SUPER,
-	LINK_LOADER,
-	LINK_SIGNERS,
-	LINK_DOMAIN,
-	FIRST_FIELD_ID,
-};
-
-/* Declares the links (a fields event) once per trace, before any other
- * field: while next_field_id is 1. */
+/* Declares the links (trace.h: an object to its class, a class object to
+ * its superclass, loader, signers and protection domain, numbered as the
+ * HPROF reader numbers them) in a fields event, once per trace, before any
+ * other field: while next_field_id is 1. */
 void classes_declare_links(struct agent *ag);
 
 void classes_init(struct class_table *t);

@@ -213,17 +213,17 @@ static bool reference_field(jvmtiEnv *jv, jclass k, jfieldID f, char **name,
 void classes_declare_links(struct agent *ag)
 {
 	static const struct ht_field links[] = {
-		{.id = LINK_CLASS, .name = HT_LINK_CLASS},
-		{.id = LINK_SUPER, .name = HT_LINK_SUPER},
-		{.id = LINK_LOADER, .name = HT_LINK_LOADER},
-		{.id = LINK_SIGNERS, .name = HT_LINK_SIGNERS},
-		{.id = LINK_DOMAIN, .name = HT_LINK_DOMAIN},
+		{.id = HT_LINK_ID_CLASS, .name = HT_LINK_CLASS},
+		{.id = HT_LINK_ID_SUPER, .name = HT_LINK_SUPER},
+		{.id = HT_LINK_ID_LOADER, .name = HT_LINK_LOADER},
+		{.id = HT_LINK_ID_SIGNERS, .name = HT_LINK_SIGNERS},
+		{.id = HT_LINK_ID_DOMAIN, .name = HT_LINK_DOMAIN},
 	};
 
 	if (ag->next_field_id != 1)
 		return;
 	ht_fields(ag->rec, sizeof(links) / sizeof(*links), links);
-	ag->next_field_id = FIRST_FIELD_ID;
+	ag->next_field_id = HT_LINK_ID_END;
 }
 
 /* A strength class (describe set its referent_kind, and it has no strength

@@ -362,13 +362,13 @@ static ht_id link_of(jvmtiHeapReferenceKind kind)
 {
 	switch (kind) {
 	case JVMTI_HEAP_REFERENCE_SUPERCLASS:
-		return LINK_SUPER;
+		return HT_LINK_ID_SUPER;
 	case JVMTI_HEAP_REFERENCE_CLASS_LOADER:
-		return LINK_LOADER;
+		return HT_LINK_ID_LOADER;
 	case JVMTI_HEAP_REFERENCE_SIGNERS:
-		return LINK_SIGNERS;
+		return HT_LINK_ID_SIGNERS;
 	case JVMTI_HEAP_REFERENCE_PROTECTION_DOMAIN:
-		return LINK_DOMAIN;
+		return HT_LINK_ID_DOMAIN;
 	default:
 		return 0;
 	}
@@ -783,7 +783,7 @@ static void record_objects(struct dump *d)
 				memset(d->fields + k0, 0, n * sizeof(*fields));
 			if (k0) {
 				d->refs[0] = o->class_ref;
-				d->fields[0] = LINK_CLASS;
+				d->fields[0] = HT_LINK_ID_CLASS;
 				any_field = true;
 			}
 			n += k0;
