@@ -282,6 +282,10 @@ enum heap_level {
 
 /* "strong", "soft", "weak", "finalizer", "phantom", "unreachable". */
 const char *heap_level_name(enum heap_level level);
+/* How Java's documentation says an object is held at that level, the
+ * strongest that reaches it: "strongly reachable", "softly reachable",
+ * "weakly reachable", "finalizable", "phantom reachable", "unreachable". */
+const char *heap_level_reachable(enum heap_level level);
 /* A level by its name ("all" is phantom), or -1 when it is none. */
 int heap_level_parse(const char *name);
 

@@ -32,6 +32,20 @@ const char *heap_level_name(enum heap_level level)
 							 : NULL;
 }
 
+const char *heap_level_reachable(enum heap_level level)
+{
+	static const char *const words[] = {
+		[HEAP_LEVEL_STRONG] = "strongly reachable",
+		[HEAP_LEVEL_SOFT] = "softly reachable",
+		[HEAP_LEVEL_WEAK] = "weakly reachable",
+		[HEAP_LEVEL_FINAL] = "finalizable",
+		[HEAP_LEVEL_PHANTOM] = "phantom reachable",
+		[HEAP_LEVEL_UNREACHABLE] = "unreachable",
+	};
+
+	return (unsigned)level <= HEAP_LEVEL_UNREACHABLE ? words[level] : NULL;
+}
+
 int heap_level_parse(const char *name)
 {
 	if (strcmp(name, "all") == 0)

@@ -150,23 +150,6 @@ static void print_dominator_text(const struct object_report *r)
 	}
 }
 
-/* How Java's documentation says an object is reachable at that level. */
-static const char *reachable_words(enum heap_level level)
-{
-	switch (level) {
-	case HEAP_LEVEL_SOFT:
-		return "softly reachable";
-	case HEAP_LEVEL_WEAK:
-		return "weakly reachable";
-	case HEAP_LEVEL_FINAL:
-		return "finalizer-reachable";
-	case HEAP_LEVEL_PHANTOM:
-		return "phantom reachable";
-	default:
-		return "strongly reachable";
-	}
-}
-
 static void print_summary_text(const struct object_report *r)
 {
 	const struct heap *h = r->h;
@@ -211,7 +194,7 @@ static void print_summary_text(const struct object_report *r)
 		enum heap_level l = (enum heap_level)r->reach_level;
 
 		snprintf(line, sizeof(line), "%s: --retained %s reaches it",
-			 reachable_words(l), heap_level_name(l));
+			 heap_level_reachable(l), heap_level_name(l));
 		print_field("strength", line);
 	}
 }

@@ -411,22 +411,19 @@ static void print_unreachable_text(const struct dump_stats *ds)
  * would repeat the unreachable one. */
 static void print_levels_text(const struct dump_stats *ds)
 {
-	static const char *const labels[] = {
-		[HEAP_LEVEL_SOFT] = "  softly reachable",
-		[HEAP_LEVEL_WEAK] = "  weakly reachable",
-		[HEAP_LEVEL_FINAL] = "  finalizable",
-		[HEAP_LEVEL_PHANTOM] = "  phantom-reachable",
-		[HEAP_LEVEL_UNREACHABLE] = "  at no level",
-	};
-	char a[SIZE_TEXT];
+	char a[SIZE_TEXT], label[32];
 
 	if (!has_weaker_levels(ds))
 		return;
-	for (int l = (int)ds->level + 1; l <= HEAP_LEVEL_UNREACHABLE; l++)
-		if (ds->level_count[l] || l == HEAP_LEVEL_UNREACHABLE)
-			line(labels[l], "%llu, %s",
-			     (unsigned long long)ds->level_count[l],
-			     exact_size(ds->level_bytes[l], a));
+	for (int l = (int)ds->level + 1; l <= HEAP_LEVEL_UNREACHABLE; l++) {
+		if (!ds->level_count[l] && l != HEAP_LEVEL_UNREACHABLE)
+			continue;
+		snprintf(label, sizeof(label), "  %s",
+			 l == HEAP_LEVEL_UNREACHABLE ? "at no level"
+			 : heap_level_reachable((enum heap_level)l));
+		line(label, "%llu, %s", (unsigned long long)ds->level_count[l],
+		     exact_size(ds->level_bytes[l], a));
+	}
 }
 
 static void print_dump_text(const struct stats *s, const struct dump_stats *ds)
