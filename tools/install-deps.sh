@@ -43,7 +43,8 @@ packages="meson ninja-build gcc pkg-config zlib1g-dev libyaml-dev"
 # test's heap dumps; python3 checks them. chromium: the test that opens
 # `heaptrace flame --svg` in a headless browser (python3 checks its
 # screenshot). valgrind: the memcheck suite. visualvm: the heap library the
-# HPROF benchmark times heaptrace against. groff-base: the man pages' checks
+# HPROF benchmark times heaptrace against, and whose retained sizes the
+# levels and Tomcat tests compare heaptrace's with. groff-base: the man pages' checks
 # (they render without a warning; every message is in the catalog).
 # cmark-gfm: GitHub's markdown, which renders `diff --format markdown` of
 # hostile names in the case names-markdown (no link may come out).

@@ -440,9 +440,19 @@ static struct root_order *order_roots(const struct heap *h,
 	return o;
 }
 
+/* Whether a root is a local of a stack frame: one that lives for a call. */
+static bool frame_root(const struct heap_root *r)
+{
+	return ht_container_is_frame((enum ht_container_type)r->container) ||
+	       (!r->container && r->kind == HT_ROOT_STACK);
+}
+
+/* Queues the objects the roots of one lifetime hold (frames' locals or
+ * the others) that the search has not reached yet. */
 static int hold_from_roots(const struct heap *h, enum heap_level level,
-			   struct root_tree *t, const struct class_keys *ck,
-			   uint32_t *queue, uint32_t *tail)
+			   bool frames, struct root_tree *t,
+			   const struct class_keys *ck, uint32_t *queue,
+			   uint32_t *tail)
 {
 	size_t n;
 	struct root_order *o = order_roots(h, level, &n);
@@ -453,7 +463,8 @@ static int hold_from_roots(const struct heap *h, enum heap_level level,
 		size_t i = o[k].root;
 		uint32_t x = h->roots[i].object;
 
-		if (t->parent[x] != HEAP_NONE)
+		if (t->parent[x] != HEAP_NONE ||
+		    frame_root(&h->roots[i]) != frames)
 			continue;
 		t->parent[x] = HEAP_VIRTUAL_ROOT;
 		t->via[x] = i < UINT32_MAX ? (uint32_t)i : UINT32_MAX;
@@ -508,6 +519,33 @@ static uint64_t step_signature(const struct heap *h,
 	return mix(mix(t->sig[x], key), ck->hash[heap_class_slot(h, y)]);
 }
 
+/* The breadth-first search from what the queue holds between *head and
+ * *tail, each object reached first by the field it is found through. */
+static void search_from(const struct heap *h, enum heap_level level,
+			struct root_tree *t, const struct class_keys *ck,
+			uint32_t *queue, uint32_t *head, uint32_t *tail)
+{
+	while (*head < *tail) {
+		uint32_t x = queue[(*head)++];
+		uint64_t first = h->ref_start[x], end = h->ref_start[x + 1];
+
+		for (uint64_t e = first; e < end; e++) {
+			uint32_t y = h->ref[e];
+			uint64_t field = e - first;
+
+			if (y >= h->n || t->parent[y] != HEAP_NONE ||
+			    !heap_follows(h, level, x, e))
+				continue;
+			t->parent[y] = x;
+			t->via[y] = field < UINT32_MAX ? (uint32_t)field
+						       : UINT32_MAX;
+			if (t->sig)
+				t->sig[y] = step_signature(h, ck, t, x, e, y);
+			queue[(*tail)++] = y;
+		}
+	}
+}
+
 /* Over the roots and references that count at the level of the
  * dominators (heap_follows). Its arrays are charged to *charged, as
  * root_tree_free gives them back; the search's queue stays as t->order
@@ -530,27 +568,16 @@ static int root_tree_build(const struct heap *h, enum heap_level level,
 		goto out;
 	for (uint32_t i = 0; i < h->n; i++)
 		t->parent[i] = HEAP_NONE;
-	if (hold_from_roots(h, level, t, &ck, queue, &tail) < 0)
+	/* the roots that outlive a call first, to the end of what they
+	 * reach; frames' locals then only for what nothing else holds: an
+	 * object a request's frame happens to hold (Tomcat's context, in a
+	 * valve's local) keeps the path it has when no request runs */
+	if (hold_from_roots(h, level, false, t, &ck, queue, &tail) < 0)
 		goto out;
-	while (head < tail) {
-		uint32_t x = queue[head++];
-		uint64_t first = h->ref_start[x], end = h->ref_start[x + 1];
-
-		for (uint64_t e = first; e < end; e++) {
-			uint32_t y = h->ref[e];
-			uint64_t field = e - first;
-
-			if (y >= h->n || t->parent[y] != HEAP_NONE ||
-			    !heap_follows(h, level, x, e))
-				continue;
-			t->parent[y] = x;
-			t->via[y] = field < UINT32_MAX ? (uint32_t)field
-						       : UINT32_MAX;
-			if (t->sig)
-				t->sig[y] = step_signature(h, &ck, t, x, e, y);
-			queue[tail++] = y;
-		}
-	}
+	search_from(h, level, t, &ck, queue, &head, &tail);
+	if (hold_from_roots(h, level, true, t, &ck, queue, &tail) < 0)
+		goto out;
+	search_from(h, level, t, &ck, queue, &head, &tail);
 	if (signatures) {
 		t->order = queue;
 		t->n_reached = tail;

@@ -719,6 +719,53 @@ Test(written, a_frame_at_another_line_holds_the_same_objects)
 	release(&f);
 }
 
+/* A frame's local that holds, for the length of a call, an object a
+ * global root holds for good (a request's valve and the server's context)
+ * does not change its path: the frames' locals are searched only for
+ * what the other roots do not reach, so the object and what it holds are
+ * not new in the dump without the call, though the frame's path is the
+ * shorter. */
+Test(written, a_call_in_progress_does_not_move_paths)
+{
+	const char *path = write_trace("call.yaml",
+		"  - class: {id: 0x10, name: Server}\n"
+		"  - class: {id: 0x11, name: Context}\n"
+		"  - class: {id: 0x12, name: Session}\n"
+		"  - thread: {id: 0x7, name: worker}\n"
+		"  - method: {id: 0x900, name: \"Valve.invoke(Valve.java:115)\"}\n"
+		"  - begin_container: {type: C_BEGIN}\n"
+		"  - begin_container: {type: C_RT_STRONGPTR, id1: 0x1}\n"
+		"  - root_references: {refs: [0x100], flags: [0]}\n"
+		"  - begin_container: {type: C_RT_THREAD, id1: 0x7}\n"
+		"  - begin_container: {type: C_RT_INTERPRETED, id1: 0x2, id2: 0x900}\n"
+		"  - root_references: {refs: [0x110], flags: [0]}\n"
+		"  - begin_container: {type: C_HEAP}\n"
+		"  - object_references: {id: 0x100, class: 0x10, size: 8, refs: [0x110], flags: 0}\n"
+		"  - object_references: {id: 0x110, class: 0x11, size: 8, refs: [0x120], flags: 0}\n"
+		"  - object_references: {id: 0x120, class: 0x12, size: 8, refs: [], flags: 0}\n"
+		"  - begin_container: {type: C_END}\n"
+		"  - begin_container: {type: C_BEGIN}\n"
+		"  - begin_container: {type: C_RT_STRONGPTR, id1: 0x1}\n"
+		"  - root_references: {refs: [0x200], flags: [0]}\n"
+		"  - begin_container: {type: C_HEAP}\n"
+		"  - object_references: {id: 0x200, class: 0x10, size: 8, refs: [0x210], flags: 0}\n"
+		"  - object_references: {id: 0x210, class: 0x11, size: 8, refs: [0x220], flags: 0}\n"
+		"  - object_references: {id: 0x220, class: 0x12, size: 8, refs: [], flags: 0}\n"
+		"  - begin_container: {type: C_END}\n");
+	struct fixture f = {0};
+
+	f.a = load_one(path, 0);
+	f.b = load_one(path, 1);
+	compute(&f, false);
+	assert_value(f.d.objects, 3, 3, "objects");
+	cr_assert_eq(f.d.new_objects, 0);
+	assert_path(&f.d, false, 0x120, "C_RT_STRONGPTR > Server > [0] "
+		    "Context > [0] Session");
+	assert_path(&f.d, true, 0x220, "C_RT_STRONGPTR > Server > [0] "
+		    "Context > [0] Session");
+	release(&f);
+}
+
 /* ---- random heaps that grow --------------------------------------------- */
 
 /*

@@ -1,8 +1,9 @@
 /*
  * VisualVMAllRetained - every object's retained size as VisualVM's heap
  * library (Debian's visualvm package) computes it on a heap dump, one
- * "0xID SIZE RETAINED" line each, for levels-test.sh to hold heaptrace's
- * sizes at the strong level against. The library leaves the referents of
+ * "0xID SIZE RETAINED" line each, for levels-test.sh and tomcat-test.sh
+ * (through visualvm.sh) to hold heaptrace's sizes at the strong level
+ * against. The library leaves the referents of
  * java.lang.ref's References out, as the strong level does.
  *
  *   java -cp HEAP_JAR:DIR VisualVMAllRetained DUMP.hprof

@@ -38,8 +38,29 @@ Checks, one line each (ok: or FAIL:), exiting 1 if any failed:
     their lines; the session manager's retained size grew by what the new
     sessions retain and their map's entries; and it counts as new at least
     the objects the servlet made.
+  - retained sizes at the strong level (the default) against VisualVM's
+    heap library on second.hprof (WORK_DIR/visualvm.out, which
+    tomcat-test.sh writes; skipped without it), object by object: at
+    least 95% the same, each difference counted by its cause; the
+    References and WeakHashMaps at least 99% (and fewer at phantom, where
+    they retain their referents); the sessions, carts and their lines and
+    the session manager exactly;
+  - `heaptrace threads`: the checkout's request thread, with the frame
+    CartServlet.checkout at its line holding the cart and its retained
+    size, and Tomcat's frames below it down to Thread.run;
+  - levels: stats counts objects held only softly or weakly (Tomcat's
+    and the JDK's caches), the path to the biggest session at the
+    default level goes through no referent, and `top --class` lists the
+    sessions with their retained sizes;
+  - the webapp's class loader (ParallelWebappClassLoader): strongly
+    reachable, the loader of the servlet's three classes, which it does
+    not retain alone, and retaining less than the biggest session's cart,
+    so that no instance of the classes it defined is charged to it.
 Prints as figures how many classes match the histogram, each session's
-overhead, and diff's new objects against the real growth.
+overhead, diff's new objects against the real growth, how many objects
+retain what VisualVM says (and why the others do not), the checkout
+thread's frames and retained size, the objects at each level and the
+loader's retained size.
 
 Each check is a function of the dumps; main() lists them, so that a check
 of a new command (threads, retained sizes at a reachability level) is one
@@ -63,6 +84,7 @@ CART = "shop.CartServlet$Cart"
 LINE = "shop.CartServlet$Line"
 # the classes whose counts and bytes must be the histogram's to the byte
 EXACT = (SESSION, MANAGER, CART, LINE, "shop.CartServlet")
+WEBAPP_LOADER = "org.apache.catalina.loader.ParallelWebappClassLoader"
 
 
 class Dumps:
@@ -89,6 +111,18 @@ class Dumps:
             out = subprocess.run([self.heaptrace, command] + list(args) +
                                  ["--format", "json"] +
                                  [self.path(x) for x in names],
+                                 check=True, stdout=subprocess.PIPE).stdout
+            self.cache[key] = json.loads(out)
+        return self.cache[key]
+
+    def object(self, name, ident):
+        """`heaptrace object`'s JSON of the object IDENT, with all its
+        referrers and references."""
+        key = ("object", name, ident)
+        if key not in self.cache:
+            out = subprocess.run([self.heaptrace, "object", "--max-refs",
+                                  "100000", "--format", "json",
+                                  self.path(name), ident],
                                  check=True, stdout=subprocess.PIPE).stdout
             self.cache[key] = json.loads(out)
         return self.cache[key]
@@ -288,6 +322,218 @@ def check_diff(r, dumps):
             % (d["new_objects"], real))
 
 
+def visualvm_figures(dumps):
+    """{id: (size, retained)} by VisualVM's heap library on second.hprof
+    (VisualVMAllRetained.java; tomcat-test.sh writes visualvm.out), or
+    None where its package is not installed."""
+    out = dumps.path("visualvm.out")
+    if not os.path.exists(out):
+        return None
+    figures = {}
+    with open(out, encoding="utf-8") as f:
+        for line in f:
+            i, size, retained = line.split()
+            figures[int(i, 16)] = (int(size), int(retained))
+    return figures
+
+
+def about_references(cls):
+    """Whether objects of CLS hold referents: java.lang.ref's References
+    and their subclasses here, and WeakHashMaps with their entries."""
+    return (cls.startswith("java.lang.ref.") or
+            cls.startswith("java.util.WeakHashMap") or
+            cls.endswith("Reference") or cls.endswith("Reference[]"))
+
+
+def check_visualvm(r, dumps):
+    """Retained sizes at the strong level (the default), object by object,
+    against VisualVM's, which leaves References' referents out too. The
+    differences have causes of their own, counted apart:
+      - own size: VisualVM sizes an object by the fields the dump lists,
+        heaptrace as HotSpot lays it out (the JVM's injected fields of
+        Class, Thread, Module, ClassLoader, MemberName), as the JVM's
+        histogram does; every object above such one differs too;
+      - less in VisualVM: its dominators count referrers no root reaches
+        (the objects HotSpot leaves reachable only from fields it does
+        not dump, such as the Method[] of Class.reflectionData, which
+        refer to the root Methods that copies share), so what they refer
+        to looks shared there;
+      - more in VisualVM: a handful of the class loaders' maps of
+        ProtectionDomains, which heaptrace also reaches from the classes
+        they protect (<protection_domain>, as the dump's class records
+        say), VisualVM only from the map.
+    The webapp's objects and Tomcat's sessions and manager have none of
+    these: they must match exactly."""
+    vv = visualvm_figures(dumps)
+    if vv is None:
+        print("VisualVM's heap library not installed (Debian package "
+              "visualvm): retained sizes not compared")
+        return
+    ht = {int(o["id"], 16): o for o in dumps.objects("second.hprof")}
+    both = [i for i in vv if i in ht]
+    same = [i for i in both if ht[i]["retained"] == vv[i][1]]
+    other = [i for i in both if ht[i]["retained"] != vv[i][1]]
+    own = [i for i in other if ht[i]["size"] != vv[i][0]]
+    less = [i for i in other if ht[i]["size"] == vv[i][0] and
+            ht[i]["retained"] > vv[i][1]]
+    more = [i for i in other if ht[i]["size"] == vv[i][0] and
+            ht[i]["retained"] < vv[i][1]]
+    print("VisualVM: %d of %d objects retain the same at strong (%.1f%%); "
+          "of the others, %d have an own size VisualVM computes otherwise, "
+          "%d retain less there, %d more"
+          % (len(same), len(both), 100.0 * len(same) / max(len(both), 1),
+             len(own), len(less), len(more)))
+    r.check(len(both) >= 0.95 * len(ht), "VisualVM's library answers for "
+            "%d of heaptrace's %d objects (it leaves class objects out)"
+            % (len(both), len(ht)))
+    r.check(len(same) >= 0.95 * len(both), "at least 95%% of the objects "
+            "retain what VisualVM says (%d of %d)" % (len(same), len(both)))
+    r.check(len(more) <= 0.001 * len(both), "at most 0.1%% of the objects "
+            "retain more in VisualVM (%d)" % len(more))
+    # what the level is about: References and WeakHashMaps (the JDK's
+    # caches, Tomcat's loggers per class loader) retain no referent
+    refs = [i for i in both if about_references(ht[i]["class"]) and
+            ht[i]["size"] == vv[i][0]]
+    refs_same = [i for i in refs if ht[i]["retained"] == vv[i][1]]
+    print("VisualVM: %d of %d References and WeakHashMaps retain the same"
+          % (len(refs_same), len(refs)))
+    r.check(refs and len(refs_same) >= 0.99 * len(refs),
+            "at least 99%% of the References and WeakHashMaps retain what "
+            "VisualVM says (%d of %d)" % (len(refs_same), len(refs)))
+    # the comparison sees a referent followed: at phantom, where every
+    # reference is, the References holding softly reachable caches retain
+    # them, which VisualVM leaves out
+    phantom = {int(o["id"], 16): o["retained"] for o in
+               dumps.json("top", "second.hprof", "-n", "0", "--retained",
+                          "phantom")["objects"]}
+    refs_phantom = [i for i in refs if phantom.get(i) == vv[i][1]]
+    r.check(len(refs_phantom) < len(refs_same), "at phantom fewer "
+            "References and WeakHashMaps retain what VisualVM says (%d)"
+            % len(refs_phantom))
+    for cls in (SESSION, MANAGER, CART, LINE):
+        mine = [i for i in both if ht[i]["class"] == cls]
+        wrong = ["%s %d, VisualVM %d" % (ht[i]["id"], ht[i]["retained"],
+                                        vv[i][1])
+                 for i in mine if ht[i]["retained"] != vv[i][1]]
+        r.check(mine and not wrong, "every %s (%d) retains what VisualVM "
+                "says%s" % (cls, len(mine), (": " + ", ".join(wrong[:3]))
+                            if wrong else ""))
+
+
+def check_threads(r, dumps):
+    """`heaptrace threads`: the checkout's request thread, its frame in
+    CartServlet.checkout with the cart among its locals, and Tomcat's own
+    frames below it down to Thread.run."""
+    report = dumps.json("threads", "second.hprof")
+    threads = report["threads"]
+    r.check(report["thread_count"] == len(threads) and threads,
+            "threads lists all %d threads (%d)"
+            % (report["thread_count"], len(threads)))
+    frame = "shop.CartServlet.checkout(CartServlet.java:%d)" % waiting_line()
+    mine = [t for t in threads
+            if frame in [f["method"] for f in t["frames"]]]
+    r.check(len(mine) == 1, "one thread has the frame %s (%d)"
+            % (frame, len(mine)))
+    if len(mine) != 1:
+        return
+    thread = mine[0]
+    name = thread["name"] or ""
+    r.check(name.startswith("http-nio-") and "-exec-" in name,
+            "the checkout's thread is a request thread (%s)" % name)
+    methods = [f["method"] for f in thread["frames"]]
+    at = methods.index(frame)
+    big = dumps.checkout_size("second")
+    carts = [x for x in thread["frames"][at]["locals"] if x["class"] == CART]
+    r.check([x["retained"] for x in carts] == [big],
+            "%s holds the checkout's cart, retaining %d B (%s)"
+            % (frame, big, [x["retained"] for x in carts]))
+    r.check(thread["retained"] >= big, "the thread retains %d B, at least "
+            "its cart's %d" % (thread["retained"], big))
+    below = methods[at + 1:]
+    r.check(below and below[0].startswith("shop.CartServlet.doGet(") and
+            any(m.startswith("org.apache.catalina.") for m in below) and
+            below[-1].startswith("java.lang.Thread.run("),
+            "below checkout: doGet, Tomcat's frames, and Thread.run last "
+            "(%s .. %s)" % (below[:1], below[-1:]))
+    print("the checkout's thread %s: %d frames, %d B retained (locals %d B)"
+          % (name, len(methods), thread["retained"],
+             thread["locals_retained"]))
+
+
+def check_levels(r, dumps):
+    """Tomcat holds objects through soft and weak references (class
+    loaders' caches, WeakHashMaps): stats counts them apart; the default
+    level takes no path through a referent, and lists the sessions with
+    what they retain."""
+    d = dumps.json("stats", "second.hprof", "-n", "0")["dumps"][-1]
+    levels = d["reachability"]
+    print("second.hprof reachability: %s" % ", ".join(
+        "%s %d" % (k, v["objects"]) for k, v in levels.items()))
+    r.check(d["level"] == "strong", "stats is at the strong level by "
+            "default (%s)" % d["level"])
+    weaker = levels["soft"]["objects"] + levels["weak"]["objects"]
+    r.check(weaker > 0, "stats counts objects held only softly or weakly "
+            "(%d)" % weaker)
+    sessions = dumps.objects("second.hprof", SESSION)
+    if not sessions:
+        return
+    session = max(sessions, key=lambda o: o["retained"])
+    p = dumps.json("paths", "second.hprof", "-n", "1", "--to",
+                   session["id"])
+    steps = [str(o["step"]) for x in p["paths"] for o in x["objects"][1:]]
+    r.check(p["level"] == "strong" and p["paths"] and
+            not any("referent" in s for s in steps),
+            "paths --to the biggest session at the default level: no step "
+            "through a referent")
+    listed = dumps.json("top", "second.hprof", "-n", "0", "--class",
+                        SESSION)["objects"]
+    want = sorted(((o["id"], o["retained"]) for o in sessions),
+                  key=lambda x: (-x[1], x[0]))
+    got = [(o["id"], o["retained"]) for o in listed]
+    r.check(len(got) == dumps.first + dumps.second and
+            sorted(got) == sorted(want) and
+            [x[1] for x in got] == sorted([x[1] for x in got], reverse=True),
+            "top --class %s lists the %d sessions, biggest first, with "
+            "their retained sizes" % (SESSION, len(got)))
+
+
+def check_loader(r, dumps):
+    """The webapp's class loader: reachable, the loader of the servlet's
+    three classes and no other, and charged with what it alone holds: not
+    with those classes, which their instances keep (<class>) as much as
+    it does, nor with their instances, the carts of live sessions, so that
+    it retains less than the biggest session's cart."""
+    loaders = dumps.objects("second.hprof", WEBAPP_LOADER)
+    r.check(len(loaders) == 1, "one %s (%d)" % (WEBAPP_LOADER, len(loaders)))
+    if len(loaders) != 1:
+        return
+    loader = dumps.object("second.hprof", loaders[0]["id"])
+    r.check(not loader["unreachable"] and loader["strongest"] == "strong",
+            "the webapp's class loader is strongly reachable (%s)"
+            % loader["strongest"])
+    defined = [x["id"] for x in loader["referrers"]
+               if x["step"] == "<classloader>"]
+    classes = [dumps.object("second.hprof", i) for i in defined]
+    names = sorted(c["class_object_of"] for c in classes)
+    r.check(names == sorted(["shop.CartServlet", CART, LINE]),
+            "the webapp's class loader defined the servlet's classes: %s"
+            % names)
+    charged = [c["class_object_of"] for c in classes
+               if c["dominator"] == loader["id"] or c["unreachable"]]
+    r.check(not charged, "its classes are reachable and not retained by "
+            "it alone (%s)" % charged)
+    carts = dumps.carts("second.hprof")[0]
+    biggest = max([o["retained"] for o in carts] or [0])
+    r.check(loader["retained"] < biggest,
+            "the webapp's class loader retains %d B, less than the biggest "
+            "session's cart (%d B): no live instance is charged to it"
+            % (loader["retained"], biggest))
+    print("the webapp's class loader retains %d B; its classes %s"
+          % (loader["retained"], ", ".join(
+              "%s %d B" % (c["class_object_of"], c["retained"])
+              for c in sorted(classes,
+                              key=lambda c: c["class_object_of"]))))
+
 def main():
     if len(sys.argv) != 6:
         sys.exit(__doc__)
@@ -302,6 +548,10 @@ def main():
     check_session_path(r, dumps)
     check_checkout(r, dumps)
     check_diff(r, dumps)
+    check_visualvm(r, dumps)
+    check_threads(r, dumps)
+    check_levels(r, dumps)
+    check_loader(r, dumps)
     sys.exit(1 if r.failed else 0)
 
 

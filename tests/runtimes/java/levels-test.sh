@@ -30,6 +30,7 @@ jvm_options="-Xms512m -Xmx512m -Xmn400m -XX:+UseSerialGC"
 
 . "$(dirname "$0")/../../lib.sh"
 . "$(dirname "$0")/java-wrapper.sh"
+. "$(dirname "$0")/visualvm.sh"
 need_tools java javac jcmd python3
 
 rm -rf "$work"
@@ -68,20 +69,15 @@ python3 "$src/check-levels.py" "$heaptrace" "$work/levels.hprof" \
 	>"$work/levels.hprof.json" || fail "levels.hprof"
 tail -1 "$work/levels.hprof.json" | sed 's/^/levels.hprof: /'
 
-jar=$(find /usr/share/visualvm -name '*jfluid-heap*.jar' 2>/dev/null | head -1)
-if [ -n "$jar" ] &&
-	javac -cp "$jar" -d "$work/classes" "$src/VisualVMAllRetained.java"; then
-	rm -rf "$work/live.hprof.hwcache"
-	if java -cp "$jar:$work/classes" VisualVMAllRetained \
-		"$work/live.hprof" >"$work/visualvm.out" 2>"$work/visualvm.err"; then
-		python3 "$src/check-visualvm.py" "$heaptrace" "$work/live.hprof" \
-			"$work/visualvm.out" || fail "live.hprof against VisualVM"
-	else
-		fail "VisualVM's heap library: $(tail -3 "$work/visualvm.err")"
-	fi
-else
-	echo "VisualVM's heap library not installed (Debian package visualvm): not compared"
-fi
+visualvm_retained "$work/live.hprof" "$work/visualvm.out" "$work/classes"
+case $? in
+0)
+	python3 "$src/check-visualvm.py" "$heaptrace" "$work/live.hprof" \
+		"$work/visualvm.out" || fail "live.hprof against VisualVM"
+	;;
+77) echo "VisualVM's heap library not installed (Debian package visualvm): not compared" ;;
+*) fail "VisualVM's heap library could not read live.hprof" ;;
+esac
 
 if [ "$record" = record ]; then
 	# shellcheck disable=SC2086
