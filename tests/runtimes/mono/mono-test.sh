@@ -87,14 +87,21 @@ count() {
 		'.dumps[$d] | [.classes[] | select(.name == $c) | .count] | add // 0'
 }
 
-# exact TRACE DUMP WHAT: the dump holds exactly the program's objects.
+# exact TRACE DUMP WHAT: the dump holds exactly the program's objects. Of
+# the garbage, sgen may keep one or two: it scans stacks and registers
+# conservatively, so a stale word that still points at a dropped object
+# pins it through GC.Collect() (seen once, the machine loaded); the walk
+# then rightly reports it. More than that is the recorder's fault.
 exact() {
-	for pair in Node:$N TreeNode:$TREE Leaf:$LEAVES Garbage:0; do
+	for pair in Node:$N TreeNode:$TREE Leaf:$LEAVES; do
 		cls=KnownHeap.${pair%%:*} want=${pair#*:}
 		got=$(count "$1" "$2" "$cls")
 		[ "$got" = "$want" ] ||
 			fail "$3: dump $2 has $got $cls, not $want"
 	done
+	got=$(count "$1" "$2" KnownHeap.Garbage)
+	[ "$got" -le 2 ] ||
+		fail "$3: dump $2 has $got KnownHeap.Garbage, not at most 2"
 }
 
 # ---- --dump-on major: a dump at GC.Collect() and one at exit ----------------
