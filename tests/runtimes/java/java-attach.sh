@@ -327,6 +327,9 @@ fi
 for flags in "-XX:+DisableAttachMechanism" \
 	"-XX:+DisableAttachMechanism -XX:-DisableAttachMechanism"; do
 	mkfifo "$work/noattach.in" 2>/dev/null
+	# the last JVM's "ready" must not be taken for this one's: the shell
+	# truncates the file only once the new process is forked
+	rm -f "$work/noattach.out"
 	# shellcheck disable=SC2086
 	"$java" $flags -cp "$work/classes" KnownHeap 10 2 2 10 \
 		<"$work/noattach.in" >"$work/noattach.out" 2>&1 &
@@ -349,6 +352,7 @@ for flags in "-XX:+DisableAttachMechanism" \
 	exec 3>&-
 	wait "$jvm"
 done
+rm -f "$work/noattach.out"
 JAVA_TOOL_OPTIONS=-XX:+DisableAttachMechanism "$java" -cp "$work/classes" \
 	KnownHeap 10 2 2 10 <"$work/noattach.in" >"$work/noattach.out" 2>&1 &
 jvm=$!
