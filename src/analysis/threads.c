@@ -17,6 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* qsort, which must not be handed the NULL of an array never grown, even
+ * to sort nothing. */
+static void sort_items(void *base, size_t n, size_t size,
+		       int (*compare)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, compare);
+}
+
 /* A frame container as collected: its thread's index in first-seen
  * order, and where it was first begun. */
 struct frame_key {
@@ -145,7 +154,7 @@ static int place_frames(struct work *w)
 	struct heap_threads *t = w->t;
 	size_t n = 0;
 
-	qsort(w->keys, w->n_keys, sizeof(*w->keys), compare_keys);
+	sort_items(w->keys, w->n_keys, sizeof(*w->keys), compare_keys);
 	for (size_t i = 0; i < w->n_keys; i++) {
 		if (n && w->keys[n - 1].thread == w->keys[i].thread &&
 		    w->keys[n - 1].type == w->keys[i].type &&
@@ -154,7 +163,7 @@ static int place_frames(struct work *w)
 		w->keys[n++] = w->keys[i];
 	}
 	w->n_keys = n;
-	qsort(w->keys, n, sizeof(*w->keys), compare_trace_order);
+	sort_items(w->keys, n, sizeof(*w->keys), compare_trace_order);
 	t->frames = budget_array(n ? n : 1, sizeof(*t->frames), &t->charged);
 	if (!t->frames)
 		return -1;
@@ -172,7 +181,7 @@ static int place_frames(struct work *w)
 			.method = w->keys[i].method,
 		};
 	}
-	qsort(w->keys, n, sizeof(*w->keys), compare_keys);
+	sort_items(w->keys, n, sizeof(*w->keys), compare_keys);
 	return 0;
 }
 
@@ -226,7 +235,7 @@ static int collect_roots(struct work *w)
 			return -1;
 		w->rk[w->n_rk++] = (struct root_key){thread, frame, i};
 	}
-	qsort(w->rk, w->n_rk, sizeof(*w->rk), compare_root_keys);
+	sort_items(w->rk, w->n_rk, sizeof(*w->rk), compare_root_keys);
 	t->roots = budget_array(w->n_rk ? w->n_rk : 1, sizeof(*t->roots),
 				&t->charged);
 	if (!t->roots)
@@ -272,7 +281,7 @@ static int add_locals_retained(struct work *w, struct thread_view *v,
 			return -1;
 		w->held[w->n_held++] = x;
 	}
-	qsort(w->held, w->n_held, sizeof(*w->held), compare_u32);
+	sort_items(w->held, w->n_held, sizeof(*w->held), compare_u32);
 	for (size_t i = 0; i < w->n_held; i++)
 		if (i == 0 || w->held[i] != w->held[i - 1])
 			v->locals_retained += d->retained[w->held[i]];
@@ -323,7 +332,8 @@ static int compute(struct work *w)
 	    collect_roots(w) < 0 || retained_sizes(w) < 0)
 		return -1;
 	/* frames and roots are placed by index, so the views can move */
-	qsort(t->threads, t->n_threads, sizeof(*t->threads), compare_threads);
+	sort_items(t->threads, t->n_threads, sizeof(*t->threads),
+		   compare_threads);
 	return 0;
 }
 
