@@ -2493,24 +2493,24 @@ static int class_fields(struct hprof_source *s, const struct hclass *c,
 		if (!hprof_type_is_ref(c->types[i]))
 			continue;
 		f = &s->fields[(*n)++];
-		f->id = c->first_field + k++;
-		f->class_id = c->id;
-		f->name = c->names[i] ? c->names[i] : "";
-		f->kind = HT_FIELD_INSTANCE;
-		/* where the class's own values lie in an INSTANCE_DUMP: first
-		 * for an instance of the class itself */
-		f->has_offset = true;
-		f->offset = at;
+		/* offset: where the class's own values lie in an
+		 * INSTANCE_DUMP, first for an instance of the class itself */
+		*f = (struct ht_field){
+			.id = c->first_field + k++,
+			.class_id = c->id,
+			.name = c->names[i] ? c->names[i] : "",
+			.kind = HT_FIELD_INSTANCE,
+			.has_offset = true,
+			.offset = at,
+		};
 	}
 	for (uint32_t i = 0; i < c->n_static_refs; i++) {
-		struct ht_field *f = &s->fields[(*n)++];
-
-		f->id = c->first_static + i;
-		f->class_id = c->id;
-		f->name = c->static_names[i] ? c->static_names[i] : "";
-		f->kind = HT_FIELD_STATIC;
-		f->has_offset = false;
-		f->offset = 0;
+		s->fields[(*n)++] = (struct ht_field){
+			.id = c->first_static + i,
+			.class_id = c->id,
+			.name = c->static_names[i] ? c->static_names[i] : "",
+			.kind = HT_FIELD_STATIC,
+		};
 	}
 	return 0;
 }
@@ -2577,20 +2577,17 @@ static int strength_fields(struct hprof_source *s, size_t *n)
 	if (HPROF_GROW(s->fields, *n + 4, s->cap_fields) < 0)
 		return -1;
 	for (uint8_t i = 0; i < 4; i++) {
-		struct ht_field *f;
-
 		if (!s->strength_class[i] ||
 		    !class_of(s, s->strength_class[i]) ||
 		    s->next_field > UINT32_MAX - 1)
 			continue;
 		s->strength_field[i] = s->next_field++;
-		f = &s->fields[(*n)++];
-		f->id = s->strength_field[i];
-		f->class_id = s->strength_class[i];
-		f->name = "referent";
-		f->kind = (uint8_t)(HT_FIELD_SOFT + i);
-		f->has_offset = false;
-		f->offset = 0;
+		s->fields[(*n)++] = (struct ht_field){
+			.id = s->strength_field[i],
+			.class_id = s->strength_class[i],
+			.name = "referent",
+			.kind = (uint8_t)(HT_FIELD_SOFT + i),
+		};
 	}
 	return 0;
 }
@@ -3041,6 +3038,10 @@ static void object_event(struct hprof_source *s, struct ht_event *ev,
 	o->generation = 0;
 	o->result = HT_RESULT_OK;
 	o->ref_fields = NULL;
+	o->n_values = 0;
+	o->value_fields = NULL;
+	o->values = NULL;
+	o->array = NULL;
 }
 
 /*
