@@ -485,6 +485,13 @@ enum ht_compressed_oops {
  * setting does not concern ignore it. */
 struct ht_reader_options {
 	enum ht_compressed_oops compressed_oops; /* HPROF only */
+	/* HPROF only: deliver values (format version 3): each class's
+	 * primitive instance fields declared with their types, each
+	 * instance's values, each primitive array's contents (whole up to
+	 * HT_VALUES_WHOLE_MAX bytes, else a prefix and the hash). Off, the
+	 * events are those of a reader from before values. Other inputs
+	 * deliver what they hold. */
+	bool values;
 };
 
 /* As ht_reader_open, with options (NULL for the defaults). A value out of

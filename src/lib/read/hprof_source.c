@@ -284,6 +284,10 @@ struct hclass {
 	uint32_t first_field;
 	uint32_t first_static;
 	uint32_t n_static_refs;
+	/* with values (ht_reader_options.values): its own primitive
+	 * instance fields are first_value + i in the dump's order */
+	uint32_t first_value;
+	uint32_t n_own_values;
 	const char **static_names;
 
 	/* derived from the chain of super classes, once complete; each
@@ -496,6 +500,7 @@ struct hprof_source {
 
 	/* the object layout */
 	enum ht_compressed_oops choice; /* the caller's (ht_reader_options) */
+	bool want_values;               /* the caller's: deliver values */
 	struct evidence evidence;
 	enum jvm_model model;
 	char contradiction[192]; /* what the addresses show against the
@@ -548,6 +553,13 @@ struct hprof_source {
 	size_t cap_refs;
 	ht_id *ref_fields;     /* parallel to refs */
 	size_t cap_ref_fields;
+	/* an object's values (ht_reader_options.values) */
+	ht_id *value_fields;
+	size_t cap_value_fields;
+	uint64_t *values;
+	size_t cap_values;
+	struct ht_array_values array;
+	uint8_t array_bytes[HT_VALUES_WHOLE_MAX];
 	uint32_t next_field;   /* the next field id to give out */
 	struct ht_field *fields; /* of the fields event being delivered */
 	size_t cap_fields;
@@ -1381,11 +1393,15 @@ static int give_field_ids(struct hprof_source *s, struct hclass *c,
 {
 	uint32_t first = s->next_field ? s->next_field : HT_LINK_ID_END;
 
-	if (UINT32_MAX - first < (uint64_t)n_refs + c->n_static_refs)
+	if (UINT32_MAX - first <
+	    (uint64_t)n_refs + c->n_static_refs + c->n_own_values)
 		return -1;
 	c->first_field = first;
 	c->first_static = first + n_refs;
-	s->next_field = c->first_static + c->n_static_refs;
+	/* after the references, so that a trace without values numbers
+	 * them as before values existed */
+	c->first_value = c->first_static + c->n_static_refs;
+	s->next_field = c->first_value + c->n_own_values;
 	return 0;
 }
 
@@ -1460,6 +1476,7 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 		c.names[i] = utf8_of(s, get_id(s, f));
 		c.own_bytes += w;
 		n_refs += hprof_type_is_ref(f[id]);
+		c.n_own_values += s->want_values && !hprof_type_is_ref(f[id]);
 	}
 	if (give_field_ids(s, &c, n_refs) < 0)
 		goto nomem;
@@ -2479,10 +2496,10 @@ static const char *method_name(struct hprof_source *s, const struct frame *fr)
 static int class_fields(struct hprof_source *s, const struct hclass *c,
 			size_t *n)
 {
-	uint32_t own = c->first_static - c->first_field, k = 0;
+	uint32_t own = c->first_static - c->first_field, k = 0, v = 0;
 	uint64_t offset = 0;
 
-	if (HPROF_GROW(s->fields, *n + own + c->n_static_refs,
+	if (HPROF_GROW(s->fields, *n + own + c->n_static_refs + c->n_own_values,
 		       s->cap_fields) < 0)
 		return -1;
 	for (uint32_t i = 0; i < c->n_fields; i++) {
@@ -2490,8 +2507,21 @@ static int class_fields(struct hprof_source *s, const struct hclass *c,
 		uint64_t at = offset;
 
 		offset += hprof_type_width(c->types[i], s->id_size);
-		if (!hprof_type_is_ref(c->types[i]))
+		if (!hprof_type_is_ref(c->types[i])) {
+			if (!s->want_values)
+				continue;
+			/* HPROF numbers its basic types as trace.h does */
+			s->fields[(*n)++] = (struct ht_field){
+				.id = c->first_value + v++,
+				.class_id = c->id,
+				.name = c->names[i] ? c->names[i] : "",
+				.kind = HT_FIELD_INSTANCE,
+				.has_offset = true,
+				.offset = at,
+				.type = c->types[i],
+			};
 			continue;
+		}
 		f = &s->fields[(*n)++];
 		/* offset: where the class's own values lie in an
 		 * INSTANCE_DUMP, first for an instance of the class itself */
@@ -3146,6 +3176,57 @@ static int bad_class(struct hprof_source *s, struct ht_error *err,
 	return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
 }
 
+/* A value of a primitive type from HPROF's big-endian bytes, as values
+ * carry it (trace.h: ht_value_load). */
+static uint64_t hprof_value(unsigned type, const uint8_t *p)
+{
+	unsigned width = ht_value_type_width(type);
+	uint8_t le[8];
+
+	for (unsigned i = 0; i < width; i++)
+		le[i] = p[width - 1 - i];
+	return ht_value_load(type, le);
+}
+
+/* The primitive values an instance of c holds in its field bytes p, in
+ * the order of its refs: its own fields' first, then each super class's.
+ * -1 when out of memory. */
+static int instance_values(struct hprof_source *s, const struct hclass *c,
+			   const uint8_t *p, struct ht_ev_object_references *o)
+{
+	const struct hclass *k = c;
+	uint64_t base = 0;
+	size_t n = 0;
+
+	/* each value takes a byte at least */
+	if (HPROF_GROW(s->value_fields, c->data_bytes + 1,
+		       s->cap_value_fields) < 0 ||
+	    HPROF_GROW(s->values, c->data_bytes + 1, s->cap_values) < 0)
+		return -1;
+	for (;;) {
+		uint64_t at = base;
+		uint32_t v = 0;
+
+		for (uint32_t i = 0; i < k->n_fields; i++) {
+			unsigned type = k->types[i];
+
+			if (!hprof_type_is_ref(type)) {
+				s->value_fields[n] = k->first_value + v++;
+				s->values[n++] = hprof_value(type, p + at);
+			}
+			at += hprof_type_width(type, s->id_size);
+		}
+		if (k->super_id == 0)
+			break;
+		base += k->own_bytes;
+		k = &s->classes[k->super_at];
+	}
+	o->n_values = n;
+	o->value_fields = n ? s->value_fields : NULL;
+	o->values = n ? s->values : NULL;
+	return 0;
+}
+
 static int instance_object(struct hprof_source *s, struct ht_event *ev,
 			   uint64_t end, struct ht_error *err)
 {
@@ -3191,8 +3272,63 @@ static int instance_object(struct hprof_source *s, struct ht_event *ev,
 	object_event(s, ev, s->at, obj, class_id, c->size[s->model],
 		     (size_t)c->n_refs + 1);
 	ev->u.object_references.ref_fields = s->ref_fields;
+	if (s->want_values && instance_values(s, c, p, &ev->u.object_references) < 0)
+		return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
 	s->at += head + n;
 	return 1;
+}
+
+/* How many elements of an array of count elements of width bytes the
+ * trace keeps: all up to HT_VALUES_WHOLE_MAX bytes, else a prefix. */
+static uint32_t elements_kept(uint32_t count, unsigned width)
+{
+	if ((uint64_t)count * width <= HT_VALUES_WHOLE_MAX)
+		return count;
+	return HT_VALUES_PREFIX / width;
+}
+
+/* A primitive array's contents from its elements at `at` in the file
+ * (big-endian), little-endian into s->array_bytes: the prefix kept, and
+ * when that is not all, the hash of all, read a window at a time.
+ * -1 when the file cannot be read. */
+static int array_contents(struct hprof_source *s, unsigned type,
+			  uint32_t count, uint64_t at)
+{
+	enum { WINDOW = 1 << 16 };
+	unsigned width = ht_value_type_width(type);
+	uint32_t kept = elements_kept(count, width);
+	uint64_t h = 0xcbf29ce484222325u;
+
+	s->array = (struct ht_array_values){
+		.type = (uint8_t)type, .length = count, .stored = kept,
+		.data = s->array_bytes };
+	for (uint32_t done = 0; done < count;) {
+		uint32_t n = count - done < WINDOW / width ? count - done
+							   : WINDOW / width;
+		const uint8_t *p = in_at(&s->in, at + (uint64_t)done * width,
+					 (size_t)n * width);
+
+		if (!p)
+			return -1;
+		for (uint32_t i = 0; i < n; i++) {
+			uint8_t le[8];
+
+			for (unsigned b = 0; b < width; b++)
+				le[b] = p[i * width + width - 1 - b];
+			if (done + i < kept)
+				memcpy(s->array_bytes + (size_t)(done + i) * width,
+				       le, width);
+			/* FNV-1a, as ht_values_hash, over every element */
+			for (unsigned b = 0; kept < count && b < width; b++) {
+				h ^= le[b];
+				h *= 0x100000001b3u;
+			}
+		}
+		done += n;
+	}
+	if (kept < count)
+		s->array.hash = h;
+	return 0;
 }
 
 /* An array's link to its class, alone (a primitive array) or before the
@@ -3272,6 +3408,12 @@ static int array_object(struct hprof_source *s, struct ht_event *ev,
 		object_event(s, ev, s->array_sub_at, s->array_id, class_id,
 			     s->array_size, 1);
 		ev->u.object_references.ref_fields = s->ref_fields;
+		if (s->want_values) {
+			if (array_contents(s, type, count,
+					   s->array_sub_at + head) < 0)
+				return fail_read(s, err, s->array_sub_at);
+			ev->u.object_references.array = &s->array;
+		}
 		return 1;
 	}
 	s->array_class = get_id(s, p + 9 + id);
@@ -3557,6 +3699,8 @@ static void hprof_close(void *self)
 	free(s->by_id);
 	free(s->refs);
 	free(s->ref_fields);
+	free(s->value_fields);
+	free(s->values);
 	free(s->fields);
 	free(s->zero_flags);
 	free(s->name_buf);
@@ -3805,6 +3949,7 @@ static int open_source(struct ht_reader *r, FILE *f, const char *path,
 	s->f = f;
 	s->string_value_at = STRING_FIELDS_UNKNOWN;
 	s->choice = r->options.compressed_oops; /* checked by reader.c */
+	s->want_values = r->options.values;
 	if (attach_input(s, err) < 0 ||
 	    (gzipped && (attach_gzip(s, err) < 0 ||
 			 check_gzipped_hprof(s, err) < 0)) ||
