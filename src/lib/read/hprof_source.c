@@ -1645,50 +1645,20 @@ static int chase_string(struct hprof_source *s, uint64_t at, uint64_t id,
 	return 0;
 }
 
-/* A UTF-16 code unit, in either byte order. */
-static uint32_t unit(const uint8_t *p, bool big)
-{
-	return big ? be16(p) : (uint32_t)(p[0] | p[1] << 8);
-}
-
 /*
  * The text of a String's array: a byte[] of Latin-1 (coder 0) or of
  * UTF-16 in the machine's order, little-endian on every JVM platform
  * heaptrace knows (coder 1), or a char[] (before JDK 9), which HPROF
- * writes big-endian. Unpaired surrogates become U+FFFD.
+ * writes big-endian (util/utf8.h, utf8_from_units).
  */
 static const char *decode_name(struct hprof_source *s, const uint8_t *p,
 			       uint32_t n, unsigned type, unsigned coder)
 {
-	char out[MAX_THREAD_NAME * 4 + 1];
-	size_t len = 0;
-	bool utf16 = type == HPROF_CHAR || coder == 1;
-	bool big = type == HPROF_CHAR;
-	uint32_t units = utf16 ? n / 2 : n;
+	char out[UTF8_REPAIR_BOUND(MAX_THREAD_NAME * 4)];
+	enum utf8_units units = type == HPROF_CHAR ? UNITS_UTF16BE :
+				coder == 1 ? UNITS_UTF16LE : UNITS_LATIN1;
+	size_t len = utf8_from_units(out, p, n, units, MAX_THREAD_NAME, NULL);
 
-	for (uint32_t i = 0, chars = 0; i < units && chars < MAX_THREAD_NAME;
-	     i++, chars++) {
-		uint32_t cp, lo;
-
-		if (!utf16) {
-			len += utf8_put(out + len, p[i]);
-			continue;
-		}
-		cp = unit(p + 2 * i, big);
-		if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < units) {
-			lo = unit(p + 2 * i + 2, big);
-			if (lo >= 0xdc00 && lo <= 0xdfff) {
-				cp = 0x10000 + ((cp - 0xd800) << 10) +
-				     (lo - 0xdc00);
-				i++;
-			}
-		}
-		if (cp >= 0xd800 && cp <= 0xdfff)
-			cp = 0xfffd;
-		if (cp == 0)
-			cp = 0xfffd;
-		len += utf8_put(out + len, cp);
-	}
 	return text_copy(&s->text, out, len);
 }
 
