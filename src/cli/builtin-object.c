@@ -179,9 +179,15 @@ static const struct heap_field *value_field(const struct heap *h,
 	return field < h->n_fields ? &h->fields[field] : NULL;
 }
 
-static const char *field_name(const struct heap_field *f)
+/* A static's name says so, as a static reference's step does. */
+static const char *field_name(const struct heap_field *f, char *buf)
 {
-	return f && f->name ? f->name : "?";
+	const char *name = f && f->name ? f->name : "?";
+
+	if (!f || f->kind != HT_FIELD_STATIC)
+		return name;
+	snprintf(buf, NAME_TEXT, "static %s", name);
+	return buf;
 }
 
 static unsigned field_type(const struct heap_field *f)
@@ -381,7 +387,7 @@ static void print_values_text(const struct object_report *r)
 	struct value_record v;
 	uint32_t field;
 	uint64_t bits;
-	char buf[VALUE_TEXT];
+	char buf[VALUE_TEXT], name[NAME_TEXT];
 	int w_name = 0, w_type = 0;
 
 	if (!heap_object_values(r->h, r->target, &v) || !v.left)
@@ -390,14 +396,15 @@ static void print_values_text(const struct object_report *r)
 	while (value_record_next(&v, &field, &bits)) {
 		const struct heap_field *f = value_field(r->h, field);
 
-		widen(&w_name, (int)strlen(esc_text(field_name(f))));
+		widen(&w_name, (int)strlen(esc_text(field_name(f, name))));
 		widen(&w_type, (int)strlen(type_name(field_type(f))));
 	}
 	heap_object_values(r->h, r->target, &v);
 	while (value_record_next(&v, &field, &bits)) {
 		const struct heap_field *f = value_field(r->h, field);
 
-		printf("  %-*s  %-*s  %s\n", w_name, esc_text(field_name(f)),
+		printf("  %-*s  %-*s  %s\n", w_name,
+		       esc_text(field_name(f, name)),
 		       w_type, type_name(field_type(f)),
 		       esc_text(value_text(field_type(f), bits, buf)));
 	}
@@ -557,6 +564,7 @@ static void out_values(struct out *o, const struct object_report *r)
 
 			out_begin_object(o, NULL);
 			out_string(o, "field", f ? f->name : NULL);
+			out_bool(o, "static", f && f->kind == HT_FIELD_STATIC);
 			out_string(o, "type", ht_value_type_name(field_type(f)));
 			out_value(o, "value", field_type(f), bits);
 			out_end_object(o);

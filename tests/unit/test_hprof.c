@@ -2777,7 +2777,7 @@ Test(hprof, gzipped_refused)
 enum {
 	V_OBJECT = 1, V_BASE, V_SUB, V_STRING, V_BYTES, V_CHARS, V_INTS,
 	V_TOTAL, V_ON, V_COUNT, V_RATIO, V_LETTER, V_SMALL, V_TINY, V_WIDE,
-	V_NEXT, V_VALUE, V_CODER, V_HASH,
+	V_NEXT, V_VALUE, V_CODER, V_HASH, V_LIMIT, V_DEBUG,
 };
 #define VCLS(n) (0x100u * (n))
 
@@ -2804,14 +2804,17 @@ static void values_dump(struct hp *h, const int32_t *ints, uint32_t n_ints)
 		[V_RATIO] = "ratio", [V_LETTER] = "letter",
 		[V_SMALL] = "small", [V_TINY] = "tiny", [V_WIDE] = "wide",
 		[V_NEXT] = "next", [V_VALUE] = "value", [V_CODER] = "coder",
-		[V_HASH] = "hash",
+		[V_HASH] = "hash", [V_LIMIT] = "LIMIT", [V_DEBUG] = "DEBUG",
 	};
+	static const struct field sub_statics[] = {
+		{V_LIMIT, 10, (uint32_t)-40}, {V_NEXT, 2, 0x2000},
+		{V_DEBUG, 4, 1}};
 	static const uint8_t latin1[] = {'h', 0xe9, 'l', 'l', 'o'};
 	static const uint8_t utf16le[] = {0xe9, 0x00, 0xac, 0x20};
 	static const uint8_t chars_be[] = {0x00, 'h', 0x20, 0xac};
 
 	start(h, "1.0.2", 8);
-	for (unsigned i = V_OBJECT; i <= V_HASH; i++)
+	for (unsigned i = V_OBJECT; i <= V_DEBUG; i++)
 		utf8(h, i, names[i]);
 	for (unsigned i = V_OBJECT; i <= V_INTS; i++)
 		load_class(h, i, VCLS(i), i);
@@ -2819,7 +2822,8 @@ static void values_dump(struct hp *h, const int32_t *ints, uint32_t n_ints)
 	class_dump(h, VCLS(V_OBJECT), 0, 0, 0, NULL, 0, NULL);
 	class_dump(h, VCLS(V_BASE), VCLS(V_OBJECT), 0, 0, NULL, 2,
 		   base_fields);
-	class_dump(h, VCLS(V_SUB), VCLS(V_BASE), 0, 0, NULL, 7, sub_fields);
+	class_dump(h, VCLS(V_SUB), VCLS(V_BASE), 0, 3, sub_statics, 7,
+		   sub_fields);
 	class_dump(h, VCLS(V_STRING), VCLS(V_OBJECT), 0, 0, NULL, 3,
 		   string_fields);
 	instance(h, 0x1000, VCLS(V_SUB), 4 + 4 + 2 + 2 + 1 + 8 + 8 + 8 + 1);
@@ -2922,6 +2926,15 @@ Test(hprof, values_of_fields_strings_and_arrays)
 	cr_assert_eq(value_of(&run, sub, VCLS(V_BASE), "on", HT_TYPE_BOOLEAN),
 		     1);
 	cr_assert_eq(declared(&run, VCLS(V_SUB), "wide", 0)->f.offset, 13);
+	/* a class object carries its primitive statics' values */
+	s = object(&run, VCLS(V_SUB));
+	cr_assert_eq(s->n_values, 2);
+	cr_assert_eq(s->value_fields[0],
+		     declared(&run, VCLS(V_SUB), "LIMIT", HT_FIELD_STATIC)->f.id);
+	cr_assert_eq(s->values[0], (uint64_t)-40);
+	cr_assert_eq(declared(&run, VCLS(V_SUB), "DEBUG",
+			      HT_FIELD_STATIC)->f.type, HT_TYPE_BOOLEAN);
+	cr_assert_eq(s->values[1], 1);
 	cr_assert_eq(declared(&run, VCLS(V_SUB), "next", 0)->f.type, 0);
 	s = object(&run, 0x2000);
 	cr_assert_eq(value_of(&run, s, VCLS(V_STRING), "coder", HT_TYPE_BYTE),
@@ -2983,8 +2996,8 @@ Test(hprof, no_values_unless_asked)
 	for (size_t i = 0; i < plain.n_fields; i++)
 		cr_assert_eq(plain.fields[i].f.type, 0, "%s",
 			     plain.fields[i].name);
-	cr_assert_eq(valued.n_fields, plain.n_fields + 10,
-		     "the 10 primitive fields are declared with values only");
+	cr_assert_eq(valued.n_fields, plain.n_fields + 12,
+		     "the 12 primitive fields are declared with values only");
 	cr_assert_eq(plain.n, valued.n);
 	for (size_t i = 0; i < plain.n; i++) {
 		cr_assert_eq(plain.ev[i].type, valued.ev[i].type);

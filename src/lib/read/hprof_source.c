@@ -273,6 +273,7 @@ struct hclass {
 	uint64_t id, super_id, loader, signers, domain;
 	uint64_t offset;
 	uint32_t n_fields;
+	uint32_t n_static_values; /* with values: its primitive statics */
 	uint8_t *types;          /* own instance fields, in the dump's order */
 	const char **names;
 	uint32_t own_bytes;      /* of its own fields in an INSTANCE_DUMP */
@@ -285,10 +286,13 @@ struct hclass {
 	uint32_t first_static;
 	uint32_t n_static_refs;
 	/* with values (ht_reader_options.values): its own primitive
-	 * instance fields are first_value + i in the dump's order */
+	 * instance fields are first_value + i in the dump's order, its
+	 * primitive statics after them (statics_value) */
 	uint32_t first_value;
 	uint32_t n_own_values;
-	const char **static_names;
+	const char **static_names; /* with values, the primitive statics'
+				      names too, from the end, and their
+				      types after the last (statics_value) */
 
 	/* derived from the chain of super classes, once complete; each
 	 * class keeps what its own fields add, so that a chain of n classes
@@ -1328,10 +1332,14 @@ struct bad_value {
 	unsigned type;
 };
 
-/* The names of a class's static reference fields, in the dump's order. */
+/* The names of a class's static reference fields, in the dump's order;
+ * with values, the names of its primitive ones from the end of names,
+ * and their types after it (statics_value). */
 struct static_refs {
 	const char **names;    /* room for every static */
 	uint32_t n;
+	uint8_t *types;        /* NULL, or room for every static */
+	uint32_t room, n_values;
 };
 
 /* Skips n values of a CLASS_DUMP list whose entries are `lead` bytes then
@@ -1370,12 +1378,37 @@ static int skip_values(struct cursor *cur, unsigned lead, uint16_t n,
 					counts->by_width[w]++;
 			}
 		}
-		if (refs && hprof_type_is_ref(t))
+		if (refs && hprof_type_is_ref(t)) {
 			refs->names[refs->n++] = utf8_of(s, get_id(s, p));
+		} else if (refs && refs->types) {
+			refs->names[refs->room - 1 - refs->n_values] =
+				utf8_of(s, get_id(s, p));
+			refs->types[refs->n_values++] = (uint8_t)t;
+		}
 		if (!take(cur, w))
 			return -1;
 	}
 	return 0;
+}
+
+/* With values: the field id, name and type of c's primitive static k.
+ * Kept in static_names's block, so that a class costs no more without
+ * values (a dump may have a million classes). */
+struct static_value {
+	uint32_t id;
+	const char *name;
+	uint8_t type;
+};
+
+static struct static_value statics_value(const struct hclass *c, uint32_t k)
+{
+	uint32_t room = c->n_static_refs + c->n_static_values;
+
+	return (struct static_value){
+		.id = c->first_value + c->n_own_values + k,
+		.name = c->static_names[room - 1 - k],
+		.type = ((const uint8_t *)(c->static_names + room))[k],
+	};
 }
 
 /* Bytes of a CLASS_DUMP before its constant pool. */
@@ -1393,15 +1426,16 @@ static int give_field_ids(struct hprof_source *s, struct hclass *c,
 {
 	uint32_t first = s->next_field ? s->next_field : HT_LINK_ID_END;
 
-	if (UINT32_MAX - first <
-	    (uint64_t)n_refs + c->n_static_refs + c->n_own_values)
+	if (UINT32_MAX - first < (uint64_t)n_refs + c->n_static_refs +
+				 c->n_own_values + c->n_static_values)
 		return -1;
 	c->first_field = first;
 	c->first_static = first + n_refs;
 	/* after the references, so that a trace without values numbers
 	 * them as before values existed */
 	c->first_value = c->first_static + c->n_static_refs;
-	s->next_field = c->first_value + c->n_own_values;
+	/* then the primitive statics (statics_value) */
+	s->next_field = c->first_value + c->n_own_values + c->n_static_values;
 	return 0;
 }
 
@@ -1435,16 +1469,22 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 	/* the first CLASS_DUMP of a class is the one kept (below) */
 	known = idmap_get(&s->class_by_id, c.id, &dummy);
 	if (!known) {
+		statics.room = be16(p);
 		statics.names = hprof_alloc(s, (be16(p) ? be16(p) : 1) *
-					       sizeof(*statics.names));
+					       (sizeof(*statics.names) +
+						(s->want_values ? 1 : 0)));
 		if (!statics.names)
 			return nomem_damage(s, at);
 		c.static_names = statics.names;
+		if (s->want_values)
+			statics.types = (uint8_t *)(statics.names +
+						    statics.room);
 	}
 	if (skip_values(&cur, id, be16(p), &c.statics,
 			known ? NULL : &statics, &bad) < 0)
 		goto bad;
 	c.n_static_refs = statics.n;
+	c.n_static_values = statics.n_values;
 	if (!(p = take(&cur, 2)))
 		goto short_body;
 	c.n_fields = be16(p);
@@ -2469,7 +2509,8 @@ static int class_fields(struct hprof_source *s, const struct hclass *c,
 	uint32_t own = c->first_static - c->first_field, k = 0, v = 0;
 	uint64_t offset = 0;
 
-	if (HPROF_GROW(s->fields, *n + own + c->n_static_refs + c->n_own_values,
+	if (HPROF_GROW(s->fields, *n + own + c->n_static_refs +
+				       c->n_own_values + c->n_static_values,
 		       s->cap_fields) < 0)
 		return -1;
 	for (uint32_t i = 0; i < c->n_fields; i++) {
@@ -2510,6 +2551,17 @@ static int class_fields(struct hprof_source *s, const struct hclass *c,
 			.class_id = c->id,
 			.name = c->static_names[i] ? c->static_names[i] : "",
 			.kind = HT_FIELD_STATIC,
+		};
+	}
+	for (uint32_t i = 0; i < c->n_static_values; i++) {
+		struct static_value sv = statics_value(c, i);
+
+		s->fields[(*n)++] = (struct ht_field){
+			.id = sv.id,
+			.class_id = c->id,
+			.name = sv.name ? sv.name : "",
+			.kind = HT_FIELD_STATIC,
+			.type = sv.type,
 		};
 	}
 	return 0;
@@ -3044,6 +3096,18 @@ static void object_event(struct hprof_source *s, struct ht_event *ev,
 	o->array = NULL;
 }
 
+/* A value of a primitive type from HPROF's big-endian bytes, as values
+ * carry it (trace.h: ht_value_load). */
+static uint64_t hprof_value(unsigned type, const uint8_t *p)
+{
+	unsigned width = ht_value_type_width(type);
+	uint8_t le[8];
+
+	for (unsigned i = 0; i < width; i++)
+		le[i] = p[width - 1 - i];
+	return ht_value_load(type, le);
+}
+
 /*
  * A class object: java.lang.Class with the class's statics. Its
  * references are its static reference fields in the dump's order (the
@@ -3060,7 +3124,7 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	ht_id obj, tail[4];
 	struct bad_value bad;
 	uint64_t size;
-	size_t n = 0;
+	size_t n = 0, n_values = 0;
 	uint16_t count;
 	struct hclass *c;
 
@@ -3077,6 +3141,11 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	    reserve_ref_fields(s, (size_t)count + 4) < 0)
 		return fail(s, err, HT_E_NOMEM, cr->offset, "%s", nomem_cause());
 	c = class_of(s, obj);
+	if (s->want_values &&
+	    (HPROF_GROW(s->value_fields, (size_t)count + 1,
+			s->cap_value_fields) < 0 ||
+	     HPROF_GROW(s->values, (size_t)count + 1, s->cap_values) < 0))
+		return fail(s, err, HT_E_NOMEM, cr->offset, "%s", nomem_cause());
 	for (uint16_t i = 0; i < count; i++) {
 		unsigned type, w;
 
@@ -3086,8 +3155,15 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 		w = hprof_type_width(type, id);
 		if (!w || !(p = take(&cur, w)))
 			goto changed;
-		if (!hprof_type_is_ref(type))
+		if (!hprof_type_is_ref(type)) {
+			/* as the references: the first CLASS_DUMP's */
+			if (c && n_values < c->n_static_values) {
+				s->value_fields[n_values] =
+					statics_value(c, (uint32_t)n_values).id;
+				s->values[n_values++] = hprof_value(type, p);
+			}
 			continue;
+		}
 		/* the statics of the class's first CLASS_DUMP, which a
 		 * later dump's may not match */
 		s->ref_fields[n] = c && n < c->n_static_refs
@@ -3104,6 +3180,11 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 				  c ? &c->statics : &(struct static_counts){0});
 	object_event(s, ev, cr->offset, obj, s->class_class, size, n);
 	ev->u.object_references.ref_fields = s->ref_fields;
+	if (n_values) {
+		ev->u.object_references.n_values = n_values;
+		ev->u.object_references.value_fields = s->value_fields;
+		ev->u.object_references.values = s->values;
+	}
 	return 1;
 changed:
 	if (cur.io)
@@ -3146,18 +3227,6 @@ static int bad_class(struct hprof_source *s, struct ht_error *err,
 	return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
 }
 
-/* A value of a primitive type from HPROF's big-endian bytes, as values
- * carry it (trace.h: ht_value_load). */
-static uint64_t hprof_value(unsigned type, const uint8_t *p)
-{
-	unsigned width = ht_value_type_width(type);
-	uint8_t le[8];
-
-	for (unsigned i = 0; i < width; i++)
-		le[i] = p[width - 1 - i];
-	return ht_value_load(type, le);
-}
-
 /* The primitive values an instance of c holds in its field bytes p, in
  * the order of its refs: its own fields' first, then each super class's.
  * -1 when out of memory. */
@@ -3165,15 +3234,15 @@ static int instance_values(struct hprof_source *s, const struct hclass *c,
 			   const uint8_t *p, struct ht_ev_object_references *o)
 {
 	const struct hclass *k = c;
-	uint64_t base = 0;
+	uint64_t base = 0, chain = 0;
 	size_t n = 0;
 
-	/* each value takes a byte at least */
-	if (HPROF_GROW(s->value_fields, c->data_bytes + 1,
-		       s->cap_value_fields) < 0 ||
-	    HPROF_GROW(s->values, c->data_bytes + 1, s->cap_values) < 0)
+	for (k = c; k; k = k->super_id ? &s->classes[k->super_at] : NULL)
+		chain += k->n_own_values;
+	if (HPROF_GROW(s->value_fields, chain + 1, s->cap_value_fields) < 0 ||
+	    HPROF_GROW(s->values, chain + 1, s->cap_values) < 0)
 		return -1;
-	for (;;) {
+	for (k = c;;) {
 		uint64_t at = base;
 		uint32_t v = 0;
 
