@@ -129,6 +129,55 @@ enum ht_field_kind {
 };
 #define HT_FIELD_KIND_LAST HT_FIELD_PHANTOM
 
+/* The JVM's basic types (HPROF and JVMTI number them alike): the type of
+ * a primitive field and of a primitive array's elements (version 3,
+ * values; doc/design.md section 1). A field without a type, or of type
+ * HT_TYPE_OBJECT, is a reference. */
+enum ht_value_type {
+	HT_TYPE_NONE = 0,
+	HT_TYPE_OBJECT = 2,
+	HT_TYPE_BOOLEAN = 4,
+	HT_TYPE_CHAR = 5,
+	HT_TYPE_FLOAT = 6,
+	HT_TYPE_DOUBLE = 7,
+	HT_TYPE_BYTE = 8,
+	HT_TYPE_SHORT = 9,
+	HT_TYPE_INT = 10,
+	HT_TYPE_LONG = 11,
+};
+#define HT_TYPE_LAST HT_TYPE_LONG
+
+/* Bytes a value of a primitive type takes; 0 for a reference or a number
+ * that is no primitive type. Names: ht_value_type_name. */
+unsigned ht_value_type_width(unsigned type);
+
+/* A producer keeps a primitive array's contents whole up to this many
+ * bytes; a longer one, its first HT_VALUES_PREFIX bytes and the hash of
+ * all (ht_values_hash). A reader takes any prefix. */
+#define HT_VALUES_WHOLE_MAX 256
+#define HT_VALUES_PREFIX 64
+/* 64-bit FNV-1a of an array's element bytes, little-endian elements. */
+uint64_t ht_values_hash(const uint8_t *bytes, size_t n);
+
+/* A value of a primitive type from its little-endian bytes, as values
+ * carries it: signed types sign-extended, char and boolean unsigned,
+ * float and double their IEEE bits. */
+uint64_t ht_value_load(unsigned type, const uint8_t *bytes);
+/* The inverse: false (nothing written) when v is out of the type's
+ * range or the type is no primitive. */
+bool ht_value_store(unsigned type, uint64_t v, uint8_t *bytes);
+
+/* A primitive array's contents (version 3, object_references.array). */
+struct ht_array_values {
+	uint8_t type;        /* element type: a primitive HT_TYPE_* */
+	uint64_t length;     /* elements in the array */
+	uint64_t stored;     /* elements whose bytes follow: all or a prefix */
+	const uint8_t *data; /* stored * width bytes, each element's
+				little-endian whatever the runtime's order */
+	uint64_t hash;       /* when stored < length: ht_values_hash of all
+				length * width bytes; 0 otherwise */
+};
+
 /* One reference field, as a fields event declares it. A reference names a
  * field by id (ref_fields, root_fields); the field is declared before the
  * end of the dump in which a reference names it, as class names are. */
@@ -142,6 +191,10 @@ struct ht_field {
 	bool has_offset;
 	uint64_t offset;  /* bytes from the object's start (instance fields)
 			     or the statics' start, as the runtime gives it */
+	/* version 3, values: a primitive field's enum ht_value_type; 0 (or
+	 * HT_TYPE_OBJECT) a reference field. Last, so that initializers of
+	 * the members above stay valid. */
+	uint8_t type;
 };
 
 /* Links: references the runtime keeps that no class declares, each a
@@ -270,6 +323,16 @@ struct ht_event {
 			 * or unknown). When present, a null ref may be left
 			 * out without shifting the others. */
 			const ht_id *ref_fields;
+			/* version 3, values: the primitive fields read
+			 * (field ids, declared with a type) and parallel
+			 * their values, each its bits as a signed 64-bit
+			 * number (signed types sign-extended, char and
+			 * boolean unsigned, float and double their IEEE
+			 * bits); and a primitive array's contents. */
+			size_t n_values;
+			const ht_id *value_fields;
+			const uint64_t *values;
+			const struct ht_array_values *array; /* or NULL */
 		} object_references;
 		struct ht_ev_fields {
 			size_t count;
@@ -316,12 +379,14 @@ const char *ht_result_name(enum ht_result result);          /* "ok" */
 const char *ht_root_kind_name(enum ht_root_kind kind);      /* "stack" */
 const char *ht_gc_reason_name(enum ht_gc_reason reason);    /* "induced" */
 const char *ht_field_kind_name(enum ht_field_kind kind);    /* "static" */
+const char *ht_value_type_name(unsigned type);              /* "int" */
 int ht_event_parse(const char *name);
 int ht_container_parse(const char *name);
 int ht_result_parse(const char *name);
 int ht_root_kind_parse(const char *name);
 int ht_gc_reason_parse(const char *name);
 int ht_field_kind_parse(const char *name);
+int ht_value_type_parse(const char *name);
 
 /* Whether containers of this type are stack frames (C_RT_JIT through
  * C_RT_INTERNALFRAME): a frame belongs to the thread container begun
@@ -420,6 +485,13 @@ enum ht_compressed_oops {
  * setting does not concern ignore it. */
 struct ht_reader_options {
 	enum ht_compressed_oops compressed_oops; /* HPROF only */
+	/* HPROF only: deliver values (format version 3): each class's
+	 * primitive instance fields declared with their types, each
+	 * instance's values, each primitive array's contents (whole up to
+	 * HT_VALUES_WHOLE_MAX bytes, else a prefix and the hash). Off, the
+	 * events are those of a reader from before values. Other inputs
+	 * deliver what they hold. */
+	bool values;
 };
 
 /* As ht_reader_open, with options (NULL for the defaults). A value out of

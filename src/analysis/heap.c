@@ -15,6 +15,7 @@
  * the whole trace; a dump takes a snapshot of them when it ends.
  */
 #include "analysis/heap.h"
+#include "analysis/values.h"
 
 #include "lib/common/error.h"
 #include "util/alloc.h"
@@ -80,6 +81,7 @@ struct name_entry {
 	int64_t used_in; /* the last dump with an object of this class */
 	ht_id owner;     /* a field's declaring class */
 	uint8_t kind;    /* a field's enum ht_field_kind */
+	uint8_t type;    /* a field's enum ht_value_type, 0 a reference */
 };
 
 struct registry {
@@ -290,6 +292,7 @@ static int snapshot_fields(const struct registry *reg,
 			.name = e->declared ? copy_name(names, e->name, &tail)
 					    : NULL,
 			.kind = e->kind,
+			.type = e->type,
 		};
 	}
 	m->n_fields = reg->n;
@@ -323,6 +326,9 @@ struct raw_dump {
 	struct heap_root *roots; /* object still unresolved */
 	size_t n_stack, cap_stack;
 	struct heap_stack_entry *stack;
+	uint32_t *val;       /* NULL until a part keeps values: its record's
+				offset (values.h) + 1, 0 for none */
+	struct value_arena values;
 	uint64_t bytes;      /* self sizes of the parts that begin an object */
 	uint64_t charged;    /* to the memory budget (util/membudget.h) */
 };
@@ -334,6 +340,15 @@ static void raw_clear(struct raw_dump *raw)
 		       (raw->cap_parts + 63) / 64 * sizeof(uint64_t));
 	free(raw->gen);
 	raw->gen = NULL;
+	if (raw->val) {
+		uint64_t bytes = (uint64_t)raw->cap_parts * sizeof(*raw->val);
+
+		mem_budget_release(bytes);
+		raw->charged -= bytes;
+		free(raw->val);
+		raw->val = NULL;
+	}
+	value_arena_free(&raw->values);
 	raw->n_parts = 0;
 	raw->n_refs = 0;
 	raw->n_roots = 0;
@@ -349,6 +364,8 @@ static void raw_free(struct raw_dump *raw)
 	free(raw->ref_end);
 	free(raw->continued);
 	free(raw->gen);
+	free(raw->val);
+	value_arena_free(&raw->values);
 	free(raw->ref);
 	free(raw->ref_field);
 	free(raw->roots);
@@ -376,7 +393,8 @@ static int raw_grow_parts(struct raw_dump *raw)
 	size_t words = (cap + 63) / 64;
 	/* the columns, a generation byte and a bit of each part */
 	uint64_t per_part = sizeof(*raw->id) + sizeof(*raw->cls) +
-			    sizeof(*raw->size) + sizeof(*raw->ref_end) + 1;
+			    sizeof(*raw->size) + sizeof(*raw->ref_end) + 1 +
+			    (raw->val ? sizeof(*raw->val) : 0);
 	uint64_t more = (uint64_t)(cap - raw->cap_parts) * per_part +
 			(words - old_words) * sizeof(uint64_t);
 
@@ -388,7 +406,8 @@ static int raw_grow_parts(struct raw_dump *raw)
 	    RESIZE_ARRAY(raw->size, cap) < 0 ||
 	    RESIZE_ARRAY(raw->ref_end, cap) < 0 ||
 	    RESIZE_ARRAY(raw->continued, words) < 0 ||
-	    (raw->gen && RESIZE_ARRAY(raw->gen, cap) < 0))
+	    (raw->gen && RESIZE_ARRAY(raw->gen, cap) < 0) ||
+	    (raw->val && RESIZE_ARRAY(raw->val, cap) < 0))
 		return -1;
 	memset(raw->continued + old_words, 0,
 	       (words - old_words) * sizeof(uint64_t));
@@ -418,6 +437,20 @@ static int raw_start_ref_fields(struct raw_dump *raw, size_t more)
 	if (raw->n_refs)
 		memset(raw->ref_field, 0, raw->n_refs * sizeof(*raw->ref_field));
 	return 0;
+}
+
+/* Values are kept only for dumps that have them, when asked. The column
+ * is charged as the others are, by raw_grow_parts's per-part bytes. */
+static int raw_start_values(struct raw_dump *raw)
+{
+	uint64_t bytes = (uint64_t)raw->cap_parts * sizeof(*raw->val);
+
+	if (mem_budget_charge(bytes) < 0)
+		return -1;
+	raw->charged += bytes;
+	raw->val = calloc(raw->cap_parts ? raw->cap_parts : 1,
+			  sizeof(*raw->val));
+	return raw->val ? 0 : -1;
 }
 
 /* Generations are kept only for dumps that give them. */
@@ -1146,6 +1179,64 @@ static int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
 	return h->ref ? 0 : -1;
 }
 
+/* Each object's record (the first its parts give), found through a bit
+ * and a rank per object and an offset per object that has one; the
+ * arena's records become the graph's, its index goes. */
+static int gather_values(struct raw_dump *raw, const struct kept_parts *k,
+			 struct heap *h)
+{
+	size_t words = ((size_t)h->n + 63) / 64;
+	uint32_t *at = raw->val, n_valued = 0;
+
+	if (!raw->val)
+		return 0;
+	value_arena_end(&raw->values);
+	if (k->order) {
+		int64_t j = -1;
+
+		at = calloc(h->n ? h->n : 1, sizeof(*at));
+		if (!at)
+			return -1;
+		for (size_t i = 0; i < k->n; i++) {
+			uint32_t v = raw->val[k->order[i]];
+
+			if (begins_object(k, i))
+				j++;
+			if (!at[j])
+				at[j] = v;
+		}
+	}
+	h->has_values = calloc(words + 1, sizeof(*h->has_values));
+	h->values_rank = calloc(words + 1, sizeof(*h->values_rank));
+	if (!h->has_values || !h->values_rank)
+		goto nomem;
+	for (uint32_t i = 0; i < h->n; i++) {
+		if (i % 64 == 0)
+			h->values_rank[i / 64] = n_valued;
+		if (at[i]) {
+			h->has_values[i / 64] |= 1ULL << (i % 64);
+			n_valued++;
+		}
+	}
+	h->values_at = alloc_array(n_valued ? n_valued : 1,
+				   sizeof(*h->values_at));
+	if (!h->values_at)
+		goto nomem;
+	for (uint32_t i = 0, j = 0; i < h->n; i++)
+		if (at[i])
+			h->values_at[j++] = at[i] - 1;
+	h->value_bytes = raw->values.bytes;
+	h->n_value_bytes = raw->values.len;
+	raw->values.bytes = NULL;
+	if (at != raw->val)
+		free(at);
+	return 0;
+nomem:
+	if (at != raw->val)
+		free(at);
+	return -1;
+}
+
 static void heap_take_meta(struct heap *h, struct dump_meta *m)
 {
 	h->dump = m->dump;
@@ -1197,6 +1288,8 @@ static int build_graph(struct raw_dump *raw, struct dump_meta *m,
 		rc = BUILD_LIMIT;
 	if (rc == 0)
 		rc = resolve(raw, &k, h);
+	if (rc == 0)
+		rc = gather_values(raw, &k, h);
 	if (rc == 0 && k.order)
 		rc = gather_ref_fields(raw, &k, h, &field);
 	else if (rc == 0 && raw->ref_field)
@@ -1225,6 +1318,9 @@ done:
 
 struct scan {
 	int64_t select;
+	bool keep_values;   /* heap_scan_options.values */
+	uint32_t *value_field; /* an event's value fields as entries */
+	size_t cap_value_field;
 	heap_dump_fn fn;
 	void *ctx;
 	const char *path;   /* for messages */
@@ -1431,12 +1527,48 @@ static int add_ref_fields(struct scan *s,
 	return 0;
 }
 
+/* e's values and array as a record of the raw dump's arena; *at its
+ * offset + 1, 0 when e has none. */
+static int add_values(struct scan *s, const struct ht_ev_object_references *e,
+		      uint32_t *at)
+{
+	struct raw_dump *raw = &s->raw;
+	int rc;
+
+	*at = 0;
+	if (!s->keep_values || (!e->n_values && !e->array))
+		return 0;
+	if (!raw->val && raw_start_values(raw) < 0)
+		return out_of_memory(s);
+	if (ALLOC_GROW(s->value_field, e->n_values + 1, s->cap_value_field) < 0)
+		return out_of_memory(s);
+	for (size_t i = 0; i < e->n_values; i++) {
+		uint32_t entry = field_entry(s, e->value_fields[i]);
+
+		if (entry == UINT32_MAX)
+			return out_of_memory(s);
+		/* a value of field 0 is a bad value (check says so) */
+		s->value_field[i] = entry ? entry - 1 : UINT32_MAX;
+	}
+	rc = value_arena_add(&raw->values, s->value_field, e->values,
+			     e->n_values, e->array, at);
+	if (rc == -2)
+		return scan_fail(s, HT_E_LIMIT, "dump %" PRIu64 ": its "
+				 "values take more than %" PRIu64 " GiB",
+				 s->meta.dump, VALUE_ARENA_MAX >> 30);
+	if (rc < 0)
+		return out_of_memory(s);
+	(*at)++;
+	return 0;
+}
+
 static int add_part(struct scan *s, const struct ht_ev_object_references *e,
 		    bool continued)
 {
 	struct raw_dump *raw = &s->raw;
 	size_t p = raw->n_parts;
 	uint8_t gen = generation_byte(e);
+	uint32_t values_at;
 
 	if (p >= HEAP_MAX_OBJECTS)
 		return scan_fail(s, HT_E_LIMIT, "dump %" PRIu64 " reports more "
@@ -1477,6 +1609,10 @@ static int add_part(struct scan *s, const struct ht_ev_object_references *e,
 		raw->continued[p / 64] |= 1ULL << (p % 64);
 	if (raw->gen)
 		raw->gen[p] = gen;
+	if (add_values(s, e, &values_at) < 0)
+		return SCAN_STOP;
+	if (raw->val)
+		raw->val[p] = values_at;
 	raw->n_parts++;
 	return 0;
 }
@@ -1622,6 +1758,7 @@ static int on_fields(void *ctx, const struct ht_event *ev,
 			return out_of_memory(s);
 		entry->owner = f->class_id;
 		entry->kind = f->kind;
+		entry->type = f->type;
 	}
 	return 0;
 }
@@ -1697,6 +1834,7 @@ static void scan_free(struct scan *s)
 	registry_free(&s->methods);
 	registry_free(&s->fields);
 	free(s->field_at);
+	free(s->value_field);
 	free(s->bounds);
 	raw_free(&s->raw);
 	meta_free(&s->meta);
@@ -1736,6 +1874,14 @@ static int finish_scan(struct scan *s, int rc, struct ht_error *err)
 int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
 	      struct heap_scan_report *report, struct ht_error *err)
 {
+	return heap_scan_with(r, select, NULL, fn, ctx, report, err);
+}
+
+int heap_scan_with(struct ht_reader *r, int64_t select,
+		   const struct heap_scan_options *options, heap_dump_fn fn,
+		   void *ctx, struct heap_scan_report *report,
+		   struct ht_error *err)
+{
 	struct ht_replay_callbacks cb = {
 		.on_dump_begin = on_dump_begin,
 		.on_dump_end = on_dump_end,
@@ -1760,6 +1906,7 @@ int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
 		return -1;
 	}
 	s->select = select;
+	s->keep_values = options && options->values;
 	s->fn = fn;
 	s->ctx = ctx;
 	s->path = ht_reader_path(r);
@@ -1802,6 +1949,10 @@ void heap_free(struct heap *h)
 	free(h->has_referent);
 	free(h->referent_edge);
 	free(h->referent_level);
+	free(h->has_values);
+	free(h->values_rank);
+	free(h->values_at);
+	free(h->value_bytes);
 	free(h->id);
 	free(h->cls);
 	free(h->size);
@@ -1948,4 +2099,22 @@ unsigned heap_generation(const struct heap *h, uint32_t object)
 		    id - h->bounds[i].start < h->bounds[i].length)
 			return h->bounds[i].generation;
 	return HEAP_NO_GENERATION;
+}
+
+bool heap_object_values(const struct heap *h, uint32_t object,
+			struct value_record *r)
+{
+	uint64_t word, below;
+
+	if (!h->has_values || object >= h->n)
+		return false;
+	word = h->has_values[object / 64];
+	if (!(word >> (object % 64) & 1))
+		return false;
+	below = word & ((UINT64_C(1) << (object % 64)) - 1);
+	value_record_open(h->value_bytes,
+			  h->values_at[h->values_rank[object / 64] +
+				       (uint32_t)__builtin_popcountll(below)],
+			  r);
+	return true;
 }

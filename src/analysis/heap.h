@@ -56,6 +56,7 @@ struct heap_field {
 	ht_id class_id;    /* the class that declares it */
 	const char *name;  /* NULL: a reference named it, no event declared it */
 	uint8_t kind;      /* enum ht_field_kind */
+	uint8_t type;      /* a primitive's enum ht_value_type; 0 a reference */
 };
 
 #define HEAP_NO_FIELD 0
@@ -147,6 +148,19 @@ struct heap {
 	uint64_t *referent_edge;  /* index into ref, ascending */
 	uint8_t *referent_level;  /* parallel: enum heap_level */
 
+	/*
+	 * Values (heap_scan_with, values; doc/design.md section 3): the
+	 * objects that carry values have a bit; the rank says how many
+	 * objects before each 64 have one, so that an object's bit finds
+	 * its record's offset (analysis/values.h) among values_at. Equal
+	 * records are kept once. All NULL when the dump kept none.
+	 */
+	uint64_t *has_values;     /* a bit per object */
+	uint32_t *values_rank;    /* per 64 objects */
+	uint32_t *values_at;      /* per object with values: 4-byte units */
+	uint8_t *value_bytes;     /* the records */
+	size_t n_value_bytes;
+
 	size_t n_roots;
 	struct heap_root *roots;
 	/* every C_RT_THREAD and frame container begun, in trace order (one
@@ -196,6 +210,24 @@ typedef int (*heap_dump_fn)(void *ctx, struct heap *h, bool *keep);
  */
 int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
 	      struct heap_scan_report *report, struct ht_error *err);
+
+/* What heap_scan_with keeps beyond the graph. */
+struct heap_scan_options {
+	bool values; /* objects' values and array contents, when the trace
+			has them (an HPROF reader gives them when asked) */
+};
+
+/* heap_scan, with options (NULL: none, as heap_scan). */
+int heap_scan_with(struct ht_reader *r, int64_t select,
+		   const struct heap_scan_options *options, heap_dump_fn fn,
+		   void *ctx, struct heap_scan_report *report,
+		   struct ht_error *err);
+
+struct value_record;
+/* Opens object's values (analysis/values.h): false when it has none.
+ * A value's field is an index into h->fields. */
+bool heap_object_values(const struct heap *h, uint32_t object,
+			struct value_record *r);
 
 /* Frees the graph, h itself included (heap_scan allocates it). */
 void heap_free(struct heap *h);

@@ -23,6 +23,7 @@ int cmd_cat(int argc, char **argv)
 {
 	struct ht_reader_options reader_options = {0};
 	const char *output = NULL;
+	bool no_values = false;
 	struct ht_reader *r;
 	struct yaml_writer *w;
 	struct ht_event ev;
@@ -31,6 +32,7 @@ int cmd_cat(int argc, char **argv)
 	const struct cli_option options[] = {
 		OPT_STRING('o', "output", "OUT", &output,
 			   "write to OUT instead of standard output"),
+		OPT_NO_VALUES(&no_values),
 		OPT_HELP(),
 		OPT_HPROF_OOPS(&reader_options),
 		OPT_END(),
@@ -45,6 +47,7 @@ int cmd_cat(int argc, char **argv)
 	if (output && same_file(optind < argc ? argv[optind] : DEFAULT_TRACE,
 				output))
 		return usage_error("cat", "input and output are the same file");
+	reader_options.values = !no_values;
 	r = open_trace(optind < argc ? argv[optind] : NULL, &reader_options);
 	if (!r)
 		return EXIT_UNREADABLE;

@@ -88,6 +88,7 @@ int cmd_convert(int argc, char **argv)
 	};
 	struct ht_reader_options reader_options = {0};
 	const char *output = NULL, *input;
+	bool no_values = false;
 	struct ht_reader *r;
 	struct ht_recorder *rec;
 	struct ht_error err;
@@ -97,6 +98,7 @@ int cmd_convert(int argc, char **argv)
 		OPT_CALLBACK('l', "level", "N", &ropts.compression_level,
 			     parse_level,
 			     "zlib compression level, 0 (none) to 9 (default 6)"),
+		OPT_NO_VALUES(&no_values),
 		OPT_HELP(),
 		OPT_HPROF_OOPS(&reader_options),
 		OPT_END(),
@@ -110,6 +112,7 @@ int cmd_convert(int argc, char **argv)
 	if (argc - optind != 1)
 		return usage_error("convert", "exactly one input file is needed");
 	input = argv[optind];
+	reader_options.values = !no_values;
 	if (same_file(input, output))
 		return usage_error("convert", "input and output are the same file");
 	r = open_trace(input, &reader_options);

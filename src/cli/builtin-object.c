@@ -3,6 +3,7 @@
  * sizes, generation, immediate dominator, the roots that hold it, the
  * objects that refer to it and those it refers to.
  */
+#include "analysis/values.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
@@ -12,8 +13,10 @@
 #include "cli/parse-options.h"
 #include "util/alloc.h"
 #include "util/membudget.h"
+#include "util/utf8.h"
 
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,8 +27,9 @@ static const struct command_usage usage = {
 		"\n"
 		"Describes the object ID (decimal or 0x hex) of a dump: class, size,\n"
 		"retained size, generation, immediate dominator, the roots that hold\n"
-		"it, its referrers and its references. Exits 1 when the dump has no\n"
-		"object ID.\n",
+		"it, its referrers and its references; its values, a string's text\n"
+		"and an array's first elements when the trace has them. Exits 1\n"
+		"when the dump has no object ID.\n",
 };
 
 struct referrer {
@@ -125,6 +129,75 @@ static const char *class_object_of(const struct object_report *r)
 static bool is_reachable(const struct object_report *r)
 {
 	return r->d->idom[r->target] != HEAP_NONE;
+}
+
+/* ---- values --------------------------------------------------------------- */
+
+/* Characters of a string's text shown, elements of an array's. */
+#define TEXT_SHOWN 200
+#define ELEMENTS_SHOWN 16
+#define VALUE_TEXT 64
+
+/* A value as Java and C# write it: integers in decimal, a boolean as
+ * true or false, a char as itself, a float or double from its bits with
+ * the digits that give them back. */
+static const char *value_text(unsigned type, uint64_t bits, char *buf)
+{
+	float f;
+	double d;
+	uint32_t u32 = (uint32_t)bits;
+
+	switch (type) {
+	case HT_TYPE_BOOLEAN:
+		return bits ? "true" : "false";
+	case HT_TYPE_CHAR:
+		/* a lone surrogate is no character: its number */
+		if ((bits >= 0xd800 && bits <= 0xdfff) || bits == 0)
+			snprintf(buf, VALUE_TEXT, "\\u%04x", (unsigned)bits);
+		else
+			buf[utf8_put(buf, (uint32_t)bits)] = 0;
+		return buf;
+	case HT_TYPE_FLOAT:
+		memcpy(&f, &u32, sizeof(f));
+		snprintf(buf, VALUE_TEXT, "%.9g", (double)f);
+		return buf;
+	case HT_TYPE_DOUBLE:
+		memcpy(&d, &bits, sizeof(d));
+		snprintf(buf, VALUE_TEXT, "%.17g", d);
+		return buf;
+	default:
+		snprintf(buf, VALUE_TEXT, "%" PRId64, (int64_t)bits);
+		return buf;
+	}
+}
+
+/* The field a value names: its name and type, "?" for one no event
+ * declared. */
+static const struct heap_field *value_field(const struct heap *h,
+					    uint32_t field)
+{
+	return field < h->n_fields ? &h->fields[field] : NULL;
+}
+
+/* A static's name says so, as a static reference's step does. */
+static const char *field_name(const struct heap_field *f, char *buf)
+{
+	const char *name = f && f->name ? f->name : "?";
+
+	if (!f || f->kind != HT_FIELD_STATIC)
+		return name;
+	snprintf(buf, NAME_TEXT, "static %s", name);
+	return buf;
+}
+
+static unsigned field_type(const struct heap_field *f)
+{
+	return f ? f->type : 0;
+}
+
+static const char *type_name(unsigned type)
+{
+	return ht_value_type_name(type) ? ht_value_type_name(type) : "?";
 }
 
 /* ---- text ---------------------------------------------------------------- */
@@ -291,9 +364,82 @@ static void print_references_text(const struct object_report *r)
 	print_more(r, n);
 }
 
+/* A string's text, quoted, and how much of it there is when cut. */
+static void print_text_text(const struct object_report *r)
+{
+	char text[VALUES_TEXT_BOUND(TEXT_SHOWN)], line[sizeof(text) + 96];
+	uint64_t length;
+	size_t chars;
+
+	if (!values_string_text(r->h, r->target, text, TEXT_SHOWN, &chars,
+				&length))
+		return;
+	if (chars < length)
+		snprintf(line, sizeof(line), "\"%s\"... (%zu of %" PRIu64
+			 " characters)", esc_text(text), chars, length);
+	else
+		snprintf(line, sizeof(line), "\"%s\"", esc_text(text));
+	print_field("text", line);
+}
+
+static void print_values_text(const struct object_report *r)
+{
+	struct value_record v;
+	uint32_t field;
+	uint64_t bits;
+	char buf[VALUE_TEXT], name[NAME_TEXT];
+	int w_name = 0, w_type = 0;
+
+	if (!heap_object_values(r->h, r->target, &v) || !v.left)
+		return;
+	printf("values (%zu)\n", v.left);
+	while (value_record_next(&v, &field, &bits)) {
+		const struct heap_field *f = value_field(r->h, field);
+
+		widen(&w_name, (int)strlen(esc_text(field_name(f, name))));
+		widen(&w_type, (int)strlen(type_name(field_type(f))));
+	}
+	heap_object_values(r->h, r->target, &v);
+	while (value_record_next(&v, &field, &bits)) {
+		const struct heap_field *f = value_field(r->h, field);
+
+		printf("  %-*s  %-*s  %s\n", w_name,
+		       esc_text(field_name(f, name)),
+		       w_type, type_name(field_type(f)),
+		       esc_text(value_text(field_type(f), bits, buf)));
+	}
+}
+
+/* An array's first elements, and what the trace kept of the rest. */
+static void print_elements_text(const struct object_report *r)
+{
+	struct value_record v;
+	const struct ht_array_values *a = &v.array;
+	unsigned width;
+	char buf[VALUE_TEXT];
+
+	if (!heap_object_values(r->h, r->target, &v) || !v.has_array)
+		return;
+	width = ht_value_type_width(a->type);
+	printf("elements (%" PRIu64 " %s)\n ", a->length, type_name(a->type));
+	for (uint64_t i = 0; i < a->stored && i < ELEMENTS_SHOWN; i++)
+		printf(" %s", esc_text(value_text(
+			a->type, ht_value_load(a->type, a->data + i * width),
+			buf)));
+	if (a->length > ELEMENTS_SHOWN || a->stored < a->length)
+		printf(" ...");
+	printf("\n");
+	if (a->stored < a->length)
+		printf("  the trace keeps the first %" PRIu64 " and a hash "
+		       "of all: 0x%016" PRIx64 "\n", a->stored, a->hash);
+}
+
 static int report_text(const struct object_report *r)
 {
 	print_summary_text(r);
+	print_text_text(r);
+	print_values_text(r);
+	print_elements_text(r);
 	print_roots_text(r);
 	print_referrers_text(r);
 	print_references_text(r);
@@ -371,6 +517,80 @@ static void out_references(struct out *o, const struct object_report *r)
 	out_end_array(o);
 }
 
+/* A value in the structured forms: a number for the integer types, a
+ * boolean, a char as a string, a float or double as the string of its
+ * digits (which keeps NaN and the infinities, that JSON has no number
+ * for, and every digit). */
+static void out_value(struct out *o, const char *key, unsigned type,
+		      uint64_t bits)
+{
+	char buf[VALUE_TEXT];
+
+	switch (type) {
+	case HT_TYPE_BOOLEAN:
+		out_bool(o, key, bits != 0);
+		return;
+	case HT_TYPE_CHAR:
+	case HT_TYPE_FLOAT:
+	case HT_TYPE_DOUBLE:
+		out_string(o, key, value_text(type, bits, buf));
+		return;
+	default:
+		out_i64(o, key, (int64_t)bits);
+		return;
+	}
+}
+
+/* text, values and array: only for an object that has them. */
+static void out_values(struct out *o, const struct object_report *r)
+{
+	char text[VALUES_TEXT_BOUND(TEXT_SHOWN)];
+	struct value_record v;
+	uint64_t length, bits;
+	uint32_t field;
+	size_t chars;
+
+	if (values_string_text(r->h, r->target, text, TEXT_SHOWN, &chars,
+			       &length)) {
+		out_string(o, "text", text);
+		out_u64(o, "text_length", length);
+	}
+	if (!heap_object_values(r->h, r->target, &v))
+		return;
+	if (v.left) {
+		out_begin_array(o, "values");
+		while (value_record_next(&v, &field, &bits)) {
+			const struct heap_field *f = value_field(r->h, field);
+
+			out_begin_object(o, NULL);
+			out_string(o, "field", f ? f->name : NULL);
+			out_bool(o, "static", f && f->kind == HT_FIELD_STATIC);
+			out_string(o, "type", ht_value_type_name(field_type(f)));
+			out_value(o, "value", field_type(f), bits);
+			out_end_object(o);
+		}
+		out_end_array(o);
+	}
+	if (v.has_array) {
+		const struct ht_array_values *a = &v.array;
+		unsigned width = ht_value_type_width(a->type);
+
+		out_begin_object(o, "array");
+		out_string(o, "type", ht_value_type_name(a->type));
+		out_u64(o, "length", a->length);
+		out_begin_array(o, "elements");
+		for (uint64_t i = 0; i < a->stored; i++)
+			out_value(o, NULL, a->type,
+				  ht_value_load(a->type, a->data + i * width));
+		out_end_array(o);
+		if (a->stored < a->length)
+			out_id(o, "hash", a->hash);
+		else
+			out_null(o, "hash");
+		out_end_object(o);
+	}
+}
+
 static int report_structured(const struct object_report *r)
 {
 	const struct heap *h = r->h;
@@ -411,6 +631,7 @@ static int report_structured(const struct object_report *r)
 	out_end_array(o);
 	out_referrers(o, r);
 	out_references(o, r);
+	out_values(o, r);
 	out_end_object(o);
 	return out_finish(o);
 }
@@ -505,7 +726,8 @@ static int parse_max_refs(const char *cmd, const char *arg, void *max)
 int cmd_object(int argc, char **argv)
 {
 	struct object_report r = {.select = HEAP_LAST_DUMP, .max_refs = 100};
-	struct ht_reader_options reader_options = {0};
+	/* values are shown: read and kept (load_dump) */
+	struct ht_reader_options reader_options = {.values = true};
 	struct loaded_dump ld;
 	const struct cli_option options[] = {
 		OPT_DUMP(&r.select, "the dump to look in (default: the last)"),

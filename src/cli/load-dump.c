@@ -316,7 +316,10 @@ static int scan_for(struct input *in, int64_t select, struct scan *s)
 	memset(s, 0, sizeof(*s));
 	if (!r)
 		return EXIT_UNREADABLE;
-	rc = heap_scan(r, select, keep_dump, s, &s->report, &s->err);
+	/* a command that asks the reader for values shows them */
+	rc = heap_scan_with(r, select, &(struct heap_scan_options){
+				.values = in->options && in->options->values},
+			    keep_dump, s, &s->report, &s->err);
 	ht_reader_close(r);
 	if (input_end_pass(in) < 0) {
 		if (s->heap)

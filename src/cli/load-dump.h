@@ -93,7 +93,8 @@ struct loaded_dump {
 /*
  * Loads the graph of dump `select` (a number, or HEAP_LAST_DUMP: the last
  * dump, or the one before it when the trace ends inside the last) of the
- * trace at path, read with opts. Warns on standard error about damage and
+ * trace at path, read with opts; with opts->values the graph keeps the
+ * objects' values too (heap_scan_options). Warns on standard error about damage and
  * about a dump that is incomplete or aborted. Returns EXIT_DONE with
  * ld->heap set, or the exit status once said why not.
  */

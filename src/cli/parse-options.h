@@ -141,6 +141,16 @@ struct command_usage {
 	 .parser = parse_hprof_oops_option, \
 	 .flags = OPTION_HIDDEN | OPTION_GLOBAL}
 
+/*
+ * --no-values, into a bool: cat and convert keep an HPROF dump's values
+ * (ht_reader_options.values) unless told, since they are what a dump is
+ * kept for and cat shows what convert keeps (doc/design.md, values).
+ */
+#define OPT_NO_VALUES(v) \
+	OPT_BOOL(0, "no-values", v, \
+		 "leave out an HPROF dump's values (primitive fields\n" \
+		 "and array contents), kept by default")
+
 /* The parsers of the shared entries' values (option_parser). */
 int parse_dump_option(const char *cmd, const char *arg, void *select);
 int parse_format_option(const char *cmd, const char *arg, void *format);

@@ -162,3 +162,41 @@ size_t utf8_from_modified(char *out, const char *s, size_t n)
 	}
 	return o;
 }
+
+/* A UTF-16 code unit at p in the byte order of units. */
+static uint32_t utf16_unit(const uint8_t *p, enum utf8_units units)
+{
+	return units == UNITS_UTF16BE ? (uint32_t)(p[0] << 8 | p[1])
+				      : (uint32_t)(p[0] | p[1] << 8);
+}
+
+size_t utf8_from_units(char *out, const uint8_t *p, size_t n,
+		       enum utf8_units units, size_t max_chars, size_t *chars)
+{
+	bool utf16 = units != UNITS_LATIN1;
+	size_t count = utf16 ? n / 2 : n, len = 0, made = 0;
+
+	for (size_t i = 0; i < count && made < max_chars; i++, made++) {
+		uint32_t cp, lo;
+
+		if (!utf16) {
+			len += utf8_put(out + len, p[i] ? p[i] : 0xfffd);
+			continue;
+		}
+		cp = utf16_unit(p + 2 * i, units);
+		if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < count) {
+			lo = utf16_unit(p + 2 * i + 2, units);
+			if (lo >= 0xdc00 && lo <= 0xdfff) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) +
+				     (lo - 0xdc00);
+				i++;
+			}
+		}
+		if ((cp >= 0xd800 && cp <= 0xdfff) || cp == 0)
+			cp = 0xfffd;
+		len += utf8_put(out + len, cp);
+	}
+	if (chars)
+		*chars = made;
+	return len;
+}

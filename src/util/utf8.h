@@ -57,4 +57,21 @@ size_t utf8_repair(char *out, const char *s, size_t n);
  */
 size_t utf8_from_modified(char *out, const char *s, size_t n);
 
+/* How a string's code units lie in memory: Latin-1 bytes (a
+ * java.lang.String of coder 0), UTF-16 units little-endian (coder 1 on
+ * every platform heaptrace knows, a .NET System.String) or big-endian (a
+ * char[] as HPROF writes it). */
+enum utf8_units { UNITS_LATIN1, UNITS_UTF16LE, UNITS_UTF16BE };
+
+/*
+ * The text of the n bytes of code units at p (an odd last byte of UTF-16
+ * is ignored), at most max_chars characters of it, as UTF-8 into out
+ * (UTF8_REPAIR_BOUND(n) bytes): a surrogate pair becomes its character;
+ * an unpaired surrogate and U+0000 become U+FFFD, since the text is a C
+ * string. Returns the length written; no NUL is added. *chars, when not
+ * NULL, is set to the characters written.
+ */
+size_t utf8_from_units(char *out, const uint8_t *p, size_t n,
+		       enum utf8_units units, size_t max_chars, size_t *chars);
+
 #endif

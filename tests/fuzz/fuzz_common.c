@@ -136,6 +136,15 @@ static struct ht_reader *reader_through_front(const uint8_t *data,
 	return r;
 }
 
+/* With values the HPROF source reads every byte it reads without them,
+ * and the field values and array contents besides. */
+static int hprof_with_values(struct ht_reader *r, FILE *f,
+			     struct ht_error *err)
+{
+	r->options.values = true;
+	return hprof_source_open(r, f, r->path, err);
+}
+
 struct ht_reader *fuzz_reader(const uint8_t *data, size_t size,
 			      enum fuzz_form form, enum fuzz_stream how,
 			      struct ht_error *err)
@@ -159,7 +168,7 @@ struct ht_reader *fuzz_reader(const uint8_t *data, size_t size,
 	if (form == FUZZ_HT)
 		rc = binary_source_open(r, f, r->path, err);
 	else if (form == FUZZ_HPROF)
-		rc = hprof_source_open(r, f, r->path, err);
+		rc = hprof_with_values(r, f, err);
 	else
 		rc = yaml_source_open(r, f, r->path, err);
 	if (rc < 0) {
@@ -219,6 +228,33 @@ static uint64_t digest_roots(uint64_t h, const struct ht_ev_root_references *e)
 		      (e->root_fields != NULL) << 3);
 }
 
+/* Values and array contents (format version 3): a prefix no longer than
+ * its array, a hash only with a prefix. */
+static uint64_t digest_values(uint64_t h,
+			      const struct ht_ev_object_references *e)
+{
+	const struct ht_array_values *a = e->array;
+
+	FUZZ_CHECK(e->n_values == 0 || (e->value_fields && e->values),
+		   "values without their arrays");
+	h = mix(h, e->n_values);
+	h = mix_bytes(h, e->value_fields,
+		      e->n_values * sizeof(*e->value_fields));
+	h = mix_bytes(h, e->values, e->n_values * sizeof(*e->values));
+	if (!a)
+		return h;
+	FUZZ_CHECK(ht_value_type_width(a->type) > 0,
+		   "array contents of type %u", a->type);
+	FUZZ_CHECK(a->stored <= a->length && (a->stored == 0 || a->data),
+		   "array prefix of %llu of %llu elements",
+		   (unsigned long long)a->stored,
+		   (unsigned long long)a->length);
+	h = mix(h, a->type);
+	h = mix(h, a->length);
+	h = mix(h, a->hash);
+	return mix_bytes(h, a->data, a->stored * ht_value_type_width(a->type));
+}
+
 static uint64_t digest_object(uint64_t h,
 			      const struct ht_ev_object_references *e)
 {
@@ -237,6 +273,7 @@ static uint64_t digest_object(uint64_t h,
 	if (e->ref_fields)
 		h = mix_bytes(h, e->ref_fields,
 			      e->count * sizeof(*e->ref_fields));
+	h = digest_values(h, e);
 	return mix(h, (e->ref_flags != NULL) | (e->ref_fields != NULL) << 1);
 }
 
@@ -251,6 +288,7 @@ static uint64_t digest_fields(uint64_t h, const struct ht_ev_fields *e)
 		h = mix_string(h, f->name);
 		h = mix(h, f->kind);
 		h = mix(h, f->has_offset ? f->offset : ~0ULL);
+		h = mix(h, f->type);
 	}
 	return mix(h, e->count);
 }

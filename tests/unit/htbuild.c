@@ -338,6 +338,18 @@ static bool same_roots(const struct ht_ev_root_references *a,
 			  sizeof(*a->root_fields));
 }
 
+/* An array's contents: type, length, the stored prefix and the hash. */
+static bool same_contents(const struct ht_array_values *a,
+			  const struct ht_array_values *b)
+{
+	if (!a || !b)
+		return a == b;
+	return a->type == b->type && a->length == b->length &&
+	       a->stored == b->stored && a->hash == b->hash &&
+	       same_elems(a->data, b->data, a->stored,
+			  ht_value_type_width(a->type));
+}
+
 static bool same_object(const struct ht_ev_object_references *a,
 			const struct ht_ev_object_references *b)
 {
@@ -352,7 +364,13 @@ static bool same_object(const struct ht_ev_object_references *a,
 	       same_array(a->ref_flags, b->ref_flags, n,
 			  sizeof(*a->ref_flags)) &&
 	       same_array(a->ref_fields, b->ref_fields, n,
-			  sizeof(*a->ref_fields));
+			  sizeof(*a->ref_fields)) &&
+	       a->n_values == b->n_values &&
+	       same_elems(a->value_fields, b->value_fields, a->n_values,
+			  sizeof(*a->value_fields)) &&
+	       same_elems(a->values, b->values, a->n_values,
+			  sizeof(*a->values)) &&
+	       same_contents(a->array, b->array);
 }
 
 static bool same_fields(const struct ht_ev_fields *a,
@@ -365,6 +383,7 @@ static bool same_fields(const struct ht_ev_fields *a,
 
 		if (x->id != y->id || x->class_id != y->class_id ||
 		    !same_string(x->name, y->name) || x->kind != y->kind ||
+		    x->type != y->type ||
 		    x->has_offset != y->has_offset ||
 		    (x->has_offset && x->offset != y->offset))
 			return false;

@@ -1188,7 +1188,7 @@ Test(codec, unknown_option_bits_are_refused)
 		{ HT_EV_GC_STARTED, 0x04, 0 },
 		{ HT_EV_ROOT_REFERENCES, 0x40, 0 },          /* bit 6 */
 		{ HT_EV_ROOT_REFERENCES, 3 << 3, 0 },        /* result 3 */
-		{ HT_EV_OBJECT_REFERENCES, 0x40, 0 },        /* bit 6 */
+		{ HT_EV_OBJECT_REFERENCES, 0x80, 0x02 },     /* bit 8 */
 		{ HT_EV_OBJECT_REFERENCES, 3 << 2, 0 },      /* result 3 */
 	};
 
@@ -1284,4 +1284,197 @@ Test(codec, random_bytes_never_crash_the_header_decoder)
 			cr_assert_not_null(why);
 		free(copy);
 	}
+}
+
+/* ---- values (version 3) -------------------------------------------------- */
+
+/* Values of every width and sign, named by fields in both directions of
+ * the field stream, and an object's reference fields next to them. */
+Test(codec, values_round_trip_with_their_fields)
+{
+	const ht_id refs[] = { 0x2000 };
+	const ht_id ref_fields[] = { 6 };
+	const ht_id value_fields[] = { 1, 2, 3, 4, 5, 700, 2 };
+	const uint64_t values[] = {
+		(uint64_t)INT64_MIN, (uint64_t)-1, 0, 65535,
+		0x3ff8000000000000u, UINT64_MAX, (uint64_t)INT64_MAX,
+	};
+	const struct ht_event ev = {
+		.type = HT_EV_OBJECT_REFERENCES,
+		.u.object_references = {
+			.id = 0x1000, .class_id = 0x100, .size = 64,
+			.count = 1, .refs = refs, .ref_fields = ref_fields,
+			.n_values = N(values), .value_fields = value_fields,
+			.values = values } };
+
+	assert_one_round_trips(&ev);
+}
+
+/* An array whole, an array's prefix with the hash of all of it, an
+ * empty array, and values with an array (a System.String's length and
+ * characters). */
+Test(codec, array_contents_round_trip_whole_or_as_a_prefix)
+{
+	const uint8_t chars[] = { 'h', 0, 'i', 0, 0xe9, 0 };
+	const uint8_t longs[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 0xff };
+	const ht_id length_field[] = { 9 };
+	const uint64_t length[] = { 3 };
+	const struct ht_array_values whole = {
+		.type = HT_TYPE_CHAR, .length = 3, .stored = 3, .data = chars };
+	const struct ht_array_values prefix = {
+		.type = HT_TYPE_LONG, .length = 1000, .stored = 2,
+		.data = longs, .hash = 0x8000000000000001u };
+	const struct ht_array_values empty = { .type = HT_TYPE_BOOLEAN };
+	struct ht_event evs[4];
+
+	for (size_t i = 0; i < N(evs); i++)
+		evs[i] = (struct ht_event){
+			.type = HT_EV_OBJECT_REFERENCES,
+			.u.object_references = { .id = 0x1000 + 0x40 * i,
+						 .class_id = 0x300,
+						 .size = 40 } };
+	evs[0].u.object_references.array = &whole;
+	evs[1].u.object_references.array = &prefix;
+	evs[2].u.object_references.array = &empty;
+	evs[3].u.object_references.array = &whole;
+	evs[3].u.object_references.n_values = 1;
+	evs[3].u.object_references.value_fields = length_field;
+	evs[3].u.object_references.values = length;
+	assert_round_trip(evs, N(evs));
+}
+
+/* A primitive field's type, with and without an offset; a field with no
+ * type is a reference and is coded as before values existed. */
+Test(codec, a_field_type_round_trips_and_costs_nothing_when_absent)
+{
+	const struct ht_field typed[] = {
+		{ .id = 1, .class_id = 0x10, .name = "count",
+		  .has_offset = true, .offset = 12, .type = HT_TYPE_INT },
+		{ .id = 2, .class_id = 0x10, .name = "LIMIT",
+		  .kind = HT_FIELD_STATIC, .type = HT_TYPE_LONG },
+		{ .id = 3, .class_id = 0x10, .name = "next",
+		  .type = HT_TYPE_OBJECT },
+	};
+	const struct ht_field plain[] = {
+		{ .id = 3, .class_id = 0x10, .name = "next" },
+	};
+	const struct ht_event ev = {
+		.type = HT_EV_FIELDS,
+		.u.fields = { N(typed), typed } };
+	struct ht_event one = {
+		.type = HT_EV_FIELDS, .u.fields = { 1, &typed[2] } };
+	struct ht_event untyped = {
+		.type = HT_EV_FIELDS, .u.fields = { 1, plain } };
+	struct payload a, b;
+
+	assert_one_round_trips(&ev);
+	a = encode(&one, 1);
+	b = encode(&untyped, 1);
+	/* the options' second byte (bit 9) and the type's */
+	cr_assert_eq(a.len, b.len + 2);
+	payload_free(&a);
+	payload_free(&b);
+}
+
+/* Malformed values and contents are refused with their cause. The
+ * object: options (a varint: bit 7 takes two bytes), id, class, size,
+ * flags, 0 references, then values. */
+Test(codec, malformed_values_are_refused)
+{
+	static const struct {
+		uint8_t bytes[16];
+		size_t len;
+		const char *why;
+	} cases[] = {
+		{ { 0x40, 2, 2, 8, 0, 0, 0 }, 7,
+		  "values option with no values" },
+		{ { 0x80, 1, 2, 2, 8, 0, 0, 2, 1, 0 }, 10,
+		  "array of no primitive type" },
+		{ { 0x80, 1, 2, 2, 8, 0, 0, 99, 1, 0 }, 10,
+		  "array of no primitive type" },
+		{ { 0x80, 1, 2, 2, 8, 0, 0, 8, 1, 2, 7, 7 }, 12,
+		  "array prefix longer than the array" },
+		{ { 0x80, 1, 2, 2, 8, 0, 0, 10, 9, 2, 1, 2, 3, 4 }, 14,
+		  "array prefix longer than the chunk" },
+		{ { 0x80, 1, 2, 2, 8, 0, 0, 8, 9, 1, 7, 1, 2, 3 }, 14,
+		  "array hash cut off" },
+	};
+
+	for (size_t i = 0; i < N(cases); i++) {
+		uint8_t buf[32];
+		const char *why = NULL;
+
+		buf[0] = HT_EV_OBJECT_REFERENCES;
+		memcpy(buf + 1, cases[i].bytes, cases[i].len);
+		cr_assert_eq(decode_bytes(buf, cases[i].len + 1, &why), -1,
+			     "case %zu", i);
+		cr_assert_str_eq(why, cases[i].why, "case %zu", i);
+	}
+}
+
+/* The primitive types and their values (values.c). */
+
+/* The JVM's basic types: HPROF's and JVMTI's numbers, Java's names and
+ * widths; a reference has no width, and other numbers are no type. */
+Test(codec, value_types_have_the_jvm_numbers_names_and_widths)
+{
+	static const struct {
+		unsigned type;
+		const char *name;
+		unsigned width;
+	} types[] = {
+		{ 2, "object", 0 }, { 4, "boolean", 1 }, { 5, "char", 2 },
+		{ 6, "float", 4 },  { 7, "double", 8 },  { 8, "byte", 1 },
+		{ 9, "short", 2 },  { 10, "int", 4 },    { 11, "long", 8 },
+	};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		cr_assert_str_eq(ht_value_type_name(types[i].type),
+				 types[i].name);
+		cr_assert_eq(ht_value_type_parse(types[i].name),
+			     (int)types[i].type);
+		cr_assert_eq(ht_value_type_width(types[i].type),
+			     types[i].width, "%s", types[i].name);
+	}
+	cr_assert_null(ht_value_type_name(0));
+	cr_assert_null(ht_value_type_name(3));
+	cr_assert_null(ht_value_type_name(12));
+	cr_assert_eq(ht_value_type_width(12), 0);
+	cr_assert_eq(ht_value_type_parse("integer"), -1);
+}
+
+/* Values load from little-endian bytes, signed types sign-extended, and
+ * store back only when they fit their type. */
+Test(codec, values_load_and_store_by_their_type)
+{
+	const uint8_t minus_two[] = { 0xfe, 0xff, 0xff, 0xff };
+	const uint8_t e_acute[] = { 0xe9, 0x00 };
+	uint8_t out[8] = { 0 };
+
+	cr_assert_eq(ht_value_load(HT_TYPE_INT, minus_two), (uint64_t)-2);
+	cr_assert_eq(ht_value_load(HT_TYPE_FLOAT, minus_two), 0xfffffffeu);
+	cr_assert_eq(ht_value_load(HT_TYPE_BYTE, minus_two), (uint64_t)-2);
+	cr_assert_eq(ht_value_load(HT_TYPE_BOOLEAN, minus_two), 0xfe);
+	cr_assert_eq(ht_value_load(HT_TYPE_CHAR, e_acute), 0xe9);
+	cr_assert_eq(ht_value_load(HT_TYPE_SHORT, minus_two), (uint64_t)-2);
+	cr_assert(ht_value_store(HT_TYPE_SHORT, (uint64_t)-2, out));
+	cr_assert_eq(out[0], 0xfe);
+	cr_assert_eq(out[1], 0xff);
+	cr_assert_not(ht_value_store(HT_TYPE_SHORT, 0x8000, out));
+	cr_assert_not(ht_value_store(HT_TYPE_CHAR, (uint64_t)-1, out));
+	cr_assert_not(ht_value_store(HT_TYPE_BYTE, 128, out));
+	cr_assert(ht_value_store(HT_TYPE_BYTE, (uint64_t)-128, out));
+	cr_assert(ht_value_store(HT_TYPE_LONG, UINT64_MAX, out));
+	cr_assert_not(ht_value_store(HT_TYPE_OBJECT, 0, out));
+}
+
+/* The hash of a long array is 64-bit FNV-1a: its published test vectors. */
+Test(codec, the_values_hash_is_fnv1a_64)
+{
+	cr_assert_eq(ht_values_hash((const uint8_t *)"", 0),
+		     0xcbf29ce484222325u);
+	cr_assert_eq(ht_values_hash((const uint8_t *)"a", 1),
+		     0xaf63dc4c8601ec8cu);
+	cr_assert_eq(ht_values_hash((const uint8_t *)"foobar", 6),
+		     0x85944171f73967e8u);
 }

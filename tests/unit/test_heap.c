@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "analysis/heap.h"
+#include "analysis/values.h"
 #include "lib/read/source.h"
 #include "testutil.h"
 
@@ -191,6 +192,7 @@ static size_t n_got;
 static struct heap_scan_report report;
 static struct ht_error scan_err;
 static int stop_after = -1; /* fn returns 9 after this many dumps */
+static bool keep_values;    /* heap_scan_options.values */
 
 static int keep_dump(void *ctx, struct heap *h, bool *keep)
 {
@@ -206,7 +208,9 @@ static int scan_with(int64_t select, bool fail_at_end)
 	struct array_source a = {.fail_at_end = fail_at_end};
 	struct ht_reader r = {.ops = &array_ops, .self = &a};
 
-	return heap_scan(&r, select, keep_dump, NULL, &report, &scan_err);
+	return heap_scan_with(&r, select, &(struct heap_scan_options){
+				      .values = keep_values},
+			      keep_dump, NULL, &report, &scan_err);
 }
 
 /* The one graph a scan of the last dump gives. */
@@ -1335,5 +1339,179 @@ Test(testdata, clr_weak)
 	cr_assert_eq(d.unreachable_bytes, 232);
 	cr_assert_eq(d.weakly_reachable, 3);
 	heap_dominators_free(&d);
+	free_got();
+}
+
+/* ---- Values (format version 3) ------------------------------------------ */
+
+static void with_values(struct ht_ev_object_references *e, size_t n,
+			const ht_id *fields, const uint64_t *values)
+{
+	static uint64_t pool[256];
+	static size_t used;
+
+	cr_assert_leq(used + n, 256);
+	memcpy(pool + used, values, n * sizeof(*values));
+	e->n_values = n;
+	e->value_fields = pool_ids(fields, n);
+	e->values = pool + used;
+	used += n;
+}
+
+static void with_array(struct ht_ev_object_references *e, uint8_t type,
+		       uint64_t length, const void *data, uint64_t stored,
+		       uint64_t hash)
+{
+	static struct ht_array_values pool[16];
+	static size_t used;
+
+	cr_assert_lt(used, 16);
+	pool[used] = (struct ht_array_values){
+		.type = type, .length = length, .stored = stored,
+		.data = pool_bytes(data, stored * ht_value_type_width(type)),
+		.hash = hash};
+	e->array = &pool[used++];
+}
+
+/* Each field and value of object's record, as "name=value ...". */
+static const char *values_of(const struct heap *h, ht_id object)
+{
+	static char buf[256];
+	struct value_record r;
+	uint32_t field;
+	uint64_t bits;
+	size_t len = 0;
+
+	buf[0] = 0;
+	if (!heap_object_values(h, heap_find(h, object), &r))
+		return "none";
+	while (value_record_next(&r, &field, &bits))
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s=%lld",
+				len ? " " : "",
+				field < h->n_fields ? h->fields[field].name : "?",
+				(long long)bits);
+	if (r.has_array)
+		snprintf(buf + len, sizeof(buf) - len, "%s%s[%llu/%llu]",
+			 len ? " " : "", ht_value_type_name(r.array.type),
+			 (unsigned long long)r.array.stored,
+			 (unsigned long long)r.array.length);
+	return buf;
+}
+
+/* The offset of object's record: equal records are kept once. */
+static uint32_t record_at(const struct heap *h, ht_id object)
+{
+	uint32_t o = heap_find(h, object);
+	uint64_t word = h->has_values[o / 64];
+
+	cr_assert(word >> (o % 64) & 1);
+	return h->values_at[h->values_rank[o / 64] +
+			    (uint32_t)__builtin_popcountll(
+				    word & ((UINT64_C(1) << (o % 64)) - 1))];
+}
+
+/* A Session with values, one with the same values, a String and its
+ * Latin-1 byte[], objects without values; in_order: one part each, by
+ * id (the graph takes the parts as they are), or else out of order,
+ * with an object in two parts whose values come with the second and one
+ * reported twice, the first report kept (the parts are then joined). */
+static void values_trace(bool in_order)
+{
+	const ht_id session[] = {1, 2}, string[] = {4};
+	const uint8_t hello[] = {'h', 0xe9, 'l', 'l', 'o'};
+
+	named(HT_EV_CLASS, 0x10, "demo.Session");
+	named(HT_EV_CLASS, 0x20, "java.lang.String");
+	named(HT_EV_CLASS, 0x30, "byte[]");
+	FIELDS({.id = 1, .class_id = 0x10, .name = "count",
+		.type = HT_TYPE_INT},
+	       {.id = 2, .class_id = 0x10, .name = "on",
+		.type = HT_TYPE_BOOLEAN},
+	       {.id = 3, .class_id = 0x20, .name = "value"},
+	       {.id = 4, .class_id = 0x20, .name = "coder",
+		.type = HT_TYPE_BYTE});
+	struct ht_ev_object_references *str;
+
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	if (!in_order)
+		with_values(LEAF(0x1100, 0x10, 16), 2, session,
+			    (const uint64_t[]){(uint64_t)-7, 1});
+	with_values(LEAF(0x1000, 0x10, 16), 2, session,
+		    (const uint64_t[]){(uint64_t)-7, 1});
+	if (in_order)
+		with_values(LEAF(0x1100, 0x10, 16), 2, session,
+			    (const uint64_t[]){(uint64_t)-7, 1});
+	str = OBJ(0x1200, 0x20, 24, 0x1300);
+	REF_FIELDS(str, 3);
+	with_values(str, 1, string, (const uint64_t[]){0});
+	with_array(LEAF(0x1300, 0x30, 24), HT_TYPE_BYTE, 5, hello, 5, 0);
+	if (!in_order)
+		OBJ_MORE(0x1400, 0x10, 16, 0x1000);
+	with_values(LEAF(0x1400, 0x10, 16), 2, session,
+		    (const uint64_t[]){5, 0});
+	LEAF(0x1500, 0x10, 16);
+	with_values(LEAF(0x1600, 0x10, 16), 2, session,
+		    (const uint64_t[]){1, 1});
+	if (!in_order)
+		with_values(LEAF(0x1600, 0x10, 16), 2, session,
+			    (const uint64_t[]){2, 0});
+	end_dump();
+}
+
+static void check_values(const struct heap *h)
+{
+	char text[VALUES_TEXT_BOUND(8)];
+	uint64_t length;
+	size_t chars;
+
+	cr_assert_str_eq(values_of(h, 0x1000), "count=-7 on=1");
+	cr_assert_str_eq(values_of(h, 0x1100), "count=-7 on=1");
+	cr_assert_eq(record_at(h, 0x1000), record_at(h, 0x1100),
+		     "equal values share one record");
+	cr_assert_str_eq(values_of(h, 0x1200), "coder=0");
+	cr_assert_str_eq(values_of(h, 0x1300), "byte[5/5]");
+	cr_assert_str_eq(values_of(h, 0x1400), "count=5 on=0");
+	cr_assert_str_eq(values_of(h, 0x1500), "none");
+	cr_assert_str_eq(values_of(h, 0x1600), "count=1 on=1",
+			 "the first report is kept");
+	cr_assert(values_string_text(h, heap_find(h, 0x1200), text, 8, &chars,
+				     &length));
+	cr_assert_str_eq(text, "h\xc3\xa9llo");
+	cr_assert_eq(chars, 5);
+	cr_assert_eq(length, 5);
+	cr_assert(values_string_text(h, heap_find(h, 0x1200), text, 2, &chars,
+				     &length));
+	cr_assert_str_eq(text, "h\xc3\xa9");
+	cr_assert_not(values_string_text(h, heap_find(h, 0x1300), text, 8,
+					 &chars, &length));
+}
+
+Test(heap, values_in_order)
+{
+	keep_values = true;
+	values_trace(true);
+	check_values(scan_last());
+	free_got();
+}
+
+Test(heap, values_of_parts_joined)
+{
+	keep_values = true;
+	values_trace(false);
+	check_values(scan_last());
+	free_got();
+}
+
+/* A scan that is not asked keeps none, and allocates nothing for them. */
+Test(heap, no_values_unless_asked)
+{
+	struct heap *h;
+
+	values_trace(true);
+	h = scan_last();
+	cr_assert_null(h->has_values);
+	cr_assert_null(h->value_bytes);
+	cr_assert_str_eq(values_of(h, 0x1000), "none");
 	free_got();
 }

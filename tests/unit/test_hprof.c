@@ -320,6 +320,12 @@ struct ev {
 	uint64_t index;     /* in the trace, fields events included */
 	bool has_time;      /* container: its time (format version 3) */
 	uint64_t time;
+	/* an object's values and array contents (format version 3) */
+	size_t n_values;
+	uint64_t value_fields[16], values[16];
+	bool has_array;
+	struct ht_array_values array; /* data: into array_data */
+	uint8_t array_data[HT_VALUES_WHOLE_MAX];
 };
 
 /* A field the fields events declared, its name copied. */
@@ -387,6 +393,24 @@ static void copy_event(struct ev *e, const struct ht_event *ev,
 		e->has_ref_fields = ev->u.object_references.ref_fields != NULL;
 		for (size_t i = 0; e->has_ref_fields && i < e->n && i < 16; i++)
 			e->ref_fields[i] = ev->u.object_references.ref_fields[i];
+		e->n_values = ev->u.object_references.n_values;
+		cr_assert_leq(e->n_values, 16, "more values than a test makes");
+		for (size_t i = 0; i < e->n_values; i++) {
+			e->value_fields[i] =
+				ev->u.object_references.value_fields[i];
+			e->values[i] = ev->u.object_references.values[i];
+		}
+		e->has_array = ev->u.object_references.array != NULL;
+		if (e->has_array) {
+			const struct ht_array_values *a =
+				ev->u.object_references.array;
+			size_t bytes = a->stored * ht_value_type_width(a->type);
+
+			cr_assert_leq(bytes, sizeof(e->array_data));
+			e->array = *a;
+			memcpy(e->array_data, a->data, bytes);
+			e->array.data = e->array_data;
+		}
 		break;
 	default:
 		cr_assert_fail("unexpected event type %d", ev->type);
@@ -2745,5 +2769,245 @@ Test(hprof, gzipped_refused)
 		 "the first byte of what it holds", path);
 	cr_assert_str_eq(err.message, want);
 	free(gz);
+	free(h.buf);
+}
+
+/* ---- Values (format version 3) ------------------------------------------ */
+
+enum {
+	V_OBJECT = 1, V_BASE, V_SUB, V_STRING, V_BYTES, V_CHARS, V_INTS,
+	V_TOTAL, V_ON, V_COUNT, V_RATIO, V_LETTER, V_SMALL, V_TINY, V_WIDE,
+	V_NEXT, V_VALUE, V_CODER, V_HASH, V_LIMIT, V_DEBUG,
+};
+#define VCLS(n) (0x100u * (n))
+
+/* Sub extends Base: a value of every primitive type, its own fields'
+ * first in the dump as HotSpot writes them; a Latin-1 String (byte[],
+ * coder 0), a UTF-16 one (byte[] of little-endian units, coder 1), a
+ * char[] (big-endian in the dump) and an int[] longer than the trace
+ * keeps whole. */
+static void values_dump(struct hp *h, const int32_t *ints, uint32_t n_ints)
+{
+	static const struct field base_fields[] = {
+		{V_TOTAL, 11, 0}, {V_ON, 4, 0}};
+	static const struct field sub_fields[] = {
+		{V_COUNT, 10, 0}, {V_RATIO, 6, 0}, {V_LETTER, 5, 0},
+		{V_SMALL, 9, 0}, {V_TINY, 8, 0}, {V_WIDE, 7, 0},
+		{V_NEXT, 2, 0}};
+	static const struct field string_fields[] = {
+		{V_VALUE, 2, 0}, {V_HASH, 10, 0}, {V_CODER, 8, 0}};
+	static const char *const names[] = {
+		[V_OBJECT] = "java/lang/Object", [V_BASE] = "Base",
+		[V_SUB] = "Sub", [V_STRING] = "java/lang/String",
+		[V_BYTES] = "[B", [V_CHARS] = "[C", [V_INTS] = "[I",
+		[V_TOTAL] = "total", [V_ON] = "on", [V_COUNT] = "count",
+		[V_RATIO] = "ratio", [V_LETTER] = "letter",
+		[V_SMALL] = "small", [V_TINY] = "tiny", [V_WIDE] = "wide",
+		[V_NEXT] = "next", [V_VALUE] = "value", [V_CODER] = "coder",
+		[V_HASH] = "hash", [V_LIMIT] = "LIMIT", [V_DEBUG] = "DEBUG",
+	};
+	static const struct field sub_statics[] = {
+		{V_LIMIT, 10, (uint32_t)-40}, {V_NEXT, 2, 0x2000},
+		{V_DEBUG, 4, 1}};
+	static const uint8_t latin1[] = {'h', 0xe9, 'l', 'l', 'o'};
+	static const uint8_t utf16le[] = {0xe9, 0x00, 0xac, 0x20};
+	static const uint8_t chars_be[] = {0x00, 'h', 0x20, 0xac};
+
+	start(h, "1.0.2", 8);
+	for (unsigned i = V_OBJECT; i <= V_DEBUG; i++)
+		utf8(h, i, names[i]);
+	for (unsigned i = V_OBJECT; i <= V_INTS; i++)
+		load_class(h, i, VCLS(i), i);
+	begin(h, 0x1c);
+	class_dump(h, VCLS(V_OBJECT), 0, 0, 0, NULL, 0, NULL);
+	class_dump(h, VCLS(V_BASE), VCLS(V_OBJECT), 0, 0, NULL, 2,
+		   base_fields);
+	class_dump(h, VCLS(V_SUB), VCLS(V_BASE), 0, 3, sub_statics, 7,
+		   sub_fields);
+	class_dump(h, VCLS(V_STRING), VCLS(V_OBJECT), 0, 0, NULL, 3,
+		   string_fields);
+	instance(h, 0x1000, VCLS(V_SUB), 4 + 4 + 2 + 2 + 1 + 8 + 8 + 8 + 1);
+	u4(h, (uint32_t)-7);          /* count */
+	u4(h, 0x3fc00000);            /* ratio: 1.5f */
+	u2(h, 0xe9);                  /* letter */
+	u2(h, 0x8000);                /* small: -32768 */
+	u1(h, 0x80);                  /* tiny: -128 */
+	u8(h, 0x400921fb54442d18u);   /* wide: pi */
+	id(h, 0x2000);                /* next */
+	u8(h, (uint64_t)INT64_MIN);   /* Base.total */
+	u1(h, 1);                     /* Base.on */
+	instance(h, 0x2000, VCLS(V_STRING), 8 + 4 + 1);
+	id(h, 0x3000);
+	u4(h, 0);
+	u1(h, 0);
+	prim_array(h, 0x3000, 8, sizeof(latin1), latin1);
+	instance(h, 0x2100, VCLS(V_STRING), 8 + 4 + 1);
+	id(h, 0x3100);
+	u4(h, 0x12345678);
+	u1(h, 1);
+	prim_array(h, 0x3100, 8, sizeof(utf16le), utf16le);
+	prim_array(h, 0x3200, 5, 2, chars_be);
+	u1(h, 0x23);
+	id(h, 0x3300);
+	u4(h, 0);
+	u4(h, n_ints);
+	u1(h, 10);
+	for (uint32_t i = 0; i < n_ints; i++)
+		u4(h, (uint32_t)ints[i]);
+	root(h, 0x05, 0x1000, 0, 0);
+	end(h);
+	begin(h, 0x2c);
+	end(h);
+}
+
+static uint64_t value_of(const struct run *run, const struct ev *e,
+			 uint64_t cls, const char *name, uint8_t type)
+{
+	const struct declared *d = declared(run, cls, name, HT_FIELD_INSTANCE);
+
+	cr_assert_eq(d->f.type, type, "%s: type %u", name, d->f.type);
+	for (size_t i = 0; i < e->n_values; i++)
+		if (e->value_fields[i] == d->f.id)
+			return e->values[i];
+	cr_assert_fail("0x%llx has no value of %s", (unsigned long long)e->a,
+		       name);
+	return 0;
+}
+
+static void assert_array(const struct ev *e, uint8_t type, uint64_t length,
+			 const void *le, size_t bytes)
+{
+	cr_assert(e->has_array, "0x%llx has no contents",
+		  (unsigned long long)e->a);
+	cr_assert_eq(e->array.type, type);
+	cr_assert_eq(e->array.length, length);
+	cr_assert_eq(e->array.stored * ht_value_type_width(type), bytes);
+	cr_assert_eq(memcmp(e->array.data, le, bytes), 0,
+		     "0x%llx: other contents", (unsigned long long)e->a);
+}
+
+/* With the values option, each primitive field is declared with its type
+ * and its class's own offset, each instance carries its values and its
+ * supers', sign-extended by type, and each primitive array its contents
+ * little-endian: whole, or a 64-byte prefix and the FNV-1a hash of all. */
+Test(hprof, values_of_fields_strings_and_arrays)
+{
+	const struct ht_reader_options with = {.values = true};
+	int32_t ints[100];
+	uint8_t ints_le[sizeof(ints)];
+	const struct ev *sub, *s;
+	struct hp h;
+	struct run run;
+
+	for (size_t i = 0; i < 100; i++) {
+		ints[i] = (int32_t)(i * 1000003u) - 500;
+		for (unsigned b = 0; b < 4; b++)
+			ints_le[4 * i + b] = (uint8_t)((uint32_t)ints[i] >> (8 * b));
+	}
+	values_dump(&h, ints, 100);
+	run = read_path_with(write_hp(&h, "values.hprof"), &with);
+	cr_assert_eq(run.rc, 0, "%s", run.err.message);
+	sub = object(&run, 0x1000);
+	cr_assert_eq(sub->n_values, 8);
+	cr_assert_eq(value_of(&run, sub, VCLS(V_SUB), "count", HT_TYPE_INT),
+		     (uint64_t)-7);
+	cr_assert_eq(value_of(&run, sub, VCLS(V_SUB), "ratio", HT_TYPE_FLOAT),
+		     0x3fc00000);
+	cr_assert_eq(value_of(&run, sub, VCLS(V_SUB), "letter", HT_TYPE_CHAR),
+		     0xe9);
+	cr_assert_eq(value_of(&run, sub, VCLS(V_SUB), "small", HT_TYPE_SHORT),
+		     (uint64_t)-32768);
+	cr_assert_eq(value_of(&run, sub, VCLS(V_SUB), "tiny", HT_TYPE_BYTE),
+		     (uint64_t)-128);
+	cr_assert_eq(value_of(&run, sub, VCLS(V_SUB), "wide", HT_TYPE_DOUBLE),
+		     0x400921fb54442d18u);
+	cr_assert_eq(value_of(&run, sub, VCLS(V_BASE), "total", HT_TYPE_LONG),
+		     (uint64_t)INT64_MIN);
+	cr_assert_eq(value_of(&run, sub, VCLS(V_BASE), "on", HT_TYPE_BOOLEAN),
+		     1);
+	cr_assert_eq(declared(&run, VCLS(V_SUB), "wide", 0)->f.offset, 13);
+	/* a class object carries its primitive statics' values */
+	s = object(&run, VCLS(V_SUB));
+	cr_assert_eq(s->n_values, 2);
+	cr_assert_eq(s->value_fields[0],
+		     declared(&run, VCLS(V_SUB), "LIMIT", HT_FIELD_STATIC)->f.id);
+	cr_assert_eq(s->values[0], (uint64_t)-40);
+	cr_assert_eq(declared(&run, VCLS(V_SUB), "DEBUG",
+			      HT_FIELD_STATIC)->f.type, HT_TYPE_BOOLEAN);
+	cr_assert_eq(s->values[1], 1);
+	cr_assert_eq(declared(&run, VCLS(V_SUB), "next", 0)->f.type, 0);
+	s = object(&run, 0x2000);
+	cr_assert_eq(value_of(&run, s, VCLS(V_STRING), "coder", HT_TYPE_BYTE),
+		     0);
+	assert_array(object(&run, 0x3000), HT_TYPE_BYTE, 5, "h\xe9llo", 5);
+	s = object(&run, 0x2100);
+	cr_assert_eq(value_of(&run, s, VCLS(V_STRING), "coder", HT_TYPE_BYTE),
+		     1);
+	cr_assert_eq(value_of(&run, s, VCLS(V_STRING), "hash", HT_TYPE_INT),
+		     0x12345678);
+	assert_array(object(&run, 0x3100), HT_TYPE_BYTE, 4,
+		     (const uint8_t[]){0xe9, 0x00, 0xac, 0x20}, 4);
+	assert_array(object(&run, 0x3200), HT_TYPE_CHAR, 2,
+		     (const uint8_t[]){'h', 0x00, 0xac, 0x20}, 4);
+	assert_array(object(&run, 0x3300), HT_TYPE_INT, 100, ints_le,
+		     HT_VALUES_PREFIX);
+	cr_assert_eq(object(&run, 0x3300)->array.hash,
+		     ht_values_hash(ints_le, sizeof(ints_le)));
+	done(&run);
+	free(h.buf);
+}
+
+/* An array of exactly HT_VALUES_WHOLE_MAX bytes is kept whole. */
+Test(hprof, values_whole_up_to_the_threshold)
+{
+	const struct ht_reader_options with = {.values = true};
+	int32_t ints[HT_VALUES_WHOLE_MAX / 4];
+	struct hp h;
+	struct run run;
+
+	for (size_t i = 0; i < sizeof(ints) / 4; i++)
+		ints[i] = (int32_t)i;
+	values_dump(&h, ints, sizeof(ints) / 4);
+	run = read_path_with(write_hp(&h, "whole.hprof"), &with);
+	cr_assert_eq(run.rc, 0, "%s", run.err.message);
+	assert_array(object(&run, 0x3300), HT_TYPE_INT, sizeof(ints) / 4,
+		     ints, sizeof(ints));
+	cr_assert_eq(object(&run, 0x3300)->array.hash, 0);
+	done(&run);
+	free(h.buf);
+}
+
+/* Without the option the reader is what it was before values: no
+ * primitive field declared, no values, no contents; the references are
+ * those it gives with values (whose fields, numbered among the primitive
+ * ones, have other ids). */
+Test(hprof, no_values_unless_asked)
+{
+	const struct ht_reader_options with = {.values = true};
+	int32_t ints[4] = {1, 2, 3, 4};
+	struct hp h;
+	struct run plain, valued;
+
+	values_dump(&h, ints, 4);
+	plain = read_path(write_hp(&h, "plain.hprof"));
+	valued = read_path_with(write_hp(&h, "valued.hprof"), &with);
+	cr_assert_eq(plain.rc, 0, "%s", plain.err.message);
+	cr_assert_eq(valued.rc, 0, "%s", valued.err.message);
+	for (size_t i = 0; i < plain.n_fields; i++)
+		cr_assert_eq(plain.fields[i].f.type, 0, "%s",
+			     plain.fields[i].name);
+	cr_assert_eq(valued.n_fields, plain.n_fields + 12,
+		     "the 12 primitive fields are declared with values only");
+	cr_assert_eq(plain.n, valued.n);
+	for (size_t i = 0; i < plain.n; i++) {
+		cr_assert_eq(plain.ev[i].type, valued.ev[i].type);
+		cr_assert_eq(plain.ev[i].n, valued.ev[i].n);
+		cr_assert_eq(memcmp(plain.ev[i].refs, valued.ev[i].refs,
+				    sizeof(plain.ev[i].refs)), 0);
+		cr_assert_eq(plain.ev[i].n_values, 0);
+		cr_assert_not(plain.ev[i].has_array);
+	}
+	done(&plain);
+	done(&valued);
 	free(h.buf);
 }

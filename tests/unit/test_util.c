@@ -455,3 +455,48 @@ Test(procfile, reads_this_process_command_line)
 	cr_assert_eq(buf[len - 1], '\0', "cmdline ends its last word");
 	free(buf);
 }
+
+/* A string's code units (util/utf8.h, utf8_from_units): Latin-1 bytes,
+ * UTF-16 in either order, surrogate pairs joined, unpaired surrogates and
+ * U+0000 replaced, cut after max_chars characters. */
+Test(utf8, string_units_become_utf8)
+{
+	static const struct {
+		const char *units;
+		size_t n;
+		enum utf8_units how;
+		size_t max;
+		const char *want;
+		size_t chars;
+	} cases[] = {
+		{ "h\xe9llo", 5, UNITS_LATIN1, 99, "h\xc3\xa9llo", 5 },
+		{ "a\0b", 3, UNITS_LATIN1, 99, "a" UTF8_REPLACEMENT "b", 3 },
+		{ "\xe9\x00\xac\x20", 4, UNITS_UTF16LE, 99,
+		  "\xc3\xa9\xe2\x82\xac", 2 },
+		{ "\x00\xe9\x20\xac", 4, UNITS_UTF16BE, 99,
+		  "\xc3\xa9\xe2\x82\xac", 2 },
+		/* U+1F600 as a pair, then a lone high and a lone low */
+		{ "\x3d\xd8\x00\xde", 4, UNITS_UTF16LE, 99,
+		  "\xf0\x9f\x98\x80", 1 },
+		{ "\x3d\xd8" "a\x00", 4, UNITS_UTF16LE, 99,
+		  UTF8_REPLACEMENT "a", 2 },
+		{ "\x00\xde", 2, UNITS_UTF16LE, 99, UTF8_REPLACEMENT, 1 },
+		{ "\x00\x00", 2, UNITS_UTF16LE, 99, UTF8_REPLACEMENT, 1 },
+		/* an odd last byte is no unit */
+		{ "a\x00z", 3, UNITS_UTF16LE, 99, "a", 1 },
+		{ "abcdef", 6, UNITS_LATIN1, 4, "abcd", 4 },
+		{ "", 0, UNITS_UTF16BE, 99, "", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[64];
+		size_t chars = 99;
+		size_t len = utf8_from_units(out, (const uint8_t *)cases[i].units,
+					     cases[i].n, cases[i].how,
+					     cases[i].max, &chars);
+
+		cr_assert_eq(len, strlen(cases[i].want), "case %zu", i);
+		cr_assert_eq(memcmp(out, cases[i].want, len), 0, "case %zu", i);
+		cr_assert_eq(chars, cases[i].chars, "case %zu", i);
+	}
+}

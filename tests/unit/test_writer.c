@@ -136,6 +136,19 @@ static void deep_copy(struct ht_event *ev)
 					 sizeof(*o->ref_flags));
 		o->ref_fields = dup_array(o->ref_fields, o->count,
 					  sizeof(*o->ref_fields));
+		o->value_fields = dup_array(o->value_fields, o->n_values,
+					    sizeof(*o->value_fields));
+		o->values = dup_array(o->values, o->n_values,
+				      sizeof(*o->values));
+		if (o->array) {
+			struct ht_array_values *a =
+				dup_array(o->array, 1, sizeof(*a));
+
+			cr_assert(a);
+			a->data = dup_array(a->data, a->stored,
+					    ht_value_type_width(a->type));
+			o->array = a;
+		}
 		break;
 	}
 	case HT_EV_FIELDS: {
@@ -183,6 +196,11 @@ static void free_copy(struct ht_event *ev)
 		free((void *)ev->u.object_references.refs);
 		free((void *)ev->u.object_references.ref_flags);
 		free((void *)ev->u.object_references.ref_fields);
+		free((void *)ev->u.object_references.value_fields);
+		free((void *)ev->u.object_references.values);
+		if (ev->u.object_references.array)
+			free((void *)ev->u.object_references.array->data);
+		free((void *)ev->u.object_references.array);
 		break;
 	case HT_EV_FIELDS:
 		for (size_t i = 0; i < ev->u.fields.count; i++)
@@ -1812,4 +1830,138 @@ Test(writer, strengths_need_version_3)
 	cr_assert_eq(t.n_ev, 2);
 	cr_assert_eq(t.ev[1].u.fields.fields[1].kind, HT_FIELD_PHANTOM);
 	rd_free(&t);
+}
+
+/* ---- values (version 3) -------------------------------------------------- */
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* An object too large for a buffer is split, and its values and array
+ * contents, which are never split, come whole with its last part. */
+Test(writer, values_go_whole_with_the_last_part_of_a_split_object)
+{
+	const struct ht_record_options small = { .buffer_size = 128 << 10,
+						 .buffers = 4 };
+	const char *path = tmp_path("split-values.ht");
+	ht_id *refs = calloc(BIG_REFS, sizeof(*refs));
+	const ht_id value_fields[] = { 1, 2 };
+	const uint64_t values[] = { (uint64_t)-5, 1u << 20 };
+	uint8_t prefix[HT_VALUES_PREFIX];
+	const struct ht_array_values array = {
+		.type = HT_TYPE_BYTE, .length = 1u << 20,
+		.stored = sizeof(prefix), .data = prefix, .hash = 42 };
+	struct ht_event ev = {
+		.type = HT_EV_OBJECT_REFERENCES,
+		.u.object_references = {
+			.id = 0x10000000u, .class_id = 0x300, .size = 1u << 24,
+			.count = BIG_REFS, .n_values = 2,
+			.value_fields = value_fields, .values = values,
+			.array = &array } };
+	struct ht_recorder *rec = open_or_die(path, &small);
+	struct rd_trace t;
+	size_t at = 0, with_values = 0, i;
+
+	cr_assert(refs);
+	for (size_t k = 0; k < BIG_REFS; k++)
+		refs[k] = 0x10000000u + 24 * (k + 1);
+	for (size_t k = 0; k < sizeof(prefix); k++)
+		prefix[k] = (uint8_t)(k * 7);
+	ev.u.object_references.refs = refs;
+	ht_begin_container(rec, HT_C_BEGIN, 0, 0);
+	ht_begin_container(rec, HT_C_HEAP, 0, 0);
+	cr_assert_eq(ht_record_event(rec, &ev), HT_OK);
+	ht_begin_container(rec, HT_C_END, 0, 0);
+	close_ok(rec);
+
+	rd_load(path, &t);
+	cr_assert_not(t.damaged);
+	for (i = 2; t.ev[i].type == HT_EV_OBJECT_REFERENCES; i++) {
+		const struct ht_ev_object_references *o =
+			&t.ev[i].u.object_references;
+		bool last = !(o->flags & HT_OBJ_MORE_REFERENCES);
+
+		at += o->count;
+		if (!o->n_values && !o->array)
+			continue;
+		with_values++;
+		cr_assert(last, "values in a part that is not the last");
+		cr_assert_eq(o->n_values, 2);
+		cr_assert_eq(memcmp(o->value_fields, value_fields,
+				    sizeof(value_fields)), 0);
+		cr_assert_eq(memcmp(o->values, values, sizeof(values)), 0);
+		cr_assert(o->array);
+		cr_assert_eq(o->array->length, array.length);
+		cr_assert_eq(o->array->stored, array.stored);
+		cr_assert_eq(o->array->hash, 42);
+		cr_assert_eq(memcmp(o->array->data, prefix, sizeof(prefix)), 0);
+	}
+	cr_assert_gt(i, 4, "the object was split");
+	cr_assert_eq(at, BIG_REFS);
+	cr_assert_eq(with_values, 1);
+	rd_free(&t);
+	free(refs);
+}
+
+/* Values are version 3's; values a buffer could not hold with room for
+ * references are refused whole; a value of field 0, an array of no
+ * primitive type or with a prefix longer than it, or a referent's kind
+ * on a primitive field, are the caller's mistakes. */
+Test(writer, values_refused)
+{
+	const ht_id fields_ok[] = { 1 }, field_zero[] = { 0 };
+	const uint64_t one[] = { 1 };
+	static const struct ht_field int_field[] = {
+		{ .id = 1, .class_id = 0x100, .name = "n", .type = HT_TYPE_INT },
+	};
+	static const struct ht_field bad_fields[][1] = {
+		{ { .id = 1, .class_id = 0x100, .name = "n", .type = 3 } },
+		{ { .id = 1, .class_id = 0x100, .name = "n",
+		    .kind = HT_FIELD_WEAK, .type = HT_TYPE_INT } },
+	};
+	const struct ht_array_values bad_arrays[] = {
+		{ .type = HT_TYPE_OBJECT, .length = 1 },
+		{ .type = HT_TYPE_INT, .length = 1, .stored = 2,
+		  .data = (const uint8_t *)"12345678" },
+		{ .type = HT_TYPE_INT, .length = 1, .stored = 1 },
+	};
+	const struct ht_array_values huge = {
+		.type = HT_TYPE_LONG, .length = 1u << 20, .stored = 1u << 20,
+		.data = calloc(1u << 20, 8) };
+	struct ht_event obj = {
+		.type = HT_EV_OBJECT_REFERENCES,
+		.u.object_references = { .id = 0x1000, .class_id = 0x100,
+					 .size = 16, .n_values = 1,
+					 .value_fields = fields_ok,
+					 .values = one } };
+	struct ht_event zero = obj, with_array = obj;
+	struct ht_header v2 = test_header;
+	struct ht_error err;
+	struct ht_recorder *rec;
+
+	cr_assert(huge.data);
+	v2.version = 2;
+	rec = ht_recorder_open(tmp_path("values-v2.ht"), &v2, NULL, &err);
+	cr_assert(rec, "%s", err.message);
+	cr_assert_eq(ht_fields(rec, 1, int_field), HT_E_INVALID);
+	cr_assert_eq(ht_record_event(rec, &obj), HT_E_INVALID);
+	close_ok(rec);
+
+	rec = open_or_die(tmp_path("values-refused.ht"), NULL);
+	cr_assert_eq(ht_fields(rec, 1, int_field), HT_OK);
+	cr_assert_eq(ht_record_event(rec, &obj), HT_OK);
+	for (size_t i = 0; i < N(bad_fields); i++)
+		cr_assert_eq(ht_fields(rec, 1, bad_fields[i]), HT_E_INVALID,
+			     "field %zu", i);
+	zero.u.object_references.value_fields = field_zero;
+	cr_assert_eq(ht_record_event(rec, &zero), HT_E_INVALID);
+	with_array.u.object_references.n_values = 0;
+	for (size_t i = 0; i < N(bad_arrays); i++) {
+		with_array.u.object_references.array = &bad_arrays[i];
+		cr_assert_eq(ht_record_event(rec, &with_array), HT_E_INVALID,
+			     "array %zu", i);
+	}
+	with_array.u.object_references.array = &huge;
+	cr_assert_eq(ht_record_event(rec, &with_array), HT_E_LIMIT);
+	close_ok(rec);
+	free((void *)huge.data);
 }

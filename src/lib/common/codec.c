@@ -36,9 +36,15 @@
 #define OPT_OBJ_REF_FIELDS (1u << (OPT_OBJ_RESULT_SHIFT + 2)) /* version 2 */
 /* the first reference is the object's class, not written (version 3) */
 #define OPT_OBJ_CLASS_REF (1u << (OPT_OBJ_RESULT_SHIFT + 3))
-/* A field's kind and whether it has an offset share one varint. */
+/* values: primitive field values, a primitive array's contents (version 3) */
+#define OPT_OBJ_VALUES (1u << (OPT_OBJ_RESULT_SHIFT + 4))
+#define OPT_OBJ_ARRAY (1u << (OPT_OBJ_RESULT_SHIFT + 5))
+#define OPT_OBJ_LAST_BIT (OPT_OBJ_RESULT_SHIFT + 5)
+/* A field's kind and whether it has an offset share one varint; a
+ * primitive field's type follows when bit 9 says so (version 3). */
 #define FIELD_HAS_OFFSET 0x1u
 #define FIELD_KIND_SHIFT 1
+#define FIELD_HAS_TYPE (1u << (FIELD_KIND_SHIFT + 8))
 
 /* An object's ref: 0 is null, 1 escapes to an absolute id (for a delta
  * whose zigzag code would not leave room), k >= 2 is zigzag(delta) + 2. */
@@ -107,7 +113,8 @@ size_t codec_element_bound(const struct ht_event *ev)
 		/* ref, flags, field */
 		return 3 * VARINT_MAX + 5;
 	case HT_EV_FIELDS: {
-		/* the longest field: each may be that long */
+		/* the longest field: id, class, options, offset, type and
+		 * name; each may be that long */
 		size_t most = 0;
 
 		for (size_t i = 0; i < ev->u.fields.count; i++) {
@@ -116,7 +123,7 @@ size_t codec_element_bound(const struct ht_event *ev)
 			if (n > most)
 				most = n;
 		}
-		return 4 * VARINT_MAX + most;
+		return 5 * VARINT_MAX + most;
 	}
 	default:
 		return 0;
@@ -143,9 +150,24 @@ size_t codec_event_count(const struct ht_event *ev)
 	}
 }
 
+size_t codec_values_bound(const struct ht_event *ev)
+{
+	const struct ht_ev_object_references *o = &ev->u.object_references;
+	size_t n = 0;
+
+	if (ev->type != HT_EV_OBJECT_REFERENCES)
+		return 0;
+	if (o->n_values)
+		n += VARINT_MAX + o->n_values * 2 * VARINT_MAX;
+	if (o->array)
+		n += 4 * VARINT_MAX + 8 +
+		     o->array->stored * ht_value_type_width(o->array->type);
+	return n;
+}
+
 size_t codec_event_bound(const struct ht_event *ev)
 {
-	size_t n = CODEC_EVENT_OVERHEAD;
+	size_t n = CODEC_EVENT_OVERHEAD + codec_values_bound(ev);
 
 	switch (ev->type) {
 	case HT_EV_CLASS:
@@ -159,7 +181,7 @@ size_t codec_event_bound(const struct ht_event *ev)
 		break;
 	case HT_EV_FIELDS:
 		for (size_t i = 0; i < ev->u.fields.count; i++)
-			n += 4 * VARINT_MAX +
+			n += 5 * VARINT_MAX +
 			     string_bound(ev->u.fields.fields[i].name);
 		break;
 	default:
@@ -293,12 +315,16 @@ static void put_fields(struct codec_enc *e, const struct ht_ev_fields *f)
 
 		if (x->has_offset)
 			opts |= FIELD_HAS_OFFSET;
+		if (x->type)
+			opts |= FIELD_HAS_TYPE;
 		put_delta(e, &e->base.field, x->id);
 		put_delta(e, &e->base.class_, x->class_id);
 		put_string(e, x->name);
 		put_u(e, opts);
 		if (x->has_offset)
 			put_u(e, x->offset);
+		if (x->type)
+			put_u(e, x->type);
 	}
 }
 
@@ -353,6 +379,31 @@ static void put_ref(struct codec_enc *e, ht_id *prev, ht_id ref)
 	*prev = ref;
 }
 
+/* Values name their fields as references do; each is a zigzag varint. */
+static void put_values(struct codec_enc *e,
+		       const struct ht_ev_object_references *o)
+{
+	put_u(e, o->n_values);
+	put_field_refs(e, o->n_values, o->value_fields);
+	for (size_t i = 0; i < o->n_values; i++)
+		put_u(e, zigzag_encode((int64_t)o->values[i]));
+}
+
+static void put_array(struct codec_enc *e, const struct ht_array_values *a)
+{
+	size_t bytes = (size_t)a->stored * ht_value_type_width(a->type);
+
+	put_u(e, a->type);
+	put_u(e, a->length);
+	put_u(e, a->stored);
+	memcpy(e->p, a->data, bytes);
+	e->p += bytes;
+	if (a->stored < a->length) {
+		put_le64(e->p, a->hash);
+		e->p += 8;
+	}
+}
+
 static void put_object_references(struct codec_enc *e,
 				  const struct ht_ev_object_references *o)
 {
@@ -369,6 +420,10 @@ static void put_object_references(struct codec_enc *e,
 		opts |= OPT_OBJ_REF_FIELDS;
 	if (class_ref)
 		opts |= OPT_OBJ_CLASS_REF;
+	if (o->n_values)
+		opts |= OPT_OBJ_VALUES;
+	if (o->array)
+		opts |= OPT_OBJ_ARRAY;
 	put_u(e, opts);
 	put_delta(e, &e->base.object, o->id);
 	put_delta(e, &e->base.class_, o->class_id);
@@ -385,6 +440,10 @@ static void put_object_references(struct codec_enc *e,
 			put_u(e, o->ref_flags[i]);
 	if (o->ref_fields)
 		put_field_refs(e, o->count, o->ref_fields);
+	if (o->n_values)
+		put_values(e, o);
+	if (o->array)
+		put_array(e, o->array);
 }
 
 void codec_put_event(struct codec_enc *e, const struct ht_event *ev)
@@ -491,6 +550,7 @@ void codec_dec_free(struct codec_dec *d)
 	free(d->u32b);
 	free(d->u8a);
 	free(d->u8b);
+	free(d->u64);
 	free(d->blocks);
 	free(d->str);
 	if (d->release)
@@ -914,6 +974,71 @@ static int get_ref(struct codec_dec *d, ht_id *prev, ht_id *out,
 	return 0;
 }
 
+/* A value is at least a byte of field and one of value. */
+static int get_values(struct codec_dec *d, struct ht_ev_object_references *o,
+		      const char **why)
+{
+	size_t n;
+
+	TRY(get_count(d, 2, "values", &n, why));
+	if (n == 0) {
+		*why = "values option with no values";
+		return -1;
+	}
+	if (RESERVE(d, ids3, n + 1) < 0 || RESERVE(d, u64, n + 1) < 0)
+		return -2;
+	TRY(get_field_refs(d, n, d->ids3, why));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t code;
+
+		GET_U(d, &code, "value");
+		d->u64[i] = (uint64_t)zigzag_decode(code);
+	}
+	o->n_values = n;
+	o->value_fields = d->ids3;
+	o->values = d->u64;
+	return 0;
+}
+
+/* The stored bytes stay in the payload, which outlives the event. */
+static int get_array(struct codec_dec *d, struct ht_array_values *a,
+		     const char **why)
+{
+	uint64_t type, bytes;
+	unsigned width;
+
+	GET_U(d, &type, "array type");
+	width = ht_value_type_width((unsigned)type);
+	if (type > HT_TYPE_LAST || width == 0) {
+		*why = "array of no primitive type";
+		return -1;
+	}
+	a->type = (uint8_t)type;
+	GET_U(d, &a->length, "array length");
+	GET_U(d, &a->stored, "array prefix");
+	if (a->stored > a->length) {
+		*why = "array prefix longer than the array";
+		return -1;
+	}
+	if (a->stored > (uint64_t)(d->end - d->p) / width) {
+		*why = "array prefix longer than the chunk";
+		return -1;
+	}
+	bytes = a->stored * width;
+	a->data = d->p;
+	d->p += bytes;
+	a->hash = 0;
+	if (a->stored < a->length) {
+		if (d->end - d->p < 8) {
+			*why = "array hash cut off";
+			return -1;
+		}
+		a->hash = get_le64(d->p);
+		d->p += 8;
+	}
+	return 0;
+}
+
 static int get_object_references(struct codec_dec *d,
 				 struct ht_ev_object_references *o,
 				 const char **why)
@@ -923,7 +1048,7 @@ static int get_object_references(struct codec_dec *d,
 	ht_id prev;
 
 	GET_U(d, &opts, "options");
-	if (opts >> (OPT_OBJ_RESULT_SHIFT + 4) ||
+	if (opts >> (OPT_OBJ_LAST_BIT + 1) ||
 	    ((opts >> OPT_OBJ_RESULT_SHIFT) & 3) > HT_RESULT_ABORT) {
 		*why = "unknown object_references options";
 		return -1;
@@ -963,6 +1088,16 @@ static int get_object_references(struct codec_dec *d,
 		TRY(get_field_refs(d, n, d->ids2, why));
 		o->ref_fields = d->ids2;
 	}
+	o->n_values = 0;
+	o->value_fields = NULL;
+	o->values = NULL;
+	if (opts & OPT_OBJ_VALUES)
+		TRY(get_values(d, o, why));
+	o->array = NULL;
+	if (opts & OPT_OBJ_ARRAY) {
+		TRY(get_array(d, &d->array, why));
+		o->array = &d->array;
+	}
 	return 0;
 }
 
@@ -986,7 +1121,7 @@ static int get_fields(struct codec_dec *d, struct ht_ev_fields *f,
 		TRY(get_delta(d, &d->base.class_, &x->class_id, why));
 		TRY(get_string(d, &name, why));
 		GET_U(d, &opts, "field options");
-		if (opts >> (FIELD_KIND_SHIFT + 8)) {
+		if (opts >> (FIELD_KIND_SHIFT + 9)) {
 			*why = "unknown field options";
 			return -1;
 		}
@@ -996,6 +1131,15 @@ static int get_fields(struct codec_dec *d, struct ht_ev_fields *f,
 		x->offset = 0;
 		if (x->has_offset)
 			GET_U(d, &x->offset, "field offset");
+		x->type = 0;
+		if (opts & FIELD_HAS_TYPE) {
+			uint64_t type;
+
+			GET_U(d, &type, "field type");
+			/* a number that is no type is kept for the state
+			 * machine to report, as a kind is */
+			x->type = type > UINT8_MAX ? UINT8_MAX : (uint8_t)type;
+		}
 		/* the name's offset in d->names, plus one (0: no name) */
 		x->name = NULL;
 		if (!name)

@@ -60,6 +60,10 @@ size_t codec_event_bound(const struct ht_event *ev);
 size_t codec_element_bound(const struct ht_event *ev);
 /* Elements in the event's array (refs, blocks, ranges); 0 for the others. */
 size_t codec_event_count(const struct ht_event *ev);
+/* Bytes an object's values and array contents may take, beyond its
+ * references (0 for other events): the shim keeps them whole, in the
+ * last part of a split object. */
+size_t codec_values_bound(const struct ht_event *ev);
 
 /* Encodes ev; the caller made sure codec_event_bound(ev) bytes are free. */
 void codec_put_event(struct codec_enc *e, const struct ht_event *ev);
@@ -88,6 +92,8 @@ struct codec_dec {
 	uint32_t *u32b;   size_t u32b_cap;
 	uint8_t *u8a;     size_t u8a_cap;
 	uint8_t *u8b;     size_t u8b_cap;
+	uint64_t *u64;    size_t u64_cap;
+	struct ht_array_values array; /* an object's, valid as its event */
 	void *blocks;     size_t blocks_cap; /* bytes */
 	char *str;        size_t str_cap;
 	const char *what; /* "chunk" or "file header", for messages */

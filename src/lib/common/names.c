@@ -74,6 +74,19 @@ static const char *const field_kind_names[] = {
 	[HT_FIELD_PHANTOM] = "phantom",
 };
 
+/* Primitive types as Java writes them; the reference type is "object". */
+static const char *const value_type_names[] = {
+	[HT_TYPE_OBJECT] = "object",
+	[HT_TYPE_BOOLEAN] = "boolean",
+	[HT_TYPE_CHAR] = "char",
+	[HT_TYPE_FLOAT] = "float",
+	[HT_TYPE_DOUBLE] = "double",
+	[HT_TYPE_BYTE] = "byte",
+	[HT_TYPE_SHORT] = "short",
+	[HT_TYPE_INT] = "int",
+	[HT_TYPE_LONG] = "long",
+};
+
 static const struct {
 	const char *name;
 	const char *text;
@@ -115,7 +128,7 @@ static const struct {
 	[HT_V_FIELD_UNDECLARED] = {"field-undeclared",
 				   "reference names a field not declared by the end of its dump"},
 	[HT_V_FIELD_REDECLARED] = {"field-redeclared",
-				   "field id declared again with another class, name, kind or offset"},
+				   "field id declared again with another class, name, kind, offset or type"},
 };
 
 _Static_assert(ARRAY_SIZE(violations) == HT_V_COUNT_,
@@ -166,6 +179,12 @@ const char *ht_field_kind_name(enum ht_field_kind k)
 	return lookup(field_kind_names, ARRAY_SIZE(field_kind_names), (int)k);
 }
 
+const char *ht_value_type_name(unsigned type)
+{
+	return type > INT32_MAX ? NULL :
+		lookup(value_type_names, ARRAY_SIZE(value_type_names), (int)type);
+}
+
 /* The frame types are consecutive in CONTAINER_TYPE; compared unsigned so
  * that a value out of the enum's range (a damaged trace) is no frame. */
 bool ht_container_is_frame(enum ht_container_type t)
@@ -208,6 +227,11 @@ int ht_gc_reason_parse(const char *name)
 int ht_field_kind_parse(const char *name)
 {
 	return parse(field_kind_names, ARRAY_SIZE(field_kind_names), name);
+}
+
+int ht_value_type_parse(const char *name)
+{
+	return parse(value_type_names, ARRAY_SIZE(value_type_names), name);
 }
 
 const char *ht_violation_name(enum ht_violation_code c)

@@ -76,6 +76,12 @@ static bool generation_out_of_range(uint32_t g)
 	return g > HT_GEN_MAX;
 }
 
+/* A field's type: none, a reference, or a primitive (version 3). */
+static bool field_type_out_of_range(unsigned type)
+{
+	return type && type != HT_TYPE_OBJECT && !ht_value_type_width(type);
+}
+
 static bool bad_root_value(const struct ht_ev_root_references *e,
 			   struct bad_field *bad)
 {
@@ -96,6 +102,10 @@ static bool bad_object_value(const struct ht_ev_object_references *e,
 		return set_bad(bad, "generation", e->generation, false, 0);
 	if (result_out_of_range(e->result))
 		return set_bad(bad, "result", (unsigned)e->result, false, 0);
+	/* a value's field 0 would be no field: the value would name none */
+	for (size_t i = 0; i < e->n_values; i++)
+		if (e->value_fields[i] == 0)
+			return set_bad(bad, "value field", 0, true, i);
 	return false;
 }
 
@@ -117,6 +127,14 @@ static bool bad_fields_value(const struct ht_ev_fields *e,
 		if (e->fields[i].id == 0)
 			return set_bad(bad, "field id", 0, true, i);
 		if (e->fields[i].kind > HT_FIELD_KIND_LAST)
+			return set_bad(bad, "field kind", e->fields[i].kind,
+				       true, i);
+		if (field_type_out_of_range(e->fields[i].type))
+			return set_bad(bad, "field type", e->fields[i].type,
+				       true, i);
+		/* a referent's strength belongs to a reference */
+		if (ht_value_type_width(e->fields[i].type) &&
+		    e->fields[i].kind > HT_FIELD_STATIC)
 			return set_bad(bad, "field kind", e->fields[i].kind,
 				       true, i);
 	}

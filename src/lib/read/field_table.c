@@ -55,6 +55,7 @@ bool field_table_get(const struct field_table *t, ht_id id,
 	out->class_id = e->class_id;
 	out->name = entry_name(t, e);
 	out->kind = e->kind;
+	out->type = e->type;
 	out->has_offset = e->has_offset;
 	out->offset = e->offset;
 	return true;
@@ -71,6 +72,7 @@ static bool declared_alike(const struct field_table *t,
 			   const struct field_entry *e, const struct ht_field *f)
 {
 	return e->class_id == f->class_id && e->kind == f->kind &&
+	       e->type == f->type &&
 	       e->has_offset == f->has_offset &&
 	       (!e->has_offset || e->offset == f->offset) &&
 	       same_name(entry_name(t, e), f->name);
@@ -125,6 +127,7 @@ static int add_entry(struct field_table *t, const struct ht_field *f,
 	e->event_index = event_index;
 	e->name_at = UINT32_MAX;
 	e->kind = f->kind;
+	e->type = f->type;
 	e->has_offset = f->has_offset;
 	if (f->name) {
 		memcpy(t->names + t->names_len, f->name, len);

@@ -43,6 +43,7 @@ struct field_entry {
 	uint64_t event_index;  /* of the declaration */
 	uint32_t name_at;      /* in names, or UINT32_MAX for no name */
 	uint8_t kind;
+	uint8_t type;          /* version 3: a primitive's, 0 a reference */
 	bool has_offset;
 };
 

@@ -273,6 +273,7 @@ struct hclass {
 	uint64_t id, super_id, loader, signers, domain;
 	uint64_t offset;
 	uint32_t n_fields;
+	uint32_t n_static_values; /* with values: its primitive statics */
 	uint8_t *types;          /* own instance fields, in the dump's order */
 	const char **names;
 	uint32_t own_bytes;      /* of its own fields in an INSTANCE_DUMP */
@@ -284,7 +285,14 @@ struct hclass {
 	uint32_t first_field;
 	uint32_t first_static;
 	uint32_t n_static_refs;
-	const char **static_names;
+	/* with values (ht_reader_options.values): its own primitive
+	 * instance fields are first_value + i in the dump's order, its
+	 * primitive statics after them (statics_value) */
+	uint32_t first_value;
+	uint32_t n_own_values;
+	const char **static_names; /* with values, the primitive statics'
+				      names too, from the end, and their
+				      types after the last (statics_value) */
 
 	/* derived from the chain of super classes, once complete; each
 	 * class keeps what its own fields add, so that a chain of n classes
@@ -496,6 +504,7 @@ struct hprof_source {
 
 	/* the object layout */
 	enum ht_compressed_oops choice; /* the caller's (ht_reader_options) */
+	bool want_values;               /* the caller's: deliver values */
 	struct evidence evidence;
 	enum jvm_model model;
 	char contradiction[192]; /* what the addresses show against the
@@ -548,6 +557,13 @@ struct hprof_source {
 	size_t cap_refs;
 	ht_id *ref_fields;     /* parallel to refs */
 	size_t cap_ref_fields;
+	/* an object's values (ht_reader_options.values) */
+	ht_id *value_fields;
+	size_t cap_value_fields;
+	uint64_t *values;
+	size_t cap_values;
+	struct ht_array_values array;
+	uint8_t array_bytes[HT_VALUES_WHOLE_MAX];
 	uint32_t next_field;   /* the next field id to give out */
 	struct ht_field *fields; /* of the fields event being delivered */
 	size_t cap_fields;
@@ -1316,10 +1332,14 @@ struct bad_value {
 	unsigned type;
 };
 
-/* The names of a class's static reference fields, in the dump's order. */
+/* The names of a class's static reference fields, in the dump's order;
+ * with values, the names of its primitive ones from the end of names,
+ * and their types after it (statics_value). */
 struct static_refs {
 	const char **names;    /* room for every static */
 	uint32_t n;
+	uint8_t *types;        /* NULL, or room for every static */
+	uint32_t room, n_values;
 };
 
 /* Skips n values of a CLASS_DUMP list whose entries are `lead` bytes then
@@ -1358,12 +1378,37 @@ static int skip_values(struct cursor *cur, unsigned lead, uint16_t n,
 					counts->by_width[w]++;
 			}
 		}
-		if (refs && hprof_type_is_ref(t))
+		if (refs && hprof_type_is_ref(t)) {
 			refs->names[refs->n++] = utf8_of(s, get_id(s, p));
+		} else if (refs && refs->types) {
+			refs->names[refs->room - 1 - refs->n_values] =
+				utf8_of(s, get_id(s, p));
+			refs->types[refs->n_values++] = (uint8_t)t;
+		}
 		if (!take(cur, w))
 			return -1;
 	}
 	return 0;
+}
+
+/* With values: the field id, name and type of c's primitive static k.
+ * Kept in static_names's block, so that a class costs no more without
+ * values (a dump may have a million classes). */
+struct static_value {
+	uint32_t id;
+	const char *name;
+	uint8_t type;
+};
+
+static struct static_value statics_value(const struct hclass *c, uint32_t k)
+{
+	uint32_t room = c->n_static_refs + c->n_static_values;
+
+	return (struct static_value){
+		.id = c->first_value + c->n_own_values + k,
+		.name = c->static_names[room - 1 - k],
+		.type = ((const uint8_t *)(c->static_names + room))[k],
+	};
 }
 
 /* Bytes of a CLASS_DUMP before its constant pool. */
@@ -1381,11 +1426,16 @@ static int give_field_ids(struct hprof_source *s, struct hclass *c,
 {
 	uint32_t first = s->next_field ? s->next_field : HT_LINK_ID_END;
 
-	if (UINT32_MAX - first < (uint64_t)n_refs + c->n_static_refs)
+	if (UINT32_MAX - first < (uint64_t)n_refs + c->n_static_refs +
+				 c->n_own_values + c->n_static_values)
 		return -1;
 	c->first_field = first;
 	c->first_static = first + n_refs;
-	s->next_field = c->first_static + c->n_static_refs;
+	/* after the references, so that a trace without values numbers
+	 * them as before values existed */
+	c->first_value = c->first_static + c->n_static_refs;
+	/* then the primitive statics (statics_value) */
+	s->next_field = c->first_value + c->n_own_values + c->n_static_values;
 	return 0;
 }
 
@@ -1419,16 +1469,22 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 	/* the first CLASS_DUMP of a class is the one kept (below) */
 	known = idmap_get(&s->class_by_id, c.id, &dummy);
 	if (!known) {
+		statics.room = be16(p);
 		statics.names = hprof_alloc(s, (be16(p) ? be16(p) : 1) *
-					       sizeof(*statics.names));
+					       (sizeof(*statics.names) +
+						(s->want_values ? 1 : 0)));
 		if (!statics.names)
 			return nomem_damage(s, at);
 		c.static_names = statics.names;
+		if (s->want_values)
+			statics.types = (uint8_t *)(statics.names +
+						    statics.room);
 	}
 	if (skip_values(&cur, id, be16(p), &c.statics,
 			known ? NULL : &statics, &bad) < 0)
 		goto bad;
 	c.n_static_refs = statics.n;
+	c.n_static_values = statics.n_values;
 	if (!(p = take(&cur, 2)))
 		goto short_body;
 	c.n_fields = be16(p);
@@ -1460,6 +1516,7 @@ static int index_class_dump(struct hprof_source *s, const struct body *b,
 		c.names[i] = utf8_of(s, get_id(s, f));
 		c.own_bytes += w;
 		n_refs += hprof_type_is_ref(f[id]);
+		c.n_own_values += s->want_values && !hprof_type_is_ref(f[id]);
 	}
 	if (give_field_ids(s, &c, n_refs) < 0)
 		goto nomem;
@@ -1628,50 +1685,20 @@ static int chase_string(struct hprof_source *s, uint64_t at, uint64_t id,
 	return 0;
 }
 
-/* A UTF-16 code unit, in either byte order. */
-static uint32_t unit(const uint8_t *p, bool big)
-{
-	return big ? be16(p) : (uint32_t)(p[0] | p[1] << 8);
-}
-
 /*
  * The text of a String's array: a byte[] of Latin-1 (coder 0) or of
  * UTF-16 in the machine's order, little-endian on every JVM platform
  * heaptrace knows (coder 1), or a char[] (before JDK 9), which HPROF
- * writes big-endian. Unpaired surrogates become U+FFFD.
+ * writes big-endian (util/utf8.h, utf8_from_units).
  */
 static const char *decode_name(struct hprof_source *s, const uint8_t *p,
 			       uint32_t n, unsigned type, unsigned coder)
 {
-	char out[MAX_THREAD_NAME * 4 + 1];
-	size_t len = 0;
-	bool utf16 = type == HPROF_CHAR || coder == 1;
-	bool big = type == HPROF_CHAR;
-	uint32_t units = utf16 ? n / 2 : n;
+	char out[UTF8_REPAIR_BOUND(MAX_THREAD_NAME * 4)];
+	enum utf8_units units = type == HPROF_CHAR ? UNITS_UTF16BE :
+				coder == 1 ? UNITS_UTF16LE : UNITS_LATIN1;
+	size_t len = utf8_from_units(out, p, n, units, MAX_THREAD_NAME, NULL);
 
-	for (uint32_t i = 0, chars = 0; i < units && chars < MAX_THREAD_NAME;
-	     i++, chars++) {
-		uint32_t cp, lo;
-
-		if (!utf16) {
-			len += utf8_put(out + len, p[i]);
-			continue;
-		}
-		cp = unit(p + 2 * i, big);
-		if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < units) {
-			lo = unit(p + 2 * i + 2, big);
-			if (lo >= 0xdc00 && lo <= 0xdfff) {
-				cp = 0x10000 + ((cp - 0xd800) << 10) +
-				     (lo - 0xdc00);
-				i++;
-			}
-		}
-		if (cp >= 0xd800 && cp <= 0xdfff)
-			cp = 0xfffd;
-		if (cp == 0)
-			cp = 0xfffd;
-		len += utf8_put(out + len, cp);
-	}
 	return text_copy(&s->text, out, len);
 }
 
@@ -2479,10 +2506,11 @@ static const char *method_name(struct hprof_source *s, const struct frame *fr)
 static int class_fields(struct hprof_source *s, const struct hclass *c,
 			size_t *n)
 {
-	uint32_t own = c->first_static - c->first_field, k = 0;
+	uint32_t own = c->first_static - c->first_field, k = 0, v = 0;
 	uint64_t offset = 0;
 
-	if (HPROF_GROW(s->fields, *n + own + c->n_static_refs,
+	if (HPROF_GROW(s->fields, *n + own + c->n_static_refs +
+				       c->n_own_values + c->n_static_values,
 		       s->cap_fields) < 0)
 		return -1;
 	for (uint32_t i = 0; i < c->n_fields; i++) {
@@ -2490,27 +2518,51 @@ static int class_fields(struct hprof_source *s, const struct hclass *c,
 		uint64_t at = offset;
 
 		offset += hprof_type_width(c->types[i], s->id_size);
-		if (!hprof_type_is_ref(c->types[i]))
+		if (!hprof_type_is_ref(c->types[i])) {
+			if (!s->want_values)
+				continue;
+			/* HPROF numbers its basic types as trace.h does */
+			s->fields[(*n)++] = (struct ht_field){
+				.id = c->first_value + v++,
+				.class_id = c->id,
+				.name = c->names[i] ? c->names[i] : "",
+				.kind = HT_FIELD_INSTANCE,
+				.has_offset = true,
+				.offset = at,
+				.type = c->types[i],
+			};
 			continue;
+		}
 		f = &s->fields[(*n)++];
-		f->id = c->first_field + k++;
-		f->class_id = c->id;
-		f->name = c->names[i] ? c->names[i] : "";
-		f->kind = HT_FIELD_INSTANCE;
-		/* where the class's own values lie in an INSTANCE_DUMP: first
-		 * for an instance of the class itself */
-		f->has_offset = true;
-		f->offset = at;
+		/* offset: where the class's own values lie in an
+		 * INSTANCE_DUMP, first for an instance of the class itself */
+		*f = (struct ht_field){
+			.id = c->first_field + k++,
+			.class_id = c->id,
+			.name = c->names[i] ? c->names[i] : "",
+			.kind = HT_FIELD_INSTANCE,
+			.has_offset = true,
+			.offset = at,
+		};
 	}
 	for (uint32_t i = 0; i < c->n_static_refs; i++) {
-		struct ht_field *f = &s->fields[(*n)++];
+		s->fields[(*n)++] = (struct ht_field){
+			.id = c->first_static + i,
+			.class_id = c->id,
+			.name = c->static_names[i] ? c->static_names[i] : "",
+			.kind = HT_FIELD_STATIC,
+		};
+	}
+	for (uint32_t i = 0; i < c->n_static_values; i++) {
+		struct static_value sv = statics_value(c, i);
 
-		f->id = c->first_static + i;
-		f->class_id = c->id;
-		f->name = c->static_names[i] ? c->static_names[i] : "";
-		f->kind = HT_FIELD_STATIC;
-		f->has_offset = false;
-		f->offset = 0;
+		s->fields[(*n)++] = (struct ht_field){
+			.id = sv.id,
+			.class_id = c->id,
+			.name = sv.name ? sv.name : "",
+			.kind = HT_FIELD_STATIC,
+			.type = sv.type,
+		};
 	}
 	return 0;
 }
@@ -2577,20 +2629,17 @@ static int strength_fields(struct hprof_source *s, size_t *n)
 	if (HPROF_GROW(s->fields, *n + 4, s->cap_fields) < 0)
 		return -1;
 	for (uint8_t i = 0; i < 4; i++) {
-		struct ht_field *f;
-
 		if (!s->strength_class[i] ||
 		    !class_of(s, s->strength_class[i]) ||
 		    s->next_field > UINT32_MAX - 1)
 			continue;
 		s->strength_field[i] = s->next_field++;
-		f = &s->fields[(*n)++];
-		f->id = s->strength_field[i];
-		f->class_id = s->strength_class[i];
-		f->name = "referent";
-		f->kind = (uint8_t)(HT_FIELD_SOFT + i);
-		f->has_offset = false;
-		f->offset = 0;
+		s->fields[(*n)++] = (struct ht_field){
+			.id = s->strength_field[i],
+			.class_id = s->strength_class[i],
+			.name = "referent",
+			.kind = (uint8_t)(HT_FIELD_SOFT + i),
+		};
 	}
 	return 0;
 }
@@ -3041,6 +3090,22 @@ static void object_event(struct hprof_source *s, struct ht_event *ev,
 	o->generation = 0;
 	o->result = HT_RESULT_OK;
 	o->ref_fields = NULL;
+	o->n_values = 0;
+	o->value_fields = NULL;
+	o->values = NULL;
+	o->array = NULL;
+}
+
+/* A value of a primitive type from HPROF's big-endian bytes, as values
+ * carry it (trace.h: ht_value_load). */
+static uint64_t hprof_value(unsigned type, const uint8_t *p)
+{
+	unsigned width = ht_value_type_width(type);
+	uint8_t le[8];
+
+	for (unsigned i = 0; i < width; i++)
+		le[i] = p[width - 1 - i];
+	return ht_value_load(type, le);
 }
 
 /*
@@ -3059,7 +3124,7 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	ht_id obj, tail[4];
 	struct bad_value bad;
 	uint64_t size;
-	size_t n = 0;
+	size_t n = 0, n_values = 0;
 	uint16_t count;
 	struct hclass *c;
 
@@ -3076,6 +3141,11 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	    reserve_ref_fields(s, (size_t)count + 4) < 0)
 		return fail(s, err, HT_E_NOMEM, cr->offset, "%s", nomem_cause());
 	c = class_of(s, obj);
+	if (s->want_values &&
+	    (HPROF_GROW(s->value_fields, (size_t)count + 1,
+			s->cap_value_fields) < 0 ||
+	     HPROF_GROW(s->values, (size_t)count + 1, s->cap_values) < 0))
+		return fail(s, err, HT_E_NOMEM, cr->offset, "%s", nomem_cause());
 	for (uint16_t i = 0; i < count; i++) {
 		unsigned type, w;
 
@@ -3085,8 +3155,15 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 		w = hprof_type_width(type, id);
 		if (!w || !(p = take(&cur, w)))
 			goto changed;
-		if (!hprof_type_is_ref(type))
+		if (!hprof_type_is_ref(type)) {
+			/* as the references: the first CLASS_DUMP's */
+			if (c && n_values < c->n_static_values) {
+				s->value_fields[n_values] =
+					statics_value(c, (uint32_t)n_values).id;
+				s->values[n_values++] = hprof_value(type, p);
+			}
 			continue;
+		}
 		/* the statics of the class's first CLASS_DUMP, which a
 		 * later dump's may not match */
 		s->ref_fields[n] = c && n < c->n_static_refs
@@ -3103,6 +3180,11 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 				  c ? &c->statics : &(struct static_counts){0});
 	object_event(s, ev, cr->offset, obj, s->class_class, size, n);
 	ev->u.object_references.ref_fields = s->ref_fields;
+	if (n_values) {
+		ev->u.object_references.n_values = n_values;
+		ev->u.object_references.value_fields = s->value_fields;
+		ev->u.object_references.values = s->values;
+	}
 	return 1;
 changed:
 	if (cur.io)
@@ -3143,6 +3225,45 @@ static int bad_class(struct hprof_source *s, struct ht_error *err,
 			    (unsigned long long)obj,
 			    (unsigned long long)class_id, MAX_CLASS_DEPTH);
 	return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
+}
+
+/* The primitive values an instance of c holds in its field bytes p, in
+ * the order of its refs: its own fields' first, then each super class's.
+ * -1 when out of memory. */
+static int instance_values(struct hprof_source *s, const struct hclass *c,
+			   const uint8_t *p, struct ht_ev_object_references *o)
+{
+	const struct hclass *k = c;
+	uint64_t base = 0, chain = 0;
+	size_t n = 0;
+
+	for (k = c; k; k = k->super_id ? &s->classes[k->super_at] : NULL)
+		chain += k->n_own_values;
+	if (HPROF_GROW(s->value_fields, chain + 1, s->cap_value_fields) < 0 ||
+	    HPROF_GROW(s->values, chain + 1, s->cap_values) < 0)
+		return -1;
+	for (k = c;;) {
+		uint64_t at = base;
+		uint32_t v = 0;
+
+		for (uint32_t i = 0; i < k->n_fields; i++) {
+			unsigned type = k->types[i];
+
+			if (!hprof_type_is_ref(type)) {
+				s->value_fields[n] = k->first_value + v++;
+				s->values[n++] = hprof_value(type, p + at);
+			}
+			at += hprof_type_width(type, s->id_size);
+		}
+		if (k->super_id == 0)
+			break;
+		base += k->own_bytes;
+		k = &s->classes[k->super_at];
+	}
+	o->n_values = n;
+	o->value_fields = n ? s->value_fields : NULL;
+	o->values = n ? s->values : NULL;
+	return 0;
 }
 
 static int instance_object(struct hprof_source *s, struct ht_event *ev,
@@ -3190,8 +3311,63 @@ static int instance_object(struct hprof_source *s, struct ht_event *ev,
 	object_event(s, ev, s->at, obj, class_id, c->size[s->model],
 		     (size_t)c->n_refs + 1);
 	ev->u.object_references.ref_fields = s->ref_fields;
+	if (s->want_values && instance_values(s, c, p, &ev->u.object_references) < 0)
+		return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
 	s->at += head + n;
 	return 1;
+}
+
+/* How many elements of an array of count elements of width bytes the
+ * trace keeps: all up to HT_VALUES_WHOLE_MAX bytes, else a prefix. */
+static uint32_t elements_kept(uint32_t count, unsigned width)
+{
+	if ((uint64_t)count * width <= HT_VALUES_WHOLE_MAX)
+		return count;
+	return HT_VALUES_PREFIX / width;
+}
+
+/* A primitive array's contents from its elements at `at` in the file
+ * (big-endian), little-endian into s->array_bytes: the prefix kept, and
+ * when that is not all, the hash of all, read a window at a time.
+ * -1 when the file cannot be read. */
+static int array_contents(struct hprof_source *s, unsigned type,
+			  uint32_t count, uint64_t at)
+{
+	enum { WINDOW = 1 << 16 };
+	unsigned width = ht_value_type_width(type);
+	uint32_t kept = elements_kept(count, width);
+	uint64_t h = 0xcbf29ce484222325u;
+
+	s->array = (struct ht_array_values){
+		.type = (uint8_t)type, .length = count, .stored = kept,
+		.data = s->array_bytes };
+	for (uint32_t done = 0; done < count;) {
+		uint32_t n = count - done < WINDOW / width ? count - done
+							   : WINDOW / width;
+		const uint8_t *p = in_at(&s->in, at + (uint64_t)done * width,
+					 (size_t)n * width);
+
+		if (!p)
+			return -1;
+		for (uint32_t i = 0; i < n; i++) {
+			uint8_t le[8];
+
+			for (unsigned b = 0; b < width; b++)
+				le[b] = p[i * width + width - 1 - b];
+			if (done + i < kept)
+				memcpy(s->array_bytes + (size_t)(done + i) * width,
+				       le, width);
+			/* FNV-1a, as ht_values_hash, over every element */
+			for (unsigned b = 0; kept < count && b < width; b++) {
+				h ^= le[b];
+				h *= 0x100000001b3u;
+			}
+		}
+		done += n;
+	}
+	if (kept < count)
+		s->array.hash = h;
+	return 0;
 }
 
 /* An array's link to its class, alone (a primitive array) or before the
@@ -3271,6 +3447,12 @@ static int array_object(struct hprof_source *s, struct ht_event *ev,
 		object_event(s, ev, s->array_sub_at, s->array_id, class_id,
 			     s->array_size, 1);
 		ev->u.object_references.ref_fields = s->ref_fields;
+		if (s->want_values) {
+			if (array_contents(s, type, count,
+					   s->array_sub_at + head) < 0)
+				return fail_read(s, err, s->array_sub_at);
+			ev->u.object_references.array = &s->array;
+		}
 		return 1;
 	}
 	s->array_class = get_id(s, p + 9 + id);
@@ -3556,6 +3738,8 @@ static void hprof_close(void *self)
 	free(s->by_id);
 	free(s->refs);
 	free(s->ref_fields);
+	free(s->value_fields);
+	free(s->values);
 	free(s->fields);
 	free(s->zero_flags);
 	free(s->name_buf);
@@ -3804,6 +3988,7 @@ static int open_source(struct ht_reader *r, FILE *f, const char *path,
 	s->f = f;
 	s->string_value_at = STRING_FIELDS_UNKNOWN;
 	s->choice = r->options.compressed_oops; /* checked by reader.c */
+	s->want_values = r->options.values;
 	if (attach_input(s, err) < 0 ||
 	    (gzipped && (attach_gzip(s, err) < 0 ||
 			 check_gzipped_hprof(s, err) < 0)) ||

@@ -433,6 +433,12 @@ static void describe_field(const struct ht_field *f, char *buf, size_t size)
 
 		snprintf(buf + n, size - n, " at offset %" PRIu64, f->offset);
 	}
+	if (ht_value_type_name(f->type)) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, size - n, " of type %s",
+			 ht_value_type_name(f->type));
+	}
 }
 
 static int declare_fields(struct replayer *r, const struct ht_ev_fields *e)
@@ -440,7 +446,7 @@ static int declare_fields(struct replayer *r, const struct ht_ev_fields *e)
 	for (size_t i = 0; i < e->count; i++) {
 		const struct field_entry *earlier;
 		struct ht_field was;
-		char now_text[96], was_text[96];
+		char now_text[128], was_text[128];
 		int rc;
 
 		if (e->fields[i].id == 0)
@@ -489,6 +495,9 @@ static int note_fields(struct replayer *r, const struct ht_event *ev)
 	case HT_EV_FIELDS:
 		return declare_fields(r, &ev->u.fields);
 	case HT_EV_OBJECT_REFERENCES:
+		if (note_field_refs(r, ev->u.object_references.n_values,
+				    ev->u.object_references.value_fields) < 0)
+			return -1;
 		if (!ev->u.object_references.ref_fields)
 			return 0;
 		return note_field_refs(r, ev->u.object_references.count,

@@ -40,6 +40,10 @@ enum buffer_slot {
 	B_BLOCKS,     /* ranges or blocks of the block events */
 	B_FIELD_REFS, /* ht_id: ref_fields, root_fields */
 	B_NAMES,      /* char: the names of a fields event, one after another */
+	B_VALUE_FIELDS, /* ht_id: value_fields (version 3) */
+	B_VALUES,     /* uint64_t: values, and an array's elements */
+	B_ELEMENTS,   /* uint64_t: an array's elements as read */
+	B_ARRAY_DATA, /* uint8_t: the elements' little-endian bytes */
 	B_COUNT_
 };
 
@@ -98,6 +102,7 @@ struct yaml_src {
 	struct ht_metadata *metadata;
 
 	struct buffer name; /* the event's name field */
+	struct ht_array_values array; /* an object's, as its event */
 	struct buffer buf[B_COUNT_];
 	uint64_t charged;   /* the buffers' bytes, to the memory budget */
 
@@ -417,6 +422,33 @@ static int read_number(struct yaml_src *s, const char *ctx, const char *what,
 	return 0;
 }
 
+/* A value (heaptrace(5)): a negative decimal is a signed number, kept as
+ * its two's complement bits; any other number is the bits themselves. */
+static int read_value(struct yaml_src *s, const char *ctx, const char *what,
+		      uint64_t *out)
+{
+	const yaml_event_t *e = &s->ev;
+	uint64_t magnitude;
+	enum number_status st;
+
+	if (e->type != YAML_SCALAR_EVENT || !is_plain(e) ||
+	    scalar_length(e) < 2 || scalar_text(e)[0] != '-')
+		return read_number(s, ctx, what, UINT64_MAX, out);
+	st = parse_number(scalar_text(e) + 1, scalar_length(e) - 1, &magnitude);
+	if (st == NUM_INVALID || scalar_text(e)[1] < '0' ||
+	    scalar_text(e)[1] > '9')
+		return fail_at(s, e->start_mark,
+			       "%s: '%s': invalid number '%.*s' (decimal or 0x hex)",
+			       ctx, what, NAME_SHOWN, scalar_text(e));
+	if (st == NUM_TOO_BIG || magnitude > (uint64_t)INT64_MAX + 1)
+		return fail_at(s, e->start_mark,
+			       "%s: '%s': %.*s is out of range (at least %lld)",
+			       ctx, what, NAME_SHOWN, scalar_text(e),
+			       (long long)INT64_MIN);
+	*out = 0 - magnitude;
+	return 0;
+}
+
 /* ---- Fields of events and blocks ------------------------------------------ */
 
 enum field_kind {
@@ -432,6 +464,9 @@ enum field_kind {
 	K_U8_LIST,     /* root_flags */
 	K_KIND_LIST,   /* root kinds by name */
 	K_FIELD_KIND,  /* instance or static, stored as a uint8_t */
+	K_VALUE_TYPE,  /* a field's or an array's type, stored as a uint8_t */
+	K_VALUE_LIST,  /* values: signed numbers, or bits */
+	K_ARRAY,       /* an object's array: a mapping of its own */
 };
 
 struct field {
@@ -443,7 +478,7 @@ struct field {
 		     * (a has_ flag never comes first in its struct) */
 };
 
-#define MAX_FIELDS 9
+#define MAX_FIELDS 12
 
 /* What a mapping of fields held, for the checks made after it. */
 struct fields_read {
@@ -516,6 +551,11 @@ static const struct enum_type root_kind_enum = {
 	"stack, finalizer, handle or other",
 };
 
+static const struct enum_type value_type_enum = {
+	"type", ht_value_type_parse, UINT8_MAX,
+	"boolean, char, float, double, byte, short, int, long or object",
+};
+
 static const struct enum_type field_kind_enum = {
 	"field kind", ht_field_kind_parse, UINT8_MAX,
 	"instance, static, soft, weak, final or phantom",
@@ -563,6 +603,16 @@ static int read_enum_field(struct yaml_src *s, const char *ctx,
 	int v;
 
 	switch (f->kind) {
+	case K_VALUE_TYPE:
+		if (read_enum(s, ctx, f->name, &value_type_enum, &v) < 0)
+			return -1;
+		if (s->header.version < 3)
+			return fail_at(s, s->ev.start_mark, "%s: '%s' needs "
+				       "format version 3 (heaptrace: 3)", ctx,
+				       f->name);
+		byte = (uint8_t)v;
+		store(base, f->at, &byte, sizeof(byte));
+		return 0;
 	case K_FIELD_KIND:
 		if (read_enum(s, ctx, f->name, &field_kind_enum, &v) < 0)
 			return -1;
@@ -679,6 +729,12 @@ static int read_list(struct yaml_src *s, const char *ctx,
 				return -1;
 			*(uint8_t *)p = (uint8_t)v;
 			break;
+		case K_VALUE_LIST:
+			if (read_value(s, ctx, f->name, &v) < 0 ||
+			    !(p = push(s, &s->buf[slot], sizeof(uint64_t))))
+				return -1;
+			memcpy(p, &v, sizeof(uint64_t));
+			break;
 		default: /* K_KIND_LIST */
 			if (!(p = push(s, &s->buf[slot], 1)) ||
 			    read_root_kind(s, ctx, f->name, p) < 0)
@@ -686,6 +742,86 @@ static int read_list(struct yaml_src *s, const char *ctx,
 			break;
 		}
 	}
+}
+
+static int read_fields(struct yaml_src *s, const char *ctx,
+		       const struct field *fields, size_t n, void *base,
+		       struct fields_read *got);
+
+#define REQUIRED true
+#define OPTIONAL false
+
+/* An array's contents as YAML gives them, before they are bytes. */
+struct yaml_array {
+	uint8_t type;
+	uint64_t length;
+	bool has_hash;
+	uint64_t hash;
+};
+
+enum { AR_TYPE, AR_LENGTH, AR_ELEMENTS, AR_HASH };
+static const struct field array_fields[] = {
+	[AR_TYPE] = {"type", K_VALUE_TYPE, REQUIRED,
+		     offsetof(struct yaml_array, type), 0},
+	[AR_LENGTH] = {"length", K_U64, REQUIRED,
+		       offsetof(struct yaml_array, length), 0},
+	[AR_ELEMENTS] = {"elements", K_VALUE_LIST, REQUIRED, B_ELEMENTS, 0},
+	[AR_HASH] = {"hash", K_U64, OPTIONAL, offsetof(struct yaml_array, hash),
+		     offsetof(struct yaml_array, has_hash)},
+};
+
+/* An object's array (version 3): its elements become the little-endian
+ * bytes the .ht form carries, each checked against its type's range;
+ * a hash comes exactly with a prefix (heaptrace(5)). */
+static int read_array(struct yaml_src *s, const char *ctx,
+		      const struct field *f)
+{
+	struct yaml_array a = {0};
+	struct fields_read got;
+	yaml_mark_t at = s->ev.start_mark;
+	const uint64_t *elements;
+	size_t n, width;
+	uint8_t *data;
+	char inner[64];
+
+	snprintf(inner, sizeof(inner), "%s: %s", ctx, f->name);
+	if (read_fields(s, inner, array_fields, ARRAY_SIZE(array_fields), &a,
+			&got) < 0)
+		return -1;
+	width = ht_value_type_width(a.type);
+	n = s->buf[B_ELEMENTS].count;
+	if (width == 0)
+		return fail_at(s, got.mark[AR_TYPE], "%s: '%s': type %s is no "
+			       "primitive type", ctx, f->name,
+			       ht_value_type_name(a.type) ?
+			       ht_value_type_name(a.type) : "number");
+	if (n > a.length)
+		return fail_at(s, at, "%s: '%s' has %zu elements, more than its "
+			       "length %llu", ctx, f->name, n,
+			       (unsigned long long)a.length);
+	if (a.has_hash != (n < a.length))
+		return fail_at(s, at, "%s: '%s' %s", ctx, f->name, a.has_hash ?
+			       "has a hash but all its elements" :
+			       "has a prefix of its elements but no hash");
+	s->buf[B_ARRAY_DATA].count = 0;
+	elements = s->buf[B_ELEMENTS].data;
+	for (size_t i = 0; i < n; i++) {
+		if (!(data = push(s, &s->buf[B_ARRAY_DATA], width)))
+			return -1;
+		if (!ht_value_store(a.type, elements[i], data))
+			return fail_at(s, got.mark[AR_ELEMENTS], "%s: '%s': "
+				       "element %zu (%lld) is out of range "
+				       "for %s", ctx, f->name, i,
+				       (long long)elements[i],
+				       ht_value_type_name(a.type));
+	}
+	s->array = (struct ht_array_values){
+		.type = a.type,
+		.length = a.length,
+		.stored = n,
+		.hash = a.has_hash ? a.hash : 0,
+	};
+	return 0;
 }
 
 static int read_field(struct yaml_src *s, const char *ctx,
@@ -711,9 +847,12 @@ static int read_field(struct yaml_src *s, const char *ctx,
 	case K_RESULT:
 	case K_REASON:
 	case K_FIELD_KIND:
+	case K_VALUE_TYPE:
 		return read_enum_field(s, ctx, f, base);
 	case K_GENERATIONS:
 		return read_generations(s, ctx, f, base);
+	case K_ARRAY:
+		return read_array(s, ctx, f);
 	default:
 		return read_list(s, ctx, f);
 	}
@@ -805,8 +944,6 @@ check_required:
 /* ---- Event tables --------------------------------------------------------- */
 
 #define EV(member) offsetof(struct ht_event, u.member)
-#define REQUIRED true
-#define OPTIONAL false
 
 static const struct field class_fields[] = {
 	{"id", K_U64, REQUIRED, EV(class_.id), 0},
@@ -869,7 +1006,8 @@ static const struct field root_references_fields[] = {
 };
 
 enum { OR_ID, OR_CLASS, OR_SIZE, OR_REFS, OR_FLAGS, OR_REF_FLAGS,
-       OR_GENERATION, OR_RESULT, OR_REF_FIELDS };
+       OR_GENERATION, OR_RESULT, OR_REF_FIELDS, OR_VALUE_FIELDS, OR_VALUES,
+       OR_ARRAY };
 static const struct field object_references_fields[] = {
 	[OR_ID] = {"id", K_U64, REQUIRED, EV(object_references.id), 0},
 	[OR_CLASS] = {"class", K_U64, REQUIRED, EV(object_references.class_id), 0},
@@ -883,9 +1021,13 @@ static const struct field object_references_fields[] = {
 	[OR_RESULT] = {"result", K_RESULT, OPTIONAL,
 		       EV(object_references.result), 0},
 	[OR_REF_FIELDS] = {"ref_fields", K_U64_LIST, OPTIONAL, B_FIELD_REFS, 0},
+	[OR_VALUE_FIELDS] = {"value_fields", K_U64_LIST, OPTIONAL,
+			     B_VALUE_FIELDS, 0},
+	[OR_VALUES] = {"values", K_VALUE_LIST, OPTIONAL, B_VALUES, 0},
+	[OR_ARRAY] = {"array", K_ARRAY, OPTIONAL, 0, 0},
 };
 
-enum { FD_ID, FD_CLASS, FD_NAME, FD_KIND, FD_OFFSET };
+enum { FD_ID, FD_CLASS, FD_NAME, FD_KIND, FD_OFFSET, FD_TYPE };
 static const struct field field_fields[] = {
 	[FD_ID] = {"id", K_U64, REQUIRED, offsetof(struct ht_field, id), 0},
 	[FD_CLASS] = {"class", K_U64, REQUIRED,
@@ -896,6 +1038,8 @@ static const struct field field_fields[] = {
 	[FD_OFFSET] = {"offset", K_U64, OPTIONAL,
 		       offsetof(struct ht_field, offset),
 		       offsetof(struct ht_field, has_offset)},
+	[FD_TYPE] = {"type", K_VALUE_TYPE, OPTIONAL,
+		     offsetof(struct ht_field, type), 0},
 };
 
 enum { GB_GENERATION, GB_START, GB_LENGTH, GB_RESERVED };
@@ -1032,6 +1176,55 @@ static int finish_root_references(struct yaml_src *s, struct ht_event *ev,
 	return 0;
 }
 
+static bool given(const struct fields_read *got, int field)
+{
+	return got->present & (UINT32_C(1) << field);
+}
+
+/* Values and array (version 3): value_fields and values come together,
+ * as long as each other, and not empty (the .ht form has no empty
+ * values). */
+static int finish_values(struct yaml_src *s,
+			 struct ht_ev_object_references *e,
+			 const struct fields_read *got)
+{
+	const char *ctx = "object_references";
+	size_t n = s->buf[B_VALUES].count;
+
+	e->n_values = 0;
+	e->value_fields = NULL;
+	e->values = NULL;
+	e->array = NULL;
+	for (int f = OR_VALUE_FIELDS; f <= OR_ARRAY; f++)
+		if (given(got, f) && s->header.version < 3)
+			return fail_at(s, got->mark[f], "%s: '%s' needs format "
+				       "version 3 (heaptrace: 3)", ctx,
+				       object_references_fields[f].name);
+	if (given(got, OR_VALUE_FIELDS) != given(got, OR_VALUES))
+		return fail_at(s, got->mark[given(got, OR_VALUES) ? OR_VALUES :
+					    OR_VALUE_FIELDS],
+			       "%s: 'value_fields' and 'values' come together",
+			       ctx);
+	if (given(got, OR_VALUES)) {
+		if (s->buf[B_VALUE_FIELDS].count != n)
+			return fail_at(s, got->mark[OR_VALUES], "%s: 'values' "
+				       "has %zu items but 'value_fields' has "
+				       "%zu", ctx, n,
+				       s->buf[B_VALUE_FIELDS].count);
+		if (n == 0)
+			return fail_at(s, got->mark[OR_VALUES],
+				       "%s: 'values' is empty", ctx);
+		e->n_values = n;
+		e->value_fields = list(s, B_VALUE_FIELDS);
+		e->values = list(s, B_VALUES);
+	}
+	if (given(got, OR_ARRAY)) {
+		s->array.data = list(s, B_ARRAY_DATA);
+		e->array = &s->array;
+	}
+	return 0;
+}
+
 static int finish_object_references(struct yaml_src *s, struct ht_event *ev,
 				    const struct fields_read *got)
 {
@@ -1048,7 +1241,7 @@ static int finish_object_references(struct yaml_src *s, struct ht_event *ev,
 	e->refs = list(s, B_REFS);
 	e->ref_flags = list_if(s, got, OR_REF_FLAGS, B_FLAGS);
 	e->ref_fields = list_if(s, got, OR_REF_FIELDS, B_FIELD_REFS);
-	return 0;
+	return finish_values(s, e, got);
 }
 
 static int finish_generation_bounds(struct yaml_src *s, struct ht_event *ev,

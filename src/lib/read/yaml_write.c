@@ -530,6 +530,43 @@ static void put_root_references(struct yaml_writer *w,
 	put_char(w, '}');
 }
 
+/* Values, and array elements, as signed numbers: their bits (heaptrace(5)). */
+static void put_value_list(struct yaml_writer *w, const uint64_t *v, size_t n)
+{
+	put_char(w, '[');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			put(w, ", ");
+		put_signed(w, (int64_t)v[i]);
+	}
+	put_char(w, ']');
+}
+
+/* An array's stored elements each as a value; the hash when they are a
+ * prefix. */
+static void put_array(struct yaml_writer *w, const struct ht_array_values *a)
+{
+	unsigned width = ht_value_type_width(a->type);
+
+	put(w, "{type: ");
+	put_enum(w, ht_value_type_name(a->type), a->type);
+	put(w, ", length: ");
+	put_dec(w, a->length);
+	put(w, ", elements: [");
+	for (uint64_t i = 0; width && i < a->stored; i++) {
+		if (i)
+			put(w, ", ");
+		put_signed(w, (int64_t)ht_value_load(a->type,
+						     a->data + i * width));
+	}
+	put_char(w, ']');
+	if (a->stored < a->length) {
+		put(w, ", hash: ");
+		put_hex(w, a->hash);
+	}
+	put_char(w, '}');
+}
+
 static void put_object_references(struct yaml_writer *w,
 				  const struct ht_ev_object_references *e)
 {
@@ -554,6 +591,16 @@ static void put_object_references(struct yaml_writer *w,
 	if (e->has_generation) {
 		put(w, ", generation: ");
 		put_dec(w, e->generation);
+	}
+	if (e->n_values) {
+		put(w, ", value_fields: ");
+		put_field_list(w, e->value_fields, e->n_values);
+		put(w, ", values: ");
+		put_value_list(w, e->values, e->n_values);
+	}
+	if (e->array) {
+		put(w, ", array: ");
+		put_array(w, e->array);
 	}
 	put_result(w, e->result);
 	put_char(w, '}');
@@ -581,6 +628,10 @@ static void put_fields(struct yaml_writer *w, const struct ht_ev_fields *e)
 			put(w, ", offset: ");
 			put_dec(w, f->offset);
 		}
+		if (f->type) {
+			put(w, ", type: ");
+			put_enum(w, ht_value_type_name(f->type), f->type);
+		}
 		put_char(w, '}');
 	}
 }
@@ -605,9 +656,19 @@ static const char *missing_array(const struct ht_event *ev)
 		if (!ev->u.root_references.refs)
 			return "refs";
 		return ev->u.root_references.flags ? NULL : "flags";
-	case HT_EV_OBJECT_REFERENCES:
-		return ev->u.object_references.count &&
-		       !ev->u.object_references.refs ? "refs" : NULL;
+	case HT_EV_OBJECT_REFERENCES: {
+		const struct ht_ev_object_references *o =
+			&ev->u.object_references;
+
+		if (o->count && !o->refs)
+			return "refs";
+		if (o->n_values && !o->value_fields)
+			return "value_fields";
+		if (o->n_values && !o->values)
+			return "values";
+		return o->array && o->array->stored && !o->array->data ?
+		       "array" : NULL;
+	}
 	case HT_EV_FIELDS:
 		return ev->u.fields.count && !ev->u.fields.fields ?
 		       "fields" : NULL;

@@ -611,8 +611,13 @@ static void request_slice(const struct request *rq, size_t from, size_t n,
 		o->ref_flags = SLICE(o->ref_flags, from);
 		o->ref_fields = SLICE(o->ref_fields, from);
 		o->count = n;
-		if (!last)
+		if (!last) {
 			o->flags |= HT_OBJ_MORE_REFERENCES;
+			o->n_values = 0;
+			o->value_fields = NULL;
+			o->values = NULL;
+			o->array = NULL;
+		}
 		break;
 	}
 	case HT_EV_FIELDS:
@@ -658,12 +663,13 @@ static void encode_split(struct ht_recorder *rec, struct slot *s,
 {
 	size_t elem = codec_element_bound(&rq->ev);
 	size_t count = request_count(rq);
+	/* every part keeps room for the values, which go in the last */
+	size_t fixed = CODEC_EVENT_OVERHEAD + codec_values_bound(&rq->ev);
 	size_t done = 0;
 
 	while (done < count) {
 		size_t room = slot_room(s);
-		size_t n = room > CODEC_EVENT_OVERHEAD ?
-			(room - CODEC_EVENT_OVERHEAD) / elem : 0;
+		size_t n = room > fixed ? (room - fixed) / elem : 0;
 		struct request piece;
 
 		if (n == 0) {
@@ -812,10 +818,36 @@ static bool result_ok(enum ht_result r)
  * that exists; a name longer than the codec keeps is cut, as a class's. */
 static bool fields_ok(size_t count, const struct ht_field *fields)
 {
-	for (size_t i = 0; i < count; i++)
-		if (fields[i].id == 0 || fields[i].kind > HT_FIELD_KIND_LAST)
+	for (size_t i = 0; i < count; i++) {
+		const struct ht_field *f = &fields[i];
+		bool primitive = ht_value_type_width(f->type) > 0;
+
+		if (f->id == 0 || f->kind > HT_FIELD_KIND_LAST)
 			return false;
+		/* a type that exists; a primitive holds no referent */
+		if (f->type && !primitive && f->type != HT_TYPE_OBJECT)
+			return false;
+		if (primitive && f->kind > HT_FIELD_STATIC)
+			return false;
+	}
 	return true;
+}
+
+/* Values name nonzero fields; an array's prefix is no longer than it,
+ * and its bytes are given when it has any. */
+static bool values_ok(const struct ht_ev_object_references *o)
+{
+	const struct ht_array_values *a = o->array;
+
+	if (o->n_values && (!o->value_fields || !o->values))
+		return false;
+	for (size_t i = 0; i < o->n_values; i++)
+		if (o->value_fields[i] == 0)
+			return false;
+	if (!a)
+		return true;
+	return ht_value_type_width(a->type) > 0 && a->stored <= a->length &&
+	       (a->stored == 0 || a->data != NULL);
 }
 
 /* HT_OK, HT_E_INVALID or HT_E_LIMIT: refused calls record nothing. The
@@ -867,7 +899,8 @@ static enum ht_error_code check_request(const struct request *rq)
 			&ev->u.object_references;
 
 		count = o->count;
-		ok = array_ok(count, o->refs) && result_ok(o->result);
+		ok = array_ok(count, o->refs) && result_ok(o->result) &&
+		     values_ok(o);
 		break;
 	}
 	case HT_EV_FIELDS:
@@ -930,13 +963,18 @@ static bool carries_fields(const struct ht_event *ev)
 }
 
 /* What a version 1 or 2 trace cannot hold either: a referent's strength
- * (the field kinds after static). */
-static bool carries_strengths(const struct ht_event *ev)
+ * (the field kinds after static), values (a field's type, an object's
+ * values or array contents). */
+static bool carries_version3_fields(const struct ht_event *ev)
 {
+	if (ev->type == HT_EV_OBJECT_REFERENCES)
+		return ev->u.object_references.n_values ||
+		       ev->u.object_references.array;
 	if (ev->type != HT_EV_FIELDS)
 		return false;
 	for (size_t i = 0; i < ev->u.fields.count; i++)
-		if (ev->u.fields.fields[i].kind > HT_FIELD_STATIC)
+		if (ev->u.fields.fields[i].kind > HT_FIELD_STATIC ||
+		    ev->u.fields.fields[i].type)
 			return true;
 	return false;
 }
@@ -951,8 +989,12 @@ static enum ht_error_code record_checked(struct ht_recorder *rec,
 	rc = check_request(rq);
 	if (rc == HT_OK && rec->version < 2 && carries_fields(&rq->ev))
 		rc = HT_E_INVALID;
-	if (rc == HT_OK && rec->version < 3 && carries_strengths(&rq->ev))
+	if (rc == HT_OK && rec->version < 3 && carries_version3_fields(&rq->ev))
 		rc = HT_E_INVALID;
+	/* values stay whole in one part of a split object: a buffer must
+	 * hold them with room for references to spare */
+	if (rc == HT_OK && codec_values_bound(&rq->ev) > rec->buffer_size / 2)
+		rc = HT_E_LIMIT;
 	/* a time only where the format has one: version 3, timed events */
 	if (rc == HT_OK && rq->ev.has_time &&
 	    (rec->version < 3 || !ht_event_timed_type(rq->ev.type)))

@@ -1,0 +1,81 @@
+/*
+ * values.h - objects' values in a dump's graph (doc/design.md section 3,
+ * values in the graph): each object's primitive field values and array
+ * contents as one *record*, kept once in a byte arena however many objects
+ * hold it, and read back field by field.
+ *
+ * A record: a varint count of values; per value the field (its index in
+ * the dump's fields) and the value's bits as a zigzag varint; a byte, 1
+ * when array contents follow: type, length and stored count as varints,
+ * the stored elements' little-endian bytes, and the 8-byte hash when they
+ * are a prefix. Records start at multiples of 4, so that a 32-bit offset
+ * in 4-byte units reaches 16 GiB of them.
+ */
+#ifndef HT_VALUES_H
+#define HT_VALUES_H
+
+#include <heaptrace/trace.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The records of a dump as it arrives, with the index that finds an equal
+ * record already kept; the index goes once the dump is built. */
+struct value_arena {
+	uint8_t *bytes;
+	size_t len, cap;
+	uint64_t *slots;   /* open addressing: record offset + 1, 0 free */
+	size_t n_slots, used;
+	uint64_t charged;  /* to the memory budget (util/membudget.h) */
+};
+
+/* The arena reaches no further than a 32-bit offset in 4-byte units. */
+#define VALUE_ARENA_MAX (UINT64_C(1) << 34)
+
+/*
+ * Keeps the record of n values (fields[i]: the dump's field index,
+ * values[i]: the bits) and array (NULL for none), or finds an equal one
+ * kept before: *at is its offset in 4-byte units. 0, -1 when out of
+ * memory, -2 when the arena would pass VALUE_ARENA_MAX.
+ */
+int value_arena_add(struct value_arena *a, const uint32_t *fields,
+		    const uint64_t *values, size_t n,
+		    const struct ht_array_values *array, uint32_t *at);
+/* Drops the index (the records stay). */
+void value_arena_end(struct value_arena *a);
+void value_arena_free(struct value_arena *a);
+
+/* One record being read. */
+struct value_record {
+	const uint8_t *next;    /* the next value */
+	size_t left;            /* values not read yet */
+	bool has_array;
+	struct ht_array_values array; /* data: into the record */
+};
+
+/* Opens the record at `at` (4-byte units) of bytes, which value_arena_add
+ * wrote. */
+void value_record_open(const uint8_t *bytes, uint32_t at,
+		       struct value_record *r);
+/* The next value: true and *field, *bits set; false after the last. */
+bool value_record_next(struct value_record *r, uint32_t *field,
+		       uint64_t *bits);
+
+struct heap;
+
+/* The text of object when it is a string (doc/design.md section 1): a
+ * java.lang.String's from the array its `value` field references (a
+ * byte[] with its `coder`, Latin-1 0 or UTF-16 1, or a char[]), a
+ * System.String's from its own char contents. At most max_chars
+ * characters as UTF-8 into out (VALUES_TEXT_BOUND(max_chars) bytes),
+ * NUL-terminated; *chars and *length: the characters
+ * written and the string's length in code units (Latin-1 bytes or UTF-16
+ * units), so that a caller sees what was cut, by max_chars or because
+ * the trace kept a prefix. False when object is no string or the dump
+ * kept no values for it. */
+#define VALUES_TEXT_BOUND(max_chars) (6 * (size_t)(max_chars) + 1)
+bool values_string_text(const struct heap *h, uint32_t object, char *out,
+			size_t max_chars, size_t *chars, uint64_t *length);
+
+#endif
