@@ -10,6 +10,7 @@
 
 #include "analysis/flame.h"
 #include "cli/flame-render.h"
+#include "testheap.h"
 #include "testutil.h"
 
 #include <inttypes.h>
@@ -23,29 +24,13 @@ struct loaded {
 	struct flame f;
 };
 
-static int keep_it(void *ctx, struct heap *h, bool *keep)
-{
-	struct heap **got = ctx;
-
-	if (*got)
-		heap_free(*got);
-	*got = h;
-	*keep = true;
-	return 0;
-}
-
 static void load(struct loaded *l, const char *path, int64_t dump,
 		 unsigned depth)
 {
 	struct ht_error err;
-	struct ht_reader *r = ht_reader_open(path, &err);
 
 	memset(l, 0, sizeof(*l));
-	cr_assert_not_null(r, "%s", err.message);
-	cr_assert_eq(heap_scan(r, dump, keep_it, &l->h, NULL, &err), 0, "%s",
-		     err.message);
-	ht_reader_close(r);
-	cr_assert_not_null(l->h);
+	l->h = testheap_load(path, dump, NULL);
 	cr_assert_eq(heap_dominators(l->h, &l->d, &err), 0);
 	cr_assert_eq(flame_build(l->h, &l->d, depth, &l->f, &err), 0, "%s",
 		     err.message);

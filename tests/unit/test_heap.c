@@ -11,6 +11,7 @@
 #include "analysis/heap.h"
 #include "analysis/values.h"
 #include "lib/read/source.h"
+#include "testheap.h"
 #include "testutil.h"
 
 #include <stdio.h>
@@ -1157,16 +1158,10 @@ Test(generations, given_by_a_later_part)
 
 static struct heap *load(const char *name)
 {
-	struct ht_error err;
-	struct ht_reader *r = ht_reader_open(testdata(name), &err);
+	struct heap *h = testheap_load(testdata(name), HEAP_LAST_DUMP, &report);
 
-	cr_assert_not_null(r, "%s", err.message);
-	cr_assert_eq(heap_scan(r, HEAP_LAST_DUMP, keep_dump, NULL, &report,
-			       &err), 0, "%s", err.message);
-	ht_reader_close(r);
-	cr_assert_eq(n_got, 1);
 	cr_assert_eq(report.violations, 0);
-	return got[0];
+	return h;
 }
 
 struct expected {
@@ -1231,7 +1226,7 @@ Test(testdata, diamond)
 	cr_assert_eq(d.unreachable_bytes, 112);
 	cr_assert_eq(d.weakly_reachable, 0);
 	heap_dominators_free(&d);
-	free_got();
+	heap_free(h);
 }
 
 Test(testdata, msvm_threads)
@@ -1293,7 +1288,7 @@ Test(testdata, msvm_threads)
 	cr_assert_eq(d.reachable, 10);
 	cr_assert_eq(d.unreachable, 0);
 	heap_dominators_free(&d);
-	free_got();
+	heap_free(h);
 }
 
 Test(testdata, clr_weak)
@@ -1339,7 +1334,7 @@ Test(testdata, clr_weak)
 	cr_assert_eq(d.unreachable_bytes, 232);
 	cr_assert_eq(d.weakly_reachable, 3);
 	heap_dominators_free(&d);
-	free_got();
+	heap_free(h);
 }
 
 /* ---- Values (format version 3) ------------------------------------------ */

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "analysis/heap.h"
+#include "testheap.h"
 #include "testutil.h"
 #include "util/membudget.h"
 
@@ -49,27 +50,10 @@ Test(names, field_kinds_give_levels)
 
 /* ---- The hand-solved dump ------------------------------------------------- */
 
-static int keep_graph(void *ctx, struct heap *h, bool *keep)
-{
-	*(struct heap **)ctx = h;
-	*keep = true;
-	return 0;
-}
-
 static struct heap *levels_dump(void)
 {
-	struct ht_error err;
-	struct ht_reader *r = ht_reader_open(testdata("analysis/levels.yaml"),
-					     &err);
-	struct heap_scan_report report;
-	struct heap *h = NULL;
-
-	cr_assert_not_null(r, "%s", err.message);
-	cr_assert_eq(heap_scan(r, HEAP_LAST_DUMP, keep_graph, &h, &report,
-			       &err), 0, "%s", err.message);
-	ht_reader_close(r);
-	cr_assert_not_null(h);
-	return h;
+	return testheap_load(testdata("analysis/levels.yaml"), HEAP_LAST_DUMP,
+			     NULL);
 }
 
 static uint32_t at(const struct heap *h, ht_id id)

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "analysis/heap.h"
+#include "testheap.h"
 #include "testutil.h"
 #include "util/membudget.h"
 
@@ -327,27 +328,9 @@ Test(paths, charged_to_the_memory_budget)
 
 /* ---- The paths written down in testdata/analysis ------------------------ */
 
-static struct heap *loaded;
-
-static int keep_dump(void *ctx, struct heap *h, bool *keep)
+static struct heap *load_analysis(const char *name)
 {
-	(void)ctx;
-	loaded = h;
-	*keep = true;
-	return 0;
-}
-
-static struct heap *load(const char *name)
-{
-	struct ht_error err;
-	struct ht_reader *r = ht_reader_open(testdata(name), &err);
-
-	cr_assert_not_null(r, "%s", err.message);
-	cr_assert_eq(heap_scan(r, HEAP_LAST_DUMP, keep_dump, NULL, NULL, &err),
-		     0, "%s", err.message);
-	ht_reader_close(r);
-	cr_assert_not_null(loaded);
-	return loaded;
+	return testheap_load(testdata(name), HEAP_LAST_DUMP, NULL);
 }
 
 /* A path as the comments write it: root, then id, field, id, ... */
@@ -371,7 +354,7 @@ static void assert_written_path(const struct heap *h,
 
 Test(testdata, diamond)
 {
-	struct heap *h = load("analysis/diamond.yaml");
+	struct heap *h = load_analysis("analysis/diamond.yaml");
 	struct heap_path *p;
 
 	cr_assert_eq(paths_to(h, heap_find(h, 0x1500), 10, false, &p), 2);
@@ -387,7 +370,7 @@ Test(testdata, diamond)
 
 Test(testdata, msvm_threads)
 {
-	struct heap *h = load("analysis/msvm-threads.yaml");
+	struct heap *h = load_analysis("analysis/msvm-threads.yaml");
 	struct heap_path *p;
 
 	cr_assert_eq(paths_to(h, heap_find(h, 0x2700), 10, false, &p), 2);
@@ -416,7 +399,7 @@ Test(testdata, msvm_threads)
 
 Test(testdata, clr_weak)
 {
-	struct heap *h = load("analysis/clr-weak.yaml");
+	struct heap *h = load_analysis("analysis/clr-weak.yaml");
 	struct heap_path *p;
 
 	cr_assert_eq(paths_to(h, heap_find(h, 0x1fff10b0), 10, false, &p), 2);

@@ -10,34 +10,11 @@
 
 #include "analysis/heap.h"
 #include "analysis/threads.h"
+#include "testheap.h"
 #include "testutil.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-static struct heap *loaded;
-
-static int keep_dump(void *ctx, struct heap *h, bool *keep)
-{
-	(void)ctx;
-	loaded = h;
-	*keep = true;
-	return 0;
-}
-
-static struct heap *load(const char *name)
-{
-	struct ht_error err;
-	struct ht_reader *r = ht_reader_open(testdata(name), &err);
-
-	loaded = NULL;
-	cr_assert_not_null(r, "%s", err.message);
-	cr_assert_eq(heap_scan(r, HEAP_LAST_DUMP, keep_dump, NULL, NULL, &err),
-		     0, "%s", err.message);
-	ht_reader_close(r);
-	cr_assert_not_null(loaded);
-	return loaded;
-}
 
 struct answer {
 	struct heap *h;
@@ -49,7 +26,7 @@ static void answer(struct answer *a, const char *name)
 {
 	struct ht_error err;
 
-	a->h = load(name);
+	a->h = testheap_load(testdata(name), HEAP_LAST_DUMP, NULL);
 	cr_assert_eq(heap_dominators(a->h, &a->d, &err), 0, "%s",
 		     err.message);
 	cr_assert_eq(heap_threads(a->h, &a->d, &a->t, &err), 0, "%s",
@@ -94,7 +71,8 @@ static void assert_frame(const struct answer *a, const struct thread_view *v,
 
 Test(threads, the_heap_keeps_every_thread_and_frame_begun)
 {
-	struct heap *h = load("analysis/threads.yaml");
+	struct heap *h = testheap_load(testdata("analysis/threads.yaml"),
+				       HEAP_LAST_DUMP, NULL);
 
 	/* 3 threads, 6 frames, one of them begun twice */
 	cr_assert_eq(h->n_stack, 10);
