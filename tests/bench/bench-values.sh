@@ -15,7 +15,9 @@
 #     that asks (object does; top, today, does not), so the table shows
 #     what each command pays as it is.
 # Fails when `object` says something else of the head from the .ht with
-# values than from the dump, or shows values from the one without.
+# values than from the dump, or shows values from the one without, or
+# when heaptrace keeps another number of arrays whole in the small dump
+# than values-threshold.py counts.
 # Then, with values-threshold.py, what the threshold of whole arrays buys
 # and costs on testdata/hprof/knownheap.hprof, this dump and the dumps in
 # HT_VALUES_BENCH_DUMPS (paths separated by spaces, e.g. the Tomcat dump
@@ -119,6 +121,19 @@ grep -q '^values' "$cache/object-hprof.out" ||
 ! grep -q '^values' "$cache/object-plain.out" ||
 	fail "object $head shows values from the .ht without them"
 
+# The arrays heaptrace keeps whole, as values-threshold.py counts them at
+# the threshold trace.h gives, on the small dump: the script's reading and
+# the reader's threshold agree.
+known=$root/testdata/hprof/knownheap.hprof
+whole_max=$(awk '$1 == "#define" && $2 == "HT_VALUES_WHOLE_MAX" { print $3 }' \
+	"$root/include/heaptrace/trace.h")
+ours=$("$heaptrace" cat "$known" | grep -o 'array: {[^}]*}' | grep -vc hash)
+theirs=$(python3 "$bench_src/values-threshold.py" --whole "$whole_max" \
+	"$known")
+[ "$ours" = "$theirs" ] ||
+	fail "$known: heaptrace keeps $ours arrays whole," \
+		"values-threshold.py counts $theirs at $whole_max bytes"
+
 # ---- the report -----------------------------------------------------------------
 
 bytes() { wc -c <"$1" | tr -d ' '; }
@@ -164,7 +179,6 @@ row "object .ht without" object-plain
 echo
 echo "  the threshold of whole arrays (HT_VALUES_WHOLE_MAX):"
 # shellcheck disable=SC2086 # HT_VALUES_BENCH_DUMPS is a list of paths
-python3 "$bench_src/values-threshold.py" \
-	"$root/testdata/hprof/knownheap.hprof" "$dump" \
+python3 "$bench_src/values-threshold.py" "$known" "$dump" \
 	${HT_VALUES_BENCH_DUMPS:-} | sed 's/^/  /' || status=1
 exit $status

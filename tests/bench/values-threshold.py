@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""values-threshold.py DUMP.hprof... - what the threshold of whole arrays
-(HT_VALUES_WHOLE_MAX in include/heaptrace/trace.h, 256 bytes) buys and
-costs on real heap dumps, for thresholds of 64, 256, 1024 and 4096 bytes.
+"""values-threshold.py [--whole BYTES] DUMP.hprof... - what the threshold
+of whole arrays (HT_VALUES_WHOLE_MAX in include/heaptrace/trace.h, 256
+bytes) buys and costs on real heap dumps, for thresholds of 64, 256, 1024
+and 4096 bytes.
 
 A trace keeps a primitive array of at most the threshold's bytes whole,
 and of a longer one its first 64 bytes and a 64-bit hash of all. For each
@@ -13,6 +14,9 @@ dump and threshold it prints:
   - stored: the bytes the trace's array contents take (whole contents, or
     prefix and hash), raw and compressed with zlib at its default level
     in 1 MiB pieces (about what a .ht's chunks do with them), per object.
+
+With --whole, it prints only the number of arrays a threshold of BYTES
+keeps whole, for a benchmark to hold heaptrace's own count to it.
 
 It reads the dump itself (the HPROF manual's record layouts, not
 heaptrace's reader) and keeps only a digest of each array, so that a dump
@@ -185,12 +189,19 @@ def pct(part, whole):
 
 
 def main():
-    if len(sys.argv) < 2:
-        sys.exit("usage: values-threshold.py DUMP.hprof...")
-    for path in sys.argv[1:]:
+    args = sys.argv[1:]
+    whole = None
+    if args[:1] == ["--whole"] and len(args) > 1:
+        whole, args = int(args[1]), args[2:]
+    if not args:
+        sys.exit("usage: values-threshold.py [--whole BYTES] DUMP.hprof...")
+    for path in args:
         arrays = Arrays()
         walk(path, arrays)
-        report(path, arrays)
+        if whole is None:
+            report(path, arrays)
+        else:
+            print(sum(1 for b in arrays.sizes if b <= whole))
 
 
 if __name__ == "__main__":
