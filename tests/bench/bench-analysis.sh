@@ -44,7 +44,7 @@ heap_for() {
 			exit 1
 		}
 		mv "$heap.tmp" "$heap"
-		read -r secs kib status <"$cache/gen.cost"
+		read -r secs kib status _ <"$cache/gen.cost"
 		echo "generated $heap in $secs s, peak RSS $((kib / 1024)) MiB:"
 		sed 's/^/  /' "$log"
 	fi
@@ -79,7 +79,7 @@ measure_run() {
 		echo "'heaptrace $cmd' on $n objects failed:" >&2
 		tail -n 20 "$log" >&2
 	fi
-	read -r secs kib status <"$cache/run.cost"
+	read -r secs kib status _ <"$cache/run.cost"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$cmd" "$n" "$(file_bytes "$heap")" \
 		"$secs" "$kib" "$status" >>"$results"
 }

@@ -24,7 +24,7 @@ if [ ! -f "$trace" ] || [ -n "$(find "$genhistory" -newer "$trace")" ]; then
 	"$measure" "$cache/gen.cost" "$genhistory" -g "$gcs" -o "$trace.tmp" \
 		>/dev/null
 	mv "$trace.tmp" "$trace"
-	read -r secs kib status <"$cache/gen.cost"
+	read -r secs kib status _ <"$cache/gen.cost"
 	echo "generated $trace ($(wc -c <"$trace" | tr -d ' ') bytes) in $secs s"
 fi
 id=$("$genhistory" -g 0 -o "$cache/empty.ht")
@@ -37,7 +37,7 @@ run() {
 		tail -n 20 "$cache/out" >&2
 		exit 1
 	}
-	read -r secs kib status <"$cache/run.cost"
+	read -r secs kib status _ <"$cache/run.cost"
 	printf '%-24s %8.2f s %8.1f MiB peak RSS %8s lines\n' "$what" "$secs" \
 		"$(echo "$kib" | awk '{ print $1 / 1024 }')" \
 		"$(wc -l <"$cache/out" | tr -d ' ')"

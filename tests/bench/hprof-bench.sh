@@ -2,11 +2,11 @@
 # hprof-bench.sh - heaptrace on a real Java heap dump of about 2 million
 # objects, next to VisualVM's heap library on the same file.
 #
-# Makes the dump once (kept in CACHE_DIR): KnownHeap (see
-# tests/runtimes/java/KnownHeap.java) with a list of 2 million nodes and a
-# tree of 131071, at its paused point, with jcmd GC.heap_dump. Then times,
-# with MEASURE (wall time and peak RSS), `heaptrace top` reading the dump
-# and computing every retained size, and VisualVMRetained.java driving
+# Makes the dump once (kept in CACHE_DIR, by knownheap-dump.sh): KnownHeap
+# (see tests/runtimes/java/KnownHeap.java) with a list of 2 million nodes
+# and a tree of 131071, at its paused point, with jcmd GC.heap_dump. Then
+# times, with MEASURE (wall time and peak RSS), `heaptrace top` reading the
+# dump and computing every retained size, and VisualVMRetained.java driving
 # VisualVM's library (Debian's visualvm package) to its biggest objects by
 # retained size; each the best of three runs. Prints both side by side,
 # the goals (20 times faster than VisualVM, under 100 bytes of memory per
@@ -22,38 +22,16 @@ if [ $# -ne 5 ]; then
 	exit 2
 fi
 heaptrace=$1 measure=$2 java_src=$3 bench_src=$4 cache=$5
-n=${HT_HPROF_BENCH_NODES:-2000000} depth=17 leaves=16 garbage=1000000
+n=${HT_HPROF_BENCH_NODES:-2000000}
 runs=3
 
 . "$(dirname "$0")/../lib.sh"
 need_tools java javac jcmd python3
 mkdir -p "$cache/classes" || exit 1
-dump=$cache/knownheap-$n.hprof
 
 # ---- the dump ---------------------------------------------------------------
 
-make_dump() {
-	javac -d "$cache/classes" "$java_src/KnownHeap.java" || exit 1
-	rm -f "$cache/stdin" "$dump.tmp"
-	mkfifo "$cache/stdin" || exit 1
-	java -cp "$cache/classes" KnownHeap $n $depth $leaves $garbage \
-		<"$cache/stdin" >"$cache/known.out" 2>&1 &
-	pid=$!
-	exec 3>"$cache/stdin"
-	i=0
-	while ! grep -q '^ready' "$cache/known.out" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le 1200 ] || { echo "KnownHeap did not get ready" >&2; exit 1; }
-		sleep 0.1
-	done
-	jcmd $pid GC.heap_dump "$dump.tmp" >/dev/null || exit 1
-	echo go >&3
-	exec 3>&-
-	wait $pid
-	mv "$dump.tmp" "$dump"
-}
-
-[ -f "$dump" ] || make_dump
+dump=$(sh "$bench_src/knownheap-dump.sh" "$java_src" "$cache" "$n") || exit 1
 
 # ---- timing -------------------------------------------------------------------
 
@@ -71,7 +49,7 @@ best() {
 			cat "$prefix.err" >&2
 			return 1
 		}
-		read -r secs kib status <"$prefix.run"
+		read -r secs kib status _ <"$prefix.run"
 		if [ -z "$best_secs" ] ||
 			awk "BEGIN { exit !($secs < $best_secs) }"; then
 			best_secs=$secs

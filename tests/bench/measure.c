@@ -6,9 +6,11 @@
  * Usage: measure RESULT_FILE COMMAND [ARGS...]
  *
  * The command keeps measure's stdin, stdout and stderr. RESULT_FILE gets
- * one line, "SECONDS PEAK_RSS_KIB STATUS", where STATUS is the command's
- * exit status, or 128 + the signal that killed it; measure exits with the
- * same STATUS, or 127 when the command could not be run at all.
+ * one line, "SECONDS PEAK_RSS_KIB STATUS CPU_SECONDS", where STATUS is the
+ * command's exit status, or 128 + the signal that killed it, and
+ * CPU_SECONDS its user and system time, which a machine busy with other
+ * work inflates less than the wall time; measure exits with the same
+ * STATUS, or 127 when the command could not be run at all.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -47,8 +49,14 @@ static int wait_child(pid_t pid, int *wstatus, struct rusage *ru)
 	return got == pid ? 0 : -1;
 }
 
-static int write_result(const char *path, double seconds, long rss_kib,
-			int status)
+static double cpu_seconds(const struct rusage *ru)
+{
+	return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+	       (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1e-6;
+}
+
+static int write_result(const char *path, double seconds,
+			const struct rusage *ru, int status)
 {
 	FILE *f = fopen(path, "w");
 
@@ -56,7 +64,9 @@ static int write_result(const char *path, double seconds, long rss_kib,
 		fprintf(stderr, "measure: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	fprintf(f, "%.3f %ld %d\n", seconds, rss_kib, status);
+	/* ru_maxrss is in KiB on Linux. */
+	fprintf(f, "%.3f %ld %d %.3f\n", seconds, ru->ru_maxrss, status,
+		cpu_seconds(ru));
 	if (fclose(f) != 0) {
 		fprintf(stderr, "measure: %s: %s\n", path, strerror(errno));
 		return -1;
@@ -93,8 +103,7 @@ int main(int argc, char **argv)
 		return 127;
 	}
 	status = exit_status(wstatus);
-	/* ru_maxrss is in KiB on Linux. */
-	if (write_result(argv[1], now() - started, ru.ru_maxrss, status) < 0)
+	if (write_result(argv[1], now() - started, &ru, status) < 0)
 		return 127;
 	return status;
 }
