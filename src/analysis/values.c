@@ -54,26 +54,36 @@ static size_t put_record(uint8_t *out, const uint32_t *fields,
 	return (size_t)(p - out);
 }
 
-static uint64_t hash_bytes(const uint8_t *p, size_t n)
+/*
+ * An index slot: the record's tag in its high 32 bits, its offset in
+ * 4-byte units + 1 in its low 32 (0 for a free slot). The tag, 32 bits of
+ * the record's hash, picks the slot and screens out most unequal records
+ * before their bytes are compared, and growing the index needs no record
+ * read again. The offset + 1 fits: a record starts at least its bound
+ * before VALUE_ARENA_MAX, so its offset in 4-byte units is below 2^32 - 1.
+ */
+static uint32_t record_tag(const uint8_t *rec, size_t len)
 {
-	return ht_values_hash(p, n);
+	uint64_t h = ht_values_hash(rec, len);
+
+	h ^= h >> 29;
+	h *= UINT64_C(0xbf58476d1ce4e5b9);
+	return (uint32_t)(h >> 32);
 }
 
-/* A record's length, read from its bytes (which value_arena_add wrote). */
-static size_t record_length(const uint8_t *start)
+static uint64_t slot_of(uint32_t tag, size_t start)
 {
-	struct value_record r;
-	uint32_t field;
-	uint64_t bits;
+	return (uint64_t)tag << 32 | (start / 4 + 1);
+}
 
-	value_record_open(start, 0, &r);
-	while (value_record_next(&r, &field, &bits))
-		;
-	if (!r.has_array)
-		return (size_t)(r.next - start) + 1; /* and the array byte */
-	return (size_t)(r.array.data - start) +
-	       (size_t)r.array.stored * ht_value_type_width(r.array.type) +
-	       (r.array.stored < r.array.length ? 8 : 0);
+static uint32_t slot_tag(uint64_t slot)
+{
+	return (uint32_t)(slot >> 32);
+}
+
+static size_t slot_start(uint64_t slot)
+{
+	return ((size_t)(slot & UINT32_MAX) - 1) * 4;
 }
 
 /* Doubles the index (at least 64 slots) and puts every record back. */
@@ -90,16 +100,15 @@ static int grow_index(struct value_arena *a)
 		return -1;
 	}
 	for (size_t i = 0; i < a->n_slots; i++) {
-		uint64_t at = a->slots[i];
+		uint64_t slot = a->slots[i];
 		size_t j;
 
-		if (!at)
+		if (!slot)
 			continue;
-		j = hash_bytes(a->bytes + at - 1,
-			       record_length(a->bytes + at - 1)) & (n - 1);
+		j = slot_tag(slot) & (n - 1);
 		while (slots[j])
 			j = (j + 1) & (n - 1);
-		slots[j] = at;
+		slots[j] = slot;
 	}
 	free(a->slots);
 	mem_budget_release(a->n_slots * sizeof(*slots));
@@ -114,6 +123,7 @@ int value_arena_add(struct value_arena *a, const uint32_t *fields,
 {
 	size_t start = (a->len + 3) & ~(size_t)3, len, j;
 	uint8_t *rec;
+	uint32_t tag;
 
 	if (start + record_bound(n, array) > VALUE_ARENA_MAX)
 		return -2;
@@ -124,17 +134,19 @@ int value_arena_add(struct value_arena *a, const uint32_t *fields,
 	memset(a->bytes + a->len, 0, start - a->len);
 	rec = a->bytes + start;
 	len = put_record(rec, fields, values, n, array);
-	j = hash_bytes(rec, len) & (a->n_slots - 1);
+	tag = record_tag(rec, len);
+	j = tag & (a->n_slots - 1);
 	/* records decode alone, so equal leading bytes are an equal record */
 	for (; a->slots[j]; j = (j + 1) & (a->n_slots - 1)) {
-		uint64_t old = a->slots[j] - 1;
+		size_t old = slot_start(a->slots[j]);
 
-		if (old + len <= start && memcmp(a->bytes + old, rec, len) == 0) {
+		if (slot_tag(a->slots[j]) == tag && old + len <= start &&
+		    memcmp(a->bytes + old, rec, len) == 0) {
 			*at = (uint32_t)(old / 4);
 			return 0;
 		}
 	}
-	a->slots[j] = start + 1;
+	a->slots[j] = slot_of(tag, start);
 	a->used++;
 	a->len = start + len;
 	*at = (uint32_t)(start / 4);

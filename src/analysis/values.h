@@ -25,7 +25,7 @@
 struct value_arena {
 	uint8_t *bytes;
 	size_t len, cap;
-	uint64_t *slots;   /* open addressing: record offset + 1, 0 free */
+	uint64_t *slots;   /* open addressing: tag and offset (values.c) */
 	size_t n_slots, used;
 	uint64_t charged;  /* to the memory budget (util/membudget.h) */
 };
