@@ -1,0 +1,53 @@
+/*
+ * labels.c - an object's label (labels.h): a string's text or a
+ * collection's size, in the one wording every report uses.
+ */
+#include "analysis/labels.h"
+
+#include "analysis/collections.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+static const char *string_label(const struct heap *h, uint32_t object,
+				char *buf)
+{
+	char text[VALUES_TEXT_BOUND(LABEL_TEXT_CHARS)];
+	uint64_t length;
+	size_t chars;
+
+	if (!values_string_text(h, object, text, LABEL_TEXT_CHARS, &chars,
+				&length))
+		return NULL;
+	/* as `object` shows a cut text: the quotes close what is shown */
+	snprintf(buf, LABEL_BOUND, "\"%s\"%s", text,
+		 chars < length ? "..." : "");
+	return buf;
+}
+
+static const char *collection_label(const struct collection *c, char *buf)
+{
+	if (c->has_size && c->has_capacity)
+		snprintf(buf, LABEL_BOUND, "size %" PRIu64 " of %" PRIu64,
+			 c->size, c->capacity);
+	else if (c->has_size)
+		snprintf(buf, LABEL_BOUND, "size %" PRIu64 ", capacity unknown",
+			 c->size);
+	else if (c->has_capacity)
+		snprintf(buf, LABEL_BOUND, "size unknown, capacity %" PRIu64,
+			 c->capacity);
+	else
+		snprintf(buf, LABEL_BOUND, "size unknown");
+	return buf;
+}
+
+const char *object_label(const struct heap *h, uint32_t object, char *buf)
+{
+	struct collection c;
+
+	if (object >= h->n)
+		return NULL;
+	if (collection_of(h, object, &c))
+		return collection_label(&c, buf);
+	return string_label(h, object, buf);
+}
