@@ -79,15 +79,16 @@ static struct widths path_widths(const struct heap *h,
 	return w;
 }
 
-/* The object's label after its class, two spaces apart, or nothing;
- * escaped for text. */
-static const char *label_text(const struct heap *h, uint32_t x, char *buf)
+/* The object's label after its class, spaced by `spaces` (1 or 2), or
+ * nothing; escaped for text. buf holds LABEL_BOUND + 2 bytes. */
+static const char *label_text(const struct heap *h, uint32_t x, int spaces,
+			      char *buf)
 {
-	const char *l = object_label(h, x, buf + 2);
+	const char *l = object_label(h, x, buf + spaces);
 
 	if (!l)
 		return "";
-	buf[0] = buf[1] = ' ';
+	memset(buf, ' ', (size_t)spaces);
 	return esc_text(buf);
 }
 
@@ -108,7 +109,7 @@ static void print_step(const struct heap *h, const struct heap_path *p,
 	printf(heap_has_fields(h) ? "  %-*s  %-*s  %*s  %s%s\n" :
 		"  %*s %-*s  %*s  %s%s\n", w->field, esc_text(field), w->id,
 	       hex_id(h->id[x], id), w->size, human_size(h->size[x], size),
-	       esc_text(object_class_text(h, x, cls)), label_text(h, x, label));
+	       esc_text(object_class_text(h, x, cls)), label_text(h, x, 2, label));
 }
 
 static void print_path_text(const struct paths_report *r, size_t k)
@@ -149,7 +150,7 @@ static int report_text(const struct paths_report *r)
 	printf("object %s (%s%s, %s) in dump %llu of %s: ",
 	       hex_id(r->target_id, id),
 	       esc_text(object_class_text(r->h, r->target, cls)),
-	       label_text(r->h, r->target, label),
+	       label_text(r->h, r->target, 1, label),
 	       human_size(r->h->size[r->target], size),
 	       (unsigned long long)r->h->dump, esc_text(r->path));
 	if (r->n_paths == 0)
