@@ -27,7 +27,8 @@ static const struct command_usage usage = {
 		"Lists the objects of a dump that retain the most memory (what would\n"
 		"be freed if they were), or with --classes the classes, or with\n"
 		"--class NAME the instances of one class. Ties are broken by id\n"
-		"(objects) or name (classes).\n",
+		"(objects) or name (classes). A string is labelled with its text, a\n"
+		"collection with its size of its capacity.\n",
 };
 
 enum top_key {
