@@ -282,9 +282,11 @@ static bool counters_size(const struct heap *h, uint32_t object,
 			if (heap_ref_field(h, cells, e) != HEAP_NO_FIELD ||
 			    cell >= h->n)
 				continue;
-			if (!values_field(h, cell, "value", &cell_value))
+			/* a sum past 64 bits is no count: a hostile dump */
+			if (!values_field(h, cell, "value", &cell_value) ||
+			    __builtin_add_overflow(sum, (int64_t)cell_value,
+						   &sum))
 				return false;
-			sum += (int64_t)cell_value;
 		}
 	*size = sum < 0 ? 0 : sum;
 	return true;
@@ -303,7 +305,12 @@ static bool measure_size(const struct heap *h, uint32_t object,
 		if (!value_of(h, object, k->size_field, &a))
 			return false;
 		/* the .NET Framework's HashSet keeps its count net */
-		*size = value_of(h, object, k->less_field, &b) ? a - b : a;
+		if (!value_of(h, object, k->less_field, &b))
+			b = 0;
+		/* more free than used is no count: a hostile dump */
+		if (a < 0 || b < 0 || b > a)
+			return false;
+		*size = a - b;
 		return true;
 	case SIZE_HEAD_TAIL:
 		if (!c->has_capacity ||
@@ -314,9 +321,12 @@ static bool measure_size(const struct heap *h, uint32_t object,
 			*size = 0;
 			return true;
 		}
-		*size = (b - a) % (int64_t)c->capacity;
-		if (*size < 0)
-			*size += (int64_t)c->capacity;
+		/* head and tail index the array; others are no ring */
+		if (a < 0 || b < 0 || (uint64_t)a >= c->capacity ||
+		    (uint64_t)b >= c->capacity)
+			return false;
+		*size = (int64_t)(((uint64_t)b + c->capacity - (uint64_t)a) %
+				  c->capacity);
 		return true;
 	case SIZE_COUNTERS:
 		return counters_size(h, object, k, size);

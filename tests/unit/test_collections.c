@@ -3,7 +3,9 @@
  * on testdata/analysis/collections.yaml, whose comments give each one's
  * size and capacity: with values, every figure; without them, sizes
  * unknown and only Java's capacities (their arrays' element references)
- * known; which class names are collections.
+ * known; which class names are collections; in
+ * testdata/analysis/collections-odd.yaml, fields no runtime writes, whose
+ * figures are unknown rather than wrong.
  */
 #include <criterion/criterion.h>
 
@@ -23,12 +25,11 @@ static int keep_dump(void *ctx, struct heap *h, bool *keep)
 	return 0;
 }
 
-static struct heap *load(bool values)
+static struct heap *load_file(const char *name, bool values)
 {
 	struct heap_scan_report report;
 	struct ht_error err;
-	struct ht_reader *r = ht_reader_open(
-		testdata("analysis/collections.yaml"), &err);
+	struct ht_reader *r = ht_reader_open(testdata(name), &err);
 
 	cr_assert_not_null(r, "%s", err.message);
 	cr_assert_eq(heap_scan_with(r, HEAP_LAST_DUMP,
@@ -39,6 +40,11 @@ static struct heap *load(bool values)
 	ht_reader_close(r);
 	cr_assert_not_null(got);
 	return got;
+}
+
+static struct heap *load(bool values)
+{
+	return load_file("analysis/collections.yaml", values);
 }
 
 /* What one collection of the test data should measure: -1 unknown. */
@@ -119,6 +125,24 @@ Test(collections, sizes_unknown_without_values)
 		{0x1080, "System.Collections.Generic.List", -1, -1, 0, 0},
 	};
 	struct heap *h = load(false);
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		check(h, &want[i]);
+	heap_free(h);
+}
+
+Test(collections, odd_fields_make_unknown_figures)
+{
+	static const struct expected want[] = {
+		/* sets that wrap each other: neither is measured */
+		{0x1010, "java.util.HashSet", -1, -1, 0, 0},
+		{0x1011, "java.util.HashSet", -1, -1, 0, 0},
+		{0x1020, "java.util.ArrayList", -1, 2, 24, 0},
+		{0x1030, "java.util.ArrayDeque", -1, 8, 48, 0},
+		{0x1040, CHM, -1, 0, 0, 0},
+		{0x1070, DICT, -1, 3, 28, 0},
+	};
+	struct heap *h = load_file("analysis/collections-odd.yaml", true);
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		check(h, &want[i]);
