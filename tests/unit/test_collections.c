@@ -3,7 +3,8 @@
  * on testdata/analysis/collections.yaml, whose comments give each one's
  * size and capacity: with values, every figure; without them, sizes
  * unknown and only Java's capacities (their arrays' element references)
- * known; which class names are collections; in
+ * known; which class names are collections; the labels of paths and top
+ * (src/analysis/labels.c) on its collections and strings; in
  * testdata/analysis/collections-odd.yaml, fields no runtime writes, whose
  * figures are unknown rather than wrong.
  */
@@ -11,6 +12,7 @@
 
 #include "analysis/collections.h"
 #include "analysis/heap.h"
+#include "analysis/labels.h"
 #include "testutil.h"
 
 #include <string.h>
@@ -215,4 +217,64 @@ Test(collections, kinds_by_class_name)
 		}
 	}
 	cr_assert_null(collection_kind_of_class(NULL));
+}
+
+/* ---- labels (src/analysis/labels.c) ------------------------------------ */
+
+struct expected_label {
+	ht_id id;
+	const char *label; /* NULL: none */
+};
+
+static void check_labels(const struct heap *h, const struct expected_label *x,
+			 size_t n)
+{
+	char buf[LABEL_BOUND];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *l = object_label(h, heap_find(h, x[i].id), buf);
+
+		if (!x[i].label)
+			cr_assert_null(l, "0x%llx: %s",
+				       (unsigned long long)x[i].id, l);
+		else
+			cr_assert_str_eq(l ? l : "(none)", x[i].label,
+					 "0x%llx", (unsigned long long)x[i].id);
+	}
+}
+
+Test(labels, with_values)
+{
+	static const struct expected_label want[] = {
+		{0x1000, "size 3 of 16"},
+		{0x1001, "size 0 of 0"},
+		{0x1080, "size 2, capacity unknown"},
+		{0x4000, "\"line1\nsaid \"hi\"\t|x\""},
+		{0x4001, "\"0123456789012345678901234567890123456789\"..."},
+		{0x4002, "\"h\xc3\xa9llo\xe2\x82\xac\""},
+		/* a surrogate pair: 2 characters in 3 units, all shown */
+		{0x4003, "\"a\xf0\x9f\x98\x80\""},
+		{0x4004, "\"abcdefghijabcdefghijabcdefghijabcdefghij\""},
+		/* the trace kept 10 of 300 */
+		{0x4005, "\"xxxxxxxxxx\"..."},
+		{0x2000, NULL},
+		{0x5000, NULL},
+	};
+	struct heap *h = load(true);
+
+	check_labels(h, want, sizeof(want) / sizeof(want[0]));
+	heap_free(h);
+}
+
+Test(labels, without_values)
+{
+	static const struct expected_label want[] = {
+		{0x1000, "size unknown, capacity 16"},
+		{0x1070, "size unknown"},
+		{0x4000, NULL}, /* a string whose text the dump did not keep */
+	};
+	struct heap *h = load(false);
+
+	check_labels(h, want, sizeof(want) / sizeof(want[0]));
+	heap_free(h);
 }
