@@ -201,33 +201,45 @@ static bool value_of(const struct heap *h, uint32_t object,
 	return false;
 }
 
-/* Whether name is one of object's reference fields. */
-static bool has_reference_field(const struct heap *h, uint32_t object,
-				const char *name)
+/* Whether name is one of object's reference fields: *ref what it holds,
+ * an object's index, HEAP_NULL_REF or HEAP_DANGLING_REF. */
+static bool reference_field(const struct heap *h, uint32_t object,
+			    const char *name, uint32_t *ref)
 {
 	for (uint64_t e = h->ref_start[object]; e < h->ref_start[object + 1];
 	     e++) {
 		const struct heap_field *f =
 			heap_field_at(h, heap_ref_field(h, object, e));
 
-		if (f && f->name && strcmp(f->name, name) == 0)
+		if (f && f->name && strcmp(f->name, name) == 0) {
+			*ref = h->ref[e];
 			return true;
+		}
 	}
 	return false;
 }
 
-/* The object the first of names that object has holds: *held false when
- * it has none of them (then the answer is unknown, not a null). */
-static uint32_t object_of(const struct heap *h, uint32_t object,
-			  const char *const names[NAMES], bool *held)
+/* What the first of names that object has holds (reference_field's
+ * *ref); false when it has none of them (then the answer is unknown, not
+ * a null). */
+static bool reference_of(const struct heap *h, uint32_t object,
+			 const char *const names[NAMES], uint32_t *ref)
 {
 	for (int i = 0; i < NAMES && names[i]; i++)
-		if (has_reference_field(h, object, names[i])) {
-			*held = true;
-			return values_field_object(h, object, names[i]);
-		}
-	*held = false;
-	return HEAP_NONE;
+		if (reference_field(h, object, names[i], ref))
+			return true;
+	return false;
+}
+
+/* The object the first of names holds; HEAP_NONE when none, null or
+ * dangling. */
+static uint32_t object_of(const struct heap *h, uint32_t object,
+			  const char *const names[NAMES])
+{
+	uint32_t ref;
+
+	return reference_of(h, object, names, &ref) && ref < h->n ? ref
+								  : HEAP_NONE;
 }
 
 /* An array's element references: those no field names (its link to its
@@ -269,11 +281,10 @@ static bool counters_size(const struct heap *h, uint32_t object,
 	int64_t sum;
 	uint64_t cell_value;
 	uint32_t cells;
-	bool held;
 
 	if (!value_of(h, object, k->size_field, &sum))
 		return false;
-	cells = object_of(h, object, k->less_field, &held);
+	cells = object_of(h, object, k->less_field);
 	if (cells != HEAP_NONE)
 		for (uint64_t e = h->ref_start[cells];
 		     e < h->ref_start[cells + 1]; e++) {
@@ -342,22 +353,22 @@ static void measure_capacity(const struct heap *h, uint32_t object,
 			     const struct kind_rule *k, struct collection *c)
 {
 	uint64_t length;
-	uint32_t also;
-	bool held;
+	uint32_t array, also;
 
-	c->array = object_of(h, object, k->array_field, &held);
-	if (!held)
-		return;
-	if (c->array == HEAP_NONE) {
+	if (!reference_of(h, object, k->array_field, &array) ||
+	    array == HEAP_DANGLING_REF)
+		return; /* no such field, or an array the dump lacks */
+	if (array == HEAP_NULL_REF) {
 		c->has_capacity = true; /* a null table: nothing allocated */
 		return;
 	}
+	c->array = array;
 	if (!array_length(h, c->array, k->length, &length))
 		return;
 	c->has_capacity = true;
 	c->capacity = length / k->slots_per_entry;
 	c->array_bytes = h->size[c->array];
-	also = object_of(h, object, k->also_field, &held);
+	also = object_of(h, object, k->also_field);
 	if (also != HEAP_NONE && also != c->array)
 		c->array_bytes += h->size[also];
 }
@@ -380,8 +391,7 @@ static void measure(const struct heap *h, uint32_t object,
 	if (k->size == SIZE_INNER) {
 		/* a set wraps a map: measure the map, whatever kind it is,
 		 * once (a hostile dump may make a set wrap a set) */
-		bool held;
-		uint32_t inner = object_of(h, object, k->size_field, &held);
+		uint32_t inner = object_of(h, object, k->size_field);
 		const struct kind_rule *ik =
 			inner != HEAP_NONE && h->cls[inner] < h->n_classes ?
 			rule_of_class(h->classes[h->cls[inner]].name) : NULL;

@@ -140,6 +140,8 @@ Test(collections, odd_fields_make_unknown_figures)
 		{0x1010, "java.util.HashSet", -1, -1, 0, 0},
 		{0x1011, "java.util.HashSet", -1, -1, 0, 0},
 		{0x1020, "java.util.ArrayList", -1, 2, 24, 0},
+		/* its array is dangling: unknown, not a null's 0 */
+		{0x1021, "java.util.ArrayList", 1, -1, 0, 0},
 		{0x1030, "java.util.ArrayDeque", -1, 8, 48, 0},
 		{0x1040, CHM, -1, 0, 0, 0},
 		{0x1070, DICT, -1, 3, 28, 0},
