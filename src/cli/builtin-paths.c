@@ -110,7 +110,8 @@ static void print_step(const struct heap *h, const struct heap_path *p,
 	printf(heap_has_fields(h) ? "  %-*s  %-*s  %*s  %s%s\n" :
 		"  %*s %-*s  %*s  %s%s\n", w->field, esc_text(field), w->id,
 	       hex_id(h->id[x], id), w->size, human_size(h->size[x], size),
-	       esc_text(object_class_text(h, x, cls)), label_text(h, x, 2, label));
+	       esc_text(object_class_text(h, x, cls)),
+	       label_text(h, x, 2, label));
 }
 
 static void print_path_text(const struct paths_report *r, size_t k)
