@@ -107,7 +107,7 @@ static const struct kind_rule rules[] = {
 
 #define N_RULES (sizeof(rules) / sizeof(rules[0]))
 
-/* ---- names ---------------------------------------------------------------- */
+/* ---- names ------------------------------------------------------------- */
 
 /* The index in s of the bracket that closes s[0], or 0 when none does. */
 static size_t closing(const char *s, char open, char close)

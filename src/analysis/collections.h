@@ -36,7 +36,7 @@ struct collection {
 	const struct collection_kind *kind;
 	bool has_size;         /* false: the dump kept no values for it */
 	uint64_t size;         /* entries it holds */
-	bool has_capacity;     /* false: its backing array's length is unknown */
+	bool has_capacity;     /* false: its backing array's length unknown */
 	uint64_t capacity;     /* entries its backing array(s) have room for */
 	uint64_t array_bytes;  /* self sizes of its backing arrays */
 	/* the share of array_bytes the empty slots take:
