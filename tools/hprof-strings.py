@@ -35,6 +35,7 @@ class Dump:
         self.classes = {}        # class id -> (super, [(name id, type)])
         self.instances = {}      # object id -> (class id, field bytes)
         self.arrays = {}         # object id -> (type, element bytes)
+        self.object_arrays = {}  # object id -> (offset of elements, count)
 
     def ident(self, at):
         fmt = ">I" if self.id_size == 4 else ">Q"
@@ -81,6 +82,7 @@ class Dump:
             elif tag == 0x22:
                 count = struct.unpack(">I", self.data[at + n + 4:
                                                       at + n + 8])[0]
+                self.object_arrays[self.ident(at)] = (at + 2 * n + 8, count)
                 at += 2 * n + 8 + count * n
             elif tag == 0x23:
                 obj = self.ident(at)
@@ -116,6 +118,11 @@ class Dump:
             at += n + 1
         self.classes[cls] = (sup, fields)
         return at
+
+    def elements(self, obj):
+        """An object array's element ids (0 for null)."""
+        at, count = self.object_arrays[obj]
+        return [self.ident(at + i * self.id_size) for i in range(count)]
 
     def fields(self, cls, raw):
         """An instance's values by field name, its class's own first."""

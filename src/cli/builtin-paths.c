@@ -13,6 +13,8 @@
 #include "cli/parse-options.h"
 #include "util/membudget.h"
 
+#include "analysis/labels.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +26,8 @@ static const struct command_usage usage = {
 		"Shows the shortest paths from roots to the object ID (decimal or 0x\n"
 		"hex): the shortest first, then others that start at other roots, by\n"
 		"length then root; only the roots and references that count at the\n"
-		"level (default strong). Exits 1 when the dump has no object ID.\n",
+		"level (default strong). Strings are labelled with their text,\n"
+		"collections with their size. Exits 1 when the dump has no object ID.\n",
 };
 
 struct paths_report {
@@ -77,22 +80,38 @@ static struct widths path_widths(const struct heap *h,
 	return w;
 }
 
+/* The object's label after its class, spaced by `spaces` (1 or 2), or
+ * nothing; escaped for text. buf holds LABEL_BOUND + 2 bytes. */
+static const char *label_text(const struct heap *h, uint32_t x, int spaces,
+			      char *buf)
+{
+	const char *l = object_label(h, x, buf + spaces);
+
+	if (!l)
+		return "";
+	memset(buf, ' ', (size_t)spaces);
+	return esc_text(buf);
+}
+
 /* One object of a path: "[F] 0x1100  24 B  [LOrder;", where [F] is the
  * field of the object above that refers to this one ("Order.next" when
- * the trace names fields). */
+ * the trace names fields), and the object's label (a string's text, a
+ * collection's size). */
 static void print_step(const struct heap *h, const struct heap_path *p,
 		       size_t i, const struct widths *w)
 {
 	uint32_t x = p->objects[i];
 	char field[NAME_TEXT] = "", id[24], size[SIZE_TEXT], cls[NAME_TEXT];
+	char label[LABEL_BOUND + 2];
 
 	if (i > 0)
 		path_step(h, p, i, field);
 	/* positions line up on the right, names read from the left */
-	printf(heap_has_fields(h) ? "  %-*s  %-*s  %*s  %s\n" :
-		"  %*s %-*s  %*s  %s\n", w->field, esc_text(field), w->id,
+	printf(heap_has_fields(h) ? "  %-*s  %-*s  %*s  %s%s\n" :
+		"  %*s %-*s  %*s  %s%s\n", w->field, esc_text(field), w->id,
 	       hex_id(h->id[x], id), w->size, human_size(h->size[x], size),
-	       esc_text(object_class_text(h, x, cls)));
+	       esc_text(object_class_text(h, x, cls)),
+	       label_text(h, x, 2, label));
 }
 
 static void print_path_text(const struct paths_report *r, size_t k)
@@ -128,10 +147,12 @@ static void print_no_path(const struct paths_report *r)
 static int report_text(const struct paths_report *r)
 {
 	char id[24], cls[NAME_TEXT], size[SIZE_TEXT], buf[48];
+	char label[LABEL_BOUND + 2];
 
-	printf("object %s (%s, %s) in dump %llu of %s: ",
+	printf("object %s (%s%s, %s) in dump %llu of %s: ",
 	       hex_id(r->target_id, id),
 	       esc_text(object_class_text(r->h, r->target, cls)),
+	       label_text(r->h, r->target, 1, label),
 	       human_size(r->h->size[r->target], size),
 	       (unsigned long long)r->h->dump, esc_text(r->path));
 	if (r->n_paths == 0)
@@ -153,17 +174,20 @@ static int report_text(const struct paths_report *r)
 static void out_path(struct out *o, const struct heap *h,
 		     const struct heap_path *p)
 {
-	char cls[NAME_TEXT], step[NAME_TEXT];
+	char cls[NAME_TEXT], step[NAME_TEXT], label[LABEL_BOUND];
 
 	out_begin_object(o, NULL);
 	out_root(o, "root", h, &h->roots[p->root]);
 	out_begin_array(o, "objects");
 	for (size_t i = 0; i < p->length; i++) {
 		uint32_t x = p->objects[i];
+		const char *l = object_label(h, x, label);
 
 		out_begin_object(o, NULL);
 		out_id(o, "id", h->id[x]);
 		out_string(o, "class", object_class_text(h, x, cls));
+		if (l)
+			out_string(o, "label", l);
 		out_u64(o, "size", h->size[x]);
 		if (i > 0)
 			out_u64(o, "field", p->fields[i - 1]);
@@ -181,7 +205,8 @@ static void out_path(struct out *o, const struct heap *h,
 static int report_structured(const struct paths_report *r)
 {
 	struct out *o = out_new(stdout, (enum output_format)r->format);
-	char cls[NAME_TEXT];
+	char cls[NAME_TEXT], label[LABEL_BOUND];
+	const char *l = object_label(r->h, r->target, label);
 
 	if (!o)
 		return -1;
@@ -189,6 +214,8 @@ static int report_structured(const struct paths_report *r)
 	out_u64(o, "dump", r->h->dump);
 	out_id(o, "to", r->target_id);
 	out_string(o, "class", object_class_text(r->h, r->target, cls));
+	if (l)
+		out_string(o, "label", l);
 	out_u64(o, "size", r->h->size[r->target]);
 	out_bool(o, "exclude_weak", r->level < HEAP_LEVEL_WEAK);
 	out_string(o, "level", heap_level_name(r->level));
@@ -270,7 +297,8 @@ static int parse_max_paths(const char *cmd, const char *arg, void *max)
 int cmd_paths(int argc, char **argv)
 {
 	struct paths_report r = {.select = HEAP_LAST_DUMP, .max_paths = 3};
-	struct ht_reader_options reader_options = {0};
+	/* objects are labelled with what they hold: the values are read */
+	struct ht_reader_options reader_options = {.values = true};
 	struct loaded_dump ld;
 	const struct cli_option options[] = {
 		OPT_CALLBACK('t', "to", "ID", &r, parse_target,

@@ -12,6 +12,7 @@
 #include "cli/output.h"
 #include "cli/parse-options.h"
 
+#include "analysis/labels.h"
 #include "analysis/stats.h"
 
 #include <stdlib.h>
@@ -26,7 +27,8 @@ static const struct command_usage usage = {
 		"Lists the objects of a dump that retain the most memory (what would\n"
 		"be freed if they were), or with --classes the classes, or with\n"
 		"--class NAME the instances of one class. Ties are broken by id\n"
-		"(objects) or name (classes).\n",
+		"(objects) or name (classes). A string is labelled with its text, a\n"
+		"collection with its size of its capacity.\n",
 };
 
 enum top_key {
@@ -147,6 +149,7 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 			       size_t k)
 {
 	char a[SIZE_TEXT], b[SIZE_TEXT], id[24], cls[NAME_TEXT];
+	char label[LABEL_BOUND];
 	int w_ret = (int)strlen("RETAINED"), w_self = (int)strlen("SELF");
 	int w_id = (int)strlen("ID");
 
@@ -159,27 +162,33 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 	       w_id, "ID", "CLASS");
 	for (size_t i = 0; i < k; i++) {
 		uint32_t o = best[i];
+		const char *l = object_label(t->h, o, label);
 
-		printf("%*s  %*s  %-*s  %s\n",
+		/* the label follows the class: what this one holds */
+		printf("%*s  %*s  %-*s  %s%s%s\n",
 		       w_ret, human_size(t->d->retained[o], a),
 		       w_self, human_size(t->h->size[o], b),
 		       w_id, hex_id(t->h->id[o], id),
-		       esc_text(object_class_text(t->h, o, cls)));
+		       esc_text(object_class_text(t->h, o, cls)),
+		       l ? "  " : "", l ? esc_text(l) : "");
 	}
 }
 
 static void out_objects(struct out *o, const struct top *t,
 			const uint32_t *best, size_t k)
 {
-	char cls[NAME_TEXT];
+	char cls[NAME_TEXT], label[LABEL_BOUND];
 
 	out_begin_array(o, "objects");
 	for (size_t i = 0; i < k; i++) {
 		uint32_t x = best[i];
+		const char *l = object_label(t->h, x, label);
 
 		out_begin_object(o, NULL);
 		out_id(o, "id", t->h->id[x]);
 		out_string(o, "class", object_class_text(t->h, x, cls));
+		if (l)
+			out_string(o, "label", l);
 		out_u64(o, "size", t->h->size[x]);
 		out_u64(o, "retained", t->d->retained[x]);
 		out_end_object(o);
@@ -409,7 +418,9 @@ static int parse_key(const char *cmd, const char *arg, void *by)
 
 int cmd_top(int argc, char **argv)
 {
-	struct top t = {.select = HEAP_LAST_DUMP, .limit = 20};
+	/* objects are labelled with what they hold: the values are read */
+	struct top t = {.select = HEAP_LAST_DUMP, .limit = 20,
+			.reader_options = {.values = true}};
 	const struct cli_option options[] = {
 		OPT_NUMBER(&t.limit,
 			 "list N objects or classes (default 20; 0: all)"),

@@ -2,7 +2,8 @@
  * fuzz_analyses.c - what the replay and the analyses must get right on any
  * input a reader accepts (fuzz_replay_and_analyse in fuzz.h): the protocol
  * state machine as `check` drives it, then the heap graph of every dump
- * with its dominators, threads and root paths, as the analyses build them.
+ * with its dominators, threads and root paths, as the analyses build them;
+ * its values read, each object's collection figures and label.
  *
  * Then the relocation tracker over the whole trace, as `stats` and
  * `history` drive it.
@@ -18,7 +19,9 @@
  */
 #include "fuzz.h"
 
+#include "analysis/collections.h"
 #include "analysis/heap.h"
+#include "analysis/labels.h"
 #include "analysis/threads.h"
 #include "../unit/reloc_reference.h"
 #include "analysis/relocation.h"
@@ -505,11 +508,40 @@ static void check_paths_to(const struct heap *h, uint32_t target,
 	heap_paths_free(paths, (size_t)n);
 }
 
+/* ---- collections and labels ------------------------------------------- */
+
+/* Whatever the fields hold, a collection's figures stay within what they
+ * are made of, and a label fits its buffer. */
+static void check_collections(const struct heap *h)
+{
+	char label[LABEL_BOUND];
+
+	for (uint32_t i = 0; i < h->n; i++) {
+		struct collection c;
+		const char *l = object_label(h, i, label);
+		bool is = collection_of(h, i, &c);
+
+		FUZZ_CHECK(!l || strlen(l) < LABEL_BOUND, "a label too long");
+		if (!is)
+			continue;
+		FUZZ_CHECK(l != NULL, "a collection without a label");
+		FUZZ_CHECK(c.kind != NULL, "a collection of no kind");
+		FUZZ_CHECK(c.array == HEAP_NONE || c.array < h->n,
+			   "a backing array out of the dump");
+		FUZZ_CHECK(c.wasted <= c.array_bytes,
+			   "more wasted than the arrays weigh");
+		FUZZ_CHECK(c.wasted == 0 || (c.has_size && c.has_capacity &&
+					     c.size < c.capacity),
+			   "waste without a known size under capacity");
+	}
+}
+
 static int on_heap(void *ctx, struct heap *h, bool *keep)
 {
 	(void)ctx;
 	(void)keep;
 	check_graph(h);
+	check_collections(h);
 	for (int l = HEAP_LEVEL_STRONG; l < HEAP_LEVELS; l++)
 		check_dominators(h, (enum heap_level)l);
 	if (h->n == 0)
@@ -530,7 +562,10 @@ static void analyse(const uint8_t *data, size_t size, enum fuzz_form form)
 	r = fuzz_reader(data, size, form, FUZZ_SEEKABLE, &err);
 	if (!r)
 		return;
-	rc = heap_scan(r, HEAP_ALL_DUMPS, on_heap, NULL, &report, &err);
+	/* with values: the labels and collections read them */
+	rc = heap_scan_with(r, HEAP_ALL_DUMPS,
+			    &(struct heap_scan_options){.values = true},
+			    on_heap, NULL, &report, &err);
 	FUZZ_CHECK(rc == 0 || rc == -1, "heap_scan returned %d", rc);
 	if (rc < 0)
 		fuzz_check_error(&err, "heap_scan");
