@@ -158,6 +158,12 @@ record "$t" 0 --values -- dotnet "$app" $N 0
 texts "values, at GC.Collect()" "$t" --dump 0 ||
 	fail "values: the strings' text in the dump at GC.Collect()"
 texts "values, at exit" "$t" || fail "values: the strings' text at exit"
+# server GC: the walk's objects come from the GC's threads at once
+export DOTNET_gcServer=1 DOTNET_GCHeapCount=2
+record "$work/values-server.ht" 0 --values -- dotnet "$app" $N 0
+unset DOTNET_gcServer DOTNET_GCHeapCount
+texts "values, server GC" "$work/values-server.ht" ||
+	fail "values: the strings' text under server GC"
 "$heaptrace" cat "$t" | head -20 | grep -q '^  values: strings' &&
 	ok "values: the header says values: strings" ||
 	fail "values: the header does not say values: strings"
