@@ -40,7 +40,8 @@ extern char **environ;
 static const struct command_usage usage = {
 	.cmd = "record",
 	.text = "usage: heaptrace record [-o FILE] [--dump-on WHEN] [--every N]\n"
-		"                        [--allocations] [--runtime NAME] [-q]\n"
+		"                        [--allocations] [--values] [--runtime NAME]\n"
+		"                        [-q]\n"
 		"                        [--] CMD [ARGS...]\n"
 		"   or: heaptrace record --pid PID [--duration SECONDS] [-o FILE]\n"
 		"                        [--dump-on WHEN] [--every N] [-q]\n"
@@ -436,6 +437,9 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 			     "(with major and every-gc; default 1)"),
 		OPT_BOOL('a', "allocations", &c->opt.allocations,
 			 "record every allocation as well (slower)"),
+		OPT_BOOL(0, "values", &c->opt.values,
+			 "record values in each dump: on Mono and .NET,\n"
+			 "each string's text"),
 		OPT_CALLBACK('r', "runtime", "NAME", c, parse_runtime,
 			     "mono, java or dotnet: the runtime CMD starts,\n"
 			     "when it is not one heaptrace recognizes (a\n"

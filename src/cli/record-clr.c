@@ -63,9 +63,9 @@ static int clr_prepare(const struct record_options *o, char ***argv,
 		return -1;
 	if (has_suffix((*argv)[0], ".dll") && argv_insert(argv, 0, "dotnet") < 0)
 		goto nomem;
-	snprintf(options, sizeof(options), "dump=%s,every=%u%s",
+	snprintf(options, sizeof(options), "dump=%s,every=%u%s%s",
 		 dump_on_name(o->dump_on), o->every ? o->every : 1,
-		 o->allocations ? ",alloc" : "");
+		 o->allocations ? ",alloc" : "", o->values ? ",values" : "");
 	if (env_override(env, "CORECLR_ENABLE_PROFILING", "1") < 0 ||
 	    env_override(env, "CORECLR_PROFILER", CLR_PROFILER_GUID) < 0 ||
 	    env_override(env, "CORECLR_PROFILER_PATH", path) < 0 ||

@@ -101,9 +101,9 @@ static int mono_prepare(const struct record_options *o, char ***argv,
 	    argv_insert(argv, 0, "mono") < 0)
 		goto nomem;
 	snprintf(option, sizeof(option),
-		 "--profile=heaptrace:dump=%s,every=%u%s",
+		 "--profile=heaptrace:dump=%s,every=%u%s%s",
 		 dump_on_name(o->dump_on), o->every ? o->every : 1,
-		 o->allocations ? ",alloc" : "");
+		 o->allocations ? ",alloc" : "", o->values ? ",values" : "");
 	/* the module checks that it is the one loaded: Mono prefers a copy in
 	 * its own installation directory to the library path */
 	if (env_override(env, "HEAPTRACE_MODULE", path) < 0)

@@ -62,8 +62,12 @@ static int parse_item(const char *s, size_t n, struct rec_options *o,
 		o->allocations = true;
 		return 0;
 	}
+	if (n == 6 && strncmp(s, "values", 6) == 0) {
+		o->values = true;
+		return 0;
+	}
 	snprintf(err, errlen, "unknown option '%.*s' (options: dump=WHEN, "
-		 "every=N, alloc, output=FILE last)", (int)n, s);
+		 "every=N, alloc, values, output=FILE last)", (int)n, s);
 	return -1;
 }
 

@@ -16,12 +16,14 @@ struct rec_options {
 	enum dump_on dump_on;
 	unsigned every;       /* walk at every Nth qualifying collection */
 	bool allocations;     /* record object_allocated */
+	bool values;          /* strings' contents (heaptrace(1), --values) */
 	char *output;         /* malloc'ed; NULL: the caller picks a default */
 };
 
 /* Parses ARGS (a comma-separated list of key=value: dump=, every=,
- * alloc, output=). output= takes the rest of the string, commas included,
- * so it goes last. 0 on success; -1 with a message in err otherwise. */
+ * alloc, values, output=). output= takes the rest of the string, commas
+ * included, so it goes last. 0 on success; -1 with a message in err
+ * otherwise. */
 int rec_parse_options(const char *args, struct rec_options *o, char *err,
 		       size_t errlen);
 void rec_free_options(struct rec_options *o);

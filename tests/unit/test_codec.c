@@ -1478,3 +1478,31 @@ Test(codec, the_values_hash_is_fnv1a_64)
 	cr_assert_eq(ht_values_hash((const uint8_t *)"foobar", 6),
 		     0x85944171f73967e8u);
 }
+
+/* What a producer keeps of an array in memory: whole up to 256 bytes of
+ * elements, else a 64-byte prefix and the hash of every byte. */
+Test(codec, an_array_is_kept_whole_up_to_the_threshold_else_a_prefix)
+{
+	uint8_t units[8 * 33];
+	struct ht_array_values a;
+
+	for (size_t i = 0; i < sizeof(units); i++)
+		units[i] = (uint8_t)(i * 7 + 1);
+	cr_assert(ht_array_values_of(HT_TYPE_CHAR, units, 128, &a));
+	cr_assert_eq(a.type, HT_TYPE_CHAR);
+	cr_assert_eq(a.length, 128);
+	cr_assert_eq(a.stored, 128);
+	cr_assert_eq(a.data, units);
+	cr_assert_eq(a.hash, 0);
+	cr_assert(ht_array_values_of(HT_TYPE_CHAR, units, 129, &a));
+	cr_assert_eq(a.length, 129);
+	cr_assert_eq(a.stored, 32);
+	cr_assert_eq(a.hash, ht_values_hash(units, 2 * 129));
+	cr_assert(ht_array_values_of(HT_TYPE_LONG, units, 32, &a));
+	cr_assert_eq(a.stored, 32);
+	cr_assert(ht_array_values_of(HT_TYPE_LONG, units, 33, &a));
+	cr_assert_eq(a.stored, 8);
+	cr_assert(ht_array_values_of(HT_TYPE_BYTE, units, 0, &a));
+	cr_assert_eq(a.stored, 0);
+	cr_assert_not(ht_array_values_of(HT_TYPE_OBJECT, units, 4, &a));
+}

@@ -22,6 +22,7 @@ Test(options, defaults)
 	cr_assert_eq(o.dump_on, DUMP_ON_MAJOR);
 	cr_assert_eq(o.every, 1);
 	cr_assert(!o.allocations);
+	cr_assert(!o.values);
 	cr_assert_null(o.output);
 	cr_assert_eq(rec_parse_options(NULL, &o, err, sizeof(err)), 0);
 }
@@ -37,6 +38,7 @@ Test(options, all_of_them)
 	cr_assert_eq(o.dump_on, DUMP_ON_EVERY_GC);
 	cr_assert_eq(o.every, 3);
 	cr_assert(o.allocations);
+	cr_assert(!o.values);
 	/* output= takes the rest, commas and spaces included */
 	cr_assert_str_eq(o.output, "/tmp/a,b c.ht");
 	rec_free_options(&o);
@@ -44,6 +46,10 @@ Test(options, all_of_them)
 					sizeof(err)), 0, "%s", err);
 	cr_assert_eq(o.dump_on, DUMP_ON_SIGNAL);
 	cr_assert(o.allocations);
+	cr_assert_eq(rec_parse_options("values,dump=exit", &o, err,
+					sizeof(err)), 0, "%s", err);
+	cr_assert(o.values);
+	cr_assert(!o.allocations);
 	cr_assert_str_eq(dump_on_name(DUMP_ON_EXIT), "exit");
 }
 
@@ -77,11 +83,13 @@ Test(options, refusals)
 	refused("every=99999999999", "every= takes a number from 1 to "
 		"1000000000, not '99999999999'");
 	refused("alloc=1", "unknown option 'alloc=1' (options: dump=WHEN, "
-		"every=N, alloc, output=FILE last)");
+		"every=N, alloc, values, output=FILE last)");
+	refused("values=1", "unknown option 'values=1' (options: dump=WHEN, "
+		"every=N, alloc, values, output=FILE last)");
 	refused("verbose", "unknown option 'verbose' (options: dump=WHEN, "
-		"every=N, alloc, output=FILE last)");
+		"every=N, alloc, values, output=FILE last)");
 	refused("dump=major,bogus", "unknown option 'bogus' (options: "
-		"dump=WHEN, every=N, alloc, output=FILE last)");
+		"dump=WHEN, every=N, alloc, values, output=FILE last)");
 	refused("output=", "output= needs a file name");
 	refused("every=2,output=", "output= needs a file name");
 }

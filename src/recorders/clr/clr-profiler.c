@@ -197,6 +197,13 @@ static struct {
 	_Atomic uint64_t naming_late;
 	uint64_t naming_longest_ms;  /* the GC thread's alone */
 
+	/* strings' contents (values): System.String's class id, found
+	 * outside GCs (0 until then), and where its length and units lie */
+	_Atomic uint64_t string_class;
+	bool string_layout;
+	uint32_t string_length_at, string_units_at;
+	_Atomic uint64_t strings_valued;
+
 	/* the non-GC heap's objects, published whole */
 	_Atomic(struct frozen *) frozen;
 	struct frozen *frozen_retired;
@@ -834,6 +841,97 @@ static void match_fields(const struct class_fields *c, clr_uptr object,
 	}
 }
 
+/* ---- strings' contents (--values) ------------------------------------------ */
+
+/* At the start: where a string's length and UTF-16 units lie, as offsets
+ * from the object's start. The units are recorded as the object's array
+ * of chars, which the trace wants little-endian: the runtime's own order
+ * on the platforms CoreCLR runs on, so no copy is needed. */
+static bool string_layout(void)
+{
+	clr_ulong length_at = 0, units_at = 0;
+
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ ||
+	    CLR_FAILED(state.info->vtbl->GetStringLayout2(state.info,
+							  &length_at,
+							  &units_at)))
+		return false;
+	state.string_length_at = length_at;
+	state.string_units_at = units_at;
+	return true;
+}
+
+/* Outside GCs (a class's load, the recorder thread), with values on:
+ * System.String's class id, once, from the module of System.Object, in
+ * which the chain of parents of any class ends. The walk knows a string
+ * by its class id alone: it may not read metadata. */
+static void find_string_class(clr_uptr cls)
+{
+	static const clr_wchar string_name[] = {
+		'S', 'y', 's', 't', 'e', 'm', '.', 'S', 't', 'r', 'i', 'n',
+		'g', 0};
+	clr_uptr module = 0, parent = 0, args[1], string = 0;
+	clr_token td = 0;
+	clr_ulong n_args = 0;
+	struct clr_metadata *md;
+	char name[CLRN_SEGMENT_MAX];
+
+	if (!state.string_layout || atomic_load(&state.string_class))
+		return;
+	for (int depth = 0; cls && depth < 64; depth++, cls = parent)
+		if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
+			    state.info, cls, &module, &td, &parent, 0, &n_args,
+			    args)) || !parent)
+			break;
+	/* an interface's chain ends in itself */
+	md = module ? metadata_of(module) : NULL;
+	type_def_name(md, td, name, sizeof(name));
+	if (md && strcmp(name, "System.Object") == 0 &&
+	    !CLR_FAILED(md->vtbl->FindTypeDefByName(md, string_name, 0,
+						    &td)) &&
+	    !CLR_FAILED(state.info->vtbl->GetClassFromToken(state.info, module,
+							    td, &string)))
+		atomic_store(&state.string_class, string);
+	release_metadata(md);
+}
+
+static void find_string_class_of(uint64_t cls, void *ctx)
+{
+	(void)ctx;
+	find_string_class((clr_uptr)cls);
+}
+
+/*
+ * In the walk: the contents of object, of class cls and size bytes, when
+ * it is a string, into *out; false otherwise. Reading the object's memory
+ * here is safe: ObjectReferences comes while the runtime holds every
+ * managed thread suspended for the GC, after the GC has moved what it
+ * moves, so the object is where its id says and nothing writes to it
+ * (nor could: a string is immutable once made); the length is checked
+ * against the object's size before a unit is read. A non-GC heap object
+ * (a literal) never moves and is never freed.
+ */
+static bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
+			    struct ht_array_values *out)
+{
+	uint32_t units;
+
+	if (!cls || cls != atomic_load_explicit(&state.string_class,
+						memory_order_relaxed) ||
+	    (uint64_t)state.string_length_at + sizeof(units) > size)
+		return false;
+	memcpy(&units, (const void *)(object + state.string_length_at),
+	       sizeof(units));
+	if (state.string_units_at + 2 * (uint64_t)units > size)
+		return false;
+	atomic_fetch_add_explicit(&state.strings_valued, 1,
+				  memory_order_relaxed);
+	return ht_array_values_of(HT_TYPE_CHAR,
+				  (const uint8_t *)(object +
+						    state.string_units_at),
+				  units, out);
+}
+
 /* ---- the non-GC heap ------------------------------------------------------- */
 
 static void frozen_free(struct frozen *f)
@@ -1102,7 +1200,8 @@ static void dependents_make_room(void)
 
 /* ---- the objects of a dump ------------------------------------------------- */
 
-/* An object, then the values its dependent handles keep alive, as a
+/* An object (with its contents when it is a string whose text is
+ * recorded), then the values its dependent handles keep alive, as a
  * continuation with each reference flagged HT_REF_DEPENDENT. */
 static void record_object(uint64_t id, uint64_t cls, uint64_t size,
 			  size_t n, const ht_id *refs, const ht_id *fields)
@@ -1110,10 +1209,26 @@ static void record_object(uint64_t id, uint64_t cls, uint64_t size,
 	uint64_t values[64];
 	uint32_t flags[64];
 	size_t k = dependents_of(id, values, 64);
+	struct ht_array_values text;
 
-	ht_object_references_fields(state.rec, id, cls, size,
-				    k ? HT_OBJ_MORE_REFERENCES : 0, n, refs,
-				    NULL, fields, -1, HT_RESULT_OK);
+	if (string_contents((clr_uptr)id, cls, size, &text)) {
+		struct ht_event ev = {
+			.type = HT_EV_OBJECT_REFERENCES,
+			.u.object_references = {
+				.id = id, .class_id = cls, .size = size,
+				.flags = k ? HT_OBJ_MORE_REFERENCES : 0,
+				.count = n, .refs = refs, .ref_fields = fields,
+				.result = HT_RESULT_OK, .array = &text,
+			},
+		};
+
+		ht_record_event(state.rec, &ev);
+	} else {
+		ht_object_references_fields(state.rec, id, cls, size,
+					    k ? HT_OBJ_MORE_REFERENCES : 0, n,
+					    refs, NULL, fields, -1,
+					    HT_RESULT_OK);
+	}
 	if (!k)
 		return;
 	for (size_t i = 0; i < k; i++)
@@ -1420,6 +1535,7 @@ static clr_hresult on_class_loaded(CLR_THIS, clr_uptr cls, clr_hresult status)
 	(void)self;
 	if (CLR_FAILED(status) || !enter())
 		return CLR_S_OK;
+	find_string_class(cls);
 	prepare_fields(cls, true);
 	leave();
 	return CLR_S_OK;
@@ -1557,6 +1673,8 @@ static void *recorder_main(void *arg)
 			/* for the next dumps: classes whose load went unseen */
 			idset_for_each(&state.classes_seen, prepare_fields_of,
 				       NULL);
+			idset_for_each(&state.classes_seen,
+				       find_string_class_of, NULL);
 			name_new_ids();
 			progress(&state.name_done, asked);
 		}
@@ -1662,7 +1780,7 @@ static void report_stats(void)
 	    "%llu dependent handle%s before the key's fields, %llu dropped, "
 	    "%llu GC%s with generation bounds cut, %llu dump%s named late "
 	    "(the longest wait for names %llu ms), %llu class%s without a "
-	    "field table", state.output,
+	    "field table, %llu string%s with their text", state.output,
 	    (unsigned long long)st.events, plural(st.events),
 	    (unsigned long long)st.gcs, plural(st.gcs),
 	    (unsigned long long)st.bytes_written,
@@ -1677,7 +1795,9 @@ static void report_stats(void)
 	    plural(state.naming_late),
 	    (unsigned long long)state.naming_longest_ms,
 	    (unsigned long long)state.fields_failed,
-	    state.fields_failed == 1 ? "" : "es");
+	    state.fields_failed == 1 ? "" : "es",
+	    (unsigned long long)state.strings_valued,
+	    plural(state.strings_valued));
 }
 
 static void close_recorder(void)
@@ -1872,6 +1992,7 @@ static bool open_trace(void)
 		{"every", every},
 		{"allocations", state.opt.allocations ? "yes" : "no"},
 		{"pid", pid},
+		{"values", "strings"}, /* last: only when recorded */
 	};
 	struct ht_header h = {
 		.version = HT_FORMAT_VERSION,
@@ -1882,7 +2003,8 @@ static bool open_trace(void)
 		.command_line = cmd,
 		.has_start_time = true,
 		.start_time = (int64_t)time(NULL),
-		.n_metadata = sizeof(meta) / sizeof(meta[0]),
+		.n_metadata = sizeof(meta) / sizeof(meta[0]) -
+			      !state.string_layout,
 		.metadata = meta,
 	};
 	struct ht_error err;
@@ -1974,6 +2096,9 @@ static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 		say("out of memory; not recording");
 		goto fail;
 	}
+	if (state.opt.values && !(state.string_layout = string_layout()))
+		say("the runtime gives no string layout: strings are recorded "
+		    "without their text");
 	if (!open_trace())
 		goto fail;
 	if (state.opt.allocations)

@@ -253,7 +253,10 @@ struct clr_info_vtbl {
 	/* ICorProfilerInfo: 3 */
 	clr_hresult (*GetClassFromObject)(CLR_INFO, clr_uptr object,
 					  clr_uptr *class_id);
-	clr_unused_slot unused_4_10[7];
+	clr_hresult (*GetClassFromToken)(CLR_INFO, clr_uptr module,      /* 4 */
+					 clr_token type_def,
+					 clr_uptr *class_id);
+	clr_unused_slot unused_5_10[6];
 	clr_hresult (*IsArrayClass)(CLR_INFO, clr_uptr class_id,        /* 11 */
 				    uint32_t *elem_type, clr_uptr *elem_class,
 				    clr_ulong *rank);
@@ -285,8 +288,12 @@ struct clr_info_vtbl {
 	clr_hresult (*GetGenerationBounds)(CLR_INFO, clr_ulong n_max,   /* 54 */
 					   clr_ulong *n,
 					   struct clr_generation_range r[]);
-	clr_unused_slot unused_55_66[12];
+	clr_unused_slot unused_55_59[5];
 	/* ICorProfilerInfo3: 57 */
+	clr_hresult (*GetStringLayout2)(CLR_INFO,                       /* 60 */
+					clr_ulong *length_offset,
+					clr_ulong *buffer_offset);
+	clr_unused_slot unused_61_66[6];
 	clr_hresult (*GetRuntimeInformation)(CLR_INFO,                  /* 67 */
 					     uint16_t *instance,
 					     int32_t *runtime_type,
@@ -322,6 +329,10 @@ struct clr_info {
 	const struct clr_info_vtbl *vtbl;
 };
 
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassFromToken) == 4,
+	       "GetClassFromToken");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetStringLayout2) == 60,
+	       "GetStringLayout2");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetThreadInfo) == 12,
 	       "GetThreadInfo");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, ForceGC) == 28, "ForceGC");
@@ -353,7 +364,11 @@ struct clr_metadata_vtbl {
 				      void **out);
 	clr_ulong (*AddRef)(CLR_MD);
 	clr_ulong (*Release)(CLR_MD);
-	clr_unused_slot unused_3_11[9];
+	clr_unused_slot unused_3_8[6];
+	clr_hresult (*FindTypeDefByName)(CLR_MD, const clr_wchar *name, /* 9 */
+					 clr_token enclosing,
+					 clr_token *type_def);
+	clr_unused_slot unused_10_11[2];
 	clr_hresult (*GetTypeDefProps)(CLR_MD, clr_token type_def,      /* 12 */
 				       clr_wchar name[], clr_ulong n_max,
 				       clr_ulong *n, clr_ulong *flags,
@@ -386,6 +401,8 @@ struct clr_metadata {
 	const struct clr_metadata_vtbl *vtbl;
 };
 
+_Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, FindTypeDefByName) == 9,
+	       "FindTypeDefByName");
 _Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, GetTypeDefProps) == 12,
 	       "GetTypeDefProps");
 _Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, GetMethodProps) == 30,

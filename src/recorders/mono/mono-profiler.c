@@ -141,6 +141,9 @@ struct piece {
 	size_t n;
 	ht_id refs[PIECE_REFS];
 	ht_id ref_fields[PIECE_REFS];
+	/* a string's contents (--values), with its last part */
+	bool has_text;
+	struct ht_array_values text;
 };
 
 static struct {
@@ -176,6 +179,10 @@ static struct {
 	int64_t gc_number;
 	uint64_t qualifying;  /* collections that count for --every */
 	struct piece piece;
+	/* --values: System.String's class in this walk (NULL: none is
+	 * recorded), and the strings recorded with their contents */
+	MonoClass *string_class;
+	_Atomic uint64_t strings_valued;
 	/* nursery objects the walk met, for surviving blocks */
 	ht_id walked_survivors[BATCH];
 	size_t n_walked_survivors;
@@ -1041,11 +1048,56 @@ static void on_gc_roots(MonoProfiler *prof, uint64_t count,
 
 static void piece_record(struct piece *p, bool more)
 {
-	ht_object_references_fields(state.rec, p->id, p->class_id, p->size,
-				    more ? HT_OBJ_MORE_REFERENCES : 0, p->n,
-				    p->refs, NULL, p->ref_fields,
-				    p->generation, HT_RESULT_OK);
+	if (!more && p->has_text) {
+		struct ht_event ev = {
+			.type = HT_EV_OBJECT_REFERENCES,
+			.u.object_references = {
+				.id = p->id, .class_id = p->class_id,
+				.size = p->size, .count = p->n,
+				.refs = p->refs, .ref_fields = p->ref_fields,
+				.has_generation = p->generation >= 0,
+				.generation = (uint32_t)(p->generation >= 0
+							 ? p->generation : 0),
+				.result = HT_RESULT_OK, .array = &p->text,
+			},
+		};
+
+		ht_record_event(state.rec, &ev);
+		p->has_text = false;
+	} else {
+		ht_object_references_fields(state.rec, p->id, p->class_id,
+					    p->size,
+					    more ? HT_OBJ_MORE_REFERENCES : 0,
+					    p->n, p->refs, NULL,
+					    p->ref_fields, p->generation,
+					    HT_RESULT_OK);
+	}
 	p->n = 0;
+}
+
+/*
+ * In the walk, with --values: a string's UTF-16 units, read from the
+ * object with Mono's plain getters (a length and a pointer into the
+ * object), into *out. Safe here: the walk runs with the world stopped,
+ * after the collection, so the object is where the walk says and nothing
+ * writes to it (nor could: a string is immutable once made); the length
+ * is checked against the object's size before a unit is read. The units
+ * are in the machine's order, which the trace's little-endian arrays are
+ * only on a little-endian machine: on others no string is recorded.
+ */
+static bool string_contents(MonoObject *obj, struct ht_array_values *out)
+{
+	MonoString *str = (MonoString *)obj;
+	const uint8_t *units = (const uint8_t *)mono_string_chars(str);
+	int length = mono_string_length(str);
+	uintptr_t at = (uintptr_t)units - (uintptr_t)obj;
+
+	if (length < 0 || at + 2 * (uint64_t)length >
+			  (uint64_t)mono_object_get_size(obj))
+		return false;
+	atomic_fetch_add_explicit(&state.strings_valued, 1,
+				  memory_order_relaxed);
+	return ht_array_values_of(HT_TYPE_CHAR, units, (uint64_t)length, out);
 }
 
 static void piece_flush(void)
@@ -1178,6 +1230,8 @@ static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 		p->fields = state.tables_held ? class_fields_of(klass, 0)
 					      : NULL;
 		p->n = 0;
+		p->has_text = klass && klass == state.string_class &&
+			      string_contents(obj, &p->text);
 	}
 	for (uintptr_t i = 0; i < num; i++) {
 		if (p->n == PIECE_REFS)
@@ -1188,10 +1242,19 @@ static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 	return 0;
 }
 
+static bool little_endian(void)
+{
+	return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+}
+
 static void walk_heap(void)
 {
 	state.piece.valid = false;
 	state.n_walked_survivors = 0;
+	/* a plain getter of a class the runtime made at its start */
+	state.string_class = state.opt.values && little_endian()
+				     ? mono_get_string_class()
+				     : NULL;
 	if (state.gc_proves_old)
 		sort_ids(state.dests, state.n_dests);
 	mono_gc_walk_heap(0, on_walk_object, NULL);
@@ -1600,7 +1663,8 @@ static void report_stats(void)
 	unmapped = atomic_load(&state.classes_unmapped);
 	say("%s: %llu event%s, %llu GC%s, %llu bytes (%llu before "
 	    "compression), %llu wait%s for a buffer, %llu event%s dropped, "
-	    "%llu root update%s dropped, %llu class%s without a field table",
+	    "%llu root update%s dropped, %llu class%s without a field table, "
+	    "%llu string%s with their text",
 	    state.output,
 	    (unsigned long long)st.events, plural(st.events),
 	    (unsigned long long)st.gcs, plural(st.gcs),
@@ -1609,7 +1673,9 @@ static void report_stats(void)
 	    (unsigned long long)st.waits, plural(st.waits),
 	    (unsigned long long)st.dropped_events, plural(st.dropped_events),
 	    (unsigned long long)roots, plural(roots),
-	    (unsigned long long)unmapped, unmapped == 1 ? "" : "es");
+	    (unsigned long long)unmapped, unmapped == 1 ? "" : "es",
+	    (unsigned long long)state.strings_valued,
+	    plural(state.strings_valued));
 }
 
 /* Closes the trace once no callback is recording (waiting a little for
@@ -1698,6 +1764,7 @@ static bool open_trace(void)
 		{"every", every},
 		{"allocations", state.opt.allocations ? "yes" : "no"},
 		{"pid", pid},
+		{"values", "strings"}, /* last: only when recorded */
 	};
 	struct ht_header h = {
 		.version = HT_FORMAT_VERSION,
@@ -1710,7 +1777,8 @@ static bool open_trace(void)
 		.command_line = cmd,
 		.has_start_time = true,
 		.start_time = (int64_t)time(NULL),
-		.n_metadata = sizeof(meta) / sizeof(meta[0]),
+		.n_metadata = sizeof(meta) / sizeof(meta[0]) -
+			      !(state.opt.values && little_endian()),
 		.metadata = meta,
 	};
 	struct ht_error err;

@@ -8,9 +8,10 @@
 // List<string> of N strings; and, for the fields of references, a boxed
 // Pair (a struct of two references), a Box<Item> and a Box<long> (a
 // field of a type parameter is a reference or not as its argument), and
-// a Holder whose Pair is embedded; forces a full collection; then waits MS
-// milliseconds (for a signal) or runs a child process that prints
-// whether it sees CORECLR_ENABLE_PROFILING; exits with STATUS.
+// a Holder whose Pair is embedded; and a Texts of known strings; forces a
+// full collection; then waits MS milliseconds (for a signal) or runs a
+// child process that prints whether it sees CORECLR_ENABLE_PROFILING;
+// exits with STATUS.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -29,6 +30,23 @@ class Item { }
 struct Pair { public Item A; public long N; public Item B; }
 class Box<T> { public T Value; public Item Other = new Item(); }
 class Holder { public Pair Inner; public Item Tail = new Item(); }
+
+// Strings whose text the test knows (--values): made at run time from N,
+// so on the GC heap, Latin-1 and not, short and longer than the 128 units
+// a trace keeps whole; and a literal, which lives in the non-GC heap.
+class Texts
+{
+    public string Latin, Wide, Long, WideLong;
+    public string Literal = "a literal, never collected";
+
+    public Texts(int n)
+    {
+        Latin = "caf\u00e9 au lait " + n;
+        Wide = "Gr\u00fc\u00dfe aus \u6771\u4eac " + n + " \u2713";
+        Long = string.Concat(System.Linq.Enumerable.Repeat("0123456789", 30)) + n;
+        WideLong = string.Concat(System.Linq.Enumerable.Repeat("\u03bb", 200)) + n;
+    }
+}
 
 class CwtKey { }
 class CwtValue { public string Note = "held by its key"; }
@@ -49,6 +67,7 @@ static class Shapes
     static Box<long> valueBox = new Box<long> { Value = 42 };
     static Holder holder = new Holder {
         Inner = new Pair { A = new Item(), N = 2, B = new Item() } };
+    static Texts texts;
 
     static int Main(string[] args)
     {
@@ -61,6 +80,7 @@ static class Shapes
             counts["k" + i] = i;
         }
         table.Add(key, new CwtValue());
+        texts = new Texts(n);
         GC.Collect();
         if (args.Length > 3 && args[2] == "wait")
         {
@@ -84,6 +104,7 @@ static class Shapes
         GC.KeepAlive(refBox);
         GC.KeepAlive(valueBox);
         GC.KeepAlive(holder);
+        GC.KeepAlive(texts);
         return status;
     }
 }

@@ -137,6 +137,44 @@ fi
 "$heaptrace" cat "$t" | grep -q '^reports_survivors: true' ||
 	fail "the header does not say reports_survivors: true"
 
+# --- values: each string's text (Shapes' Texts), Latin-1 and not, whole
+# and as a prefix with its hash, on the GC heap and a literal outside it,
+# in the dump at GC.Collect() and the one at exit (../check-strings.py)
+latin=$(printf 'caf\303\251 au lait %s' $N)
+wide=$(printf 'Gr\303\274\303\237e aus \346\235\261\344\272\254 %s \342\234\223' $N)
+long=$(printf '0123456789%.0s' $(seq 30))$N
+wide_long=$(printf '\316\273%.0s' $(seq 200))$N
+# texts LABEL TRACE [--dump N]
+texts() {
+	label=$1 trace=$2
+	shift 2
+	python3 "$src/../check-strings.py" --label "$label" "$@" \
+		"$heaptrace" "$trace" Texts "Latin=$latin" "Wide=$wide" \
+		"Long=$long" "WideLong=$wide_long" \
+		"Literal=a literal, never collected"
+}
+t=$work/values.ht
+record "$t" 0 --values -- dotnet "$app" $N 0
+texts "values, at GC.Collect()" "$t" --dump 0 ||
+	fail "values: the strings' text in the dump at GC.Collect()"
+texts "values, at exit" "$t" || fail "values: the strings' text at exit"
+# server GC: the walk's objects come from the GC's threads at once
+export DOTNET_gcServer=1 DOTNET_GCHeapCount=2
+record "$work/values-server.ht" 0 --values -- dotnet "$app" $N 0
+unset DOTNET_gcServer DOTNET_GCHeapCount
+texts "values, server GC" "$work/values-server.ht" ||
+	fail "values: the strings' text under server GC"
+"$heaptrace" cat "$t" | head -20 | grep -q '^  values: strings' &&
+	ok "values: the header says values: strings" ||
+	fail "values: the header does not say values: strings"
+# without --values (major.ht): no string keeps a text, no event an array
+python3 "$src/../check-strings.py" --label "no values" --none \
+	"$heaptrace" "$work/major.ht" Texts || fail "no values: a text is kept"
+"$heaptrace" cat "$work/major.ht" | grep -q ' array: {\|^  values: ' &&
+	fail "no values: the trace holds values" || ok "no values: none in the trace"
+echo "note: Shapes $N: $(wc -c <"$work/major.ht") bytes without values," \
+	"$(wc -c <"$t") with"
+
 # --- every GC, and the exit dump
 t=$work/every.ht
 record "$t" 0 --dump-on every-gc -- dotnet "$app" $N 0

@@ -19,6 +19,10 @@
  *     KnownHeap.Holder with a Pair embedded and a third leaf, and one
  *     KnownHeap.Box<KnownHeap.Leaf> (a field of its type parameter), each
  *     held by a static field, for the fields of references;
+ *   - one KnownHeap.Texts held by the static field texts, whose fields
+ *     hold strings the tests know (--values): made at run time from N,
+ *     Latin-1 and not, short and longer than the 128 units a trace keeps
+ *     whole, and a literal;
  *   - GARBAGE KnownHeap.Garbage objects allocated and dropped. They are
  *     made on a thread of their own that has ended before any dump: Mono
  *     scans stacks conservatively, and a stale pointer left on the main
@@ -30,6 +34,7 @@
  * so that a dump taken at exit sees the same heap as at GC.Collect().
  */
 using System;
+using System.Text;
 using System.Threading;
 
 public class KnownHeap {
@@ -74,11 +79,25 @@ public class KnownHeap {
 		public T value;
 	}
 
+	sealed class Texts {
+		public string Latin, Wide, Long, WideLong;
+		public string Literal = "a literal, never collected";
+
+		public Texts(int n) {
+			Latin = "caf\u00e9 au lait " + n;
+			Wide = "Gr\u00fc\u00dfe aus \u6771\u4eac " + n + " \u2713";
+			Long = new StringBuilder().Insert(0, "0123456789", 30)
+				.ToString() + n;
+			WideLong = new string('\u03bb', 200) + n;
+		}
+	}
+
 	static Node head;
 	static Leaf[] sharedLeaves;
 	static object boxed;
 	static Holder holder;
 	static Box<Leaf> box;
+	static Texts texts;
 	static int bottomIndex;
 	static long garbageSum;
 
@@ -145,6 +164,7 @@ public class KnownHeap {
 		holder = new Holder { inner = pair, tail = sharedLeaves[0] };
 		box = new Box<Leaf> { value = sharedLeaves[0] };
 		head = BuildList(n);
+		texts = new Texts(n);
 		TreeNode root = BuildTree(depth);
 		Thread t = new Thread(() => MakeGarbage(garbage));
 		t.Start();
@@ -153,6 +173,7 @@ public class KnownHeap {
 		GC.KeepAlive(boxed);
 		GC.KeepAlive(holder);
 		GC.KeepAlive(box);
+		GC.KeepAlive(texts);
 		Console.WriteLine("ready " + head.value + " " + garbageSum);
 		Console.Out.Flush();
 		Finish(root, code, pause);

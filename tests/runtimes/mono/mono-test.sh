@@ -171,6 +171,38 @@ if command -v python3 >/dev/null; then
 		"$heaptrace" "$t" $N $DEPTH || fail "exit: the references' fields"
 fi
 
+# ---- --values: each string's text (KnownHeap.Texts) -------------------------
+# Latin-1 and not, whole and as a prefix with its hash, made at run time
+# and a literal, in the dump at GC.Collect() and the one at exit
+# (../check-strings.py); a recording without --values keeps none.
+if command -v python3 >/dev/null; then
+	latin=$(printf 'caf\303\251 au lait %s' $N)
+	wide=$(printf 'Gr\303\274\303\237e aus \346\235\261\344\272\254 %s \342\234\223' $N)
+	long=$(printf '0123456789%.0s' $(seq 30))$N
+	wide_long=$(printf '\316\273%.0s' $(seq 200))$N
+	t=$work/values.ht
+	record "$t" 0 --values --dump-on major
+	dumps=$("$heaptrace" stats --format json "$t" | jq '.dumps | length')
+	for d in $((dumps - 2)) $((dumps - 1)); do
+		python3 "$(dirname "$0")/../check-strings.py" \
+			--label "values, dump $d" --dump $d "$heaptrace" "$t" \
+			KnownHeap.Texts "Latin=$latin" "Wide=$wide" \
+			"Long=$long" "WideLong=$wide_long" \
+			"Literal=a literal, never collected" ||
+			fail "values: the strings' text in dump $d"
+	done
+	"$heaptrace" cat "$t" | head -20 | grep -q '^  values: strings' ||
+		fail "values: the header does not say values: strings"
+	python3 "$(dirname "$0")/../check-strings.py" --label "no values" \
+		--none "$heaptrace" "$work/exit.ht" KnownHeap.Texts ||
+		fail "no values: a text is kept"
+	"$heaptrace" cat "$work/exit.ht" | grep -q ' array: {\|^  values: ' &&
+		fail "no values: the trace holds values"
+	ok "values: the strings' text"
+	echo "note: KnownHeap $N: $(wc -c <"$work/major.ht") bytes without" \
+		"values, $(wc -c <"$t") with"
+fi
+
 # ---- two runs of one program: diff by path finds nothing new --------------
 # KnownHeap again, and mcs compiling KnownHeap.cs twice (a real program of
 # some 70000 objects), once as mono mcs.exe and once through the mcs
@@ -454,7 +486,7 @@ refused() {
 refused dump=minor "dump= takes major, every-gc, exit or signal, not 'minor'"
 refused every=0 "every= takes a number from 1 to 1000000000, not '0'"
 refused every=1000000001 "every= takes a number from 1 to 1000000000, not '1000000001'"
-refused dump=exit,verbose "unknown option 'verbose' (options: dump=WHEN, every=N, alloc, output=FILE last)"
+refused dump=exit,verbose "unknown option 'verbose' (options: dump=WHEN, every=N, alloc, values, output=FILE last)"
 refused output= "output= needs a file name"
 
 module "$work/err" "output=$work/no/such/dir/t.ht"
@@ -482,7 +514,7 @@ same "$work/err" "a write that fails" \
 
 # HEAPTRACE_VERBOSE: the count of what was recorded
 (export HEAPTRACE_VERBOSE=1; module "$work/err" "output=$work/v.ht")
-grep -qxE "heaptrace: mono recorder: $work/v.ht: [0-9]+ events?, [0-9]+ GCs?, [0-9]+ bytes \([0-9]+ before compression\), [0-9]+ waits? for a buffer, [0-9]+ events? dropped, [0-9]+ root updates? dropped, [0-9]+ class(es)? without a field table" "$work/err" ||
+grep -qxE "heaptrace: mono recorder: $work/v.ht: [0-9]+ events?, [0-9]+ GCs?, [0-9]+ bytes \([0-9]+ before compression\), [0-9]+ waits? for a buffer, [0-9]+ events? dropped, [0-9]+ root updates? dropped, [0-9]+ class(es)? without a field table, [0-9]+ strings? with their text" "$work/err" ||
 	{ fail "HEAPTRACE_VERBOSE: no count of what was recorded"; cat "$work/err"; }
 ok "the module's messages: bad arguments, outputs it cannot write, another module, a failed write, HEAPTRACE_VERBOSE"
 
