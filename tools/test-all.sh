@@ -17,6 +17,9 @@
 set -u
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
+# UBSan reports and carries on unless told to stop: a report must fail its
+# test, as an ASan report does.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 status=0
 passed=0 failed=0 skipped=0
 

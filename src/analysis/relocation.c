@@ -24,6 +24,7 @@
 #include "analysis/relocation.h"
 #include "util/alloc.h"
 #include "util/membudget.h"
+#include "util/sort.h"
 #include "util/saturating.h"
 
 #include <stdio.h>
@@ -1646,7 +1647,7 @@ static int prepare_landing(struct reloc *t)
 					     b->s[k].end - b->s[k].start);
 		n++;
 	}
-	qsort(t->landing, n, sizeof(*t->landing), compare_landing);
+	sort_items(t->landing, n, sizeof(*t->landing), compare_landing);
 	for (size_t k = 0; k < n; k++) {
 		if (t->landing[k].end < reach)
 			t->landing[k].end = reach;

@@ -13,18 +13,10 @@
 #include "lib/common/error.h"
 #include "util/idmap.h"
 #include "util/membudget.h"
+#include "util/sort.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* qsort, which must not be handed the NULL of an array never grown, even
- * to sort nothing. */
-static void sort_items(void *base, size_t n, size_t size,
-		       int (*compare)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(base, n, size, compare);
-}
 
 /* A frame container as collected: its thread's index in first-seen
  * order, and where it was first begun. */

@@ -78,7 +78,8 @@ static int run_dir(const char *dir, unsigned *runs)
 		n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), compare_names);
+	if (n > 1) /* names is NULL when the folder is empty */
+		qsort(names, n, sizeof(*names), compare_names);
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0 && run_file(names[i]) < 0)
 			rc = -1;

@@ -396,7 +396,8 @@ static void put_array(struct codec_enc *e, const struct ht_array_values *a)
 	put_u(e, a->type);
 	put_u(e, a->length);
 	put_u(e, a->stored);
-	memcpy(e->p, a->data, bytes);
+	if (bytes) /* an empty array's data may be NULL */
+		memcpy(e->p, a->data, bytes);
 	e->p += bytes;
 	if (a->stored < a->length) {
 		put_le64(e->p, a->hash);

@@ -253,11 +253,12 @@ enum {
 enum clrn_field_holds clrn_field_sig(const uint8_t *sig, size_t len,
 				     unsigned *param)
 {
-	const uint8_t *p = sig, *end = sig + len;
+	const uint8_t *p, *end;
 
 	if (!sig || len < 2 || sig[0] != SIG_FIELD)
 		return CLRN_HOLDS_VALUE;
-	p++;
+	p = sig + 1;
+	end = sig + len;
 	while (p < end && (*p == ET_CMOD_REQD || *p == ET_CMOD_OPT)) {
 		if (++p >= end || !(p = skip_compressed(p, end)))
 			return CLRN_HOLDS_VALUE;
