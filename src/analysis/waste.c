@@ -312,13 +312,16 @@ static int gather_holds(const struct heap *h, const uint32_t *of,
 				continue;
 			if (BUDGET_GROW(*holds, *n + 1, cap, *charged) < 0)
 				return -1;
-			(*holds)[(*n)++] = (struct hold){
-				.group = of[t],
-				.slot = (uint32_t)heap_class_slot(h, i),
-				.field = heap_ref_field(h, i, e),
-				.from = i,
-				.edge = e,
-			};
+			struct hold *k = &(*holds)[(*n)++];
+
+			k->group = of[t];
+			k->field = heap_ref_field(h, i, e);
+			/* a field is its declaring class's, whichever
+			 * subclass's object holds it */
+			k->slot = k->field == HEAP_NO_FIELD ?
+				  (uint32_t)heap_class_slot(h, i) : UINT32_MAX;
+			k->from = i;
+			k->edge = e;
 		}
 	}
 	return 0;

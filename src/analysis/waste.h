@@ -22,11 +22,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A class and field that holds copies of a group: the referrers' class
- * slot (heap_class_slot) and the field (an index + 1 into h->fields,
- * HEAP_NO_FIELD for an array's element or an unnamed field), with one
- * such reference to name it by (edge: an index into h->ref of object
- * from) and how many references of that kind point at the copies. */
+/* A field that holds copies of a group (an index + 1 into h->fields;
+ * slot UINT32_MAX: the field is one whatever subclass's objects hold
+ * it), or, for an array's element or an unnamed field (HEAP_NO_FIELD),
+ * the referrers' class slot (heap_class_slot); with one such reference
+ * to name it by (edge: an index into h->ref of object from) and how many
+ * references of that kind point at the copies. */
 struct waste_holder {
 	uint32_t slot;
 	uint32_t field;

@@ -182,7 +182,8 @@ static void print_groups_text(const struct waste_cmd *c,
 		print_holders_text(c->h, g, w_wasted + w_count + 4);
 	}
 	if (k < d->n_groups)
-		printf("... and %zu more groups (-n)\n", d->n_groups - k);
+		printf("... and %s more (-n)\n",
+		       count_of(d->n_groups - k, "group", "groups", line));
 }
 
 static int report_text(const struct waste_cmd *c)
@@ -213,7 +214,6 @@ static void out_holders(struct out *o, const struct heap *h,
 
 		out_begin_object(o, NULL);
 		out_string(o, "holder", holder_text(h, k, buf));
-		out_string(o, "class", object_class_text(h, k->from, buf));
 		out_u64(o, "count", k->count);
 		out_end_object(o);
 	}
