@@ -212,9 +212,7 @@ static bool class_named(const struct heap *h, uint32_t object,
 	       strcmp(h->classes[c].name, name) == 0;
 }
 
-/* The value of object's field called name, or of its reference (the
- * object it holds, HEAP_NONE when none). */
-static bool field_value(const struct heap *h, uint32_t object,
+bool values_field(const struct heap *h, uint32_t object,
 			const char *name, uint64_t *bits)
 {
 	struct value_record r;
@@ -229,7 +227,7 @@ static bool field_value(const struct heap *h, uint32_t object,
 	return false;
 }
 
-static uint32_t field_reference(const struct heap *h, uint32_t object,
+uint32_t values_field_object(const struct heap *h, uint32_t object,
 				const char *name)
 {
 	for (uint64_t e = h->ref_start[object]; e < h->ref_start[object + 1];
@@ -262,7 +260,7 @@ static bool string_units(const struct heap *h, uint32_t object,
 	}
 	if (!class_named(h, object, "java.lang.String"))
 		return false;
-	value = field_reference(h, object, "value");
+	value = values_field_object(h, object, "value");
 	if (value == HEAP_NONE || !heap_object_values(h, value, r) ||
 	    !r->has_array)
 		return false;
@@ -272,7 +270,7 @@ static bool string_units(const struct heap *h, uint32_t object,
 		*units = UNITS_UTF16LE;
 		return true;
 	}
-	(void)field_value(h, object, "coder", &coder);
+	(void)values_field(h, object, "coder", &coder);
 	*units = coder == 1 ? UNITS_UTF16LE : UNITS_LATIN1;
 	return r->array.type == HT_TYPE_BYTE;
 }

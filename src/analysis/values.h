@@ -64,6 +64,15 @@ bool value_record_next(struct value_record *r, uint32_t *field,
 
 struct heap;
 
+/* The bits of object's primitive field called name (the first of that
+ * name in its record): false when the dump kept no such value. */
+bool values_field(const struct heap *h, uint32_t object, const char *name,
+		  uint64_t *bits);
+/* The object that object's reference field called name holds: HEAP_NONE
+ * when it is null, dangling, or no reference names that field. */
+uint32_t values_field_object(const struct heap *h, uint32_t object,
+			     const char *name);
+
 /* The text of object when it is a string (doc/design.md section 1): a
  * java.lang.String's from the array its `value` field references (a
  * byte[] with its `coder`, Latin-1 0 or UTF-16 1, or a char[]), a
