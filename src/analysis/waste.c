@@ -1,5 +1,6 @@
 /*
- * waste.c - duplicate strings and primitive arrays (waste.h).
+ * waste.c - duplicate strings and primitive arrays, empty and sparse
+ * collections (waste.h).
  *
  * Each candidate is a (key, object, array) triple: the key says what its
  * contents are (values.h: equal records share an offset), the array which
@@ -10,6 +11,7 @@
  */
 #include "analysis/waste.h"
 
+#include "analysis/collections.h"
 #include "analysis/values.h"
 #include "lib/common/error.h"
 #include "util/alloc.h"
@@ -217,6 +219,137 @@ static int duplicates_of_arrays(const struct heap *h, const bool *is_string,
 	return rc;
 }
 
+/* ---- collections ----------------------------------------------------------- */
+
+/* Whether a collection's objects hold their entries in an inner
+ * collection (a HashSet in its HashMap `map`), counted as the outer. */
+static bool holds_inner_map(const struct collection_kind *k)
+{
+	return strcmp(k->name, "java.util.HashSet") == 0 ||
+	       strcmp(k->name, "java.util.LinkedHashSet") == 0;
+}
+
+/* One collection into its row: empty when it holds nothing, sparse when
+ * it holds less than half of what its backing array has room for. */
+static void tally(struct waste_collection_row *r, const struct heap *h,
+		  uint32_t object, const struct collection *c)
+{
+	r->count++;
+	if (!c->has_size) {
+		r->unknown++;
+	} else if (c->size == 0) {
+		r->empty++;
+		r->empty_bytes += h->size[object] + c->array_bytes;
+	} else if (c->has_capacity && c->size < c->capacity &&
+		   c->size < c->capacity - c->size) {
+		r->sparse++;
+		r->sparse_bytes += c->wasted;
+	}
+}
+
+static void add_row(struct waste_collection_row *all,
+		    const struct waste_collection_row *r)
+{
+	all->count += r->count;
+	all->unknown += r->unknown;
+	all->empty += r->empty;
+	all->empty_bytes += r->empty_bytes;
+	all->sparse += r->sparse;
+	all->sparse_bytes += r->sparse_bytes;
+}
+
+static int by_collection_waste(const void *pa, const void *pb)
+{
+	const struct waste_collection_row *a = pa, *b = pb;
+	uint64_t wa = a->empty_bytes + a->sparse_bytes;
+	uint64_t wb = b->empty_bytes + b->sparse_bytes;
+
+	if (wa != wb)
+		return wa > wb ? -1 : 1;
+	return a->slot < b->slot ? -1 : a->slot > b->slot;
+}
+
+/* The inner maps of sets (a bit per object), not counted again. */
+static void mark_inner(const struct heap *h,
+		       const struct collection_kind *const *kind,
+		       uint64_t *inner)
+{
+	for (uint32_t i = 0; i < h->n; i++) {
+		const struct collection_kind *k = kind[heap_class_slot(h, i)];
+		uint32_t map;
+
+		if (!k || !holds_inner_map(k))
+			continue;
+		map = values_field_object(h, i, "map");
+		if (map != HEAP_NONE)
+			inner[map / 64] |= UINT64_C(1) << (map % 64);
+	}
+}
+
+static void tally_all(const struct heap *h,
+		      const struct collection_kind *const *kind,
+		      const uint64_t *inner, struct waste_collection_row *rows)
+{
+	for (uint32_t i = 0; i < h->n; i++) {
+		size_t slot = heap_class_slot(h, i);
+		struct collection c;
+
+		if (!kind[slot] || (inner[i / 64] >> (i % 64) & 1))
+			continue;
+		collection_measure(h, i, kind[slot], &c);
+		tally(&rows[slot], h, i, &c);
+	}
+}
+
+/* The rows of the classes that have collections, sorted, and the sum. */
+static int keep_rows(struct waste_collections *wc,
+		     const struct waste_collection_row *rows, size_t n_slots,
+		     uint64_t *charged)
+{
+	size_t cap = 0;
+
+	for (size_t i = 0; i < n_slots; i++) {
+		if (!rows[i].count)
+			continue;
+		if (BUDGET_GROW(wc->rows, wc->n_rows + 1, cap, *charged) < 0)
+			return -1;
+		wc->rows[wc->n_rows] = rows[i];
+		wc->rows[wc->n_rows++].slot = (uint32_t)i;
+		add_row(&wc->all, &rows[i]);
+	}
+	qsort(wc->rows, wc->n_rows, sizeof(*wc->rows), by_collection_waste);
+	return 0;
+}
+
+static int find_collections(const struct heap *h, struct waste *w)
+{
+	size_t n_slots = h->n_classes + 1, words = (size_t)h->n / 64 + 1;
+	uint64_t charged = 0, *inner;
+	const struct collection_kind **kind;
+	struct waste_collection_row *rows;
+	int rc = -1;
+
+	kind = budget_array(n_slots, sizeof(*kind), &charged);
+	rows = budget_array(n_slots, sizeof(*rows), &charged);
+	inner = budget_array(words, sizeof(*inner), &charged);
+	if (kind && rows && inner) {
+		for (size_t i = 0; i < h->n_classes; i++)
+			kind[i] = h->classes[i].name ?
+				  collection_kind_of_class(h->classes[i].name) :
+				  NULL;
+		kind[h->n_classes] = NULL;
+		memset(rows, 0, n_slots * sizeof(*rows));
+		memset(inner, 0, words * sizeof(*inner));
+		mark_inner(h, kind, inner);
+		tally_all(h, kind, inner, rows);
+		rc = keep_rows(&w->collections, rows, n_slots, &w->charged);
+	}
+	budget_array_free(inner, words, sizeof(*inner), &charged);
+	budget_array_free(rows, n_slots, sizeof(*rows), &charged);
+	budget_array_free(kind, n_slots, sizeof(*kind), &charged);
+	return rc;
+}
+
 int waste_compute(const struct heap *h, struct waste *w,
 		  struct ht_error *err)
 {
@@ -235,7 +368,8 @@ int waste_compute(const struct heap *h, struct waste *w,
 	if (is_string && chars_of_string) {
 		memset(chars_of_string, 0, words * sizeof(*chars_of_string));
 		if (duplicates_of_strings(h, is_string, chars_of_string, w) == 0 &&
-		    duplicates_of_arrays(h, is_string, chars_of_string, w) == 0)
+		    duplicates_of_arrays(h, is_string, chars_of_string, w) == 0 &&
+		    find_collections(h, w) == 0)
 			rc = 0;
 	}
 	budget_array_free(chars_of_string, words, sizeof(*chars_of_string),
@@ -397,6 +531,10 @@ void waste_totals_of(const struct waste *w, struct waste_totals *t)
 	t->string_bytes = w->strings.wasted;
 	t->array_copies = w->arrays.copies;
 	t->array_bytes = w->arrays.wasted;
+	t->empty_collections = w->collections.all.empty;
+	t->empty_bytes = w->collections.all.empty_bytes;
+	t->sparse_collections = w->collections.all.sparse;
+	t->sparse_bytes = w->collections.all.sparse_bytes;
 }
 
 static void duplicates_free(struct waste_duplicates *d)
@@ -412,6 +550,7 @@ void waste_free(struct waste *w)
 {
 	duplicates_free(&w->strings);
 	duplicates_free(&w->arrays);
+	free(w->collections.rows);
 	mem_budget_release(w->charged);
 	memset(w, 0, sizeof(*w));
 }

@@ -1,7 +1,7 @@
 /*
- * waste.h - what a dump's values say it wastes (doc/design.md section 6,
- * `waste`): strings with equal text and primitive arrays with equal
- * contents, kept more than once.
+ * waste.h - what a dump's values say it wastes (doc/design.md section 3,
+ * waste): strings with equal text and primitive arrays with equal
+ * contents, kept more than once; collections empty or under half full.
  *
  * It needs the dump's values (heap_scan_with, values): equal records are
  * kept once in the values' arena (analysis/values.h), so two arrays are
@@ -77,12 +77,37 @@ struct waste_duplicates {
 	uint64_t members_charged;
 };
 
+/*
+ * Empty and sparse collections (analysis/collections.h) of one class, or
+ * of all: how many, how many of unknown size (no values for them), how
+ * many empty (size 0) and the bytes those take with their backing arrays
+ * (what allocating them only when first used would save), how many
+ * sparse (holding something, but less than half their capacity) and the
+ * bytes their empty slots take. A HashSet's inner HashMap counts as the
+ * set, not again as a map.
+ */
+struct waste_collection_row {
+	uint32_t slot;         /* heap_class_slot; any in the totals */
+	uint64_t count, unknown;
+	uint64_t empty, empty_bytes;
+	uint64_t sparse, sparse_bytes;
+};
+
+struct waste_collections {
+	size_t n_rows;         /* the classes with collections */
+	struct waste_collection_row *rows; /* by empty_bytes + sparse_bytes,
+					      most first, then class slot */
+	struct waste_collection_row all;
+};
+
 struct waste {
 	bool has_values;       /* the dump kept values: else nothing is known */
 	struct waste_duplicates strings;
 	struct waste_duplicates arrays; /* primitive arrays no string holds
 					   as its value */
-	uint64_t charged;      /* groups and holders, to the memory budget */
+	struct waste_collections collections;
+	uint64_t charged;      /* groups, holders and rows, to the memory
+				  budget */
 };
 
 /* The figures a budget names (diff --fail-if waste:...), which need no
@@ -90,10 +115,13 @@ struct waste {
 struct waste_totals {
 	uint64_t string_copies, string_bytes;
 	uint64_t array_copies, array_bytes;
+	uint64_t empty_collections, empty_bytes;
+	uint64_t sparse_collections, sparse_bytes;
 };
 
 /*
- * Finds the duplicate strings and primitive arrays of h. 0, or -1 with
+ * Finds the duplicate strings and primitive arrays of h, and its empty
+ * and sparse collections. 0, or -1 with
  * err filled (out of memory, or the memory budget refused). A dump
  * without values gives w->has_values false and no groups.
  */

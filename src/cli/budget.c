@@ -162,6 +162,8 @@ static int parse_id(const char *s, size_t n, ht_id *id)
 static const char *const waste_names[] = {
 	[BUDGET_DUPLICATE_STRINGS] = "duplicate-strings",
 	[BUDGET_DUPLICATE_ARRAYS] = "duplicate-arrays",
+	[BUDGET_EMPTY_COLLECTIONS] = "empty-collections",
+	[BUDGET_SPARSE_COLLECTIONS] = "sparse-collections",
 };
 
 /* waste:KIND, the KIND of n bytes at s */
@@ -178,7 +180,8 @@ static int parse_waste(const char *s, size_t n, struct budget *b, char *why,
 		}
 	}
 	return fail(why, len, "'waste:%.*s' is no figure of waste: "
-		    "waste:duplicate-strings or waste:duplicate-arrays",
+		    "waste:duplicate-strings, waste:duplicate-arrays, "
+		    "waste:empty-collections or waste:sparse-collections",
 		    (int)n, s);
 }
 
@@ -371,7 +374,7 @@ int budget_parse(const char *text, struct budget *b, char *why, size_t len)
 	}
 	if (b->subject == BUDGET_WASTE && b->metric == DIFF_RETAINED) {
 		rc = fail(why, len, "waste:%s has no retained size: .bytes "
-			  "(wasted) or .count (copies)", waste_names[b->waste]);
+			  "(wasted) or .count", waste_names[b->waste]);
 		goto fail;
 	}
 	rc = parse_value(text + end, b, why, len);
@@ -462,9 +465,17 @@ static uint64_t waste_figure(const struct budget *b,
 {
 	bool count = b->metric == DIFF_COUNT;
 
-	if (b->waste == BUDGET_DUPLICATE_STRINGS)
+	switch (b->waste) {
+	case BUDGET_DUPLICATE_STRINGS:
 		return count ? t->string_copies : t->string_bytes;
-	return count ? t->array_copies : t->array_bytes;
+	case BUDGET_DUPLICATE_ARRAYS:
+		return count ? t->array_copies : t->array_bytes;
+	case BUDGET_EMPTY_COLLECTIONS:
+		return count ? t->empty_collections : t->empty_bytes;
+	case BUDGET_SPARSE_COLLECTIONS:
+		break;
+	}
+	return count ? t->sparse_collections : t->sparse_bytes;
 }
 
 void budget_waste_figures(const struct budget *b,

@@ -9,6 +9,7 @@
  *   SUBJECT = "total" | "class:" NAME | "retained:" NAME | "object:" ID
  *           | "waste:" WASTE
  *   WASTE   = "duplicate-strings" | "duplicate-arrays"
+ *           | "empty-collections" | "sparse-collections"
  *   METRIC  = "count" | "bytes" | "retained"
  *   OP      = ">" | ">=" | "<" | "<=" | "=" | "=="
  *   VALUE   = NUMBER [ UNIT ]                  the figure after
@@ -23,7 +24,8 @@
  * for total, count for class:, retained for retained: (the only one it
  * has) and object:, bytes for waste:. A waste: figure is what `waste`
  * says of the dump (analysis/waste.h): bytes wasted, or count, the copies
- * beyond one a group; it has no retained. A unit needs a metric in bytes.
+ * beyond one a group (the empty or sparse collections); it has no
+ * retained. A unit needs a metric in bytes.
  * A change in percent from 0 is infinitely large (and 0 from 0 to 0).
  */
 #ifndef HT_BUDGET_H
@@ -46,6 +48,8 @@ enum budget_subject {
 enum budget_waste {
 	BUDGET_DUPLICATE_STRINGS,
 	BUDGET_DUPLICATE_ARRAYS,
+	BUDGET_EMPTY_COLLECTIONS,
+	BUDGET_SPARSE_COLLECTIONS,
 };
 
 enum budget_op {

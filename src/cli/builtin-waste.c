@@ -2,7 +2,8 @@
  * builtin-waste.c - `heaptrace waste`: what a dump's values say it
  * wastes: strings of equal text and primitive arrays of equal contents
  * kept more than once, with the bytes that keeping one of each would
- * save and the fields that hold the copies (analysis/waste.h).
+ * save and the fields that hold the copies; collections empty or under
+ * half full, per class (analysis/waste.h).
  *
  * It needs values: a dump without them is said to have none (exit 1)
  * rather than reported as wasting nothing.
@@ -31,7 +32,8 @@ static const struct command_usage usage = {
 		"Lists the strings of equal text and the primitive arrays of equal\n"
 		"contents that a dump keeps more than once, most bytes wasted first:\n"
 		"how many copies, the bytes one copy each would save, and the fields\n"
-		"that hold them. Needs the dump's values (an HPROF dump has them).\n",
+		"that hold them; then, per class, the collections that are empty or\n"
+		"under half full. Needs the dump's values (an HPROF dump has them).\n",
 };
 
 /* Characters of a string's text in text output and in yaml and json;
@@ -68,6 +70,15 @@ static const char *holder_text(const struct heap *h,
 	if (k->field != HEAP_NO_FIELD)
 		return step_text(h, k->from, k->edge, buf);
 	return object_class_text(h, k->from, buf);
+}
+
+/* A class slot's name: "?" for the slot of unknown classes. */
+static const char *slot_name(const struct heap *h, uint32_t slot, char *buf)
+{
+	if (slot < h->n_classes && h->classes[slot].name)
+		return h->classes[slot].name;
+	snprintf(buf, NAME_TEXT, "?");
+	return buf;
 }
 
 /* A string's text, quoted and cut at max characters (with how many it
@@ -186,6 +197,70 @@ static void print_groups_text(const struct waste_cmd *c,
 		       count_of(d->n_groups - k, "group", "groups", line));
 }
 
+/* "collections: 1,234 empty (45.6 KiB with their arrays), 56 sparse,
+ * under half full (7.8 KiB of empty slots), of 9,999 collections[, 12 of
+ * unknown size]" */
+static void print_collections_summary(const struct waste_collection_row *a)
+{
+	char e[SIZE_TEXT], s[SIZE_TEXT], n[48];
+
+	if (!a->count) {
+		printf("collections: none\n");
+		return;
+	}
+	printf("collections: %" PRIu64 " empty (%s with their arrays), %"
+	       PRIu64 " sparse, under half full (%s of empty slots), of %s",
+	       a->empty, human_size(a->empty_bytes, e), a->sparse,
+	       human_size(a->sparse_bytes, s),
+	       count_of(a->count, "collection", "collections", n));
+	if (a->unknown)
+		printf(", %" PRIu64 " of unknown size", a->unknown);
+	putchar('\n');
+}
+
+static size_t rows_shown(const struct waste_cmd *c)
+{
+	size_t n = c->w.collections.n_rows;
+
+	return c->limit == 0 || c->limit > n ? n : (size_t)c->limit;
+}
+
+static void print_collections_text(const struct waste_cmd *c)
+{
+	const struct waste_collections *wc = &c->w.collections;
+	size_t k = rows_shown(c);
+	int w_count = (int)strlen("COUNT"), w_empty = (int)strlen("EMPTY");
+	int w_eb = (int)strlen("BYTES"), w_sparse = (int)strlen("SPARSE");
+	int w_sb = (int)strlen("SLOTS");
+	char a[SIZE_TEXT], b[SIZE_TEXT], name[NAME_TEXT], n[48];
+
+	print_collections_summary(&wc->all);
+	if (!k)
+		return;
+	for (size_t i = 0; i < k; i++) {
+		widen_number(&w_count, wc->rows[i].count);
+		widen_number(&w_empty, wc->rows[i].empty);
+		widen_size(&w_eb, wc->rows[i].empty_bytes);
+		widen_number(&w_sparse, wc->rows[i].sparse);
+		widen_size(&w_sb, wc->rows[i].sparse_bytes);
+	}
+	printf("%*s  %*s  %*s  %*s  %*s  %s\n", w_count, "COUNT", w_empty,
+	       "EMPTY", w_eb, "BYTES", w_sparse, "SPARSE", w_sb, "SLOTS",
+	       "CLASS");
+	for (size_t i = 0; i < k; i++) {
+		const struct waste_collection_row *r = &wc->rows[i];
+
+		printf("%*" PRIu64 "  %*" PRIu64 "  %*s  %*" PRIu64 "  %*s  %s\n",
+		       w_count, r->count, w_empty, r->empty, w_eb,
+		       human_size(r->empty_bytes, a), w_sparse, r->sparse,
+		       w_sb, human_size(r->sparse_bytes, b),
+		       esc_text(slot_name(c->h, r->slot, name)));
+	}
+	if (k < wc->n_rows)
+		printf("... and %s more (-n)\n",
+		       count_of(wc->n_rows - k, "class", "classes", n));
+}
+
 static int report_text(const struct waste_cmd *c)
 {
 	char objects[48], total[SIZE_TEXT];
@@ -198,6 +273,7 @@ static int report_text(const struct waste_cmd *c)
 	print_summary_text("primitive arrays", "array", "arrays",
 			   &c->w.arrays);
 	print_groups_text(c, &c->w.arrays, false);
+	print_collections_text(c);
 	return fflush(stdout) == 0 ? 0 : -1;
 }
 
@@ -305,6 +381,37 @@ static void out_duplicates(struct out *o, const struct waste_cmd *c,
 	out_end_object(o);
 }
 
+static void out_collection_row(struct out *o,
+			       const struct waste_collection_row *r)
+{
+	out_u64(o, "count", r->count);
+	out_u64(o, "unknown", r->unknown);
+	out_u64(o, "empty", r->empty);
+	out_u64(o, "empty_bytes", r->empty_bytes);
+	out_u64(o, "sparse", r->sparse);
+	out_u64(o, "sparse_bytes", r->sparse_bytes);
+}
+
+static void out_collections(struct out *o, const struct waste_cmd *c)
+{
+	const struct waste_collections *wc = &c->w.collections;
+	size_t k = rows_shown(c);
+	char name[NAME_TEXT];
+
+	out_begin_object(o, "collections");
+	out_collection_row(o, &wc->all);
+	out_u64(o, "class_count", wc->n_rows);
+	out_begin_array(o, "classes");
+	for (size_t i = 0; i < k; i++) {
+		out_begin_object(o, NULL);
+		out_string(o, "class", slot_name(c->h, wc->rows[i].slot, name));
+		out_collection_row(o, &wc->rows[i]);
+		out_end_object(o);
+	}
+	out_end_array(o);
+	out_end_object(o);
+}
+
 static int report_structured(const struct waste_cmd *c)
 {
 	struct out *o = out_new(stdout, (enum output_format)c->format);
@@ -315,6 +422,7 @@ static int report_structured(const struct waste_cmd *c)
 	out_u64(o, "dump", c->h->dump);
 	out_duplicates(o, c, "duplicate_strings", &c->w.strings, true);
 	out_duplicates(o, c, "duplicate_arrays", &c->w.arrays, false);
+	out_collections(o, c);
 	out_end_object(o);
 	return out_finish(o);
 }
@@ -375,8 +483,8 @@ int cmd_waste(int argc, char **argv)
 		.reader_options = {.values = true},
 	};
 	const struct cli_option options[] = {
-		OPT_NUMBER(&c.limit, "list N groups of each kind (default 20; "
-			   "0: all)"),
+		OPT_NUMBER(&c.limit, "list N groups of each kind and N classes of\n"
+			   "collections (default 20; 0: all)"),
 		OPT_DUMP(&c.select, "the dump to analyze (default: the last)"),
 		OPT_FORMAT(&c.format),
 		OPT_HELP(),

@@ -169,6 +169,14 @@ Test(parse, waste_figures)
 	cr_assert_eq(b.metric, DIFF_COUNT);
 	cr_assert_eq(b.kind, BUDGET_AFTER);
 	budget_free(&b);
+	b = parse_ok("waste:empty-collections.count>100");
+	cr_assert_eq(b.waste, BUDGET_EMPTY_COLLECTIONS);
+	cr_assert_eq(b.metric, DIFF_COUNT);
+	budget_free(&b);
+	b = parse_ok("waste:sparse-collections>=1MiB");
+	cr_assert_eq(b.waste, BUDGET_SPARSE_COLLECTIONS);
+	cr_assert_eq(b.metric, DIFF_BYTES);
+	budget_free(&b);
 	b = parse_ok("total>1");
 	cr_assert_not(budget_needs_waste(&b));
 	budget_free(&b);
@@ -179,10 +187,14 @@ Test(check, waste_figures_from_totals)
 {
 	const struct waste_totals before = {
 		.string_copies = 10, .string_bytes = 1000,
-		.array_copies = 3, .array_bytes = 300};
+		.array_copies = 3, .array_bytes = 300,
+		.empty_collections = 50, .empty_bytes = 5000,
+		.sparse_collections = 7, .sparse_bytes = 700};
 	const struct waste_totals after = {
 		.string_copies = 12, .string_bytes = 1200,
-		.array_copies = 3, .array_bytes = 250};
+		.array_copies = 3, .array_bytes = 250,
+		.empty_collections = 150, .empty_bytes = 15000,
+		.sparse_collections = 8, .sparse_bytes = 640};
 	static const struct {
 		const char *text;
 		uint64_t before, after;
@@ -193,6 +205,10 @@ Test(check, waste_figures_from_totals)
 		{"waste:duplicate-strings.count>11", 10, 12, true},
 		{"waste:duplicate-arrays.bytes<+0", 300, 250, true},
 		{"waste:duplicate-arrays.count>+0", 3, 3, false},
+		{"waste:empty-collections.count>100", 50, 150, true},
+		{"waste:empty-collections>+200%", 5000, 15000, false},
+		{"waste:sparse-collections.count>=+1", 7, 8, true},
+		{"waste:sparse-collections<-10%", 700, 640, false},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

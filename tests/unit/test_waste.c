@@ -3,8 +3,10 @@
  * hand-made dump whose duplicates are known (testdata/waste.yaml says
  * them and their sizes): groups, counts, distinct arrays, bytes wasted,
  * their order, the holders of the copies; an array kept as a prefix and
- * a hash groups with an equal one and not with one of another hash; and
- * a dump scanned without values says it has none.
+ * a hash groups with an equal one and not with one of another hash; the
+ * empty and sparse collections of testdata/analysis/collections.yaml,
+ * their figures worked out by hand from its comments; and a dump scanned
+ * without values says it has none.
  */
 #include "analysis/heap.h"
 #include "analysis/values.h"
@@ -12,6 +14,8 @@
 #include "testutil.h"
 
 #include <criterion/criterion.h>
+
+#include <string.h>
 
 static struct heap *kept;
 
@@ -141,6 +145,64 @@ Test(waste, totals_for_budgets)
 	cr_assert_eq(t.string_bytes, 120);
 	cr_assert_eq(t.array_copies, 2);
 	cr_assert_eq(t.array_bytes, 448);
+	cr_assert_eq(t.empty_collections, 0);
+	cr_assert_eq(t.sparse_collections, 0);
+	waste_free(&w);
+	heap_free(h);
+}
+
+/* Row of the class called name. */
+static const struct waste_collection_row *row_of(const struct heap *h,
+						 const struct waste *w,
+						 const char *name)
+{
+	for (size_t i = 0; i < w->collections.n_rows; i++) {
+		uint32_t slot = w->collections.rows[i].slot;
+
+		if (slot < h->n_classes && h->classes[slot].name &&
+		    strcmp(h->classes[slot].name, name) == 0)
+			return &w->collections.rows[i];
+	}
+	cr_assert_fail("no row of %s", name);
+	return NULL;
+}
+
+/*
+ * Of the ten collections: the HashMap never written to is empty (its 48
+ * bytes, no table); under half full, with the bytes of their empty
+ * slots (array bytes x empty / capacity): the HashMap of 3 in 16 (80 x
+ * 13 / 16 = 65), the HashSet's 1 in 4 (32 x 3 / 4 = 24), the ArrayList's
+ * 3 in 10 (56 x 7 / 10 = 39), the ArrayDeque's 3 in 8 (48 x 5 / 8 = 30),
+ * a ConcurrentHashMap's 4 in 16 (80 x 12 / 16 = 60), the
+ * IdentityHashMap's 1 in 4 (48 x 3 / 4 = 36), the Dictionary's 3 in 7
+ * ((56 + 192) x 4 / 7 = 141): 395 bytes. The other ConcurrentHashMap
+ * holds 5 in 8, the List's capacity is unknown. The HashSet's HashMap is
+ * the set's, not counted again.
+ */
+Test(waste, empty_and_sparse_collections)
+{
+	struct heap *h = load("analysis/collections.yaml", true);
+	const struct waste_collection_row *all, *r;
+	struct waste w;
+	struct ht_error err;
+
+	cr_assert_eq(waste_compute(h, &w, &err), 0, "%s", err.message);
+	all = &w.collections.all;
+	cr_assert_eq(all->count, 10);
+	cr_assert_eq(all->empty, 1);
+	cr_assert_eq(all->empty_bytes, 48);
+	cr_assert_eq(all->sparse, 7);
+	cr_assert_eq(all->sparse_bytes, 65 + 24 + 39 + 30 + 60 + 36 + 141);
+	r = row_of(h, &w, "java.util.HashMap");
+	cr_assert_eq(r->count, 2, "the set's map is the set's");
+	cr_assert_eq(r->empty, 1);
+	cr_assert_eq(r->sparse, 1);
+	cr_assert_eq(r->sparse_bytes, 65);
+	r = row_of(h, &w, "java.util.concurrent.ConcurrentHashMap");
+	cr_assert_eq(r->count, 2);
+	cr_assert_eq(r->sparse, 1);
+	/* most bytes first: the Dictionary's 141 */
+	cr_assert_eq(w.collections.rows[0].sparse_bytes, 141);
 	waste_free(&w);
 	heap_free(h);
 }
