@@ -63,6 +63,14 @@ static int no_memory(struct ht_error *err)
 }
 
 /* Per class slot: whether its objects are strings. */
+/* qsort, which takes no NULL even for nothing to sort. */
+static void sort(void *base, size_t n, size_t size,
+		 int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 static bool *string_slots(const struct heap *h, uint64_t *charged)
 {
 	bool *is = budget_array(h->n_classes + 1, sizeof(*is), charged);
@@ -130,7 +138,7 @@ static int group(const struct heap *h, struct candidates *cs,
 	size_t cap = 0;
 
 	d->examined = cs->n;
-	qsort(cs->c, cs->n, sizeof(*cs->c), by_key);
+	sort(cs->c, cs->n, sizeof(*cs->c), by_key);
 	for (size_t i = 0, end; i < cs->n; i = end) {
 		struct waste_group g;
 
@@ -148,7 +156,7 @@ static int group(const struct heap *h, struct candidates *cs,
 		d->copies += g.count - 1;
 		add_saturating(&d->wasted, g.wasted);
 	}
-	qsort(d->groups, d->n_groups, sizeof(*d->groups), by_waste);
+	sort(d->groups, d->n_groups, sizeof(*d->groups), by_waste);
 	/* the members stay, for waste_find_holders */
 	d->members = cs->c;
 	d->n_members = cs->n;
@@ -317,7 +325,7 @@ static int keep_rows(struct waste_collections *wc,
 		wc->rows[wc->n_rows++].slot = (uint32_t)i;
 		add_row(&wc->all, &rows[i]);
 	}
-	qsort(wc->rows, wc->n_rows, sizeof(*wc->rows), by_collection_waste);
+	sort(wc->rows, wc->n_rows, sizeof(*wc->rows), by_collection_waste);
 	return 0;
 }
 
@@ -484,7 +492,7 @@ static int keep_holders(struct waste_group *g, const struct hold *hold,
 			.count = end - i,
 		};
 	}
-	qsort(g->holders, g->n_holders, sizeof(*g->holders), by_count);
+	sort(g->holders, g->n_holders, sizeof(*g->holders), by_count);
 	if (g->n_holders > max)
 		g->n_holders = max;
 	return 0;
@@ -512,7 +520,7 @@ int waste_find_holders(const struct heap *h, struct waste *w,
 		rc = -1;
 	budget_array_free(of, h->n, sizeof(*of), &charged);
 	if (rc == 0)
-		qsort(holds, n, sizeof(*holds), by_holder);
+		sort(holds, n, sizeof(*holds), by_holder);
 	for (size_t i = 0, end; rc == 0 && i < n; i = end) {
 		for (end = i + 1; end < n && holds[end].group == holds[i].group;
 		     end++)
