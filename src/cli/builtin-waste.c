@@ -193,8 +193,8 @@ static void print_groups_text(const struct waste_cmd *c,
 		print_holders_text(c->h, g, w_wasted + w_count + 4);
 	}
 	if (k < d->n_groups)
-		printf("... and %s more (-n)\n",
-		       count_of(d->n_groups - k, "group", "groups", line));
+		printf("... and %zu more %s (-n)\n", d->n_groups - k,
+		       d->n_groups - k == 1 ? "group" : "groups");
 }
 
 /* "collections: 1,234 empty (45.6 KiB with their arrays), 56 sparse,
@@ -232,7 +232,7 @@ static void print_collections_text(const struct waste_cmd *c)
 	int w_count = (int)strlen("COUNT"), w_empty = (int)strlen("EMPTY");
 	int w_eb = (int)strlen("BYTES"), w_sparse = (int)strlen("SPARSE");
 	int w_sb = (int)strlen("SLOTS");
-	char a[SIZE_TEXT], b[SIZE_TEXT], name[NAME_TEXT], n[48];
+	char a[SIZE_TEXT], b[SIZE_TEXT], name[NAME_TEXT];
 
 	print_collections_summary(&wc->all);
 	if (!k)
@@ -257,8 +257,8 @@ static void print_collections_text(const struct waste_cmd *c)
 		       esc_text(slot_name(c->h, r->slot, name)));
 	}
 	if (k < wc->n_rows)
-		printf("... and %s more (-n)\n",
-		       count_of(wc->n_rows - k, "class", "classes", n));
+		printf("... and %zu more %s (-n)\n", wc->n_rows - k,
+		       wc->n_rows - k == 1 ? "class" : "classes");
 }
 
 static int report_text(const struct waste_cmd *c)
