@@ -1,9 +1,10 @@
 /*
  * test_waste.c - the duplicates `waste` finds (analysis/waste.h), on a
  * hand-made dump whose duplicates are known (testdata/waste.yaml says
- * them and their sizes): groups, counts, distinct arrays, bytes wasted,
- * their order, the holders of the copies; an array kept as a prefix and
- * a hash groups with an equal one and not with one of another hash; the
+ * them and their sizes) and on .NET strings (testdata/waste-clr.yaml):
+ * groups, counts, distinct arrays, bytes wasted, their order, the
+ * holders of the copies; an array kept as a prefix and a hash groups
+ * with an equal one and not with one of another hash; the
  * empty and sparse collections of testdata/analysis/collections.yaml,
  * their figures worked out by hand from its comments; and a dump scanned
  * without values says it has none.
@@ -77,6 +78,34 @@ Test(waste, duplicate_strings)
 	cr_assert_eq(g->count, 2);
 	cr_assert_eq(g->arrays, 2);
 	cr_assert_eq(g->wasted, 48);
+	waste_free(&w);
+	heap_free(h);
+}
+
+/* A System.String holds its characters itself: a copy is one object,
+ * one "array" (testdata/waste-clr.yaml). */
+Test(waste, dotnet_strings)
+{
+	struct heap *h = load("waste-clr.yaml", true);
+	struct waste w;
+	struct ht_error err;
+	const struct waste_group *g;
+
+	cr_assert_eq(waste_compute(h, &w, &err), 0, "%s", err.message);
+	cr_assert_eq(w.strings.examined, 6);
+	cr_assert_eq(w.strings.n_groups, 2);
+	cr_assert_eq(w.strings.wasted, 60 + 24);
+	g = &w.strings.groups[0];
+	cr_assert_eq(id_of(h, g->first), 0x2000);
+	cr_assert_eq(g->count, 3);
+	cr_assert_eq(g->arrays, 3);
+	cr_assert_eq(g->bytes, 90);
+	cr_assert_eq(g->wasted, 60);
+	cr_assert_eq(w.strings.groups[1].wasted, 24);
+	/* the strings are not arrays too */
+	cr_assert_eq(w.arrays.examined, 2);
+	cr_assert_eq(w.arrays.n_groups, 1);
+	cr_assert_eq(w.arrays.wasted, 32);
 	waste_free(&w);
 	heap_free(h);
 }
