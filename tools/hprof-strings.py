@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""hprof-strings.py DUMP.hprof - the text of every java.lang.String of a
-Java heap dump, one "ID<TAB>TEXT" line each in id order, the text as a JSON
-string.
+"""hprof-strings.py [--duplicates] DUMP.hprof - the text of every
+java.lang.String of a Java heap dump, one "ID<TAB>TEXT" line each in id
+order, the text as a JSON string; with --duplicates, the Strings of equal
+text instead, as one JSON document (duplicates() says what it holds).
 
 An independent reading of the HPROF format (the JDK's heapDumper.cpp
 comment and its hprof manual, not heaptrace's code), to check what
@@ -162,11 +163,88 @@ def text_of(units, utf16, big):
     return "".join(out)
 
 
+def align8(n):
+    return (n + 7) // 8 * 8
+
+
+def instance_size(dump, cls):
+    """A String's size as HotSpot lays it out with compressed oops (the
+    default under 32 GB, and what the dumps checked with this have): a
+    12-byte header, 4-byte references, the end rounded up to 8. String's
+    fields (int, byte, boolean and a reference) leave no gap to fill."""
+    size = 12
+    while cls:
+        sup, fields = dump.classes[cls]
+        size += sum(4 if t == 2 else TYPES[t][1] for _, t in fields)
+        cls = sup
+    return align8(size)
+
+
+def array_size(dump, t, raw):
+    """Elements from byte 16 (compressed oops), rounded up to 8."""
+    return align8(16 + len(raw))
+
+
+def duplicates(dump, string):
+    """Strings whose value arrays have equal type, coder and bytes, in
+    groups of two or more. Per group: its text (as text_of gives it), how
+    many Strings, how many distinct arrays among them, and the bytes that
+    keeping one String and one array would save: the Strings' sizes and
+    their distinct arrays' less one of each. With the totals: Strings
+    read, groups, Strings in them, copies (Strings beyond one a group),
+    wasted bytes."""
+    groups = {}
+    examined = 0
+    for obj in sorted(dump.instances):
+        cls, raw = dump.instances[obj]
+        if cls not in string:
+            continue
+        f = dump.fields(cls, raw)
+        if f.get("value", 0) not in dump.arrays:
+            continue
+        examined += 1
+        t, units = dump.arrays[f["value"]]
+        coder = 2 if t == 5 else f.get("coder", 0)
+        groups.setdefault((t, coder, bytes(units)), []).append(
+            (obj, cls, f["value"]))
+    out = []
+    for (t, coder, units), members in groups.items():
+        if len(members) < 2:
+            continue
+        each = instance_size(dump, members[0][1])
+        array = array_size(dump, t, units)
+        arrays = len({value for _, _, value in members})
+        out.append({
+            "text": text_of(units, coder != 0, t == 5),
+            "count": len(members),
+            "arrays": arrays,
+            "wasted": (len(members) - 1) * each + (arrays - 1) * array,
+        })
+    out.sort(key=lambda g: (-g["wasted"], -g["count"], g["text"]))
+    return {
+        "strings": examined,
+        "groups": len(out),
+        "objects": sum(g["count"] for g in out),
+        "copies": sum(g["count"] - 1 for g in out),
+        "wasted": sum(g["wasted"] for g in out),
+        "list": out,
+    }
+
+
 def main():
-    dump = Dump(open(sys.argv[1], "rb").read())
+    args = sys.argv[1:]
+    dupes = args[:1] == ["--duplicates"]
+    if dupes:
+        args = args[1:]
+    dump = Dump(open(args[0], "rb").read())
     dump.read()
     string = [c for c, name in dump.class_names.items()
               if dump.names.get(name) == "java/lang/String"]
+    if dupes:
+        json.dump(duplicates(dump, string), sys.stdout, ensure_ascii=False,
+                  indent=1)
+        print()
+        return
     for obj in sorted(dump.instances):
         cls, raw = dump.instances[obj]
         if cls not in string:

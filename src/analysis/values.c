@@ -254,15 +254,19 @@ uint32_t values_field_object(const struct heap *h, uint32_t object,
 	return HEAP_NONE;
 }
 
-/* The array object holds its characters in, and how they lie. */
+/* The array object holds its characters in, how they lie, and which
+ * object holds them (*chars: the String's value array, or a
+ * System.String itself). */
 static bool string_units(const struct heap *h, uint32_t object,
-			 struct value_record *r, enum utf8_units *units)
+			 struct value_record *r, enum utf8_units *units,
+			 uint32_t *chars)
 {
 	uint64_t coder = 0;
 	uint32_t value;
 
 	if (class_named(h, object, "System.String")) {
 		*units = UNITS_UTF16LE;
+		*chars = object;
 		return heap_object_values(h, object, r) && r->has_array &&
 		       r->array.type == HT_TYPE_CHAR;
 	}
@@ -272,6 +276,7 @@ static bool string_units(const struct heap *h, uint32_t object,
 	if (value == HEAP_NONE || !heap_object_values(h, value, r) ||
 	    !r->has_array)
 		return false;
+	*chars = value;
 	/* before JDK 9 a char[] and no coder */
 	if (r->array.type == HT_TYPE_CHAR) {
 		*units = UNITS_UTF16LE;
@@ -282,14 +287,30 @@ static bool string_units(const struct heap *h, uint32_t object,
 	return r->array.type == HT_TYPE_BYTE;
 }
 
+bool values_string_chars(const struct heap *h, uint32_t object,
+			 uint32_t *chars, uint64_t *key)
+{
+	struct value_record r;
+	enum utf8_units units;
+
+	if (object >= h->n || !string_units(h, object, &r, &units, chars))
+		return false;
+	/* equal records are one (value_arena_add): their arrays' data is
+	 * at one offset */
+	*key = (uint64_t)(r.array.data - h->value_bytes) << 1 |
+	       (units == UNITS_LATIN1);
+	return true;
+}
+
 bool values_string_text(const struct heap *h, uint32_t object, char *out,
 			size_t max_chars, size_t *chars, uint64_t *length)
 {
 	struct value_record r;
 	enum utf8_units units;
 	size_t bytes, len;
+	uint32_t holder;
 
-	if (object >= h->n || !string_units(h, object, &r, &units))
+	if (object >= h->n || !string_units(h, object, &r, &units, &holder))
 		return false;
 	bytes = (size_t)r.array.stored * ht_value_type_width(r.array.type);
 	if (bytes > 2 * max_chars)

@@ -87,4 +87,13 @@ uint32_t values_field_object(const struct heap *h, uint32_t object,
 bool values_string_text(const struct heap *h, uint32_t object, char *out,
 			size_t max_chars, size_t *chars, uint64_t *length);
 
+/* The object that holds a string's characters (a java.lang.String's value
+ * array, a System.String itself) into *chars, and a key equal for two
+ * strings exactly when their texts are: equal characters laid out alike
+ * (their records are one in the arena, a prefix and hash counting as the
+ * whole). False when object is no string or the dump kept no values for
+ * it. For `waste`, which groups strings by it. */
+bool values_string_chars(const struct heap *h, uint32_t object,
+			 uint32_t *chars, uint64_t *key);
+
 #endif

@@ -159,6 +159,32 @@ static int parse_id(const char *s, size_t n, ht_id *id)
 	return errno || *end ? -1 : 0;
 }
 
+static const char *const waste_names[] = {
+	[BUDGET_DUPLICATE_STRINGS] = "duplicate-strings",
+	[BUDGET_DUPLICATE_ARRAYS] = "duplicate-arrays",
+	[BUDGET_EMPTY_COLLECTIONS] = "empty-collections",
+	[BUDGET_SPARSE_COLLECTIONS] = "sparse-collections",
+};
+
+/* waste:KIND, the KIND of n bytes at s */
+static int parse_waste(const char *s, size_t n, struct budget *b, char *why,
+		       size_t len)
+{
+	b->subject = BUDGET_WASTE;
+	for (size_t k = 0; k < sizeof(waste_names) / sizeof(waste_names[0]);
+	     k++) {
+		if (strlen(waste_names[k]) == n &&
+		    strncmp(s, waste_names[k], n) == 0) {
+			b->waste = (enum budget_waste)k;
+			return 0;
+		}
+	}
+	return fail(why, len, "'waste:%.*s' is no figure of waste: "
+		    "waste:duplicate-strings, waste:duplicate-arrays, "
+		    "waste:empty-collections or waste:sparse-collections",
+		    (int)n, s);
+}
+
 static int parse_subject(const char *left, size_t n, struct budget *b,
 			 char *why, size_t len)
 {
@@ -177,6 +203,8 @@ static int parse_subject(const char *left, size_t n, struct budget *b,
 		b->subject = BUDGET_RETAINED;
 		name = left + 9;
 		name_len = n - 9;
+	} else if (has_prefix(left, n, "waste:")) {
+		return parse_waste(left + 6, n - 6, b, why, len);
 	} else if (has_prefix(left, n, "object:")) {
 		b->subject = BUDGET_OBJECT;
 		if (n == 7)
@@ -188,11 +216,13 @@ static int parse_subject(const char *left, size_t n, struct budget *b,
 		return 0;
 	} else if (n == 0) {
 		return fail(why, len, "no subject before the comparison: "
-			    "total, class:NAME, retained:NAME or object:ID");
+			    "total, class:NAME, retained:NAME, object:ID or "
+			    "waste:KIND");
 	} else {
 		return fail(why, len, "'%.*s' is not a subject: total, "
-			    "class:NAME, retained:NAME or object:ID, then "
-			    "optionally .count, .bytes or .retained",
+			    "class:NAME, retained:NAME, object:ID or "
+			    "waste:KIND, then optionally .count, .bytes or "
+			    ".retained",
 			    (int)n, left);
 	}
 	if (name_len == 0)
@@ -210,6 +240,7 @@ static enum diff_metric default_metric(enum budget_subject s)
 {
 	switch (s) {
 	case BUDGET_TOTAL:
+	case BUDGET_WASTE:
 		return DIFF_BYTES;
 	case BUDGET_CLASS:
 		return DIFF_COUNT;
@@ -341,6 +372,11 @@ int budget_parse(const char *text, struct budget *b, char *why, size_t len)
 			  metric_names[b->metric], metric_names[b->metric]);
 		goto fail;
 	}
+	if (b->subject == BUDGET_WASTE && b->metric == DIFF_RETAINED) {
+		rc = fail(why, len, "waste:%s has no retained size: .bytes "
+			  "(wasted) or .count", waste_names[b->waste]);
+		goto fail;
+	}
 	rc = parse_value(text + end, b, why, len);
 	if (rc < 0)
 		goto fail;
@@ -408,11 +444,47 @@ bool budget_figures(const struct budget *b, const struct diff *d,
 	case BUDGET_CLASS:
 	case BUDGET_RETAINED:
 		return diff_class_value(d, b->name, b->metric, v);
+	case BUDGET_WASTE:
+		/* budget_waste_figures gives them: no diff has them */
+		v->before = v->after = 0;
+		return true;
 	case BUDGET_OBJECT:
 		break;
 	}
 	diff_object_value(d, b->id, b->metric, v);
 	return true;
+}
+
+bool budget_needs_waste(const struct budget *b)
+{
+	return b->subject == BUDGET_WASTE;
+}
+
+static uint64_t waste_figure(const struct budget *b,
+			     const struct waste_totals *t)
+{
+	bool count = b->metric == DIFF_COUNT;
+
+	switch (b->waste) {
+	case BUDGET_DUPLICATE_STRINGS:
+		return count ? t->string_copies : t->string_bytes;
+	case BUDGET_DUPLICATE_ARRAYS:
+		return count ? t->array_copies : t->array_bytes;
+	case BUDGET_EMPTY_COLLECTIONS:
+		return count ? t->empty_collections : t->empty_bytes;
+	case BUDGET_SPARSE_COLLECTIONS:
+		break;
+	}
+	return count ? t->sparse_collections : t->sparse_bytes;
+}
+
+void budget_waste_figures(const struct budget *b,
+			  const struct waste_totals *before,
+			  const struct waste_totals *after,
+			  struct diff_value *v)
+{
+	v->before = waste_figure(b, before);
+	v->after = waste_figure(b, after);
 }
 
 /* ---- saying it ---------------------------------------------------------- */

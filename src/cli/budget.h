@@ -7,6 +7,9 @@
  *
  *   EXPR    = SUBJECT [ "." METRIC ] OP VALUE
  *   SUBJECT = "total" | "class:" NAME | "retained:" NAME | "object:" ID
+ *           | "waste:" WASTE
+ *   WASTE   = "duplicate-strings" | "duplicate-arrays"
+ *           | "empty-collections" | "sparse-collections"
  *   METRIC  = "count" | "bytes" | "retained"
  *   OP      = ">" | ">=" | "<" | "<=" | "=" | "=="
  *   VALUE   = NUMBER [ UNIT ]                  the figure after
@@ -19,13 +22,17 @@
  * The operator is the last one in the expression (values hold none of
  * < > =), so a class name may hold < and >. The metric defaults to bytes
  * for total, count for class:, retained for retained: (the only one it
- * has) and object:. A unit needs a metric in bytes. A change in percent
- * from 0 is infinitely large (and 0 from 0 to 0).
+ * has) and object:, bytes for waste:. A waste: figure is what `waste`
+ * says of the dump (analysis/waste.h): bytes wasted, or count, the copies
+ * beyond one a group (the empty or sparse collections); it has no
+ * retained. A unit needs a metric in bytes.
+ * A change in percent from 0 is infinitely large (and 0 from 0 to 0).
  */
 #ifndef HT_BUDGET_H
 #define HT_BUDGET_H
 
 #include "analysis/diff.h"
+#include "analysis/waste.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,6 +42,14 @@ enum budget_subject {
 	BUDGET_CLASS,     /* class:NAME */
 	BUDGET_RETAINED,  /* retained:NAME, a class's retained bytes */
 	BUDGET_OBJECT,    /* object:ID */
+	BUDGET_WASTE,     /* waste:KIND, a figure of `waste` */
+};
+
+enum budget_waste {
+	BUDGET_DUPLICATE_STRINGS,
+	BUDGET_DUPLICATE_ARRAYS,
+	BUDGET_EMPTY_COLLECTIONS,
+	BUDGET_SPARSE_COLLECTIONS,
 };
 
 enum budget_op {
@@ -56,6 +71,7 @@ struct budget {
 	enum budget_subject subject;
 	char *name;                /* BUDGET_CLASS, BUDGET_RETAINED */
 	ht_id id;                  /* BUDGET_OBJECT */
+	enum budget_waste waste;   /* BUDGET_WASTE */
 	enum diff_metric metric;
 	enum budget_op op;
 	enum budget_value kind;
@@ -78,6 +94,16 @@ bool budget_broken(const struct budget *b, struct diff_value v);
  * dump has (the figures are then 0). */
 bool budget_figures(const struct budget *b, const struct diff *d,
 		    struct diff_value *v);
+
+/* Whether the budget names a waste: figure, which needs the dumps'
+ * values and waste_compute on both. */
+bool budget_needs_waste(const struct budget *b);
+
+/* The waste: figure of the budget, from the totals before and after. */
+void budget_waste_figures(const struct budget *b,
+			  const struct waste_totals *before,
+			  const struct waste_totals *after,
+			  struct diff_value *v);
 
 /* "1,200 → 1,400 (+200, +16.7%)": the figures of a budget, in a buffer of
  * fixed size, so that saying a budget was broken needs no memory. */

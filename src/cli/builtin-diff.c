@@ -71,6 +71,10 @@ struct diff_cmd {
 	bool damaged;
 	uint32_t *a_of_b;
 	struct diff d;
+	/* only when a budget names a waste: figure (the dumps are then read
+	 * with their values) */
+	bool wants_waste;
+	struct waste_totals waste[2];
 };
 
 /* ---- loading one trace -------------------------------------------------- */
@@ -212,7 +216,9 @@ static int scan_trace(struct diff_cmd *c, struct input *in,
 
 	if (!r)
 		return EXIT_UNREADABLE;
-	rc = heap_scan(r, HEAP_ALL_DUMPS, keep_dumps, w, rep, &err);
+	rc = heap_scan_with(r, HEAP_ALL_DUMPS, &(struct heap_scan_options){
+				    .values = c->wants_waste},
+			    keep_dumps, w, rep, &err);
 	ht_reader_close(r);
 	if (input_end_pass(in) < 0)
 		return EXIT_UNREADABLE;
@@ -327,12 +333,40 @@ static const struct heap_dominators *dom_of(const struct diff_cmd *c, int i)
 
 /* ---- budgets ------------------------------------------------------------ */
 
+/* The waste: figures of both dumps, when a budget names one: a dump
+ * without values has none to give, and the budget cannot be checked. */
+static int compute_waste(struct diff_cmd *c)
+{
+	for (int i = 0; c->wants_waste && i < 2; i++) {
+		const struct side *s = &c->side[i];
+		struct ht_error err;
+		struct waste w;
+
+		if (waste_compute(s->heap, &w, &err) < 0) {
+			analysis_failed(s->path, &err);
+			return EXIT_UNREADABLE;
+		}
+		if (!w.has_values) {
+			error_msg("%s: dump %" PRIu64 " has no values (primitive "
+				  "fields and array contents) to compare",
+				  s->path, s->heap->dump);
+			return EXIT_UNREADABLE;
+		}
+		waste_totals_of(&w, &c->waste[i]);
+		waste_free(&w);
+	}
+	return EXIT_DONE;
+}
+
 static void check_budgets(struct diff_cmd *c)
 {
 	for (size_t i = 0; i < c->n_checks; i++) {
 		struct check *k = &c->checks[i];
 
-		if (!budget_figures(&k->budget, &c->d, &k->v))
+		if (budget_needs_waste(&k->budget))
+			budget_waste_figures(&k->budget, &c->waste[0],
+					     &c->waste[1], &k->v);
+		else if (!budget_figures(&k->budget, &c->d, &k->v))
 			warning_msg("budget '%s': neither dump has a class "
 				    "named '%s'", k->budget.text,
 				    k->budget.name);
@@ -1013,8 +1047,15 @@ static void release(struct diff_cmd *c)
 static int run_diff(struct diff_cmd *c)
 {
 	struct ht_error err;
-	int status = c->n_paths == 2 ? load_two_traces(c) : load_one_trace(c);
+	int status;
 
+	for (size_t i = 0; i < c->n_checks; i++)
+		c->wants_waste |= budget_needs_waste(&c->checks[i].budget);
+	/* an HPROF dump's reader gives values only when asked */
+	c->reader_options.values = c->wants_waste;
+	status = c->n_paths == 2 ? load_two_traces(c) : load_one_trace(c);
+	if (status == EXIT_DONE)
+		status = compute_waste(c);
 	if (status == EXIT_DONE)
 		status = dominators(c);
 	if (status != EXIT_DONE)
@@ -1115,7 +1156,9 @@ int cmd_diff(int argc, char **argv)
 			     "a budget, broken when EXPR holds (repeatable):\n"
 			     "SUBJECT[.METRIC] OP VALUE, such as\n"
 			     "'class:Foo.count>+10%', 'retained:Cache>50MB',\n"
-			     "'total.bytes>+5%' (man heaptrace, Budgets)"),
+			     "'total.bytes>+5%',\n"
+			     "'waste:duplicate-strings>+10%' (man heaptrace,\n"
+			     "Budgets)"),
 		OPT_RETAINED(&c.level),
 		OPT_CALLBACK('f', "format", "FMT", &c.format, parse_diff_format,
 			     "text (default), yaml, json or markdown"),

@@ -136,40 +136,6 @@ static bool is_reachable(const struct object_report *r)
 /* Characters of a string's text shown, elements of an array's. */
 #define TEXT_SHOWN 200
 #define ELEMENTS_SHOWN 16
-#define VALUE_TEXT 64
-
-/* A value as Java and C# write it: integers in decimal, a boolean as
- * true or false, a char as itself, a float or double from its bits with
- * the digits that give them back. */
-static const char *value_text(unsigned type, uint64_t bits, char *buf)
-{
-	float f;
-	double d;
-	uint32_t u32 = (uint32_t)bits;
-
-	switch (type) {
-	case HT_TYPE_BOOLEAN:
-		return bits ? "true" : "false";
-	case HT_TYPE_CHAR:
-		/* a lone surrogate is no character: its number */
-		if ((bits >= 0xd800 && bits <= 0xdfff) || bits == 0)
-			snprintf(buf, VALUE_TEXT, "\\u%04x", (unsigned)bits);
-		else
-			buf[utf8_put(buf, (uint32_t)bits)] = 0;
-		return buf;
-	case HT_TYPE_FLOAT:
-		memcpy(&f, &u32, sizeof(f));
-		snprintf(buf, VALUE_TEXT, "%.9g", (double)f);
-		return buf;
-	case HT_TYPE_DOUBLE:
-		memcpy(&d, &bits, sizeof(d));
-		snprintf(buf, VALUE_TEXT, "%.17g", d);
-		return buf;
-	default:
-		snprintf(buf, VALUE_TEXT, "%" PRId64, (int64_t)bits);
-		return buf;
-	}
-}
 
 /* The field a value names: its name and type, "?" for one no event
  * declared. */

@@ -1,12 +1,14 @@
 /*
  * describe.c - names for people and programs shared by the analysis
- * commands (describe.h): sizes, roots, generations.
+ * commands (describe.h): sizes, roots, generations, values.
  */
 #include "cli/describe.h"
 
 #include "cli/escape.h"
 #include "util/text.h"
+#include "util/utf8.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -287,4 +289,37 @@ void out_root(struct out *o, const char *key, const struct heap *h,
 	if (heap_has_fields(h))
 		out_root_names(o, h, r);
 	out_end_object(o);
+}
+
+/* A value as Java and C# write it: integers in decimal, a boolean as
+ * true or false, a char as itself, a float or double from its bits with
+ * the digits that give them back. */
+const char *value_text(unsigned type, uint64_t bits, char *buf)
+{
+	float f;
+	double d;
+	uint32_t u32 = (uint32_t)bits;
+
+	switch (type) {
+	case HT_TYPE_BOOLEAN:
+		return bits ? "true" : "false";
+	case HT_TYPE_CHAR:
+		/* a lone surrogate is no character: its number */
+		if ((bits >= 0xd800 && bits <= 0xdfff) || bits == 0)
+			snprintf(buf, VALUE_TEXT, "\\u%04x", (unsigned)bits);
+		else
+			buf[utf8_put(buf, (uint32_t)bits)] = 0;
+		return buf;
+	case HT_TYPE_FLOAT:
+		memcpy(&f, &u32, sizeof(f));
+		snprintf(buf, VALUE_TEXT, "%.9g", (double)f);
+		return buf;
+	case HT_TYPE_DOUBLE:
+		memcpy(&d, &bits, sizeof(d));
+		snprintf(buf, VALUE_TEXT, "%.17g", d);
+		return buf;
+	default:
+		snprintf(buf, VALUE_TEXT, "%" PRId64, (int64_t)bits);
+		return buf;
+	}
 }

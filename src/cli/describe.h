@@ -50,4 +50,9 @@ void out_root(struct out *o, const char *key, const struct heap *h,
 void out_field(struct out *o, const char *key, const struct heap *h,
 	       const struct heap_field *f);
 
+/* A primitive value (enum ht_value_type, its bits) as Java and C# write
+ * it, into buf of VALUE_TEXT bytes: what object and waste show. */
+#define VALUE_TEXT 64
+const char *value_text(unsigned type, uint64_t bits, char *buf);
+
 #endif

@@ -24,6 +24,7 @@ static const struct command commands[] = {
 	{"history", cmd_history, "an id's objects through GCs: moves, deaths"},
 	{"diff", cmd_diff, "what grew between two dumps; budgets"},
 	{"flame", cmd_flame, "the dominator tree as a flame graph"},
+	{"waste", cmd_waste, "duplicate strings and arrays: bytes wasted"},
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -3,7 +3,8 @@
  * input a reader accepts (fuzz_replay_and_analyse in fuzz.h): the protocol
  * state machine as `check` drives it, then the heap graph of every dump
  * with its dominators, threads and root paths, as the analyses build them;
- * its values read, each object's collection figures and label.
+ * its values read, each object's collection figures and label, and what
+ * `waste` finds in it.
  *
  * Then the relocation tracker over the whole trace, as `stats` and
  * `history` drive it.
@@ -23,6 +24,7 @@
 #include "analysis/heap.h"
 #include "analysis/labels.h"
 #include "analysis/threads.h"
+#include "analysis/waste.h"
 #include "../unit/reloc_reference.h"
 #include "analysis/relocation.h"
 
@@ -536,12 +538,65 @@ static void check_collections(const struct heap *h)
 	}
 }
 
+/* ---- waste --------------------------------------------------------------- */
+
+static void check_duplicates(const struct waste_duplicates *d)
+{
+	uint64_t objects = 0, copies = 0, wasted = 0;
+
+	for (size_t i = 0; i < d->n_groups; i++) {
+		const struct waste_group *g = &d->groups[i];
+
+		FUZZ_CHECK(g->count >= 2 && g->arrays >= 1 &&
+			   g->arrays <= g->count && g->wasted <= g->bytes,
+			   "waste group %zu: %llu objects, %llu arrays", i,
+			   (unsigned long long)g->count,
+			   (unsigned long long)g->arrays);
+		FUZZ_CHECK(i == 0 || d->groups[i - 1].wasted >= g->wasted,
+			   "waste groups out of order");
+		objects += g->count;
+		copies += g->count - 1;
+		wasted += g->wasted;
+	}
+	FUZZ_CHECK(objects == d->objects && copies == d->copies &&
+		   wasted == d->wasted && objects <= d->examined,
+		   "waste totals do not add up");
+}
+
+/* Duplicates and collections of any dump with values: the totals add
+ * up, and the holders of every group are found. */
+static void check_waste(const struct heap *h)
+{
+	struct ht_error err;
+	struct waste w;
+	const struct waste_collection_row *a;
+
+	if (waste_compute(h, &w, &err) < 0) {
+		fuzz_check_error(&err, "waste_compute");
+		return;
+	}
+	FUZZ_CHECK(w.has_values == (h->has_values != NULL),
+		   "waste says the dump has values when it has none");
+	check_duplicates(&w.strings);
+	check_duplicates(&w.arrays);
+	a = &w.collections.all;
+	FUZZ_CHECK(a->unknown + a->empty + a->sparse <= a->count,
+		   "more empty and sparse collections than collections");
+	if (waste_find_holders(h, &w, &w.strings, w.strings.n_groups, 3,
+			       &err) < 0 ||
+	    waste_find_holders(h, &w, &w.arrays, w.arrays.n_groups, 3,
+			       &err) < 0)
+		fuzz_check_error(&err, "waste_find_holders");
+	waste_free(&w);
+}
+
 static int on_heap(void *ctx, struct heap *h, bool *keep)
 {
 	(void)ctx;
 	(void)keep;
 	check_graph(h);
 	check_collections(h);
+	check_waste(h);
 	for (int l = HEAP_LEVEL_STRONG; l < HEAP_LEVELS; l++)
 		check_dominators(h, (enum heap_level)l);
 	if (h->n == 0)
@@ -562,7 +617,7 @@ static void analyse(const uint8_t *data, size_t size, enum fuzz_form form)
 	r = fuzz_reader(data, size, form, FUZZ_SEEKABLE, &err);
 	if (!r)
 		return;
-	/* with values: the labels and collections read them */
+	/* with values: labels, collections and waste read them */
 	rc = heap_scan_with(r, HEAP_ALL_DUMPS,
 			    &(struct heap_scan_options){.values = true},
 			    on_heap, NULL, &report, &err);

@@ -3,7 +3,8 @@
  * metric, operator and form of value the grammar has, units decimal and
  * binary, what each parse error says, each operator on each side of its
  * boundary, changes in percent from zero, the one-line description of a
- * broken budget, and figures read from a real diff (testdata/diff/one.yaml).
+ * broken budget, figures read from a real diff (testdata/diff/one.yaml),
+ * and the waste: figures, from the totals of `waste`.
  */
 #include <criterion/criterion.h>
 
@@ -151,6 +152,78 @@ Test(parse, objects_by_id)
 	budget_free(&b);
 }
 
+/* waste:KIND names a figure of `waste`: bytes wasted by default, or the
+ * copies; no retained size. */
+Test(parse, waste_figures)
+{
+	struct budget b = parse_ok("waste:duplicate-strings>+10%");
+
+	cr_assert_eq(b.subject, BUDGET_WASTE);
+	cr_assert_eq(b.waste, BUDGET_DUPLICATE_STRINGS);
+	cr_assert_eq(b.metric, DIFF_BYTES);
+	cr_assert_eq(b.kind, BUDGET_PERCENT);
+	cr_assert(budget_needs_waste(&b));
+	budget_free(&b);
+	b = parse_ok("waste:duplicate-arrays.count>100");
+	cr_assert_eq(b.waste, BUDGET_DUPLICATE_ARRAYS);
+	cr_assert_eq(b.metric, DIFF_COUNT);
+	cr_assert_eq(b.kind, BUDGET_AFTER);
+	budget_free(&b);
+	b = parse_ok("waste:empty-collections.count>100");
+	cr_assert_eq(b.waste, BUDGET_EMPTY_COLLECTIONS);
+	cr_assert_eq(b.metric, DIFF_COUNT);
+	budget_free(&b);
+	b = parse_ok("waste:sparse-collections>=1MiB");
+	cr_assert_eq(b.waste, BUDGET_SPARSE_COLLECTIONS);
+	cr_assert_eq(b.metric, DIFF_BYTES);
+	budget_free(&b);
+	b = parse_ok("total>1");
+	cr_assert_not(budget_needs_waste(&b));
+	budget_free(&b);
+}
+
+/* Each figure from the totals of the dumps before and after. */
+Test(check, waste_figures_from_totals)
+{
+	const struct waste_totals before = {
+		.string_copies = 10, .string_bytes = 1000,
+		.array_copies = 3, .array_bytes = 300,
+		.empty_collections = 50, .empty_bytes = 5000,
+		.sparse_collections = 7, .sparse_bytes = 700};
+	const struct waste_totals after = {
+		.string_copies = 12, .string_bytes = 1200,
+		.array_copies = 3, .array_bytes = 250,
+		.empty_collections = 150, .empty_bytes = 15000,
+		.sparse_collections = 8, .sparse_bytes = 640};
+	static const struct {
+		const char *text;
+		uint64_t before, after;
+		bool broken;
+	} cases[] = {
+		{"waste:duplicate-strings>+10%", 1000, 1200, true},
+		{"waste:duplicate-strings>+20%", 1000, 1200, false},
+		{"waste:duplicate-strings.count>11", 10, 12, true},
+		{"waste:duplicate-arrays.bytes<+0", 300, 250, true},
+		{"waste:duplicate-arrays.count>+0", 3, 3, false},
+		{"waste:empty-collections.count>100", 50, 150, true},
+		{"waste:empty-collections>+200%", 5000, 15000, false},
+		{"waste:sparse-collections.count>=+1", 7, 8, true},
+		{"waste:sparse-collections<-10%", 700, 640, false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct budget b = parse_ok(cases[i].text);
+		struct diff_value v;
+
+		budget_waste_figures(&b, &before, &after, &v);
+		cr_assert_eq(v.before, cases[i].before, "%s", cases[i].text);
+		cr_assert_eq(v.after, cases[i].after, "%s", cases[i].text);
+		cr_assert_eq(budget_broken(&b, v), cases[i].broken, "%s",
+			     cases[i].text);
+		budget_free(&b);
+	}
+}
+
 /* ---- operators and values ----------------------------------------------- */
 
 Test(parse, every_operator)
@@ -259,6 +332,11 @@ Test(parse, errors)
 		    "bytes only");
 	parse_fails("retained:Foo.bytes>5", "class:Foo.bytes");
 	parse_fails("total>1234567890123456789012345678901", "is not a number");
+	parse_fails("waste:strings>5", "'waste:strings' is no figure of waste");
+	parse_fails("waste:>5", "'waste:' is no figure of waste");
+	parse_fails("waste:duplicate-arrays.retained>5", "waste:duplicate-"
+		    "arrays has no retained size");
+	parse_fails("waste:duplicate-strings.count>5MB", "is in bytes");
 }
 
 /* ---- checking ----------------------------------------------------------- */

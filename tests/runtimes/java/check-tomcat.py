@@ -55,7 +55,11 @@ Checks, one line each (ok: or FAIL:), exiting 1 if any failed:
   - the webapp's class loader (ParallelWebappClassLoader): strongly
     reachable, the loader of the servlet's three classes, which it does
     not retain alone, and retaining less than the biggest session's cart,
-    so that no instance of the classes it defined is charged to it.
+    so that no instance of the classes it defined is charged to it;
+  - `heaptrace waste`: the duplicate strings of second.hprof (groups,
+    Strings in them, copies, wasted bytes, and group by group the text,
+    count, distinct arrays and bytes wasted) are those an independent
+    reading of the same dump finds (tools/hprof-strings.py --duplicates).
 Prints as figures how many classes match the histogram, each session's
 overhead, diff's new objects against the real growth, how many objects
 retain what VisualVM says (and why the others do not), the checkout
@@ -534,6 +538,38 @@ def check_loader(r, dumps):
               for c in sorted(classes,
                               key=lambda c: c["class_object_of"]))))
 
+def check_waste(r, dumps):
+    """Duplicate strings: heaptrace's against tools/hprof-strings.py's,
+    which reads the HPROF with none of heaptrace's code."""
+    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "..", "..", "..", "tools", "hprof-strings.py")
+    out = subprocess.run([sys.executable, tool, "--duplicates",
+                          dumps.path("second.hprof")],
+                         check=True, stdout=subprocess.PIPE).stdout
+    want = json.loads(out)
+    got = dumps.json("waste", "second.hprof", "-n", "0")["duplicate_strings"]
+    figures = [("strings", "examined"), ("groups", "group_count"),
+               ("objects", "objects"), ("copies", "copies"),
+               ("wasted", "wasted")]
+    for theirs, ours in figures:
+        r.check(got[ours] == want[theirs],
+                "waste: %s %d, the independent reading's %d"
+                % (ours, got[ours], want[theirs]))
+    # heaptrace keeps 200 characters of a text; groups in any order
+    mine = sorted((g["text"], g["count"], g["arrays"], g["wasted"])
+                  for g in got["groups"])
+    theirs = sorted((g["text"][:200], g["count"], g["arrays"], g["wasted"])
+                    for g in want["list"])
+    odd = sorted(set(mine) ^ set(theirs))[:3]
+    r.check(mine == theirs, "waste: the %d groups of duplicate strings are "
+            "the independent reading's, text, count, arrays and bytes%s"
+            % (len(mine), " (differ: %r)" % odd if odd else ""))
+    print("duplicate strings of second.hprof: %d B wasted by %d copies in "
+          "%d groups (%d of %d Strings)"
+          % (got["wasted"], got["copies"], got["group_count"],
+             got["objects"], got["examined"]))
+
+
 def main():
     if len(sys.argv) != 6:
         sys.exit(__doc__)
@@ -552,6 +588,7 @@ def main():
     check_threads(r, dumps)
     check_levels(r, dumps)
     check_loader(r, dumps)
+    check_waste(r, dumps)
     sys.exit(1 if r.failed else 0)
 
 
