@@ -303,21 +303,22 @@ bool values_string_chars(const struct heap *h, uint32_t object,
 }
 
 bool values_string_text(const struct heap *h, uint32_t object, char *out,
-			size_t max_chars, size_t *chars, uint64_t *length)
+			size_t max_chars, uint64_t *units_shown, uint64_t *length)
 {
 	struct value_record r;
 	enum utf8_units units;
-	size_t bytes, len;
+	size_t bytes, len, used;
 	uint32_t holder;
 
 	if (object >= h->n || !string_units(h, object, &r, &units, &holder))
 		return false;
 	bytes = (size_t)r.array.stored * ht_value_type_width(r.array.type);
-	if (bytes > 2 * max_chars)
-		bytes = 2 * max_chars;
+	if (bytes > 4 * max_chars) /* max_chars pairs of UTF-16 units */
+		bytes = 4 * max_chars;
 	len = utf8_from_units(out, r.array.data, bytes, units, max_chars,
-			      chars);
+			      &used);
 	out[len] = 0;
+	*units_shown = used;
 	*length = r.array.length * ht_value_type_width(r.array.type) /
 		  (units == UNITS_LATIN1 ? 1 : 2);
 	return true;

@@ -78,14 +78,16 @@ uint32_t values_field_object(const struct heap *h, uint32_t object,
  * byte[] with its `coder`, Latin-1 0 or UTF-16 1, or a char[]), a
  * System.String's from its own char contents. At most max_chars
  * characters as UTF-8 into out (VALUES_TEXT_BOUND(max_chars) bytes),
- * NUL-terminated; *chars and *length: the characters
- * written and the string's length in code units (Latin-1 bytes or UTF-16
- * units), so that a caller sees what was cut, by max_chars or because
- * the trace kept a prefix. False when object is no string or the dump
- * kept no values for it. */
+ * NUL-terminated; *units_shown and *length: the code units (Latin-1
+ * bytes or UTF-16 units, a surrogate pair two) that the text written
+ * stands for, and the string's length in them, so that a caller sees
+ * what was cut, by max_chars or because the trace kept a prefix, when
+ * the first is less. False when object is no string or the dump kept no
+ * values for it. */
 #define VALUES_TEXT_BOUND(max_chars) (6 * (size_t)(max_chars) + 1)
 bool values_string_text(const struct heap *h, uint32_t object, char *out,
-			size_t max_chars, size_t *chars, uint64_t *length);
+			size_t max_chars, uint64_t *units_shown,
+			uint64_t *length);
 
 /* The object that holds a string's characters (a java.lang.String's value
  * array, a System.String itself) into *chars, and a key equal for two

@@ -333,19 +333,10 @@ static void print_references_text(const struct object_report *r)
 /* A string's text, quoted, and how much of it there is when cut. */
 static void print_text_text(const struct object_report *r)
 {
-	char text[VALUES_TEXT_BOUND(TEXT_SHOWN)], line[sizeof(text) + 96];
-	uint64_t length;
-	size_t chars;
+	char line[STRING_LINE];
 
-	if (!values_string_text(r->h, r->target, text, TEXT_SHOWN, &chars,
-				&length))
-		return;
-	if (chars < length)
-		snprintf(line, sizeof(line), "\"%s\"... (%zu of %" PRIu64
-			 " characters)", esc_text(text), chars, length);
-	else
-		snprintf(line, sizeof(line), "\"%s\"", esc_text(text));
-	print_field("text", line);
+	if (string_line(r->h, r->target, TEXT_SHOWN, line))
+		print_field("text", line);
 }
 
 static void print_values_text(const struct object_report *r)
@@ -512,11 +503,10 @@ static void out_values(struct out *o, const struct object_report *r)
 {
 	char text[VALUES_TEXT_BOUND(TEXT_SHOWN)];
 	struct value_record v;
-	uint64_t length, bits;
+	uint64_t length, bits, shown;
 	uint32_t field;
-	size_t chars;
 
-	if (values_string_text(r->h, r->target, text, TEXT_SHOWN, &chars,
+	if (values_string_text(r->h, r->target, text, TEXT_SHOWN, &shown,
 			       &length)) {
 		out_string(o, "text", text);
 		out_u64(o, "text_length", length);

@@ -81,23 +81,10 @@ static const char *slot_name(const struct heap *h, uint32_t slot, char *buf)
 	return buf;
 }
 
-/* A string's text, quoted and cut at max characters (with how many it
- * has when cut), into line. */
-static const char *quoted_text(const struct heap *h, uint32_t s, char *line,
-			       size_t len)
+/* A string's text as string_line gives it, "?" when it has none. */
+static const char *quoted_text(const struct heap *h, uint32_t s, char *line)
 {
-	char text[VALUES_TEXT_BOUND(TEXT_SHOWN)];
-	uint64_t length;
-	size_t chars;
-
-	if (!values_string_text(h, s, text, TEXT_SHOWN, &chars, &length))
-		snprintf(line, len, "?");
-	else if (chars < length)
-		snprintf(line, len, "\"%s\"... (%zu of %" PRIu64 " characters)",
-			 esc_text(text), chars, length);
-	else
-		snprintf(line, len, "\"%s\"", esc_text(text));
-	return line;
+	return string_line(h, s, TEXT_SHOWN, line) ? line : "?";
 }
 
 /* "int[100] -500 999503 1999506 ...": an array's type, length and first
@@ -173,7 +160,7 @@ static void print_groups_text(const struct waste_cmd *c,
 {
 	size_t k = shown(c, d);
 	int w_wasted = (int)strlen("WASTED"), w_count = (int)strlen("COUNT");
-	char size[SIZE_TEXT], line[NAME_TEXT + 96];
+	char size[SIZE_TEXT], line[STRING_LINE + NAME_TEXT];
 
 	if (!k)
 		return;
@@ -188,7 +175,7 @@ static void print_groups_text(const struct waste_cmd *c,
 
 		printf("%*s  %*" PRIu64 "  %s\n", w_wasted,
 		       human_size(g->wasted, size), w_count, g->count,
-		       strings ? quoted_text(c->h, g->first, line, sizeof(line))
+		       strings ? quoted_text(c->h, g->first, line)
 			       : array_line(c->h, g->first, line, sizeof(line)));
 		print_holders_text(c->h, g, w_wasted + w_count + 4);
 	}
@@ -299,10 +286,9 @@ static void out_holders(struct out *o, const struct heap *h,
 static void out_text(struct out *o, const struct heap *h, uint32_t s)
 {
 	char text[VALUES_TEXT_BOUND(TEXT_KEPT)];
-	uint64_t length;
-	size_t chars;
+	uint64_t length, shown;
 
-	if (values_string_text(h, s, text, TEXT_KEPT, &chars, &length)) {
+	if (values_string_text(h, s, text, TEXT_KEPT, &shown, &length)) {
 		out_string(o, "text", text);
 		out_u64(o, "text_length", length);
 	} else {

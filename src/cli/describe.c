@@ -323,3 +323,21 @@ const char *value_text(unsigned type, uint64_t bits, char *buf)
 		return buf;
 	}
 }
+
+const char *string_line(const struct heap *h, uint32_t s, size_t max_chars,
+			char *line)
+{
+	char text[VALUES_TEXT_BOUND(STRING_TEXT_MAX)];
+	uint64_t shown, length;
+
+	if (max_chars > STRING_TEXT_MAX)
+		max_chars = STRING_TEXT_MAX;
+	if (!values_string_text(h, s, text, max_chars, &shown, &length))
+		return NULL;
+	if (shown < length)
+		snprintf(line, STRING_LINE, "\"%s\"... (%" PRIu64 " of %" PRIu64
+			 " characters)", esc_text(text), shown, length);
+	else
+		snprintf(line, STRING_LINE, "\"%s\"", esc_text(text));
+	return line;
+}

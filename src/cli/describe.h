@@ -11,6 +11,7 @@
 
 #include "analysis/heap.h"
 #include "analysis/names.h"
+#include "analysis/values.h"
 #include "util/humanize.h"
 
 #include <stdbool.h>
@@ -54,5 +55,16 @@ void out_field(struct out *o, const char *key, const struct heap *h,
  * it, into buf of VALUE_TEXT bytes: what object and waste show. */
 #define VALUE_TEXT 64
 const char *value_text(unsigned type, uint64_t bits, char *buf);
+
+/* A string's text for people, at most max_chars characters of it (up to
+ * STRING_TEXT_MAX), quoted and escaped, and when it is cut how much there
+ * is: "\"GET /cart\"... (9 of 120 characters)", counted in code units as
+ * Java's and .NET's lengths are. Into line (STRING_LINE bytes); NULL when
+ * s is no string or the dump kept no values for it. What object and
+ * waste show. */
+#define STRING_TEXT_MAX 200
+#define STRING_LINE (4 * VALUES_TEXT_BOUND(STRING_TEXT_MAX) + 96)
+const char *string_line(const struct heap *h, uint32_t s, size_t max_chars,
+			char *line);
 
 #endif

@@ -171,12 +171,12 @@ static uint32_t utf16_unit(const uint8_t *p, enum utf8_units units)
 }
 
 size_t utf8_from_units(char *out, const uint8_t *p, size_t n,
-		       enum utf8_units units, size_t max_chars, size_t *chars)
+		       enum utf8_units units, size_t max_chars, size_t *used)
 {
 	bool utf16 = units != UNITS_LATIN1;
-	size_t count = utf16 ? n / 2 : n, len = 0, made = 0;
+	size_t count = utf16 ? n / 2 : n, len = 0, made = 0, i;
 
-	for (size_t i = 0; i < count && made < max_chars; i++, made++) {
+	for (i = 0; i < count && made < max_chars; i++, made++) {
 		uint32_t cp, lo;
 
 		if (!utf16) {
@@ -196,7 +196,7 @@ size_t utf8_from_units(char *out, const uint8_t *p, size_t n,
 			cp = 0xfffd;
 		len += utf8_put(out + len, cp);
 	}
-	if (chars)
-		*chars = made;
+	if (used)
+		*used = i;
 	return len;
 }

@@ -68,10 +68,11 @@ enum utf8_units { UNITS_LATIN1, UNITS_UTF16LE, UNITS_UTF16BE };
  * is ignored), at most max_chars characters of it, as UTF-8 into out
  * (UTF8_REPAIR_BOUND(n) bytes): a surrogate pair becomes its character;
  * an unpaired surrogate and U+0000 become U+FFFD, since the text is a C
- * string. Returns the length written; no NUL is added. *chars, when not
- * NULL, is set to the characters written.
+ * string. Returns the length written; no NUL is added. *used, when not
+ * NULL, is set to the code units the text written stands for (a pair's
+ * two for its one character), to hold against the string's length.
  */
 size_t utf8_from_units(char *out, const uint8_t *p, size_t n,
-		       enum utf8_units units, size_t max_chars, size_t *chars);
+		       enum utf8_units units, size_t max_chars, size_t *used);
 
 #endif

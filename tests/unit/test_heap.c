@@ -1458,7 +1458,7 @@ static void check_values(const struct heap *h)
 {
 	char text[VALUES_TEXT_BOUND(8)];
 	uint64_t length;
-	size_t chars;
+	uint64_t chars;
 
 	cr_assert_str_eq(values_of(h, 0x1000), "count=-7 on=1");
 	cr_assert_str_eq(values_of(h, 0x1100), "count=-7 on=1");

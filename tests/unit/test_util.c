@@ -458,7 +458,8 @@ Test(procfile, reads_this_process_command_line)
 
 /* A string's code units (util/utf8.h, utf8_from_units): Latin-1 bytes,
  * UTF-16 in either order, surrogate pairs joined, unpaired surrogates and
- * U+0000 replaced, cut after max_chars characters. */
+ * U+0000 replaced, cut after max_chars characters, and how many units
+ * the text stands for. */
 Test(utf8, string_units_become_utf8)
 {
 	static const struct {
@@ -467,7 +468,7 @@ Test(utf8, string_units_become_utf8)
 		enum utf8_units how;
 		size_t max;
 		const char *want;
-		size_t chars;
+		size_t used;    /* code units read */
 	} cases[] = {
 		{ "h\xe9llo", 5, UNITS_LATIN1, 99, "h\xc3\xa9llo", 5 },
 		{ "a\0b", 3, UNITS_LATIN1, 99, "a" UTF8_REPLACEMENT "b", 3 },
@@ -477,7 +478,7 @@ Test(utf8, string_units_become_utf8)
 		  "\xc3\xa9\xe2\x82\xac", 2 },
 		/* U+1F600 as a pair, then a lone high and a lone low */
 		{ "\x3d\xd8\x00\xde", 4, UNITS_UTF16LE, 99,
-		  "\xf0\x9f\x98\x80", 1 },
+		  "\xf0\x9f\x98\x80", 2 },
 		{ "\x3d\xd8" "a\x00", 4, UNITS_UTF16LE, 99,
 		  UTF8_REPLACEMENT "a", 2 },
 		{ "\x00\xde", 2, UNITS_UTF16LE, 99, UTF8_REPLACEMENT, 1 },
@@ -485,18 +486,21 @@ Test(utf8, string_units_become_utf8)
 		/* an odd last byte is no unit */
 		{ "a\x00z", 3, UNITS_UTF16LE, 99, "a", 1 },
 		{ "abcdef", 6, UNITS_LATIN1, 4, "abcd", 4 },
+		/* cut after a pair: its two units are read */
+		{ "\x3d\xd8\x00\xde" "a\x00", 6, UNITS_UTF16LE, 1,
+		  "\xf0\x9f\x98\x80", 2 },
 		{ "", 0, UNITS_UTF16BE, 99, "", 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char out[64];
-		size_t chars = 99;
+		size_t chars = 99; /* the units read */
 		size_t len = utf8_from_units(out, (const uint8_t *)cases[i].units,
 					     cases[i].n, cases[i].how,
 					     cases[i].max, &chars);
 
 		cr_assert_eq(len, strlen(cases[i].want), "case %zu", i);
 		cr_assert_eq(memcmp(out, cases[i].want, len), 0, "case %zu", i);
-		cr_assert_eq(chars, cases[i].chars, "case %zu", i);
+		cr_assert_eq(chars, cases[i].used, "case %zu", i);
 	}
 }
