@@ -40,10 +40,10 @@ extern char **environ;
 static const struct command_usage usage = {
 	.cmd = "record",
 	.text = "usage: heaptrace record [-o FILE] [--dump-on WHEN] [--every N]\n"
-		"                        [--allocations] [--runtime NAME] [-q]\n"
-		"                        [--] CMD [ARGS...]\n"
+		"                        [--allocations] [--values] [--runtime NAME]\n"
+		"                        [-q] [--] CMD [ARGS...]\n"
 		"   or: heaptrace record --pid PID [--duration SECONDS] [-o FILE]\n"
-		"                        [--dump-on WHEN] [--every N] [-q]\n"
+		"                        [--dump-on WHEN] [--every N] [--values] [-q]\n"
 		"\n"
 		"Runs CMD, a program of a runtime heaptrace can record, with the\n"
 		"runtime's recorder loaded, and writes its GCs and heap dumps to\n"
@@ -436,6 +436,10 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 			     "(with major and every-gc; default 1)"),
 		OPT_BOOL('a', "allocations", &c->opt.allocations,
 			 "record every allocation as well (slower)"),
+		OPT_BOOL(0, "values", &c->opt.values,
+			 "java: each dump carries primitive fields' values\n"
+			 "and primitive arrays' contents (a larger trace,\n"
+			 "a longer pause)"),
 		OPT_CALLBACK('r', "runtime", "NAME", c, parse_runtime,
 			     "mono, java or dotnet: the runtime CMD starts,\n"
 			     "when it is not one heaptrace recognizes (a\n"
@@ -1100,6 +1104,9 @@ int cmd_record(int argc, char **argv)
 		return usage_error("record", "--allocations is not available "
 				   "for %s: its recorder records GCs and heap "
 				   "dumps only", rt->name);
+	if (c.opt.values && !rt->records_values)
+		return usage_error("record", "--values is not available for "
+				   "%s: its recorder records no values", rt->name);
 	if ((rc = output_not_the_programs(&c, rt, argv + optind)) != 0)
 		return rc;
 	c.argv = copy_argv(argv + optind);

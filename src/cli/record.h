@@ -24,6 +24,7 @@ struct record_options {
 	enum dump_on dump_on;
 	unsigned every;       /* dump at every Nth collection that qualifies */
 	bool allocations;     /* record allocations too */
+	bool values;          /* dumps carry values (format version 3) */
 	/* the recorder's end of the channel on which it says that the trace
 	 * could not be written (recorders/report.h); -1: none */
 	int report_fd;
@@ -88,6 +89,7 @@ struct runtime_recorder {
 	 * of the message that says no trace came out. */
 	const char *not_loaded;
 	bool records_allocations;  /* honours --allocations */
+	bool records_values;       /* honours --values */
 	/* Is argv (the program's command line) one of this runtime's? */
 	bool (*recognizes)(char **argv);
 	/* Arranges the loading of the recorder with the options: may replace
