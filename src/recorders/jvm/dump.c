@@ -581,8 +581,9 @@ static jint JNICALL on_primitive_array(jlong class_tag, jlong size,
 	if (!width || !find_referrer(d, *tag_ptr, &at))
 		return 0;
 	kept = (size_t)elements_kept(count, width) * width;
+	/* a byte more: the contents of an empty array point somewhere */
 	if (ALLOC_GROW(d->arrays, d->n_arrays + 1, d->cap_arrays) < 0 ||
-	    ALLOC_GROW(d->bytes, d->n_bytes + kept, d->cap_bytes) < 0) {
+	    ALLOC_GROW(d->bytes, d->n_bytes + kept + 1, d->cap_bytes) < 0) {
 		d->no_memory = true;
 		return JVMTI_VISIT_ABORT;
 	}
@@ -590,7 +591,8 @@ static jint JNICALL on_primitive_array(jlong class_tag, jlong size,
 	*a = (struct array_rec){.object = at, .type = (uint8_t)type,
 				.length = count, .stored = kept / width,
 				.at = d->n_bytes};
-	memcpy(d->bytes + d->n_bytes, elements, kept);
+	if (kept)
+		memcpy(d->bytes + d->n_bytes, elements, kept);
 	d->n_bytes += kept;
 	if (a->stored < count)
 		a->hash = ht_values_hash(elements, count * width);
