@@ -1185,8 +1185,13 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 	}
 	name_frames(d);
 	qsort(d->extras, d->n_extras, sizeof(*d->extras), compare_extras);
-	qsort(d->values, d->n_values, sizeof(*d->values), compare_values);
-	qsort(d->arrays, d->n_arrays, sizeof(*d->arrays), compare_arrays);
+	/* none without values, and qsort takes no null array */
+	if (d->n_values)
+		qsort(d->values, d->n_values, sizeof(*d->values),
+		      compare_values);
+	if (d->n_arrays)
+		qsort(d->arrays, d->n_arrays, sizeof(*d->arrays),
+		      compare_arrays);
 	if (prepare_scratch(d) < 0) {
 		agent_warn("dump (%s) skipped: out of memory", why);
 		return -1;
