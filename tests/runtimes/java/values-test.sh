@@ -108,5 +108,11 @@ python3 "$src/check-values.py" "$heaptrace" "$work/attached.ht" \
 	"$work/attached.hprof" "$work/attached.out" ||
 	fail "values of the attached recorder's and jcmd's dumps"
 
+# under UBSan the agent's undefined behaviour is only printed, by the JVM
+if grep -l 'runtime error' "$work"/*.err >/dev/null 2>&1; then
+	fail "undefined behaviour in the agent: $(grep -h 'runtime error' \
+		"$work"/*.err | sort -u)"
+fi
+
 [ $status -eq 0 ] && echo "ok: values of KnownValues, recorded and dumped"
 exit $status
