@@ -1104,9 +1104,6 @@ int cmd_record(int argc, char **argv)
 		return usage_error("record", "--allocations is not available "
 				   "for %s: its recorder records GCs and heap "
 				   "dumps only", rt->name);
-	if (c.opt.values && !rt->records_values)
-		return usage_error("record", "--values is not available for "
-				   "%s: its recorder records no values", rt->name);
 	if ((rc = output_not_the_programs(&c, rt, argv + optind)) != 0)
 		return rc;
 	c.argv = copy_argv(argv + optind);

@@ -88,7 +88,6 @@ const struct runtime_recorder java_recorder = {
 	.not_loaded = "a JVM that cannot load its agent does not start, "
 		      "and says why",
 	.records_allocations = false,
-	.records_values = true,
 	.recognizes = java_recognizes,
 	.prepare = java_prepare,
 };

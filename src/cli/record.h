@@ -89,7 +89,6 @@ struct runtime_recorder {
 	 * of the message that says no trace came out. */
 	const char *not_loaded;
 	bool records_allocations;  /* honours --allocations */
-	bool records_values;       /* honours --values */
 	/* Is argv (the program's command line) one of this runtime's? */
 	bool (*recognizes)(char **argv);
 	/* Arranges the loading of the recorder with the options: may replace
