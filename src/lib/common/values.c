@@ -1,7 +1,8 @@
 /*
  * values.c - what the readers, the shim and the analyses share about
  * values (format version 3, doc/design.md section 1): the width of each
- * primitive type and the hash that stands for a long array's contents.
+ * primitive type, the hash that stands for a long array's contents, and
+ * what a producer keeps of an array's contents.
  */
 #include <heaptrace/trace.h>
 
@@ -36,6 +37,24 @@ uint64_t ht_values_hash(const uint8_t *bytes, size_t n)
 		h *= 0x100000001b3u;
 	}
 	return h;
+}
+
+bool ht_array_values_of(unsigned type, const uint8_t *bytes, uint64_t length,
+			struct ht_array_values *out)
+{
+	unsigned width = ht_value_type_width(type);
+	uint64_t n = length * width;
+
+	if (width == 0)
+		return false;
+	*out = (struct ht_array_values){
+		.type = (uint8_t)type, .length = length, .stored = length,
+		.data = bytes };
+	if (n > HT_VALUES_WHOLE_MAX) {
+		out->stored = HT_VALUES_PREFIX / width;
+		out->hash = ht_values_hash(bytes, (size_t)n);
+	}
+	return true;
 }
 
 static bool signed_type(unsigned type)
