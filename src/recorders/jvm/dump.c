@@ -554,15 +554,6 @@ static jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind,
 	return 0;
 }
 
-/* How many elements of an array of count elements of width bytes a dump
- * keeps: all up to HT_VALUES_WHOLE_MAX bytes, else a prefix. */
-static uint64_t elements_kept(uint64_t count, unsigned width)
-{
-	if (count * width <= HT_VALUES_WHOLE_MAX)
-		return count;
-	return HT_VALUES_PREFIX / width;
-}
-
 static jint JNICALL on_primitive_array(jlong class_tag, jlong size,
 				       jlong *tag_ptr, jint element_count,
 				       jvmtiPrimitiveType element_type,
@@ -570,32 +561,32 @@ static jint JNICALL on_primitive_array(jlong class_tag, jlong size,
 {
 	struct dump *d = user_data;
 	unsigned type = java_value_type((char)element_type);
-	unsigned width = ht_value_type_width(type);
 	uint64_t count = element_count > 0 ? (uint64_t)element_count : 0;
+	struct ht_array_values kept;
 	struct array_rec *a;
+	size_t bytes;
 	uint32_t at;
-	size_t kept;
 
 	(void)class_tag;
 	(void)size;
-	if (!width || !find_referrer(d, *tag_ptr, &at))
+	/* what the format keeps of it: the library's rule */
+	if (!ht_array_values_of(type, elements, count, &kept) ||
+	    !find_referrer(d, *tag_ptr, &at))
 		return 0;
-	kept = (size_t)elements_kept(count, width) * width;
+	bytes = (size_t)kept.stored * ht_value_type_width(type);
 	/* a byte more: the contents of an empty array point somewhere */
 	if (ALLOC_GROW(d->arrays, d->n_arrays + 1, d->cap_arrays) < 0 ||
-	    ALLOC_GROW(d->bytes, d->n_bytes + kept + 1, d->cap_bytes) < 0) {
+	    ALLOC_GROW(d->bytes, d->n_bytes + bytes + 1, d->cap_bytes) < 0) {
 		d->no_memory = true;
 		return JVMTI_VISIT_ABORT;
 	}
 	a = &d->arrays[d->n_arrays++];
 	*a = (struct array_rec){.object = at, .type = (uint8_t)type,
-				.length = count, .stored = kept / width,
-				.at = d->n_bytes};
-	if (kept)
-		memcpy(d->bytes + d->n_bytes, elements, kept);
-	d->n_bytes += kept;
-	if (a->stored < count)
-		a->hash = ht_values_hash(elements, count * width);
+				.length = count, .stored = kept.stored,
+				.at = d->n_bytes, .hash = kept.hash};
+	if (bytes)
+		memcpy(d->bytes + d->n_bytes, elements, bytes);
+	d->n_bytes += bytes;
 	return 0;
 }
 
