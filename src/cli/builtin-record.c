@@ -41,7 +41,8 @@ static const struct command_usage usage = {
 	.cmd = "record",
 	.text = "usage: heaptrace record [-o FILE] [--dump-on WHEN] [--every N]\n"
 		"                        [--allocations] [--values] [--runtime NAME]\n"
-		"                        [-q] [--] CMD [ARGS...]\n"
+		"                        [-q]\n"
+		"                        [--] CMD [ARGS...]\n"
 		"   or: heaptrace record --pid PID [--duration SECONDS] [-o FILE]\n"
 		"                        [--dump-on WHEN] [--every N] [--values] [-q]\n"
 		"\n"
