@@ -44,7 +44,7 @@ static const struct command_usage usage = {
 		"                        [-q]\n"
 		"                        [--] CMD [ARGS...]\n"
 		"   or: heaptrace record --pid PID [--duration SECONDS] [-o FILE]\n"
-		"                        [--dump-on WHEN] [--every N] [-q]\n"
+		"                        [--dump-on WHEN] [--every N] [--values] [-q]\n"
 		"\n"
 		"Runs CMD, a program of a runtime heaptrace can record, with the\n"
 		"runtime's recorder loaded, and writes its GCs and heap dumps to\n"
@@ -438,8 +438,9 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 		OPT_BOOL('a', "allocations", &c->opt.allocations,
 			 "record every allocation as well (slower)"),
 		OPT_BOOL(0, "values", &c->opt.values,
-			 "record values in each dump: on Mono and .NET,\n"
-			 "each string's text"),
+			 "record values in each dump: on Java every\n"
+			 "primitive field and array, on Mono and .NET each\n"
+			 "string's text (a larger trace, a longer pause)"),
 		OPT_CALLBACK('r', "runtime", "NAME", c, parse_runtime,
 			     "mono, java or dotnet: the runtime CMD starts,\n"
 			     "when it is not one heaptrace recognizes (a\n"

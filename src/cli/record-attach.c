@@ -337,10 +337,11 @@ static int agent_options(const struct record_options *o,
 			  "jcmd cannot pass to the JVM", esc_text(o->output));
 		return -1;
 	}
-	if ((size_t)snprintf(out, len, "\"dump-on=%s,every=%u,control=%s,"
+	if ((size_t)snprintf(out, len, "\"dump-on=%s,every=%u,%scontrol=%s,"
 			     "output=%s\"", dump_on_name(o->dump_on),
-			     o->every ? o->every : 1, ctl->path, o->output) >=
-	    len) {
+			     o->every ? o->every : 1,
+			     o->values ? "values," : "", ctl->path,
+			     o->output) >= len) {
 		error_msg("cannot attach: the trace's path is too long");
 		return -1;
 	}

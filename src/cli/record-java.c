@@ -67,9 +67,10 @@ static int java_prepare(const struct record_options *o, char ***argv,
 	if (!option)
 		return record_error(err, "out of memory");
 	snprintf(report, sizeof(report), "report=%d,", o->report_fd);
-	snprintf(option, len, "-agentpath:%s=dump-on=%s,every=%u,%soutput=%s",
+	snprintf(option, len, "-agentpath:%s=dump-on=%s,every=%u,%s%soutput=%s",
 		 path, dump_on_name(o->dump_on), o->every ? o->every : 1,
-		 o->report_fd >= 0 ? report : "", o->output);
+		 o->values ? "values," : "", o->report_fd >= 0 ? report : "",
+		 o->output);
 	if (!java_recognizes(*argv)) {
 		rc = launcher_option(env, option, err);
 		free(option);

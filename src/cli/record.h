@@ -24,7 +24,8 @@ struct record_options {
 	enum dump_on dump_on;
 	unsigned every;       /* dump at every Nth collection that qualifies */
 	bool allocations;     /* record allocations too */
-	bool values;          /* record values: strings' text (Mono, CLR) */
+	bool values;          /* dumps carry values: Java's fields and arrays,
+				 strings' text on Mono and the CLR */
 	/* the recorder's end of the channel on which it says that the trace
 	 * could not be written (recorders/report.h); -1: none */
 	int report_fd;

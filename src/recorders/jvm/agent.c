@@ -342,14 +342,13 @@ static int open_recorder(struct agent *ag)
 	char *version = property(jv, "java.vm.version");
 	char *vm_name = property(jv, "java.vm.name");
 	char *command = process_command_line();
-	struct ht_metadata meta[] = {
+	struct ht_metadata meta[6] = {
 		{"recorder", "libheaptrace-jvmti"},
 		{"object_ids", "jvmti-tags"},
 		{"dump_on", dump_on_name(ag->opt.dump_on)},
 		{"vm", vm_name ? vm_name : "?"},
-		/* last: only when attached */
-		{"attached", "yes"},
 	};
+	size_t n_meta = 4;
 	struct ht_header h = {
 		.version = HT_FORMAT_VERSION,
 		.runtime = "jvm",
@@ -359,12 +358,16 @@ static int open_recorder(struct agent *ag)
 		.command_line = command,
 		.has_start_time = true,
 		.start_time = (int64_t)time(NULL),
-		.n_metadata = sizeof(meta) / sizeof(meta[0]) -
-			      (ag->attached ? 0 : 1),
 		.metadata = meta,
 	};
 	struct ht_error err;
 
+	if (ag->attached)
+		meta[n_meta++] = (struct ht_metadata){"attached", "yes"};
+	/* as the CLR and Mono recorders say what their values are */
+	if (ag->opt.values)
+		meta[n_meta++] = (struct ht_metadata){"values", "fields"};
+	h.n_metadata = n_meta;
 	ag->rec = ht_recorder_open(ag->opt.output, &h, &record_options, &err);
 	if (!ag->rec) {
 		agent_warn("cannot record: %s", err.message);

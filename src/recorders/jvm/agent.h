@@ -63,7 +63,10 @@ enum class_kind {
  *
  * The reference fields the class itself declares, static or not, get
  * field ids (a fields event) when it is laid out: own_fields holds them
- * in GetClassFields order, 0 for a primitive field. A static field's
+ * in GetClassFields order, 0 for a primitive field unless the agent
+ * records values (then its primitive fields get ids too, typed, after
+ * its references). With values, value_of maps a field index to the id
+ * of the primitive instance field the walk reports a value of. A static field's
  * reference is reported from the class that declares it, numbered in that
  * class's own count: own_first_index is the index of its first field
  * there (the fields of its interfaces and superclasses come before).
@@ -76,6 +79,8 @@ struct class_info {
 	int32_t *slot_of;     /* slot, or -1 for a static or primitive field */
 	uint32_t n_slots;     /* instance reference fields */
 	ht_id *slot_field;    /* n_slots field ids */
+	ht_id *value_of;      /* with values: n_fields field ids, 0 for a
+				 reference or static field; else NULL */
 	ht_id *own_fields;    /* n_own field ids, NULL until declared */
 	uint32_t n_own;
 	uint32_t own_first_index;
@@ -216,6 +221,10 @@ const struct class_info *classes_find(const struct class_table *t, ht_id tag);
  * unknown. */
 ht_id classes_instance_field(const struct class_info *ci, jint index);
 ht_id classes_static_field(const struct class_info *ci, jint index);
+/* With values: the field id of the primitive value the walk reported
+ * from an instance of ci (JVMTI_HEAP_REFERENCE_FIELD) with field index
+ * index; 0 when unknown. A static's is classes_static_field's. */
+ht_id classes_value_field(const struct class_info *ci, jint index);
 
 /* ---- dump.c ---- */
 

@@ -1,9 +1,11 @@
 /*
  * classes.c - the classes the agent knows: each loaded class gets a tag
  * (its class id), a class event with its Java name, a fields event with
- * the reference fields it declares, and for an instance class the slot of
- * each reference field, so that the references the heap walk reports by
- * field index land in field order with nulls kept, each with its field.
+ * the reference fields it declares (and with values, its primitive ones,
+ * typed), and for an instance class the slot of each reference field, so
+ * that the references the heap walk reports by field index land in field
+ * order with nulls kept, each with its field, and the field id of each
+ * primitive instance field, which names the values the walk reports.
  *
  * All of it needs JVMTI and JNI calls, which a heap walk's callbacks may
  * not make: it runs before each walk, over every loaded class, and after
@@ -28,6 +30,7 @@ void classes_free(struct class_table *t)
 	for (size_t i = 0; i < t->n; i++) {
 		free(t->v[i].slot_of);
 		free(t->v[i].slot_field);
+		free(t->v[i].value_of);
 		free(t->v[i].own_fields);
 	}
 	free(t->v);
@@ -52,6 +55,16 @@ ht_id classes_instance_field(const struct class_info *ci, jint index)
 	if (at < 0 || at >= ci->n_fields || ci->slot_of[at] < 0)
 		return 0;
 	return ci->slot_field[ci->slot_of[at]];
+}
+
+ht_id classes_value_field(const struct class_info *ci, jint index)
+{
+	int64_t at;
+
+	if (!ci || !ci->value_of)
+		return 0;
+	at = (int64_t)index - ci->first_index;
+	return at >= 0 && at < ci->n_fields ? ci->value_of[at] : 0;
 }
 
 ht_id classes_static_field(const struct class_info *ci, jint index)
@@ -121,20 +134,29 @@ static jint field_count(jvmtiEnv *jv, jclass k)
 	return n;
 }
 
-static bool is_reference_field(jvmtiEnv *jv, jclass k, jfieldID f)
+/* What a field of an instance holds, as its slot and value tables
+ * need it. */
+enum field_role {
+	ROLE_OTHER,     /* a static, or a field JVMTI cannot describe */
+	ROLE_REFERENCE, /* an instance reference field: a slot */
+	ROLE_PRIMITIVE, /* an instance primitive field: a value */
+};
+
+static enum field_role field_role(jvmtiEnv *jv, jclass k, jfieldID f)
 {
 	char *sig = NULL;
 	jint mods = 0;
-	bool ref;
+	enum field_role role;
 
 	if ((*jv)->GetFieldModifiers(jv, k, f, &mods) != JVMTI_ERROR_NONE ||
 	    (mods & ACC_STATIC))
-		return false;
+		return ROLE_OTHER;
 	if ((*jv)->GetFieldName(jv, k, f, NULL, &sig, NULL) != JVMTI_ERROR_NONE)
-		return false;
-	ref = sig[0] == 'L' || sig[0] == '[';
+		return ROLE_OTHER;
+	role = sig[0] == 'L' || sig[0] == '[' ? ROLE_REFERENCE :
+	       java_value_type(sig[0]) ? ROLE_PRIMITIVE : ROLE_OTHER;
 	(*jv)->Deallocate(jv, (unsigned char *)sig);
-	return ref;
+	return role;
 }
 
 /* The entry of class k, if it is known. */
@@ -160,8 +182,9 @@ static ht_id slot_field(const struct agent *ag, const struct class_info *ci,
 	return field;
 }
 
-/* Appends the slots of k's own fields to ci (slot_of and slot_field have
- * room); each slot takes the field id k's entry gave the field. */
+/* Appends the slots of k's own fields to ci (slot_of, slot_field and,
+ * with values, value_of have room); each slot takes the field id k's
+ * entry gave the field, and so does each primitive field's value. */
 static int layout_fields(struct agent *ag, jclass k, struct class_info *ci,
 			 uint32_t room)
 {
@@ -175,39 +198,57 @@ static int layout_fields(struct agent *ag, jclass k, struct class_info *ci,
 	if (own && own->n_own != (uint32_t)n)
 		own = NULL; /* cannot be: the fields of a class do not change */
 	for (jint i = 0; i < n && ci->n_fields < room; i++) {
-		if (!is_reference_field(jv, k, fields[i])) {
+		ht_id id = own && own->own_fields ? own->own_fields[i] : 0;
+		enum field_role role = field_role(jv, k, fields[i]);
+
+		if (ci->value_of)
+			ci->value_of[ci->n_fields] =
+				role == ROLE_PRIMITIVE ? id : 0;
+		if (role != ROLE_REFERENCE) {
 			ci->slot_of[ci->n_fields++] = -1;
 			continue;
 		}
-		ci->slot_field[ci->n_slots] = slot_field(
-			ag, ci, own && own->own_fields ? own->own_fields[i] : 0);
+		ci->slot_field[ci->n_slots] = slot_field(ag, ci, id);
 		ci->slot_of[ci->n_fields++] = (int32_t)ci->n_slots++;
 	}
 	(*jv)->Deallocate(jv, (unsigned char *)fields);
 	return 0;
 }
 
-/* One reference field for a fields event: its name (malloc'ed) and what
- * it is; false for a primitive field or when JVMTI or memory fails. */
-static bool reference_field(jvmtiEnv *jv, jclass k, jfieldID f, char **name,
-			    uint8_t *kind)
+/* One field for a fields event: its name (malloc'ed), its kind and its
+ * type (0 for a reference); false when JVMTI or memory fails. */
+static bool describe_field(jvmtiEnv *jv, jclass k, jfieldID f,
+			   struct ht_field *out)
 {
 	char *jname = NULL, *sig = NULL;
 	jint mods = 0;
-	bool ref = false;
+	bool ok = false;
 
-	*name = NULL;
+	out->name = NULL;
 	if ((*jv)->GetFieldName(jv, k, f, &jname, &sig, NULL) ==
 		    JVMTI_ERROR_NONE &&
 	    (*jv)->GetFieldModifiers(jv, k, f, &mods) == JVMTI_ERROR_NONE &&
-	    (sig[0] == 'L' || sig[0] == '[')) {
-		*name = java_utf8(jname);
-		*kind = mods & ACC_STATIC ? HT_FIELD_STATIC : HT_FIELD_INSTANCE;
-		ref = *name != NULL;
+	    (sig[0] == 'L' || sig[0] == '[' || java_value_type(sig[0]))) {
+		out->name = java_utf8(jname);
+		out->kind = mods & ACC_STATIC ? HT_FIELD_STATIC :
+						HT_FIELD_INSTANCE;
+		out->type = (uint8_t)java_value_type(sig[0]);
+		ok = out->name != NULL;
 	}
 	(*jv)->Deallocate(jv, (unsigned char *)sig);
 	(*jv)->Deallocate(jv, (unsigned char *)jname);
-	return ref;
+	return ok;
+}
+
+/* The turn in which a field gets its id: references first, then (with
+ * values) primitive instance fields, then primitive statics, as the HPROF
+ * reader numbers them, so that a trace without values numbers its fields
+ * as before values existed. */
+static int id_turn(const struct ht_field *f)
+{
+	if (!f->type)
+		return 0;
+	return f->kind == HT_FIELD_STATIC ? 2 : 1;
 }
 
 void classes_declare_links(struct agent *ag)
@@ -241,16 +282,18 @@ static void declare_strength(struct agent *ag, struct class_info *ci)
 }
 
 /*
- * Gives each reference field k declares (static or not) a field id and
- * records them in one fields event; ci is k's entry. The ids are small
- * and dense, so that references encode short. 0, or -1.
+ * Gives each reference field k declares (static or not), and with values
+ * each primitive one, a field id and records them in one fields event; ci
+ * is k's entry. The ids are small and dense, so that references encode
+ * short. 0, or -1.
  */
 static int declare_fields(struct agent *ag, jclass k, struct class_info *ci)
 {
 	jvmtiEnv *jv = ag->jvmti;
 	struct ht_field *decl = NULL;
 	jfieldID *fields = NULL;
-	size_t n_decl = 0;
+	jint *own_index = NULL;
+	size_t n_decl = 0, n_named = 0;
 	jint n = 0;
 	int rc = -1;
 
@@ -259,31 +302,50 @@ static int declare_fields(struct agent *ag, jclass k, struct class_info *ci)
 	classes_declare_links(ag);
 	ci->own_fields = calloc(n ? (size_t)n : 1, sizeof(*ci->own_fields));
 	decl = calloc(n ? (size_t)n : 1, sizeof(*decl));
-	if (!ci->own_fields || !decl)
+	own_index = calloc(n ? (size_t)n : 1, sizeof(*own_index));
+	if (!ci->own_fields || !decl || !own_index)
 		goto out;
 	for (jint i = 0; i < n; i++) {
-		struct ht_field *f = &decl[n_decl];
-		char *name;
-
-		if (!reference_field(jv, k, fields[i], &name, &f->kind))
+		if (!describe_field(jv, k, fields[i], &decl[n_named]))
 			continue;
-		f->id = ag->next_field_id++;
-		f->class_id = ci->tag;
-		f->name = name;
-		ci->own_fields[i] = f->id;
-		if (ci->tag == ag->classes.reference_class &&
-		    f->kind == HT_FIELD_INSTANCE && strcmp(name, "referent") == 0)
-			ag->classes.referent_field = f->id;
-		n_decl++;
+		own_index[n_named++] = i;
 	}
+	/* a primitive field without values is left out: freed, after the
+	 * ones declared */
+	for (int turn = 0; turn <= (ag->opt.values ? 2 : 0); turn++)
+		for (size_t j = 0; j < n_named; j++) {
+			struct ht_field *f = &decl[j];
+
+			if (id_turn(f) != turn)
+				continue;
+			f->id = ag->next_field_id++;
+			f->class_id = ci->tag;
+			ci->own_fields[own_index[j]] = f->id;
+			if (ci->tag == ag->classes.reference_class && !f->type &&
+			    f->kind == HT_FIELD_INSTANCE &&
+			    strcmp(f->name, "referent") == 0)
+				ag->classes.referent_field = f->id;
+		}
+	for (size_t j = 0; j < n_named; j++) {
+		struct ht_field kept = decl[j];
+
+		if (!kept.id) {
+			free((char *)kept.name);
+			continue;
+		}
+		decl[j] = decl[n_decl];
+		decl[n_decl++] = kept;
+	}
+	n_named = n_decl;
 	ci->n_own = (uint32_t)n;
 	if (n_decl)
 		ht_fields(ag->rec, n_decl, decl);
 	rc = 0;
 out:
-	for (size_t i = 0; i < n_decl; i++)
+	for (size_t i = 0; i < n_named; i++)
 		free((char *)decl[i].name);
 	free(decl);
+	free(own_index);
 	(*jv)->Deallocate(jv, (unsigned char *)fields);
 	if (rc < 0) {
 		free(ci->own_fields);
@@ -330,7 +392,10 @@ static int layout_instance(struct agent *ag, JNIEnv *jni, jclass k,
 	}
 	ci->slot_of = malloc((total ? total : 1) * sizeof(*ci->slot_of));
 	ci->slot_field = malloc((total ? total : 1) * sizeof(*ci->slot_field));
-	if (!ci->slot_of || !ci->slot_field)
+	if (ag->opt.values)
+		ci->value_of = calloc(total ? total : 1, sizeof(*ci->value_of));
+	if (!ci->slot_of || !ci->slot_field ||
+	    (ag->opt.values && !ci->value_of))
 		goto out;
 	ci->first_index = before;
 	/* an interface's count starts after its superinterfaces' fields,
@@ -455,8 +520,10 @@ static void learn_layout(struct agent *ag, JNIEnv *jni, jclass k, uint32_t at)
 	if (layout_instance(ag, jni, k, ci) < 0) {
 		free(ci->slot_of);
 		free(ci->slot_field);
+		free(ci->value_of);
 		ci->slot_of = NULL;
 		ci->slot_field = NULL;
+		ci->value_of = NULL;
 		ci->n_fields = ci->n_slots = 0;
 	}
 }

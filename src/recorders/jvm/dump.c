@@ -31,9 +31,21 @@
  * (an object to its class, a class object to its superclass, loader...)
  * by their own ids, as the HPROF reader gives them, so that both give the
  * same graph of one program.
+ *
+ * With values (the option values), the walk also reports each primitive
+ * field's value (an instance's, and a class object's statics) and each
+ * primitive array's contents; the callbacks write them down beside the
+ * objects, kept as the format keeps them (whole up to HT_VALUES_WHOLE_MAX
+ * bytes, else a prefix and the hash of all), and each value is named by
+ * its field once the walk is over, as the references are. The walk
+ * reaches an object before it visits it, so its values come after it has
+ * its record, in the order of visits: they are sorted into the objects'
+ * order afterwards, outside the pause.
  */
 #include "recorders/jvm/agent.h"
 #include "util/alloc.h"
+
+#include <heaptrace/trace.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +78,31 @@ struct extra_ref {
 	bool is_static;    /* a class object's static field */
 	ht_id link;        /* the link it is (a class object's), 0 for none */
 };
+
+/* A primitive value the walk reported: of an instance's field, or of a
+ * static (is_static) when the object is a class's own object. */
+struct value_rec {
+	uint32_t object;
+	uint32_t seq;
+	jint field_index;  /* JVMTI's */
+	bool is_static;
+	uint64_t bits;     /* as values carries it (trace.h) */
+};
+
+/* A primitive array's contents: stored elements' bytes at d->bytes + at. */
+struct array_rec {
+	uint32_t object;
+	uint8_t type;
+	uint64_t length;
+	uint64_t stored;
+	size_t at;
+	uint64_t hash;     /* when stored < length */
+};
+
+/* The element bytes JVMTI hands over are the JVM's own, which the format
+ * keeps little-endian: the hosts the agent runs on. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "primitive arrays are copied as the JVM holds them");
 
 /* The containers roots go to, in the order they are recorded. */
 enum root_group {
@@ -100,6 +137,13 @@ struct dump {
 	size_t n_extras, cap_extras;
 	struct root_rec *roots;
 	size_t n_roots, cap_roots;
+	/* with values */
+	struct value_rec *values;
+	size_t n_values, cap_values;
+	struct array_rec *arrays;
+	size_t n_arrays, cap_arrays;
+	uint8_t *bytes;
+	size_t n_bytes, cap_bytes;
 	/* where each object is in objs: tags handed out during this walk
 	 * (from walk_base on, in order) in a plain array, older tags in a
 	 * map */
@@ -120,11 +164,15 @@ struct dump {
 	size_t cap_zeros;
 	ht_id *fields;     /* the field of each of refs */
 	size_t cap_fields;
+	ht_id *value_fields; /* an object's values, named */
+	uint64_t *value_bits;
+	size_t cap_value_fields, cap_value_bits;
 };
 
 static void reset(struct dump *d)
 {
 	d->n_objs = d->n_slots = d->n_extras = d->n_roots = d->n_fresh = 0;
+	d->n_values = d->n_arrays = d->n_bytes = 0;
 	idmap_clear(&d->index);
 	idmap_clear(&d->class_roots);
 	d->last_class_root = 0;
@@ -144,6 +192,11 @@ void dump_free(struct dump *d)
 	free(d->refs);
 	free(d->zeros);
 	free(d->fields);
+	free(d->values);
+	free(d->arrays);
+	free(d->bytes);
+	free(d->value_fields);
+	free(d->value_bits);
 	free(d->fresh);
 	idmap_free(&d->index);
 	idmap_free(&d->class_roots);
@@ -441,6 +494,102 @@ no_memory:
 	return JVMTI_VISIT_ABORT;
 }
 
+/* A primitive field's value as values carries it (trace.h): signed types
+ * sign-extended, char and boolean unsigned, float and double their IEEE
+ * bits. */
+static uint64_t value_bits(unsigned type, jvalue v)
+{
+	uint32_t f;
+	uint64_t d;
+
+	switch (type) {
+	case HT_TYPE_BOOLEAN:
+		return v.z;
+	case HT_TYPE_CHAR:
+		return v.c;
+	case HT_TYPE_BYTE:
+		return (uint64_t)(int64_t)v.b;
+	case HT_TYPE_SHORT:
+		return (uint64_t)(int64_t)v.s;
+	case HT_TYPE_INT:
+		return (uint64_t)(int64_t)v.i;
+	case HT_TYPE_FLOAT:
+		memcpy(&f, &v.f, sizeof(f));
+		return f;
+	case HT_TYPE_DOUBLE:
+		memcpy(&d, &v.d, sizeof(d));
+		return d;
+	default:
+		return (uint64_t)v.j;
+	}
+}
+
+static jint JNICALL on_primitive_field(jvmtiHeapReferenceKind kind,
+				       const jvmtiHeapReferenceInfo *info,
+				       jlong object_class_tag,
+				       jlong *object_tag_ptr, jvalue value,
+				       jvmtiPrimitiveType value_type,
+				       void *user_data)
+{
+	struct dump *d = user_data;
+	unsigned type = java_value_type((char)value_type);
+	struct value_rec *v;
+	uint32_t at;
+
+	(void)object_class_tag;
+	/* the object was reached, and tagged, before it is visited */
+	if (!type || !find_referrer(d, *object_tag_ptr, &at))
+		return 0;
+	if (d->n_values >= UINT32_MAX ||
+	    ALLOC_GROW(d->values, d->n_values + 1, d->cap_values) < 0) {
+		d->no_memory = true;
+		return JVMTI_VISIT_ABORT;
+	}
+	v = &d->values[d->n_values];
+	v->object = at;
+	v->seq = (uint32_t)d->n_values++;
+	v->field_index = info->field.index;
+	v->is_static = kind == JVMTI_HEAP_REFERENCE_STATIC_FIELD;
+	v->bits = value_bits(type, value);
+	return 0;
+}
+
+static jint JNICALL on_primitive_array(jlong class_tag, jlong size,
+				       jlong *tag_ptr, jint element_count,
+				       jvmtiPrimitiveType element_type,
+				       const void *elements, void *user_data)
+{
+	struct dump *d = user_data;
+	unsigned type = java_value_type((char)element_type);
+	uint64_t count = element_count > 0 ? (uint64_t)element_count : 0;
+	struct ht_array_values kept;
+	struct array_rec *a;
+	size_t bytes;
+	uint32_t at;
+
+	(void)class_tag;
+	(void)size;
+	/* what the format keeps of it: the library's rule */
+	if (!ht_array_values_of(type, elements, count, &kept) ||
+	    !find_referrer(d, *tag_ptr, &at))
+		return 0;
+	bytes = (size_t)kept.stored * ht_value_type_width(type);
+	/* a byte more: the contents of an empty array point somewhere */
+	if (ALLOC_GROW(d->arrays, d->n_arrays + 1, d->cap_arrays) < 0 ||
+	    ALLOC_GROW(d->bytes, d->n_bytes + bytes + 1, d->cap_bytes) < 0) {
+		d->no_memory = true;
+		return JVMTI_VISIT_ABORT;
+	}
+	a = &d->arrays[d->n_arrays++];
+	*a = (struct array_rec){.object = at, .type = (uint8_t)type,
+				.length = count, .stored = kept.stored,
+				.at = d->n_bytes, .hash = kept.hash};
+	if (bytes)
+		memcpy(d->bytes + d->n_bytes, elements, bytes);
+	d->n_bytes += bytes;
+	return 0;
+}
+
 /* ---- after the walk: what the events need that the walk could not ask ---- */
 
 /*
@@ -539,6 +688,22 @@ static int compare_extras(const void *pa, const void *pb)
 	if (a->object != b->object)
 		return a->object < b->object ? -1 : 1;
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int compare_values(const void *pa, const void *pb)
+{
+	const struct value_rec *a = pa, *b = pb;
+
+	if (a->object != b->object)
+		return a->object < b->object ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int compare_arrays(const void *pa, const void *pb)
+{
+	const struct array_rec *a = pa, *b = pb;
+
+	return a->object < b->object ? -1 : a->object > b->object;
 }
 
 static bool same_container(const struct root_rec *a, const struct root_rec *b)
@@ -759,11 +924,84 @@ static const ht_id *slot_fields(const struct dump *d,
 							      NULL;
 }
 
+/* The field a value the walk reported is, 0 when unknown. */
+static ht_id value_field(const struct dump *d, const struct object_rec *o,
+			 const struct value_rec *v)
+{
+	const struct class_table *t = &d->ag->classes;
+
+	if (v->is_static)
+		return classes_static_field(classes_find(t, o->id),
+					    v->field_index);
+	if (o->cls == t->class_class)
+		return 0;
+	return classes_value_field(classes_find(t, o->cls), v->field_index);
+}
+
+/* The object i's values from d->values[*v...] (sorted by object), named,
+ * into ev; its array's contents from d->arrays[*a] when it is an array.
+ * Values whose field is unknown are left out. */
+static void object_values(struct dump *d, uint32_t i, size_t *v, size_t *a,
+			  struct ht_ev_object_references *ev,
+			  struct ht_array_values *array)
+{
+	size_t n = 0;
+
+	for (; *v < d->n_values && d->values[*v].object == i; (*v)++) {
+		ht_id field = value_field(d, &d->objs[i], &d->values[*v]);
+
+		if (!field)
+			continue;
+		d->value_fields[n] = field;
+		d->value_bits[n++] = d->values[*v].bits;
+	}
+	ev->n_values = n;
+	ev->value_fields = n ? d->value_fields : NULL;
+	ev->values = n ? d->value_bits : NULL;
+	ev->array = NULL;
+	if (*a < d->n_arrays && d->arrays[*a].object == i) {
+		const struct array_rec *r = &d->arrays[(*a)++];
+
+		*array = (struct ht_array_values){
+			.type = r->type, .length = r->length,
+			.stored = r->stored, .data = d->bytes + r->at,
+			.hash = r->hash};
+		ev->array = array;
+	}
+}
+
+/* An object's event; with values, through the event form, which carries
+ * them. */
+static void record_object(struct dump *d, const struct object_rec *o,
+			  size_t n, const ht_id *refs, const ht_id *fields,
+			  size_t *v, size_t *a)
+{
+	struct ht_array_values array;
+	struct ht_event ev = {.type = HT_EV_OBJECT_REFERENCES};
+	struct ht_ev_object_references *r = &ev.u.object_references;
+
+	if (!d->ag->opt.values) {
+		ht_object_references_fields(d->ag->rec, o->id, o->cls, o->size,
+					    0, n, refs, NULL, fields, -1,
+					    HT_RESULT_OK);
+		return;
+	}
+	r->id = o->id;
+	r->class_id = o->cls;
+	r->size = o->size;
+	r->count = n;
+	r->refs = refs;
+	r->ref_fields = fields;
+	r->result = HT_RESULT_OK;
+	object_values(d, (uint32_t)(o - d->objs), v, a, r, &array);
+	ht_record_event(d->ag->rec, &ev);
+}
+
 /* An object's references, its link to its class first, as the HPROF
  * reader gives them, so that an array's elements keep their places. */
 static void record_objects(struct dump *d)
 {
-	size_t e = 0;
+	size_t e = 0, v = 0, a = 0;
 
 	for (size_t i = 0; i < d->n_objs; i++) {
 		const struct object_rec *o = &d->objs[i];
@@ -795,16 +1033,30 @@ static void record_objects(struct dump *d)
 			refs = d->refs;
 			fields = any_field ? d->fields : NULL;
 		}
-		ht_object_references_fields(d->ag->rec, o->id, o->cls, o->size,
-					    0, n, refs, NULL, fields, -1,
-					    HT_RESULT_OK);
+		record_object(d, o, n, refs, fields, &v, &a);
 	}
 }
 
-/* Scratch arrays as long as the longest root run or reference list. */
+/* The most values one object has (d->values sorted by object). */
+static size_t most_values(const struct dump *d)
+{
+	size_t most = 0;
+
+	for (size_t i = 0, j; i < d->n_values; i = j) {
+		for (j = i + 1; j < d->n_values &&
+				d->values[j].object == d->values[i].object; j++)
+			;
+		if (j - i > most)
+			most = j - i;
+	}
+	return most;
+}
+
+/* Scratch arrays as long as the longest root run, reference list or list
+ * of values. */
 static int prepare_scratch(struct dump *d)
 {
-	size_t longest = d->n_roots;
+	size_t longest = d->n_roots, most = most_values(d);
 
 	for (size_t i = 0; i < d->n_objs; i++) {
 		size_t n = (size_t)d->objs[i].n_slots + d->objs[i].n_extra + 1;
@@ -814,7 +1066,9 @@ static int prepare_scratch(struct dump *d)
 	}
 	if (ALLOC_GROW(d->refs, longest + 1, d->cap_refs) ||
 	    ALLOC_GROW(d->fields, longest + 1, d->cap_fields) ||
-	    ALLOC_GROW(d->zeros, d->n_roots + 1, d->cap_zeros))
+	    ALLOC_GROW(d->zeros, d->n_roots + 1, d->cap_zeros) ||
+	    ALLOC_GROW(d->value_fields, most + 1, d->cap_value_fields) ||
+	    ALLOC_GROW(d->value_bits, most + 1, d->cap_value_bits))
 		return -1;
 	memset(d->zeros, 0, (d->n_roots + 1) * sizeof(*d->zeros));
 	return 0;
@@ -862,6 +1116,10 @@ static int walk(struct dump *d, const char *why)
 
 	memset(&cb, 0, sizeof(cb));
 	cb.heap_reference_callback = on_reference;
+	if (d->ag->opt.values) {
+		cb.primitive_field_callback = on_primitive_field;
+		cb.array_primitive_value_callback = on_primitive_array;
+	}
 	/* only the walk hands out tags from here on */
 	d->walk_base = d->ag->next_tag;
 	err = (*jv)->FollowReferences(jv, 0, NULL, NULL, &cb, d);
@@ -918,13 +1176,26 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 	}
 	name_frames(d);
 	qsort(d->extras, d->n_extras, sizeof(*d->extras), compare_extras);
+	/* none without values, and qsort takes no null array */
+	if (d->n_values)
+		qsort(d->values, d->n_values, sizeof(*d->values),
+		      compare_values);
+	if (d->n_arrays)
+		qsort(d->arrays, d->n_arrays, sizeof(*d->arrays),
+		      compare_arrays);
 	if (prepare_scratch(d) < 0) {
 		agent_warn("dump (%s) skipped: out of memory", why);
 		return -1;
 	}
 	record_dump(d);
 	ag->dumps_taken++;
-	if (ag->opt.verbose)
+	if (ag->opt.verbose && ag->opt.values)
+		agent_warn("dump %llu (%s): %zu objects, %zu roots, %zu values, "
+			   "%zu arrays, %.1f ms (walk %.1f ms)",
+			   (unsigned long long)ag->dumps_taken - 1, why,
+			   d->n_objs, d->n_roots, d->n_values, d->n_arrays,
+			   elapsed_ms(&start), walked_ms);
+	else if (ag->opt.verbose)
 		agent_warn("dump %llu (%s): %zu objects, %zu roots, %.1f ms "
 			   "(walk %.1f ms)",
 			   (unsigned long long)ag->dumps_taken - 1, why,

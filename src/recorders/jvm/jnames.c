@@ -4,6 +4,8 @@
 #include "recorders/jvm/jnames.h"
 #include "util/utf8.h"
 
+#include <heaptrace/trace.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,21 @@ static const char *primitive_name(char c)
 	case 'D': return "double";
 	case 'V': return "void";
 	default: return NULL;
+	}
+}
+
+unsigned java_value_type(char letter)
+{
+	switch (letter) {
+	case 'Z': return HT_TYPE_BOOLEAN;
+	case 'B': return HT_TYPE_BYTE;
+	case 'C': return HT_TYPE_CHAR;
+	case 'S': return HT_TYPE_SHORT;
+	case 'I': return HT_TYPE_INT;
+	case 'J': return HT_TYPE_LONG;
+	case 'F': return HT_TYPE_FLOAT;
+	case 'D': return HT_TYPE_DOUBLE;
+	default: return 0;
 	}
 }
 

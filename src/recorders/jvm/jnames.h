@@ -15,4 +15,9 @@ char *java_type_name(const char *signature);
  * memory. */
 char *java_utf8(const char *jname);
 
+/* The trace's HT_TYPE_* of a primitive type from its JNI signature letter
+ * ('I' int, 'Z' boolean, ...), which is also JVMTI's jvmtiPrimitiveType;
+ * 0 for any other letter (a reference, void). */
+unsigned java_value_type(char letter);
+
 #endif

@@ -73,8 +73,13 @@ static int parse_one(const char *p, size_t len, struct agent_options *o,
 		o->verbose = true;
 		return 0;
 	}
+	if (key_is(p, klen, "values") && !eq) {
+		o->values = true;
+		return 0;
+	}
 	snprintf(err, errlen, "unknown option '%.*s' (options: dump-on=WHEN, "
-		 "every=N, verbose, control=SOCKET, report=FD, output=FILE last)",
+		 "every=N, verbose, values, control=SOCKET, report=FD, "
+		 "output=FILE last)",
 		 (int)len, p);
 	return -1;
 }

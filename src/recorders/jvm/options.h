@@ -1,7 +1,7 @@
 /*
  * options.h - the option string of the JVMTI agent:
  *
- *   -agentpath:libheaptrace-jvmti.so=dump-on=WHEN,every=N,report=FD,output=FILE
+ *   -agentpath:libheaptrace-jvmti.so=dump-on=WHEN,every=N,values,report=FD,output=FILE
  *   jcmd PID JVMTI.agent_load libheaptrace-jvmti.so \
  *        dump-on=WHEN,control=SOCKET,output=FILE
  *
@@ -24,6 +24,9 @@ struct agent_options {
 	enum dump_on dump_on;
 	unsigned long every;    /* >= 1 */
 	bool verbose;           /* a line on stderr per dump */
+	/* values: each dump carries primitive fields' values and primitive
+	 * arrays' contents (heaptrace record --values) */
+	bool values;
 	/* Attached (heaptrace record --pid): the Unix socket heaptrace
 	 * listens on, which says when to dump and when to stop; malloc'ed,
 	 * NULL when not given. */

@@ -10,6 +10,8 @@
 #include "recorders/jvm/jnames.h"
 #include "recorders/jvm/options.h"
 
+#include <heaptrace/trace.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +48,7 @@ Test(jvm_options, defaults)
 	cr_assert_eq(o.dump_on, DUMP_ON_MAJOR);
 	cr_assert_eq(o.every, 1);
 	cr_assert(!o.verbose);
+	cr_assert(!o.values);
 	options_free(&o);
 	o = parsed("");
 	cr_assert_str_eq(o.output, DEFAULT_OUTPUT);
@@ -66,11 +69,11 @@ Test(jvm_options, report_channel)
 	cr_assert_str_eq(o.report, "");
 	options_free(&o);
 	refused("report=x", "unknown option 'report=x' (options: dump-on=WHEN, "
-		"every=N, verbose, control=SOCKET, report=FD, output=FILE "
-		"last)");
+		"every=N, verbose, values, control=SOCKET, report=FD, "
+		"output=FILE last)");
 	refused("report=", "unknown option 'report=' (options: dump-on=WHEN, "
-		"every=N, verbose, control=SOCKET, report=FD, output=FILE "
-		"last)");
+		"every=N, verbose, values, control=SOCKET, report=FD, "
+		"output=FILE last)");
 }
 
 Test(jvm_options, every_option)
@@ -84,6 +87,21 @@ Test(jvm_options, every_option)
 	cr_assert_str_eq(o.output, "/tmp/t.ht");
 	cr_assert_str_eq(dump_on_name(o.dump_on), "every-gc");
 	options_free(&o);
+}
+
+/* values: each dump carries values (heaptrace record --values), a word
+ * without "=" as verbose is */
+Test(jvm_options, values_option)
+{
+	struct agent_options o = parsed("dump-on=exit,values,output=/tmp/t.ht");
+
+	cr_assert(o.values);
+	cr_assert_eq(o.dump_on, DUMP_ON_EXIT);
+	cr_assert_str_eq(o.output, "/tmp/t.ht");
+	options_free(&o);
+	refused("values=yes", "unknown option 'values=yes' (options: "
+		"dump-on=WHEN, every=N, verbose, values, control=SOCKET, "
+		"report=FD, output=FILE last)");
 }
 
 Test(jvm_options, output_takes_the_rest_commas_and_all)
@@ -123,11 +141,11 @@ Test(jvm_options, bad_values_are_refused_with_a_reason)
 	refused("output=", "output= needs a file name");
 	refused("control=", "control= needs a socket's path");
 	refused("verbose=yes", "unknown option 'verbose=yes' (options: "
-		"dump-on=WHEN, every=N, verbose, control=SOCKET, report=FD, "
-		"output=FILE last)");
+		"dump-on=WHEN, every=N, verbose, values, control=SOCKET, "
+		"report=FD, output=FILE last)");
 	refused("colour=blue", "unknown option 'colour=blue' (options: "
-		"dump-on=WHEN, every=N, verbose, control=SOCKET, report=FD, "
-		"output=FILE last)");
+		"dump-on=WHEN, every=N, verbose, values, control=SOCKET, "
+		"report=FD, output=FILE last)");
 }
 
 /* heaptrace record --pid names its socket before the trace: a path that
@@ -256,4 +274,24 @@ Test(jvm_idmap, get_or_add_keeps_the_first_value)
 	cr_assert(!idmap_get(&m, 42, &v));
 	cr_assert_eq(m.count, 0);
 	idmap_free(&m);
+}
+
+/* A primitive field's type, from its signature letter (which JVMTI's
+ * jvmtiPrimitiveType numbers alike), as the trace and HPROF number
+ * them: the value a recorded field and an HPROF dump's agree on. */
+Test(jvm_names, primitive_types_as_the_trace_numbers_them)
+{
+	cr_assert_eq(java_value_type('Z'), HT_TYPE_BOOLEAN);
+	cr_assert_eq(java_value_type('C'), HT_TYPE_CHAR);
+	cr_assert_eq(java_value_type('F'), HT_TYPE_FLOAT);
+	cr_assert_eq(java_value_type('D'), HT_TYPE_DOUBLE);
+	cr_assert_eq(java_value_type('B'), HT_TYPE_BYTE);
+	cr_assert_eq(java_value_type('S'), HT_TYPE_SHORT);
+	cr_assert_eq(java_value_type('I'), HT_TYPE_INT);
+	cr_assert_eq(java_value_type('J'), HT_TYPE_LONG);
+	/* references and void are no values */
+	cr_assert_eq(java_value_type('L'), 0);
+	cr_assert_eq(java_value_type('['), 0);
+	cr_assert_eq(java_value_type('V'), 0);
+	cr_assert_eq(java_value_type('\0'), 0);
 }
