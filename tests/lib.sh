@@ -18,19 +18,26 @@ fail() {
 	status=1
 }
 
-# wait_ready FILE [COUNT [PID]]: waits up to 60 s until COUNT lines
-# (default 1) of FILE start with "ready", as the test programs print when
-# their heap is built; fails sooner when process PID, if given, is gone.
-wait_ready() {
+# wait_lines FILE PATTERN [COUNT [PID]]: waits up to 60 s until COUNT
+# lines (default 1) of FILE match PATTERN (grep's); fails sooner when
+# process PID, if given, is gone.
+wait_lines() {
 	wr_i=0
-	while [ "$(grep -c '^ready' "$1" 2>/dev/null)" -lt "${2:-1}" ]; do
-		if [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null; then
+	# a file not there yet counts no lines (grep -c then prints nothing)
+	while wr_n=$(grep -c "$2" "$1" 2>/dev/null); [ "${wr_n:-0}" -lt "${3:-1}" ]; do
+		if [ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null; then
 			return 1
 		fi
 		wr_i=$((wr_i + 1))
 		[ $wr_i -le 600 ] || return 1
 		sleep 0.1
 	done
+}
+
+# wait_ready FILE [COUNT [PID]]: wait_lines for lines that start with
+# "ready", as the test programs print when their heap is built.
+wait_ready() {
+	wait_lines "$1" '^ready' "${2:-1}" "${3:-}"
 }
 
 # child_of PID: prints the pid of a child of process PID (the program that

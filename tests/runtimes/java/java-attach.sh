@@ -37,26 +37,8 @@ status=0
 . "$(dirname "$0")/../../lib.sh"
 need_tools java javac jcmd python3
 
-rm -rf "$work"
-mkdir -p "$work/classes" || exit 1
-# as record names it in messages, with no symbolic link on the way
-work=$(cd "$work" && pwd -P)
-javac -d "$work/classes" "$src/KnownHeap.java" || {
-	echo "FAIL: javac KnownHeap.java" >&2
-	exit 1
-}
 . "$(dirname "$0")/java-wrapper.sh"
-java_for_tests "$heaptrace" "$work" || exit 1
-
-# waits up to 60 s for a line matching the pattern $2 in file $1
-wait_line() {
-	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -le 600 ] || return 1
-		sleep 0.1
-	done
-}
+java_setup "$heaptrace" "$src" KnownHeap.java
 
 # start_jvm NAME N DEPTH LEAVES GARBAGE: KnownHeap on its own, its
 # standard input the FIFO $work/NAME.in held open on descriptor 3 (a line
@@ -70,7 +52,7 @@ start_jvm() {
 		<"$work/$name.in" >"$work/$name.out" 2>"$work/$name.err" &
 	jvm=$!
 	exec 3>"$work/$name.in"
-	wait_line "$work/$name.out" '^ready' || {
+	wait_ready "$work/$name.out" || {
 		fail "$name: KnownHeap did not get ready: $(cat "$work/$name.err")"
 		return 1
 	}
@@ -93,7 +75,7 @@ attach() {
 	"$heaptrace" record --pid "$jvm" -o "$work/$name.ht" "$@" \
 		2>"$work/$name.rec" &
 	rec=$!
-	wait_line "$work/$name.rec" '^heaptrace record: attached' ||
+	wait_lines "$work/$name.rec" '^heaptrace record: attached' ||
 		fail "$name: heaptrace did not attach: $(cat "$work/$name.rec")"
 }
 
@@ -275,7 +257,7 @@ mkfifo "$work/launched.in" || exit 1
 	>"$work/launched.out" 2>"$work/launched.err" &
 launched=$!
 exec 3>"$work/launched.in"
-if wait_line "$work/launched.out" '^ready'; then
+if wait_ready "$work/launched.out"; then
 	jvm=$(ps -o pid= --ppid $launched | tr -d ' ')
 	"$heaptrace" record --pid "$jvm" -o "$work/x.ht" >"$work/err" 2>&1
 	rc=$?
@@ -335,7 +317,7 @@ for flags in "-XX:+DisableAttachMechanism" \
 		<"$work/noattach.in" >"$work/noattach.out" 2>&1 &
 	jvm=$!
 	exec 3>"$work/noattach.in"
-	wait_line "$work/noattach.out" '^ready' ||
+	wait_ready "$work/noattach.out" ||
 		fail "KnownHeap $flags did not get ready"
 	"$heaptrace" record --pid "$jvm" -o "$work/noattach.ht" --duration 0.1 \
 		>"$work/err" 2>&1
@@ -357,7 +339,7 @@ JAVA_TOOL_OPTIONS=-XX:+DisableAttachMechanism "$java" -cp "$work/classes" \
 	KnownHeap 10 2 2 10 <"$work/noattach.in" >"$work/noattach.out" 2>&1 &
 jvm=$!
 exec 3>"$work/noattach.in"
-wait_line "$work/noattach.out" '^ready' ||
+wait_ready "$work/noattach.out" ||
 	fail "KnownHeap with JAVA_TOOL_OPTIONS did not get ready"
 "$heaptrace" record --pid "$jvm" -o "$work/noattach.ht" >"$work/err" 2>&1
 rc=$?

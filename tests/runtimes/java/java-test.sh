@@ -27,17 +27,8 @@ status=0
 . "$(dirname "$0")/../../lib.sh"
 need_tools java javac jcmd python3
 
-rm -rf "$work"
-mkdir -p "$work/classes" "$work/bin" || exit 1
-# as record names it in messages, with no symbolic link on the way
-work=$(cd "$work" && pwd -P)
-javac -d "$work/classes" "$src/KnownHeap.java" || {
-	echo "FAIL: javac KnownHeap.java" >&2
-	exit 1
-}
-
 . "$(dirname "$0")/java-wrapper.sh"
-java_for_tests "$heaptrace" "$work" || exit 1
+java_setup "$heaptrace" "$src" KnownHeap.java
 
 # ---- the paused-point dump, next to the JVM's own class histogram --------
 

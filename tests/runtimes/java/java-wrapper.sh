@@ -1,4 +1,5 @@
-# java-wrapper.sh - the `java` the JVM tests run; sourced, not run.
+# java-wrapper.sh - the `java` the JVM tests run, and the program they run
+# compiled; sourced, not run.
 #
 # java_for_tests HEAPTRACE WORK_DIR: sets $java to the java to run. Under
 # AddressSanitizer (HT_SANITIZE names it) the agent is instrumented: the
@@ -27,4 +28,27 @@ exec $(command -v java) "\$@"
 JW
 	chmod +x "$2/bin/java"
 	java=$2/bin/java
+}
+
+# java_setup HEAPTRACE SOURCE_DIR FILE.java...: a fresh $work (resolved,
+# with no symbolic link on the way, as record names it in messages) with
+# the files compiled into $work/classes, and $java as java_for_tests sets
+# it. Exits the test when any of that fails.
+java_setup() {
+	js_heaptrace=$1 js_src=$2
+	shift 2
+	rm -rf "$work"
+	mkdir -p "$work/classes" || exit 1
+	work=$(cd "$work" && pwd -P)
+	js_n=$#
+	while [ "$js_n" -gt 0 ]; do
+		set -- "$@" "$js_src/$1"
+		shift
+		js_n=$((js_n - 1))
+	done
+	javac -d "$work/classes" "$@" || {
+		echo "FAIL: javac $*" >&2
+		exit 1
+	}
+	java_for_tests "$js_heaptrace" "$work" || exit 1
 }

@@ -28,19 +28,14 @@ status=0
 . "$(dirname "$0")/../../lib.sh"
 need_tools java javac jcmd python3
 
-rm -rf "$work"
-mkdir -p "$work/classes" "$work/loaded" || exit 1
-work=$(cd "$work" && pwd -P)
+. "$(dirname "$0")/java-wrapper.sh"
+java_setup "$heaptrace" "$src" LoaderHeap.java
 # the loaded classes in a directory of their own, out of the class path,
 # so that the application class loader cannot find them first
-javac -d "$work/classes" "$src/LoaderHeap.java" &&
-	javac -d "$work/loaded" "$src/Kept.java" "$src/Dropped.java" || {
-	echo "FAIL: javac LoaderHeap.java Kept.java Dropped.java" >&2
+javac -d "$work/loaded" "$src/Kept.java" "$src/Dropped.java" || {
+	echo "FAIL: javac Kept.java Dropped.java" >&2
 	exit 1
 }
-
-. "$(dirname "$0")/java-wrapper.sh"
-java_for_tests "$heaptrace" "$work" || exit 1
 
 # the HPROF dump, taken by jcmd while LoaderHeap waits
 mkfifo "$work/stdin" || exit 1

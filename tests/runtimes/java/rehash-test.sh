@@ -27,14 +27,8 @@ status=0
 . "$(dirname "$0")/../../lib.sh"
 need_tools java javac jcmd python3
 
-rm -rf "$work"
-mkdir -p "$work/classes" || exit 1
-javac -d "$work/classes" "$src/Rehash.java" || {
-	echo "FAIL: javac Rehash.java" >&2
-	exit 1
-}
 . "$(dirname "$0")/java-wrapper.sh"
-java_for_tests "$heaptrace" "$work" || exit 1
+java_setup "$heaptrace" "$src" Rehash.java
 # Rehash reads its map's table through reflection
 opens="--add-opens java.base/java.util=ALL-UNNAMED"
 

@@ -26,15 +26,8 @@ status=0
 . "$(dirname "$0")/../../lib.sh"
 need_tools java javac jcmd python3
 
-rm -rf "$work"
-mkdir -p "$work/classes" || exit 1
-work=$(cd "$work" && pwd -P)
-javac -d "$work/classes" "$src/ParkedThreads.java" || {
-	echo "FAIL: javac ParkedThreads.java" >&2
-	exit 1
-}
 . "$(dirname "$0")/java-wrapper.sh"
-java_for_tests "$heaptrace" "$work" || exit 1
+java_setup "$heaptrace" "$src" ParkedThreads.java
 
 trace=$work/parked.ht
 mkfifo "$work/stdin" || exit 1

@@ -28,15 +28,8 @@ status=0
 . "$(dirname "$0")/../../lib.sh"
 need_tools java javac jcmd python3
 
-rm -rf "$work"
-mkdir -p "$work/classes" || exit 1
-work=$(cd "$work" && pwd -P)
-javac -d "$work/classes" "$src/KnownValues.java" || {
-	echo "FAIL: javac KnownValues.java" >&2
-	exit 1
-}
 . "$(dirname "$0")/java-wrapper.sh"
-java_for_tests "$heaptrace" "$work" || exit 1
+java_setup "$heaptrace" "$src" KnownValues.java
 
 # record NAME [RECORD_OPTIONS...]: KnownValues recorded into NAME.ht, with
 # a recorder's dump (dump 0) and, for the first, jcmd's NAME.hprof taken
