@@ -185,6 +185,21 @@ def array_size(dump, t, raw):
     return align8(16 + len(raw))
 
 
+def strings_of(dump, string):
+    """The Strings of the dump (instances of the classes in string) whose
+    value array the dump holds, in id order: (id, class, fields, array
+    type, array bytes)."""
+    for obj in sorted(dump.instances):
+        cls, raw = dump.instances[obj]
+        if cls not in string:
+            continue
+        f = dump.fields(cls, raw)
+        if f.get("value", 0) not in dump.arrays:
+            continue
+        t, units = dump.arrays[f["value"]]
+        yield obj, cls, f, t, units
+
+
 def duplicates(dump, string):
     """Strings whose value arrays have equal type, coder and bytes, in
     groups of two or more. Per group: its text (as text_of gives it), how
@@ -195,15 +210,8 @@ def duplicates(dump, string):
     wasted bytes."""
     groups = {}
     examined = 0
-    for obj in sorted(dump.instances):
-        cls, raw = dump.instances[obj]
-        if cls not in string:
-            continue
-        f = dump.fields(cls, raw)
-        if f.get("value", 0) not in dump.arrays:
-            continue
+    for obj, cls, f, t, units in strings_of(dump, string):
         examined += 1
-        t, units = dump.arrays[f["value"]]
         coder = 2 if t == 5 else f.get("coder", 0)
         groups.setdefault((t, coder, bytes(units)), []).append(
             (obj, cls, f["value"]))
@@ -245,14 +253,7 @@ def main():
                   indent=1)
         print()
         return
-    for obj in sorted(dump.instances):
-        cls, raw = dump.instances[obj]
-        if cls not in string:
-            continue
-        f = dump.fields(cls, raw)
-        if f.get("value", 0) not in dump.arrays:
-            continue
-        t, units = dump.arrays[f["value"]]
+    for obj, cls, f, t, units in strings_of(dump, string):
         text = text_of(units, t == 5 or f.get("coder") == 1, t == 5)
         print(f"0x{obj:x}\t{json.dumps(text, ensure_ascii=False)}")
 
