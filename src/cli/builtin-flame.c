@@ -50,9 +50,13 @@ static int write_svg(const struct flame_cmd *c, const struct heap *h,
 
 	snprintf(title, sizeof(title), "dump %" PRIu64 " of %s", h->dump,
 		 c->path);
-	snprintf(subtitle, sizeof(subtitle), "dominator tree: %s retained by "
-		 "the roots, %s; a frame is as wide as the retained size of "
-		 "its objects", exact_size(f->total, size),
+	/* a level other than the default changes every width: say so */
+	snprintf(subtitle, sizeof(subtitle), "dominator tree%s%s: %s retained "
+		 "by the roots, %s; a frame is as wide as the retained size of "
+		 "its objects",
+		 c->level == HEAP_LEVEL_STRONG ? "" : " at --retained ",
+		 c->level == HEAP_LEVEL_STRONG ? "" : heap_level_name(c->level),
+		 exact_size(f->total, size),
 		 count_of(f->objects, "object", "objects", objects));
 	o.title = c->title ? c->title : title;
 	o.subtitle = subtitle;
