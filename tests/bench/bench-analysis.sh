@@ -1,9 +1,11 @@
 #!/bin/sh
 # bench-analysis.sh - what the analyses cost as the heap grows. For heaps of
 # 1M, 5M and 10M objects (made once by ht-genheap and kept in CACHE_DIR),
-# runs each heaptrace COMMAND on the trace and prints its wall time and
-# peak RSS, per object, and how both grow from one size to the next: an
-# analysis that is linear grows as the objects do (x5, then x2).
+# runs each heaptrace COMMAND on the trace and prints its wall time, CPU
+# time (user + system) and peak RSS, per object, and how each grows from
+# one size to the next: an analysis that is linear grows as the objects do
+# (x5, then x2). Beside each run, the load average as it started: other
+# work on the machine inflates the wall time more than the CPU time.
 #
 # usage: bench-analysis.sh HEAPTRACE GENHEAP MEASURE CACHE_DIR COMMAND...
 #
@@ -11,7 +13,10 @@
 # ("top -n 20"); one that this heaptrace does not have yet is skipped, so
 # the list may name commands still being written. The trace is the last
 # argument of each run. HT_BENCH_SIZES replaces the sizes (objects, by
-# spaces); HT_BENCH_REFS the references per object (default 3).
+# spaces); HT_BENCH_REFS the references per object (default 3);
+# HT_BENCH_LABEL names the results file (CACHE_DIR/results-LABEL.txt,
+# default "analysis"), so that benchmarks sharing the cache of traces keep
+# their own.
 set -eu
 
 if [ $# -lt 5 ]; then
@@ -25,7 +30,8 @@ refs=${HT_BENCH_REFS:-3}
 seed=1
 
 mkdir -p "$cache"
-results=$cache/results.txt
+label=${HT_BENCH_LABEL:-analysis}
+results=$cache/results-$label.txt
 log=$cache/last-run.log
 : >"$results"
 
@@ -70,18 +76,25 @@ for cmd in "$@"; do
 done
 [ -n "$commands" ] || { echo "$0: no command to measure" >&2; exit 1; }
 
+# The load average over the last minute.
+load_now() {
+	cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo '-'
+}
+
 # One run: a line of results, tab-separated.
 measure_run() {
 	cmd=$1 n=$2
+	load=$(load_now)
 	# shellcheck disable=SC2086
 	if ! "$measure" "$cache/run.cost" "$heaptrace" $cmd "$heap" \
 		>/dev/null 2>"$log"; then
 		echo "'heaptrace $cmd' on $n objects failed:" >&2
 		tail -n 20 "$log" >&2
 	fi
-	read -r secs kib status _ <"$cache/run.cost"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$cmd" "$n" "$(file_bytes "$heap")" \
-		"$secs" "$kib" "$status" >>"$results"
+	read -r secs kib status cpu <"$cache/run.cost"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cmd" "$n" \
+		"$(file_bytes "$heap")" "$secs" "$kib" "$status" "$cpu" \
+		"$load" >>"$results"
 }
 
 # Not a pipe: the loop must run in this shell, so that heap_for can stop it.
@@ -97,31 +110,38 @@ EOF
 
 echo
 echo "heaptrace analyses on ht-genheap heaps (-r $refs -s $seed, one dump);" \
-	"x = growth from the previous size"
+	"x = growth from the previous size; CPU = user + system"
 awk -F '\t' '
 BEGIN {
-	printf "%-14s %9s %8s %6s %8s %8s %9s %6s %6s %6s\n", "command", \
-		"objects", "file MB", "B/obj", "wall s", "RSS MiB", \
-		"RSS B/obj", "x objs", "x wall", "x RSS"
+	printf "%-14s %9s %8s %6s %8s %8s %7s %8s %9s %7s %6s %6s %6s %6s\n", \
+		"command", "objects", "file MB", "B/obj", "wall s", "CPU s", \
+		"CPU ns", "RSS MiB", "RSS B/obj", "load", "x objs", "x wall", \
+		"x CPU", "x RSS"
+	printf "%-14s %9s %8s %6s %8s %8s %7s %8s %9s %7s\n", "", "", "", \
+		"", "", "", "/obj", "", "", "(1 min)"
+}
+function growth(now, before) {
+	return before > 0 ? sprintf("%.2f", now / before) : "-"
 }
 {
 	cmd = $1; n = $2; bytes = $3; secs = $4; kib = $5; status = $6
+	cpu = $7; load = $8
 	if (cmd != last)
 		prev_n = 0
 	last = cmd
-	grow_n = grow_t = grow_m = "-"
+	grow_n = grow_t = grow_c = grow_m = "-"
 	if (prev_n > 0) {
 		grow_n = sprintf("%.1f", n / prev_n)
-		if (prev_t > 0)
-			grow_t = sprintf("%.2f", secs / prev_t)
-		if (prev_k > 0)
-			grow_m = sprintf("%.2f", kib / prev_k)
+		grow_t = growth(secs, prev_t)
+		grow_c = growth(cpu, prev_c)
+		grow_m = growth(kib, prev_k)
 	}
 	note = status == 0 ? "" : "  FAILED (exit " status ")"
-	printf "%-14s %9d %8.1f %6.2f %8.2f %8.1f %9.1f %6s %6s %6s%s\n", \
-		cmd, n, bytes / 1e6, bytes / n, secs, kib / 1024, \
-		kib * 1024 / n, grow_n, grow_t, grow_m, note
-	prev_n = n; prev_t = secs; prev_k = kib
+	printf "%-14s %9d %8.1f %6.2f %8.2f %8.2f %7.0f %8.1f %9.1f %7s %6s %6s %6s %6s%s\n", \
+		cmd, n, bytes / 1e6, bytes / n, secs, cpu, cpu * 1e9 / n, \
+		kib / 1024, kib * 1024 / n, load, grow_n, grow_t, grow_c, \
+		grow_m, note
+	prev_n = n; prev_t = secs; prev_c = cpu; prev_k = kib
 }' "$results"
 
 # Any run that failed fails the benchmark.
