@@ -79,9 +79,10 @@ measure_run() {
 		echo "'heaptrace $cmd' on $n objects failed:" >&2
 		tail -n 20 "$log" >&2
 	fi
-	read -r secs kib status _ <"$cache/run.cost"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$cmd" "$n" "$(file_bytes "$heap")" \
-		"$secs" "$kib" "$status" >>"$results"
+	read -r secs kib status cpu <"$cache/run.cost"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cmd" "$n" \
+		"$(file_bytes "$heap")" "$secs" "$kib" "$status" "$cpu" \
+		>>"$results"
 }
 
 # Not a pipe: the loop must run in this shell, so that heap_for can stop it.
@@ -97,15 +98,17 @@ EOF
 
 echo
 echo "heaptrace analyses on ht-genheap heaps (-r $refs -s $seed, one dump);" \
-	"x = growth from the previous size"
+	"x = growth from the previous size; CPU s above wall s: a second core" \
+	"worked"
 awk -F '\t' '
 BEGIN {
-	printf "%-14s %9s %8s %6s %8s %8s %9s %6s %6s %6s\n", "command", \
-		"objects", "file MB", "B/obj", "wall s", "RSS MiB", \
-		"RSS B/obj", "x objs", "x wall", "x RSS"
+	printf "%-14s %9s %8s %6s %8s %8s %8s %9s %6s %6s %6s\n", \
+		"command", "objects", "file MB", "B/obj", "wall s", "CPU s", \
+		"RSS MiB", "RSS B/obj", "x objs", "x wall", "x RSS"
 }
 {
 	cmd = $1; n = $2; bytes = $3; secs = $4; kib = $5; status = $6
+	cpu = $7
 	if (cmd != last)
 		prev_n = 0
 	last = cmd
@@ -118,8 +121,8 @@ BEGIN {
 			grow_m = sprintf("%.2f", kib / prev_k)
 	}
 	note = status == 0 ? "" : "  FAILED (exit " status ")"
-	printf "%-14s %9d %8.1f %6.2f %8.2f %8.1f %9.1f %6s %6s %6s%s\n", \
-		cmd, n, bytes / 1e6, bytes / n, secs, kib / 1024, \
+	printf "%-14s %9d %8.1f %6.2f %8.2f %8.2f %8.1f %9.1f %6s %6s %6s%s\n", \
+		cmd, n, bytes / 1e6, bytes / n, secs, cpu, kib / 1024, \
 		kib * 1024 / n, grow_n, grow_t, grow_m, note
 	prev_n = n; prev_t = secs; prev_k = kib
 }' "$results"
