@@ -120,7 +120,8 @@ struct binary_source {
 
 	struct buffer stored;
 	struct buffer raw;    /* the chunk being decoded, inflated */
-	struct loaded_chunk loaded; /* what a scan on one thread reads into */
+	struct loaded_chunk loaded; /* what a scan on one thread reads into,
+				       with the buffer of raw */
 	bool want_ahead;      /* the read_ahead option */
 	struct read_ahead ahead;
 	z_stream zs;
@@ -849,7 +850,10 @@ static int start_chunk(struct binary_source *s, struct ht_error *err)
 		ahead_give_back(s, c);
 		return rc;
 	}
+	/* on one thread the last chunk's buffer is done with: reused */
 	c = &s->loaded;
+	c->raw = s->raw;
+	s->raw = (struct buffer){0};
 	load_chunk(s, s->events, c);
 	return use_chunk(s, c, err);
 }
