@@ -35,6 +35,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -576,6 +577,22 @@ static void *ahead_work(void *self)
 	}
 }
 
+/* Starts a thread with every signal blocked: the caller's handlers run on
+ * the caller's threads, never on the library's. */
+static int start_quiet_thread(pthread_t *thread, void *(*run)(void *),
+			      void *arg)
+{
+	sigset_t all, was;
+	int rc;
+
+	sigfillset(&all);
+	if (pthread_sigmask(SIG_SETMASK, &all, &was) != 0)
+		return -1;
+	rc = pthread_create(thread, NULL, run, arg);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	return rc;
+}
+
 /* Starts the thread when the option asks for it; a thread that cannot be
  * had leaves the scan on one thread, which reads the same. */
 static void ahead_start(struct binary_source *s)
@@ -590,7 +607,7 @@ static void ahead_start(struct binary_source *s)
 		return;
 	}
 	a->first_event = s->events;
-	if (pthread_create(&a->thread, NULL, ahead_work, s) != 0) {
+	if (start_quiet_thread(&a->thread, ahead_work, s) != 0) {
 		pthread_cond_destroy(&a->changed);
 		pthread_mutex_destroy(&a->lock);
 		return;
