@@ -89,8 +89,9 @@ memcheck() {
 	count build testlog-sh.json
 }
 
-# ThreadSanitizer: only the stress program (Criterion cannot start under
-# TSan), built alone.
+# ThreadSanitizer: only the stress programs (Criterion cannot start under
+# TSan), built alone: the shim's writer threads and the .ht reader's
+# read_ahead thread.
 tsan() {
 	dir=build-tsan
 	echo "=== clang, TSan: configuring $dir"
@@ -100,12 +101,12 @@ tsan() {
 			>"$dir.setup.log" 2>&1 ||
 			{ cat "$dir.setup.log"; status=1; failed=$((failed + 1)); return; }
 	fi
-	echo "=== clang, TSan: building the stress test"
-	ninja -C "$dir" tests/stress_record ||
+	echo "=== clang, TSan: building the stress tests"
+	ninja -C "$dir" tests/stress_record tests/stress_read_ahead ||
 		{ status=1; failed=$((failed + 1)); return; }
 	echo "=== clang, TSan: testing"
 	TSAN_OPTIONS=halt_on_error=1 meson test -C "$dir" --no-rebuild \
-		--print-errorlogs writer-threads || status=1
+		--print-errorlogs writer-threads read-ahead-threads || status=1
 	count "$dir"
 }
 

@@ -499,6 +499,13 @@ struct ht_reader_options {
 	 * events are those of a reader from before values. Other inputs
 	 * deliver what they hold. */
 	bool values;
+	/* .ht only: a second thread reads, checks and inflates the next
+	 * chunks while the caller decodes the current one, for a faster
+	 * read on two cores. The events, errors and losses are the same as
+	 * without it; the reader holds two more chunks. The thread starts at
+	 * the first ht_reader_next and ends by ht_reader_close at the
+	 * latest; the reader stays single-threaded to its caller. */
+	bool read_ahead;
 };
 
 /* As ht_reader_open, with options (NULL for the defaults). A value out of

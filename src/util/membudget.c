@@ -1,7 +1,8 @@
 /*
  * membudget.c - the process's memory budget (membudget.h): a limit and
- * what is charged against it. No locking: the analyses that charge it
- * run on one thread.
+ * what is charged against it. The analyses charge it from one thread, but
+ * a reader that inflates ahead (ht_reader_options.read_ahead) charges its
+ * pass log from a second, so the counts are atomic.
  */
 #include "util/membudget.h"
 
@@ -24,22 +25,34 @@ uint64_t mem_budget_limit(void)
 
 int mem_budget_charge(uint64_t bytes)
 {
-	if (limit && (used > limit || bytes > limit - used)) {
-		exceeded = true;
-		return -1;
-	}
-	used += bytes;
+	uint64_t was = __atomic_load_n(&used, __ATOMIC_RELAXED), now;
+
+	do {
+		if (limit && (was > limit || bytes > limit - was)) {
+			__atomic_store_n(&exceeded, true, __ATOMIC_RELAXED);
+			return -1;
+		}
+		now = was + bytes;
+	} while (!__atomic_compare_exchange_n(&used, &was, now, true,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 	return 0;
 }
 
 void mem_budget_release(uint64_t bytes)
 {
-	used = bytes > used ? 0 : used - bytes;
+	uint64_t was = __atomic_load_n(&used, __ATOMIC_RELAXED), now;
+
+	do
+		now = bytes > was ? 0 : was - bytes;
+	while (!__atomic_compare_exchange_n(&used, &was, now, true,
+					    __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED));
 }
 
 bool mem_budget_exceeded(void)
 {
-	return exceeded;
+	return __atomic_load_n(&exceeded, __ATOMIC_RELAXED);
 }
 
 void *budget_array(size_t n, size_t elem, uint64_t *charged)

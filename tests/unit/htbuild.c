@@ -663,12 +663,15 @@ void htb_sample(struct htb *b, bool with_index)
 
 /* ---- opening bytes ------------------------------------------------------ */
 
+bool htb_read_ahead;
+
 static struct ht_reader *open_stream(FILE *f, struct ht_error *err)
 {
 	struct ht_reader *r = calloc(1, sizeof(*r));
 
 	if (!r || !(r->path = strdup("test.ht")))
 		abort();
+	r->options.read_ahead = htb_read_ahead;
 	if (binary_source_open(r, f, r->path, err) < 0) {
 		free(r->path);
 		free(r);

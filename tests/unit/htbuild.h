@@ -90,6 +90,10 @@ const struct ht_header *htb_sample_header(void);
  * type and optional field present somewhere; with or without index. */
 void htb_sample(struct htb *b, bool with_index);
 
+/* Whether the readers below read ahead on a second thread
+ * (ht_reader_options.read_ahead); off unless a test sets it. */
+extern bool htb_read_ahead;
+
 /* Readers over bytes: from memory (seekable), or written by a child
  * process into a pipe (not seekable; *child for waitpid). NULL and err
  * filled when binary_source_open refuses. */

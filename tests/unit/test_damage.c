@@ -3,7 +3,9 @@
  * every event of every intact chunk before the damage, exactly, and never a
  * wrong one; then one error naming the offset where the damage starts, with
  * the loss filled in. Cuts at every byte and thousands of seeded bit flips
- * over a trace of a few dumps and GCs in several chunks.
+ * over a trace of a few dumps and GCs in several chunks. Each is read on
+ * one thread, and again reading ahead on a second (suite damage_ahead):
+ * the outcomes must not differ.
  */
 #include <criterion/criterion.h>
 
@@ -181,7 +183,7 @@ static void assert_cut_outcome(const struct htb *b, const struct region *rs,
 		  o->err.message);
 }
 
-Test(damage, cut_at_every_byte_yields_the_chunks_before_the_cut)
+static void cut_at_every_byte_yields_the_chunks_before_the_cut(void)
 {
 	struct htb b;
 	struct region rs[64];
@@ -202,7 +204,7 @@ Test(damage, cut_at_every_byte_yields_the_chunks_before_the_cut)
 	htb_free(&b);
 }
 
-Test(damage, cut_pipe_yields_the_chunks_before_the_cut)
+static void cut_pipe_yields_the_chunks_before_the_cut(void)
 {
 	struct htb b;
 	struct region rs[64];
@@ -217,7 +219,7 @@ Test(damage, cut_pipe_yields_the_chunks_before_the_cut)
 	htb_free(&b);
 }
 
-Test(damage, cut_file_without_index_yields_the_chunks_before_the_cut)
+static void cut_file_without_index_yields_the_chunks_before_the_cut(void)
 {
 	struct htb b;
 	struct region rs[64];
@@ -307,7 +309,7 @@ static void assert_flip_outcome(const struct htb *b, const struct region *r,
 		     groups_from(b, 2 /* HT_INDEX_GC */, o->events));
 }
 
-Test(damage, bit_flips_after_the_header_are_caught_and_cost_only_their_chunk)
+static void bit_flips_after_the_header_are_caught_and_cost_only_their_chunk(void)
 {
 	struct htb b;
 	struct region rs[64];
@@ -339,7 +341,7 @@ Test(damage, bit_flips_after_the_header_are_caught_and_cost_only_their_chunk)
 	htb_free(&b);
 }
 
-Test(damage, bit_flips_in_the_file_header_refuse_the_file)
+static void bit_flips_in_the_file_header_refuse_the_file(void)
 {
 	struct htb b;
 	uint8_t *copy;
@@ -374,7 +376,7 @@ Test(damage, bit_flips_in_the_file_header_refuse_the_file)
 
 /* ---- what the index says was lost ------------------------------------- */
 
-Test(damage, loss_is_counted_in_dumps_gcs_and_events_per_the_index)
+static void loss_is_counted_in_dumps_gcs_and_events_per_the_index(void)
 {
 	struct htb b;
 	struct outcome o;
@@ -403,7 +405,7 @@ Test(damage, loss_is_counted_in_dumps_gcs_and_events_per_the_index)
 	htb_free(&b);
 }
 
-Test(damage, dump_cut_short_by_the_damage_counts_as_lost)
+static void dump_cut_short_by_the_damage_counts_as_lost(void)
 {
 	const ht_id roots[] = { 0x1000 };
 	const uint32_t flags[] = { 0 };
@@ -445,7 +447,7 @@ Test(damage, dump_cut_short_by_the_damage_counts_as_lost)
 	htb_free(&b);
 }
 
-Test(damage, damaged_index_chunk_loses_no_events)
+static void damaged_index_chunk_loses_no_events(void)
 {
 	struct htb b;
 	struct outcome o;
@@ -459,4 +461,99 @@ Test(damage, damaged_index_chunk_loses_no_events)
 	cr_assert_not(o.index.present, "the index did not survive");
 	cr_assert_not(o.loss.events_known);
 	htb_free(&b);
+}
+
+/* ---- both ways of reading ------------------------------------------------ */
+
+static void read_ahead_on(void)
+{
+	htb_read_ahead = true;
+}
+
+Test(damage, cut_at_every_byte_yields_the_chunks_before_the_cut)
+{
+	cut_at_every_byte_yields_the_chunks_before_the_cut();
+}
+
+Test(damage, cut_pipe_yields_the_chunks_before_the_cut)
+{
+	cut_pipe_yields_the_chunks_before_the_cut();
+}
+
+Test(damage, cut_file_without_index_yields_the_chunks_before_the_cut)
+{
+	cut_file_without_index_yields_the_chunks_before_the_cut();
+}
+
+Test(damage, bit_flips_after_the_header_are_caught_and_cost_only_their_chunk)
+{
+	bit_flips_after_the_header_are_caught_and_cost_only_their_chunk();
+}
+
+Test(damage, bit_flips_in_the_file_header_refuse_the_file)
+{
+	bit_flips_in_the_file_header_refuse_the_file();
+}
+
+Test(damage, loss_is_counted_in_dumps_gcs_and_events_per_the_index)
+{
+	loss_is_counted_in_dumps_gcs_and_events_per_the_index();
+}
+
+Test(damage, dump_cut_short_by_the_damage_counts_as_lost)
+{
+	dump_cut_short_by_the_damage_counts_as_lost();
+}
+
+Test(damage, damaged_index_chunk_loses_no_events)
+{
+	damaged_index_chunk_loses_no_events();
+}
+
+Test(damage_ahead, cut_at_every_byte_yields_the_chunks_before_the_cut,
+     .init = read_ahead_on)
+{
+	cut_at_every_byte_yields_the_chunks_before_the_cut();
+}
+
+Test(damage_ahead, cut_pipe_yields_the_chunks_before_the_cut,
+     .init = read_ahead_on)
+{
+	cut_pipe_yields_the_chunks_before_the_cut();
+}
+
+Test(damage_ahead, cut_file_without_index_yields_the_chunks_before_the_cut,
+     .init = read_ahead_on)
+{
+	cut_file_without_index_yields_the_chunks_before_the_cut();
+}
+
+Test(damage_ahead, bit_flips_after_the_header_are_caught_and_cost_only_their_chunk,
+     .init = read_ahead_on)
+{
+	bit_flips_after_the_header_are_caught_and_cost_only_their_chunk();
+}
+
+Test(damage_ahead, bit_flips_in_the_file_header_refuse_the_file,
+     .init = read_ahead_on)
+{
+	bit_flips_in_the_file_header_refuse_the_file();
+}
+
+Test(damage_ahead, loss_is_counted_in_dumps_gcs_and_events_per_the_index,
+     .init = read_ahead_on)
+{
+	loss_is_counted_in_dumps_gcs_and_events_per_the_index();
+}
+
+Test(damage_ahead, dump_cut_short_by_the_damage_counts_as_lost,
+     .init = read_ahead_on)
+{
+	dump_cut_short_by_the_damage_counts_as_lost();
+}
+
+Test(damage_ahead, damaged_index_chunk_loses_no_events,
+     .init = read_ahead_on)
+{
+	damaged_index_chunk_loses_no_events();
 }

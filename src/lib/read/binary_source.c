@@ -13,6 +13,13 @@
  * they come out, each ill-formed part made U+FFFD (heaptrace(5), STRINGS):
  * the writer never checked what the runtime gave it, and everything after
  * the reader may rely on valid UTF-8.
+ *
+ * With the read_ahead option, a second thread reads, checks and inflates
+ * the next chunks while the caller decodes the current one (AHEAD_SLOTS
+ * chunks at most). It loads them as the scan would, in order, and stops at
+ * the first that ends the scan; what it found is acted on only when the
+ * scan reaches that chunk, so the events delivered and the errors are
+ * those of a scan on one thread.
  */
 #include "lib/read/source.h"
 #include "lib/read/pass_log.h"
@@ -25,7 +32,10 @@
 #include "util/utf8.h"
 #include "util/membudget.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +58,43 @@ enum scan_state {
 	SCAN_CHUNKS,
 	SCAN_DONE,
 	SCAN_FAILED,
+};
+
+/* What reading the next chunk found. */
+enum chunk_found {
+	FOUND_EVENTS, /* an event chunk, inflated */
+	FOUND_INDEX,  /* the index chunk, inflated */
+	FOUND_END,    /* the end of the input at a chunk boundary */
+	FOUND_DAMAGE, /* an error: code and cause */
+};
+
+/* A chunk read and inflated, or why it could not be. */
+struct loaded_chunk {
+	enum chunk_found found;
+	uint64_t offset;
+	struct ht_chunk_header header;
+	struct buffer raw;
+	enum ht_error_code code;
+	char cause[256];
+};
+
+/* Chunks the read-ahead thread may hold inflated beyond the one decoded:
+ * two keep it busy while the caller decodes one, and bound the memory. */
+#define AHEAD_SLOTS 2
+
+/* The read-ahead thread and the chunks it hands over, in file order. While
+ * it runs it alone uses the input (f, pos, io_errno), stored, zs and the
+ * pass log; the scan takes its chunks from the slots. */
+struct read_ahead {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	bool running;
+	bool stop; /* the scan wants no more chunks */
+	bool end_taken; /* the scan took the chunk that ended the thread */
+	unsigned head, count; /* the next slot to take; slots filled */
+	struct loaded_chunk slot[AHEAD_SLOTS];
+	uint64_t first_event; /* where the next event chunk must start */
 };
 
 struct binary_source {
@@ -73,7 +120,11 @@ struct binary_source {
 	uint64_t index_offset;  /* where the trailer says the index chunk is */
 
 	struct buffer stored;
-	struct buffer raw;
+	struct buffer raw;    /* the chunk being decoded, inflated */
+	struct loaded_chunk loaded; /* what a scan on one thread reads into,
+				       with the buffer of raw */
+	bool want_ahead;      /* the read_ahead option */
+	struct read_ahead ahead;
 	z_stream zs;
 	bool zs_ready;
 	struct codec_dec dec;
@@ -344,6 +395,7 @@ static int inflate_exact(struct binary_source *s, const uint8_t *in,
  * HT_OK, or the error code with the cause written to cause[] when a later
  * pass finds another chunk than the first pass did. */
 static enum ht_error_code note_chunk(struct binary_source *s,
+				     uint64_t offset,
 				     const struct ht_chunk_header *h,
 				     char *cause, size_t cause_size)
 {
@@ -351,7 +403,7 @@ static enum ht_error_code note_chunk(struct binary_source *s,
 
 	if (!s->reader->pass_log)
 		return HT_OK;
-	rc = pass_log_note(s->reader->pass_log, s->chunk_offset,
+	rc = pass_log_note(s->reader->pass_log, offset,
 			   h->stored_length, h->payload_crc);
 	if (rc > 0) {
 		snprintf(cause, cause_size,
@@ -370,11 +422,13 @@ static enum ht_error_code note_chunk(struct binary_source *s,
 	return HT_OK;
 }
 
-/* Reads the stored payload of h from the current position, checks its CRC
- * and inflates it into s->raw. Returns HT_OK, or the error code with the
- * cause written to cause[]. */
+/* Reads the stored payload of h, the chunk at offset, from the current
+ * position, checks its CRC and inflates it into raw. Returns HT_OK, or the
+ * error code with the cause written to cause[]. */
 static enum ht_error_code load_payload(struct binary_source *s,
+				       uint64_t offset,
 				       const struct ht_chunk_header *h,
+				       struct buffer *raw,
 				       char *cause, size_t cause_size)
 {
 	enum ht_error_code code;
@@ -409,13 +463,12 @@ static enum ht_error_code load_payload(struct binary_source *s,
 		return HT_E_CORRUPT;
 	}
 	/* before it is inflated: a chunk rewritten may not inflate */
-	code = note_chunk(s, h, cause, cause_size);
+	code = note_chunk(s, offset, h, cause, cause_size);
 	if (code != HT_OK)
 		return code;
-	if (ALLOC_GROW(s->raw.data, (size_t)h->raw_length + 1,
-		       s->raw.cap) < 0)
+	if (ALLOC_GROW(raw->data, (size_t)h->raw_length + 1, raw->cap) < 0)
 		goto nomem;
-	rc = inflate_exact(s, s->stored.data, h->stored_length, s->raw.data,
+	rc = inflate_exact(s, s->stored.data, h->stored_length, raw->data,
 			   h->raw_length, &why);
 	if (rc == -2)
 		goto nomem;
@@ -428,6 +481,189 @@ nomem:
 	snprintf(cause, cause_size, "out of memory for a chunk of %u bytes",
 		 h->raw_length);
 	return HT_E_NOMEM;
+}
+
+/* Reads the chunk at the current position, which must start at event
+ * first_event, into c: checked, its payload inflated, or why not. */
+static void load_chunk(struct binary_source *s, uint64_t first_event,
+		       struct loaded_chunk *c)
+{
+	uint8_t raw_header[HT_CHUNK_HEADER_SIZE];
+	struct ht_chunk_header *h = &c->header;
+	const char *why;
+	size_t got;
+
+	c->found = FOUND_DAMAGE;
+	c->offset = s->pos;
+	memset(h, 0, sizeof(*h));
+	got = read_bytes(s, raw_header, sizeof(raw_header));
+	if (s->io_errno) {
+		c->code = HT_E_IO;
+		snprintf(c->cause, sizeof(c->cause), "cannot read: %s",
+			 strerror(s->io_errno));
+		return;
+	}
+	if (got == 0) {
+		c->found = FOUND_END;
+		return;
+	}
+	c->code = HT_E_CORRUPT;
+	if (got < sizeof(raw_header)) {
+		c->code = HT_E_TRUNCATED;
+		snprintf(c->cause, sizeof(c->cause),
+			 "file ends inside a chunk header (%zu of %u bytes)",
+			 got, HT_CHUNK_HEADER_SIZE);
+		return;
+	}
+	if (chunk_header_get(raw_header, h, &why) < 0) {
+		snprintf(c->cause, sizeof(c->cause), "%s", why);
+		return;
+	}
+	/* the index chunk's first event is the total: where another event
+	 * chunk would have started */
+	if (h->first_event != first_event) {
+		snprintf(c->cause, sizeof(c->cause),
+			 "chunk starts at event %llu, expected %llu (a chunk "
+			 "is missing or out of place)",
+			 (unsigned long long)h->first_event,
+			 (unsigned long long)first_event);
+		return;
+	}
+	if (h->kind == HT_CHUNK_INDEX && h->events != 0) {
+		snprintf(c->cause, sizeof(c->cause),
+			 "index chunk claims %u events", h->events);
+		return;
+	}
+	c->code = load_payload(s, c->offset, h, &c->raw, c->cause, 200);
+	if (c->code != HT_OK)
+		return;
+	c->found = h->kind == HT_CHUNK_INDEX ? FOUND_INDEX : FOUND_EVENTS;
+}
+
+/* ---- reading ahead ----------------------------------------------------- */
+
+/* The read-ahead thread: loads chunks into free slots, in order, until one
+ * ends the scan or the scan stops it. */
+static void *ahead_work(void *self)
+{
+	struct binary_source *s = self;
+	struct read_ahead *a = &s->ahead;
+
+	for (;;) {
+		struct loaded_chunk *c;
+		enum chunk_found found;
+
+		pthread_mutex_lock(&a->lock);
+		while (a->count == AHEAD_SLOTS && !a->stop)
+			pthread_cond_wait(&a->changed, &a->lock);
+		if (a->stop) {
+			pthread_mutex_unlock(&a->lock);
+			return NULL;
+		}
+		c = &a->slot[(a->head + a->count) % AHEAD_SLOTS];
+		pthread_mutex_unlock(&a->lock);
+
+		load_chunk(s, a->first_event, c);
+		found = c->found;
+		if (found == FOUND_EVENTS)
+			a->first_event += c->header.events;
+
+		pthread_mutex_lock(&a->lock);
+		a->count++;
+		pthread_cond_signal(&a->changed);
+		pthread_mutex_unlock(&a->lock);
+		if (found != FOUND_EVENTS)
+			return NULL;
+	}
+}
+
+/* Starts a thread with every signal blocked: the caller's handlers run on
+ * the caller's threads, never on the library's. */
+static int start_quiet_thread(pthread_t *thread, void *(*run)(void *),
+			      void *arg)
+{
+	sigset_t all, was;
+	int rc;
+
+	sigfillset(&all);
+	if (pthread_sigmask(SIG_SETMASK, &all, &was) != 0)
+		return -1;
+	rc = pthread_create(thread, NULL, run, arg);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	return rc;
+}
+
+/* Starts the thread when the option asks for it; a thread that cannot be
+ * had leaves the scan on one thread, which reads the same. */
+static void ahead_start(struct binary_source *s)
+{
+	struct read_ahead *a = &s->ahead;
+
+	s->want_ahead = false; /* once */
+	if (pthread_mutex_init(&a->lock, NULL) != 0)
+		return;
+	if (pthread_cond_init(&a->changed, NULL) != 0) {
+		pthread_mutex_destroy(&a->lock);
+		return;
+	}
+	a->first_event = s->events;
+	if (start_quiet_thread(&a->thread, ahead_work, s) != 0) {
+		pthread_cond_destroy(&a->changed);
+		pthread_mutex_destroy(&a->lock);
+		return;
+	}
+	a->running = true;
+}
+
+/* The next chunk in file order, waiting for the thread to load it. The
+ * thread always ends with a chunk that ends the scan, so one comes. */
+static struct loaded_chunk *ahead_take(struct binary_source *s)
+{
+	struct read_ahead *a = &s->ahead;
+	struct loaded_chunk *c;
+
+	pthread_mutex_lock(&a->lock);
+	while (a->count == 0)
+		pthread_cond_wait(&a->changed, &a->lock);
+	c = &a->slot[a->head];
+	pthread_mutex_unlock(&a->lock);
+	return c;
+}
+
+/* Frees the slot of c, taken by ahead_take, for the thread to refill. */
+static void ahead_give_back(struct binary_source *s, struct loaded_chunk *c)
+{
+	struct read_ahead *a = &s->ahead;
+
+	if (!a->running)
+		return; /* stopped while c was used: nothing to refill */
+	pthread_mutex_lock(&a->lock);
+	assert(c == &a->slot[a->head]);
+	a->head = (a->head + 1) % AHEAD_SLOTS;
+	a->count--;
+	pthread_cond_signal(&a->changed);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Stops and joins the thread, so that the input is the scan's again. The
+ * chunks it read beyond the one in use are dropped: a scan on one thread
+ * would not have read them, nor met a read error in them. */
+static void ahead_stop(struct binary_source *s)
+{
+	struct read_ahead *a = &s->ahead;
+
+	if (!a->running)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_signal(&a->changed);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	pthread_cond_destroy(&a->changed);
+	pthread_mutex_destroy(&a->lock);
+	a->running = false;
+	if (!a->end_taken)
+		s->io_errno = 0;
 }
 
 /* ---- failing ----------------------------------------------------------- */
@@ -492,6 +728,8 @@ static int fail(struct binary_source *s, struct ht_error *err,
 	va_start(ap, fmt);
 	vsnprintf(cause, sizeof(cause), fmt, ap);
 	va_end(ap);
+	/* the loss is measured on the input, which the thread reads */
+	ahead_stop(s);
 	note_loss(s, offset);
 	/* a truncation is where a killed writer stopped, nothing after it */
 	s->loss.torn_tail = code == HT_E_TRUNCATED && !s->index.present;
@@ -581,54 +819,60 @@ static int end_at_index(struct binary_source *s, struct ht_error *err)
 	return read_trailer(s, s->chunk_offset, err);
 }
 
-/* Reads the next chunk header and payload: an event chunk becomes the
- * chunk being decoded; the index chunk or the end of the file ends the
- * scan. */
-static int start_chunk(struct binary_source *s, struct ht_error *err)
+/* Takes chunk c as the scan's: an event chunk becomes the chunk being
+ * decoded; the index chunk or the end of the file ends the scan. Its
+ * inflated payload trades places with the last chunk's buffer. */
+static int use_chunk(struct binary_source *s, struct loaded_chunk *c,
+		     struct ht_error *err)
 {
-	uint8_t raw_header[HT_CHUNK_HEADER_SIZE];
-	struct ht_chunk_header *h = &s->chunk;
-	const char *why;
-	char cause[200];
-	enum ht_error_code code;
-	size_t got;
+	struct buffer last = s->raw;
 
-	s->chunk_offset = s->pos;
-	got = read_bytes(s, raw_header, sizeof(raw_header));
-	if (s->io_errno)
-		return fail(s, err, HT_E_IO, s->chunk_offset,
-			    "cannot read: %s", strerror(s->io_errno));
-	if (got == 0) {
+	s->chunk_offset = c->offset;
+	s->chunk = c->header;
+	s->raw = c->raw;
+	c->raw = last;
+	switch (c->found) {
+	case FOUND_END:
 		/* the writer died between two chunks: nothing is damaged */
 		s->state = SCAN_DONE;
 		return 0;
-	}
-	if (got < sizeof(raw_header))
-		return fail(s, err, HT_E_TRUNCATED, s->chunk_offset,
-			    "file ends inside a chunk header (%zu of %u bytes)",
-			    got, HT_CHUNK_HEADER_SIZE);
-	if (chunk_header_get(raw_header, h, &why) < 0)
-		return fail(s, err, HT_E_CORRUPT, s->chunk_offset, "%s", why);
-	/* the index chunk's first event is the total: where another event
-	 * chunk would have started */
-	if (h->first_event != s->events)
-		return fail(s, err, HT_E_CORRUPT, s->chunk_offset,
-			    "chunk starts at event %llu, expected %llu (a "
-			    "chunk is missing or out of place)",
-			    (unsigned long long)h->first_event,
-			    (unsigned long long)s->events);
-	if (h->kind == HT_CHUNK_INDEX && h->events != 0)
-		return fail(s, err, HT_E_CORRUPT, s->chunk_offset,
-			    "index chunk claims %u events", h->events);
-	code = load_payload(s, h, cause, sizeof(cause));
-	if (code != HT_OK)
-		return fail(s, err, code, s->chunk_offset, "%s", cause);
-	if (h->kind == HT_CHUNK_INDEX)
+	case FOUND_DAMAGE:
+		return fail(s, err, c->code, c->offset, "%s", c->cause);
+	case FOUND_INDEX:
 		return end_at_index(s, err);
-	codec_dec_reset(&s->dec, s->raw.data, h->raw_length);
+	case FOUND_EVENTS:
+		break;
+	}
+	codec_dec_reset(&s->dec, s->raw.data, s->chunk.raw_length);
 	s->chunk_events = 0;
 	s->in_chunk = true;
 	return 0;
+}
+
+static int start_chunk(struct binary_source *s, struct ht_error *err)
+{
+	struct loaded_chunk *c;
+	int rc;
+
+	if (s->ahead.running) {
+		c = ahead_take(s);
+		if (c->found != FOUND_EVENTS) {
+			/* the last the thread loaded: the input is the
+			 * scan's again */
+			s->ahead.end_taken = true;
+			ahead_stop(s);
+			return use_chunk(s, c, err);
+		}
+		rc = use_chunk(s, c, err);
+		ahead_give_back(s, c);
+		return rc;
+	}
+	/* on one thread the last chunk's buffer is done with: reused */
+	c = &s->loaded;
+	c->raw = s->raw;
+	s->raw = (struct buffer){0};
+	load_chunk(s, s->events, c);
+	return use_chunk(s, c, err);
 }
 
 /* What a loss cuts short is counted in dumps and GCs. */
@@ -749,6 +993,8 @@ static int binary_next(void *self, struct ht_event *ev, struct ht_error *err)
 				*err = s->failure;
 			return -1;
 		}
+		if (s->want_ahead)
+			ahead_start(s);
 		if (s->in_chunk) {
 			int rc = next_in_chunk(s, ev, err);
 
@@ -933,7 +1179,8 @@ static void try_index(struct binary_source *s, uint64_t size)
 	    offset + HT_CHUNK_HEADER_SIZE + h.stored_length !=
 		    size - HT_TRAILER_SIZE)
 		return;
-	if (load_payload(s, &h, cause, sizeof(cause)) != HT_OK ||
+	if (load_payload(s, s->chunk_offset, &h, &s->raw, cause,
+			 sizeof(cause)) != HT_OK ||
 	    parse_index(s->raw.data, h.raw_length, &info, &why) < 0)
 		return;
 	s->index = info;
@@ -994,6 +1241,10 @@ static void binary_close(void *self)
 
 	if (!s)
 		return;
+	ahead_stop(s);
+	for (unsigned i = 0; i < AHEAD_SLOTS; i++)
+		free(s->ahead.slot[i].raw.data);
+	free(s->loaded.raw.data);
 	if (s->zs_ready)
 		inflateEnd(&s->zs);
 	codec_dec_free(&s->dec);
@@ -1030,6 +1281,7 @@ int binary_source_open(struct ht_reader *r, FILE *f, const char *path,
 		return -1;
 	}
 	s->reader = r;
+	s->want_ahead = r->options.read_ahead;
 	s->f = f;
 	s->path = path;
 	codec_dec_init(&s->dec);
