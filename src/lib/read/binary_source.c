@@ -635,6 +635,7 @@ static void ahead_give_back(struct binary_source *s, struct loaded_chunk *c)
 {
 	struct read_ahead *a = &s->ahead;
 
+	(void)c; /* only the assert reads it, and NDEBUG drops that */
 	if (!a->running)
 		return; /* stopped while c was used: nothing to refill */
 	pthread_mutex_lock(&a->lock);
