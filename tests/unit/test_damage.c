@@ -470,90 +470,17 @@ static void read_ahead_on(void)
 	htb_read_ahead = true;
 }
 
-Test(damage, cut_at_every_byte_yields_the_chunks_before_the_cut)
-{
-	cut_at_every_byte_yields_the_chunks_before_the_cut();
-}
+/* Each specification holds read on one thread (suite damage) and with the
+ * chunks inflated ahead on a second (suite damage_ahead). */
+#define ON_BOTH_READERS(spec)                                        \
+	Test(damage, spec) { spec(); }                               \
+	Test(damage_ahead, spec, .init = read_ahead_on) { spec(); }
 
-Test(damage, cut_pipe_yields_the_chunks_before_the_cut)
-{
-	cut_pipe_yields_the_chunks_before_the_cut();
-}
-
-Test(damage, cut_file_without_index_yields_the_chunks_before_the_cut)
-{
-	cut_file_without_index_yields_the_chunks_before_the_cut();
-}
-
-Test(damage, bit_flips_after_the_header_are_caught_and_cost_only_their_chunk)
-{
-	bit_flips_after_the_header_are_caught_and_cost_only_their_chunk();
-}
-
-Test(damage, bit_flips_in_the_file_header_refuse_the_file)
-{
-	bit_flips_in_the_file_header_refuse_the_file();
-}
-
-Test(damage, loss_is_counted_in_dumps_gcs_and_events_per_the_index)
-{
-	loss_is_counted_in_dumps_gcs_and_events_per_the_index();
-}
-
-Test(damage, dump_cut_short_by_the_damage_counts_as_lost)
-{
-	dump_cut_short_by_the_damage_counts_as_lost();
-}
-
-Test(damage, damaged_index_chunk_loses_no_events)
-{
-	damaged_index_chunk_loses_no_events();
-}
-
-Test(damage_ahead, cut_at_every_byte_yields_the_chunks_before_the_cut,
-     .init = read_ahead_on)
-{
-	cut_at_every_byte_yields_the_chunks_before_the_cut();
-}
-
-Test(damage_ahead, cut_pipe_yields_the_chunks_before_the_cut,
-     .init = read_ahead_on)
-{
-	cut_pipe_yields_the_chunks_before_the_cut();
-}
-
-Test(damage_ahead, cut_file_without_index_yields_the_chunks_before_the_cut,
-     .init = read_ahead_on)
-{
-	cut_file_without_index_yields_the_chunks_before_the_cut();
-}
-
-Test(damage_ahead, bit_flips_after_the_header_are_caught_and_cost_only_their_chunk,
-     .init = read_ahead_on)
-{
-	bit_flips_after_the_header_are_caught_and_cost_only_their_chunk();
-}
-
-Test(damage_ahead, bit_flips_in_the_file_header_refuse_the_file,
-     .init = read_ahead_on)
-{
-	bit_flips_in_the_file_header_refuse_the_file();
-}
-
-Test(damage_ahead, loss_is_counted_in_dumps_gcs_and_events_per_the_index,
-     .init = read_ahead_on)
-{
-	loss_is_counted_in_dumps_gcs_and_events_per_the_index();
-}
-
-Test(damage_ahead, dump_cut_short_by_the_damage_counts_as_lost,
-     .init = read_ahead_on)
-{
-	dump_cut_short_by_the_damage_counts_as_lost();
-}
-
-Test(damage_ahead, damaged_index_chunk_loses_no_events,
-     .init = read_ahead_on)
-{
-	damaged_index_chunk_loses_no_events();
-}
+ON_BOTH_READERS(cut_at_every_byte_yields_the_chunks_before_the_cut)
+ON_BOTH_READERS(cut_pipe_yields_the_chunks_before_the_cut)
+ON_BOTH_READERS(cut_file_without_index_yields_the_chunks_before_the_cut)
+ON_BOTH_READERS(bit_flips_after_the_header_are_caught_and_cost_only_their_chunk)
+ON_BOTH_READERS(bit_flips_in_the_file_header_refuse_the_file)
+ON_BOTH_READERS(loss_is_counted_in_dumps_gcs_and_events_per_the_index)
+ON_BOTH_READERS(dump_cut_short_by_the_damage_counts_as_lost)
+ON_BOTH_READERS(damaged_index_chunk_loses_no_events)
