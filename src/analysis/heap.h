@@ -394,6 +394,9 @@ int heap_dominators_at(const struct heap *h, enum heap_level level,
 int heap_dominators(const struct heap *h, struct heap_dominators *d,
 		    struct ht_error *err);
 void heap_dominators_free(struct heap_dominators *d);
+/* For tests: the predecessor rows of 8 bytes that only graphs of 2^32
+ * edges or more need, taken (true) for any graph. */
+void heap_dominators_wide_rows(bool always);
 
 /*
  * Children of each object in the dominator tree, in index (id) order:
