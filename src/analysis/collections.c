@@ -367,10 +367,10 @@ static void measure_capacity(const struct heap *h, uint32_t object,
 		return;
 	c->has_capacity = true;
 	c->capacity = length / k->slots_per_entry;
-	c->array_bytes = h->size[c->array];
+	c->array_bytes = heap_size(h, c->array);
 	also = object_of(h, object, k->also_field);
 	if (also != HEAP_NONE && also != c->array)
-		c->array_bytes += h->size[also];
+		c->array_bytes += heap_size(h, also);
 }
 
 static void measure_waste(struct collection *c)

@@ -169,7 +169,7 @@ static int side_count(const struct heap *h, struct side_classes *s)
 		size_t slot = heap_class_slot(h, i);
 
 		s->count[slot]++;
-		s->bytes[slot] += h->size[i];
+		s->bytes[slot] += heap_size(h, i);
 	}
 	return 0;
 }
@@ -888,15 +888,15 @@ static int compute_holders(struct diff *d, const uint8_t *old)
 		if (old[x])
 			continue;
 		d->new_objects++;
-		d->new_bytes += b->size[x];
+		d->new_bytes += heap_size(b, x);
 		if (above == HEAP_NONE) {
 			d->unheld_objects++;
-			d->unheld_bytes += b->size[x];
+			d->unheld_bytes += heap_size(b, x);
 		} else if (count[above]++ == 0) {
 			n++;
 		}
 		if (above != HEAP_NONE)
-			bytes[above] += b->size[x];
+			bytes[above] += heap_size(b, x);
 	}
 	d->holders = alloc_array(n, sizeof(*d->holders));
 	if (!d->holders)
@@ -1121,7 +1121,7 @@ static uint64_t object_figure(const struct heap *h,
 {
 	if (x == HEAP_NONE)
 		return 0;
-	return m == DIFF_COUNT ? 1 : m == DIFF_BYTES ? h->size[x]
+	return m == DIFF_COUNT ? 1 : m == DIFF_BYTES ? heap_size(h, x)
 						    : dm->retained[x];
 }
 

@@ -641,7 +641,7 @@ static int retained_sizes(struct dom_work *w)
 		return -1;
 	memset(w->retained, 0, w->nr * sizeof(*w->retained));
 	for (uint32_t v = w->nr - 1; v > 0; v--) {
-		w->retained[v] += w->h->size[w->vertex[v]];
+		w->retained[v] += heap_size(w->h, w->vertex[v]);
 		w->retained[idom[v]] += w->retained[v];
 	}
 	return 0;
@@ -653,7 +653,7 @@ static void unreachable_totals(const struct heap *h, struct heap_dominators *d)
 		if (d->idom[i] != HEAP_NONE)
 			continue;
 		d->unreachable++;
-		d->unreachable_bytes += h->size[i];
+		d->unreachable_bytes += heap_size(h, i);
 	}
 }
 

@@ -325,7 +325,7 @@ static int assign_objects(struct builder *b, const struct heap *h,
 		if (frame_of[x] == FLAME_NONE)
 			goto out;
 		b->f->frames[frame_of[x]].objects++;
-		b->f->frames[frame_of[x]].self += h->size[x];
+		b->f->frames[frame_of[x]].self += heap_size(h, x);
 		b->f->objects++;
 	}
 	rc = 0;

@@ -312,7 +312,11 @@ struct raw_dump {
 	size_t n_parts, cap_parts;
 	ht_id *id;
 	uint32_t *cls;       /* class registry entry, or NO_ENTRY */
-	uint64_t *size;
+	uint32_t *size;      /* a part that begins an object: as heap.size,
+				big sizes in big by part; a continuation: 0,
+				its size is not kept */
+	size_t n_big, cap_big;
+	struct heap_big_size *big;
 	uint64_t *ref_end;   /* where the part's refs end in ref; they begin
 				where the previous part's end */
 	uint64_t *continued; /* a bit per part: it continues an earlier part */
@@ -350,6 +354,7 @@ static void raw_clear(struct raw_dump *raw)
 	}
 	value_arena_free(&raw->values);
 	raw->n_parts = 0;
+	raw->n_big = 0;
 	raw->n_refs = 0;
 	raw->n_roots = 0;
 	raw->n_stack = 0;
@@ -361,6 +366,7 @@ static void raw_free(struct raw_dump *raw)
 	free(raw->id);
 	free(raw->cls);
 	free(raw->size);
+	free(raw->big);
 	free(raw->ref_end);
 	free(raw->continued);
 	free(raw->gen);
@@ -770,11 +776,15 @@ static int take_parts_in_order(struct raw_dump *raw,
 	h->id = raw->id;
 	h->cls = raw->cls;
 	h->size = raw->size;
+	h->big = raw->big;
+	h->n_big = (uint32_t)raw->n_big;
 	h->generation = raw->gen;
 	h->ref_start = raw->ref_end;
 	raw->id = NULL;
 	raw->cls = NULL;
 	raw->size = NULL;
+	raw->big = NULL;
+	raw->n_big = raw->cap_big = 0;
 	raw->gen = NULL;
 	raw->ref_end = NULL;
 	SHRINK_ARRAY(h->id, n);
@@ -866,19 +876,54 @@ static int gather_classes(struct raw_dump *raw, const struct kept_parts *k,
 	return 0;
 }
 
+/* The big size of part p, which raw->big has (it holds the parts that
+ * begin an object with HEAP_BIG_SIZE in raw->size, in part order). */
+static uint64_t raw_big_size(const struct raw_dump *raw, uint32_t p)
+{
+	size_t lo = 0, hi = raw->n_big;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (raw->big[mid].object < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return raw->big[lo].size;
+}
+
+/* Sizes by object; the big ones listed again by object, which is id
+ * order, not arrival order. */
 static int gather_sizes(struct raw_dump *raw, const struct kept_parts *k,
 			struct heap *h)
 {
-	uint32_t j = 0;
+	uint32_t j = 0, b = 0;
 
 	h->size = alloc_array(k->objects, sizeof(*h->size));
 	if (!h->size)
 		return -1;
-	for (size_t i = 0; i < k->n; i++)
-		if (begins_object(k, i))
-			h->size[j++] = raw->size[k->order[i]];
+	if (raw->n_big) {
+		h->big = alloc_array(raw->n_big, sizeof(*h->big));
+		if (!h->big)
+			return -1;
+	}
+	for (size_t i = 0; i < k->n; i++) {
+		uint32_t p = k->order[i];
+
+		if (!begins_object(k, i))
+			continue;
+		if (raw->size[p] == HEAP_BIG_SIZE)
+			h->big[b++] = (struct heap_big_size){
+				.object = j, .size = raw_big_size(raw, p)};
+		h->size[j++] = raw->size[p];
+	}
+	h->n_big = b;
 	free(raw->size);
 	raw->size = NULL;
+	free(raw->big);
+	raw->big = NULL;
+	raw->n_big = raw->cap_big = 0;
 	return 0;
 }
 
@@ -976,7 +1021,7 @@ static void count_totals(struct heap *h)
 	uint64_t bytes = 0, references = 0, dangling = 0;
 
 	for (uint32_t i = 0; i < h->n; i++)
-		bytes += h->size[i];
+		bytes += heap_size(h, i);
 	for (uint64_t e = 0; e < refs; e++) {
 		references += h->ref[e] != HEAP_NULL_REF;
 		dangling += h->ref[e] == HEAP_DANGLING_REF;
@@ -1562,6 +1607,32 @@ static int add_values(struct scan *s, const struct ht_ev_object_references *e,
 	return 0;
 }
 
+/* Part p's size, listed in raw->big past 4 bytes. */
+static int add_size(struct raw_dump *raw, size_t p, uint64_t size)
+{
+	if (size < HEAP_BIG_SIZE) {
+		raw->size[p] = (uint32_t)size;
+		return 0;
+	}
+	if (raw->n_big == raw->cap_big) {
+		size_t cap = grown_capacity(raw->cap_big, raw->n_big + 1,
+					    sizeof(*raw->big));
+		uint64_t more = (uint64_t)(cap - raw->cap_big) *
+				sizeof(*raw->big);
+
+		if (cap == 0 || mem_budget_charge(more) < 0)
+			return -1;
+		raw->charged += more;
+		if (RESIZE_ARRAY(raw->big, cap) < 0)
+			return -1;
+		raw->cap_big = cap;
+	}
+	raw->big[raw->n_big++] = (struct heap_big_size){
+		.object = (uint32_t)p, .size = size};
+	raw->size[p] = HEAP_BIG_SIZE;
+	return 0;
+}
+
 static int add_part(struct scan *s, const struct ht_ev_object_references *e,
 		    bool continued)
 {
@@ -1597,7 +1668,10 @@ static int add_part(struct scan *s, const struct ht_ev_object_references *e,
 	if (e->class_id && raw->cls[p] == NO_ENTRY)
 		return out_of_memory(s);
 	raw->id[p] = e->id;
-	raw->size[p] = e->size;
+	if (!continued && add_size(raw, p, e->size) < 0)
+		return out_of_memory(s);
+	if (continued)
+		raw->size[p] = 0;
 	if (e->count)
 		memcpy(raw->ref + raw->n_refs, e->refs,
 		       e->count * sizeof(*e->refs));
@@ -1956,6 +2030,7 @@ void heap_free(struct heap *h)
 	free(h->id);
 	free(h->cls);
 	free(h->size);
+	free(h->big);
 	free(h->generation);
 	free(h->ref_start);
 	free(h->ref);
@@ -1978,6 +2053,22 @@ uint32_t heap_find(const struct heap *h, ht_id id)
 			hi = mid;
 	}
 	return lo < h->n && h->id[lo] == id ? lo : HEAP_NONE;
+}
+
+uint64_t heap_big_size(const struct heap *h, uint32_t object)
+{
+	uint32_t lo = 0, hi = h->n_big;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (h->big[mid].object < object)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->n_big && h->big[lo].object == object ?
+	       h->big[lo].size : HEAP_BIG_SIZE;
 }
 
 const char *heap_class_name(const struct heap *h, uint32_t object, char *buf)

@@ -49,6 +49,12 @@ struct heap_name {
 	const char *name;
 };
 
+/* An object of HEAP_BIG_SIZE bytes or more (see heap.size). */
+struct heap_big_size {
+	uint32_t object;
+	uint64_t size;
+};
+
 /* A field the trace declared (a `fields` event): edges and roots name it
  * by its index + 1 in h->fields, 0 for none. */
 struct heap_field {
@@ -113,7 +119,15 @@ struct heap {
 	uint32_t n;
 	ht_id *id;
 	uint32_t *cls;        /* index into classes, HEAP_NO_CLASS if unknown */
-	uint64_t *size;       /* self size */
+	/*
+	 * Self sizes, read through heap_size. An object of 4 GiB or more is
+	 * rare enough (a huge array) to be looked up: its entry says
+	 * HEAP_BIG_SIZE and its size is in big. Four bytes an object
+	 * instead of eight.
+	 */
+	uint32_t *size;
+	uint32_t n_big;
+	struct heap_big_size *big; /* by object, ascending */
 	uint8_t *generation;  /* per object, HEAP_NO_GENERATION unknown; NULL if none known */
 	uint64_t *ref_start;  /* n + 1 offsets into ref */
 	uint32_t *ref;        /* object index, HEAP_NULL_REF or HEAP_DANGLING_REF */
@@ -234,6 +248,18 @@ void heap_free(struct heap *h);
 
 /* Index of the object with this id, HEAP_NONE if the dump lacks it. */
 uint32_t heap_find(const struct heap *h, ht_id id);
+
+#define HEAP_BIG_SIZE UINT32_MAX  /* in size[]: see big */
+
+uint64_t heap_big_size(const struct heap *h, uint32_t object);
+
+/* The self size of an object. */
+static inline uint64_t heap_size(const struct heap *h, uint32_t object)
+{
+	uint32_t s = h->size[object];
+
+	return s != HEAP_BIG_SIZE ? s : heap_big_size(h, object);
+}
 
 /* Class name of an object ("?" + hex id when unnamed); buf holds at least
  * 32 bytes for that case. */

@@ -211,7 +211,7 @@ static void print_summary_text(const struct object_report *r)
 	if (class_object_of(r))
 		print_field("stands for", esc_text(object_class_text(
 				    h, r->target, cls)));
-	print_field("size", exact_size(h->size[r->target], buf));
+	print_field("size", exact_size(heap_size(h, r->target), buf));
 	print_field("retained", exact_size(r->d->retained[r->target], buf));
 	if (gen != HEAP_NO_GENERATION)
 		print_field("generation", generation_name(gen, genbuf));
@@ -297,7 +297,7 @@ static void reference_widths(const struct object_report *r, size_t shown,
 		if (x == HEAP_NULL_REF || x == HEAP_DANGLING_REF)
 			continue;
 		widen_id(w_id, r->h->id[x]);
-		widen_size(w_size, r->h->size[x]);
+		widen_size(w_size, heap_size(r->h, x));
 	}
 }
 
@@ -324,7 +324,7 @@ static void print_references_text(const struct object_report *r)
 		else
 			printf("  %-*s%s%-*s  %*s  %s\n", w_field, step, sep,
 			       w_id, hex_id(r->h->id[x], id), w_size,
-			       human_size(r->h->size[x], size),
+			       human_size(heap_size(r->h, x), size),
 			       esc_text(object_class_text(r->h, x, cls)));
 	}
 	print_more(r, n);
@@ -462,7 +462,7 @@ static void out_references(struct out *o, const struct object_report *r)
 		if (real) {
 			out_id(o, "id", r->h->id[x]);
 			out_string(o, "class", object_class_text(r->h, x, cls));
-			out_u64(o, "size", r->h->size[x]);
+			out_u64(o, "size", heap_size(r->h, x));
 		} else {
 			out_null(o, "id");
 			out_null(o, "class");
@@ -567,7 +567,7 @@ static int report_structured(const struct object_report *r)
 		out_id(o, "class_id", h->classes[c].id);
 	else
 		out_null(o, "class_id");
-	out_u64(o, "size", h->size[r->target]);
+	out_u64(o, "size", heap_size(h, r->target));
 	out_u64(o, "retained", r->d->retained[r->target]);
 	if (gen != HEAP_NO_GENERATION)
 		out_u64(o, "generation", gen);

@@ -170,7 +170,7 @@ static void check_graph(const struct heap *h)
 		FUZZ_CHECK(h->cls[i] == HEAP_NO_CLASS ||
 			   h->cls[i] < h->n_classes, "class index of %u", i);
 		FUZZ_CHECK(heap_class_name(h, i, buf), "class name of %u", i);
-		FUZZ_CHECK(!__builtin_add_overflow(bytes, h->size[i], &bytes),
+		FUZZ_CHECK(!__builtin_add_overflow(bytes, heap_size(h, i), &bytes),
 			   "the dump's bytes overflow 64 bits");
 		heap_generation(h, i);
 	}
@@ -304,7 +304,7 @@ static void check_dominators_naively(const struct heap *h,
 		if (!in(reachable, y)) {
 			FUZZ_CHECK(d->idom[y] == HEAP_NONE,
 				   "unreachable %u has a dominator", y);
-			lost_bytes += h->size[y];
+			lost_bytes += heap_size(h, y);
 			continue;
 		}
 		FUZZ_CHECK(d->idom[y] == naive_idom(h, dominated, y),
@@ -312,7 +312,7 @@ static void check_dominators_naively(const struct heap *h,
 			   naive_idom(h, dominated, y));
 		for (uint32_t z = 0; z < h->n; z++)
 			if (in(dominated[y], z))
-				retained += h->size[z];
+				retained += heap_size(h, z);
 		FUZZ_CHECK(d->retained[y] == retained,
 			   "retained of %u is %llu, by definition %llu", y,
 			   (unsigned long long)d->retained[y],
@@ -391,10 +391,10 @@ static void check_dominators(const struct heap *h, enum heap_level level)
 		FUZZ_CHECK(p == HEAP_VIRTUAL_ROOT ||
 			   (is_object(h, p) && p != y &&
 			    d.idom[p] != HEAP_NONE), "idom of %u is %u", y, p);
-		FUZZ_CHECK(d.retained[y] >= h->size[y],
+		FUZZ_CHECK(d.retained[y] >= heap_size(h, y),
 			   "%u retains %llu, less than its own %llu bytes", y,
 			   (unsigned long long)d.retained[y],
-			   (unsigned long long)h->size[y]);
+			   (unsigned long long)heap_size(h, y));
 	}
 	FUZZ_CHECK(reachable == d.reachable && d.reachable + d.unreachable ==
 		   h->n, "%llu reachable + %llu unreachable of %u objects",

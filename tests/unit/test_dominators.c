@@ -345,7 +345,7 @@ static void reference_dominators(const struct heap *h, struct reference *ref)
 		}
 		for (uint32_t x = 0; x < h->n; x++)
 			if (ref->dom[w][x])
-				ref->retained[w] += h->size[x];
+				ref->retained[w] += heap_size(h, x);
 	}
 	reach_any(h, any, queue);
 	for (uint32_t w = 0; w < h->n; w++) {
@@ -354,7 +354,7 @@ static void reference_dominators(const struct heap *h, struct reference *ref)
 			continue;
 		}
 		ref->unreachable++;
-		ref->unreachable_bytes += h->size[w];
+		ref->unreachable_bytes += heap_size(h, w);
 		ref->weakly += any[w];
 	}
 }
@@ -395,7 +395,7 @@ static struct heap *random_graph(uint32_t n)
 		unsigned degree = 1 + below(max_degree);
 
 		h->size[i] = 1 + below(1000);
-		h->total_bytes += h->size[i];
+		h->total_bytes += heap_size(h, i);
 		for (unsigned k = 0; k < degree; k++) {
 			h->ref[e] = random_ref(i, n);
 			/* now and then the same ref twice */
@@ -509,7 +509,7 @@ static struct heap *long_list(uint32_t n, bool back_to_head)
 
 	for (uint32_t i = 0; i < n; i++) {
 		h->size[i] = 1 + i % 7;
-		h->total_bytes += h->size[i];
+		h->total_bytes += heap_size(h, i);
 		if (i + 1 < n)
 			h->ref[e++] = i + 1;
 		if (back_to_head)
@@ -531,7 +531,7 @@ static void check_list(bool back_to_head)
 	cr_assert_eq(d.idom[0], VR);
 	cr_assert_eq(d.reachable, n);
 	for (uint32_t i = n; i-- > 1;) {
-		tail_sum += h->size[i];
+		tail_sum += heap_size(h, i);
 		if (d.idom[i] != i - 1 || d.retained[i] != tail_sum)
 			cr_assert_fail("object %u: idom %u, retained %llu", i,
 				       d.idom[i],

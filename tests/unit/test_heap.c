@@ -666,7 +666,7 @@ Test(objects, continuations_joined_in_arrival_order)
 	cr_assert_eq(n_fields(h, 0x30), 2);
 	cr_assert_eq(field(h, 0x30, 0), 0x10);
 	cr_assert_eq(field(h, 0x30, 1), 0);
-	cr_assert_eq(h->size[heap_find(h, 0x10)], 64);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x10)), 64);
 	cr_assert_eq(h->total_bytes, 64 + 8 + 16 + 8);
 	cr_assert_eq(h->n_references, 5);
 	free_got();
@@ -691,7 +691,7 @@ Test(objects, duplicates_keep_the_first_report)
 	cr_assert_eq(h->n_duplicates, 2);
 	cr_assert_eq(n_fields(h, 0x10), 1);
 	cr_assert_eq(field(h, 0x10, 0), 0x20);
-	cr_assert_eq(h->size[heap_find(h, 0x10)], 8);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x10)), 8);
 	cr_assert_eq(n_fields(h, 0x20), 0);
 	cr_assert_eq(h->total_bytes, 24);
 	cr_assert_eq(h->n_references, 1);
@@ -741,13 +741,69 @@ Test(objects, ids_out_of_order)
 	assert_well_formed(h);
 	cr_assert_eq(h->n, 3);
 	cr_assert_eq(h->id[0], 0x100);
-	cr_assert_eq(h->size[0], 1);
-	cr_assert_eq(h->size[2], 3);
+	cr_assert_eq(heap_size(h, 0), 1);
+	cr_assert_eq(heap_size(h, 2), 3);
 	cr_assert_eq(field(h, 0x100, 1), 0x300);
 	cr_assert_eq(field(h, 0x300, 0), 0x100);
 	cr_assert_str_eq(class_of(h, 0x300), "?0x1");
 	cr_assert_str_eq(class_of(h, 0x100), "?0x2");
 	free_got();
+}
+
+/*
+ * Sizes of 4 GiB and more (huge arrays) are kept as exactly as small ones,
+ * in id order or not, whatever the continuations and repeats of their
+ * objects say, and they add up into totals and retained sizes.
+ */
+static void big_sizes(bool in_order)
+{
+	const uint64_t big = UINT64_C(1) << 40, edge = UINT32_MAX;
+	struct heap_dominators d;
+	struct ht_error err;
+	struct heap *h;
+
+	begin_dump();
+	container(HT_C_RT_STRONGPTR, 0, 0);
+	ROOTS(0x10);
+	container(HT_C_HEAP, 0, 0);
+	if (in_order) {
+		OBJ(0x10, 0x1, 16, 0x20, 0x30, 0x40);
+		LEAF(0x20, 0x2, big);
+		LEAF(0x30, 0x2, edge);
+		LEAF(0x40, 0x2, edge - 1);
+	} else {
+		LEAF(0x30, 0x2, edge);
+		OBJ_MORE(0x20, 0x2, big);
+		OBJ_MORE(0x10, 0x1, 16, 0x20);
+		OBJ(0x20, 0x2, big + 1);          /* ends 0x20 */
+		OBJ(0x10, 0x1, 16, 0x30, 0x40);   /* ends 0x10 */
+		LEAF(0x40, 0x2, edge - 1);
+		LEAF(0x20, 0x2, 3);               /* again: dropped */
+	}
+	end_dump();
+	h = scan_last();
+	assert_well_formed(h);
+	cr_assert_eq(h->n, 4);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x10)), 16);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x20)), big);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x30)), edge);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x40)), edge - 1);
+	cr_assert_eq(h->total_bytes, 16 + big + edge + edge - 1);
+	cr_assert_eq(heap_dominators(h, &d, &err), 0);
+	cr_assert_eq(d.retained[heap_find(h, 0x10)], h->total_bytes);
+	cr_assert_eq(d.retained[heap_find(h, 0x20)], big);
+	heap_dominators_free(&d);
+	free_got();
+}
+
+Test(objects, sizes_past_4_gib_in_order)
+{
+	big_sizes(true);
+}
+
+Test(objects, sizes_past_4_gib_joined_from_parts)
+{
+	big_sizes(false);
 }
 
 /*
@@ -815,7 +871,7 @@ static void shuffled_heap(unsigned seed, ht_id spread)
 		uint32_t o = heap_find(h, ids[k]);
 
 		cr_assert_neq(o, HEAP_NONE);
-		cr_assert_eq(h->size[o], k);
+		cr_assert_eq(heap_size(h, o), k);
 		cr_assert_eq(h->classes[h->cls[o]].id, 0x10 + k % 5);
 		cr_assert_eq(n_fields(h, ids[k]), 2, "object %u", k);
 		cr_assert_eq(field(h, ids[k], 0), ids[(k + 1) % N]);
@@ -1187,7 +1243,7 @@ static void assert_expected(const struct heap *h, const struct expected *x,
 
 		cr_assert_neq(o, HEAP_NONE);
 		cr_assert_str_eq(class_of(h, x[i].id), x[i].class_name);
-		cr_assert_eq(h->size[o], x[i].size);
+		cr_assert_eq(heap_size(h, o), x[i].size);
 		cr_assert_eq(d.retained[o], x[i].retained, "0x%llx: %llu",
 			     (unsigned long long)x[i].id,
 			     (unsigned long long)d.retained[o]);

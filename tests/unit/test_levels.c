@@ -223,7 +223,7 @@ static struct heap *random_graph(uint32_t n)
 		h->id[i] = 0x1000 + 16 * (ht_id)i;
 		h->cls[i] = HEAP_NO_CLASS;
 		h->size[i] = 1 + below(100);
-		h->total_bytes += h->size[i];
+		h->total_bytes += heap_size(h, i);
 		h->ref_start[i] = e;
 		for (uint32_t k = 0; k < deg; k++, e++) {
 			uint32_t pick = below(20);
