@@ -484,7 +484,7 @@ static uint64_t step_key(const struct heap *h, uint32_t from, uint64_t e)
 	char buf[NAME_TEXT];
 
 	if (!heap_has_fields(h))
-		return e - h->ref_start[from];
+		return e - heap_ref_start(h, from);
 	return fnv64(step_text(h, from, e, buf));
 }
 
@@ -527,7 +527,7 @@ static void search_from(const struct heap *h, enum heap_level level,
 {
 	while (*head < *tail) {
 		uint32_t x = queue[(*head)++];
-		uint64_t first = h->ref_start[x], end = h->ref_start[x + 1];
+		uint64_t first = heap_ref_start(h, x), end = heap_ref_start(h, x + 1);
 
 		for (uint64_t e = first; e < end; e++) {
 			uint32_t y = h->ref[e];
@@ -1026,7 +1026,7 @@ static void put_step(FILE *f, const struct heap *h, const uint32_t *parent,
 	/* a step is bracketed: step_text's "[1]" already is, a field's
 	 * name is not */
 	if (!first) {
-		step = step_text(h, parent[x], h->ref_start[parent[x]] + via[x],
+		step = step_text(h, parent[x], heap_ref_start(h, parent[x]) + via[x],
 				 buf);
 		fprintf(f, step[0] == '[' ? "%s " : "[%s] ", step);
 	}

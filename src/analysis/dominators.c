@@ -157,14 +157,16 @@ static ALWAYS_INLINE void prefetch_targets(const struct dom_work *w,
 					   uint32_t v)
 {
 	const struct heap *h = w->h;
-	uint64_t e = h->ref_start[v], end = h->ref_start[v + 1];
+	uint64_t e = heap_ref_start(h, v), end = heap_ref_start(h, v + 1);
 
 	if (end - e > PREFETCH_TARGETS)
 		end = e + PREFETCH_TARGETS;
 	for (; e < end; e++)
 		if (is_object(h, h->ref[e])) {
 			__builtin_prefetch(&w->num[h->ref[e]], 1);
-			__builtin_prefetch(&h->ref_start[h->ref[e]]);
+			__builtin_prefetch(h->ref_start32 ?
+					   (const void *)&h->ref_start32[h->ref[e]] :
+					   (const void *)&h->ref_start[h->ref[e]]);
 		}
 }
 
@@ -217,10 +219,10 @@ static void search_from(struct dom_work *w, uint32_t root_object,
 	while (depth) {
 		struct dom_frame *top = &stack[depth - 1];
 		uint32_t v = w->vertex[top->vertex];
-		uint64_t at = h->ref_start[v] + top->cursor;
+		uint64_t at = heap_ref_start(h, v) + top->cursor;
 		uint32_t t, p;
 
-		if (at == h->ref_start[v + 1]) {
+		if (at == heap_ref_start(h, v + 1)) {
 			depth--;
 			continue;
 		}
@@ -254,10 +256,10 @@ static void mark_weak_from(struct dom_work *w, uint32_t root_object,
 	while (depth) {
 		struct dom_frame *top = &stack[depth - 1];
 		uint32_t v = top->vertex;
-		uint64_t at = h->ref_start[v] + top->cursor;
+		uint64_t at = heap_ref_start(h, v) + top->cursor;
 		uint32_t t;
 
-		if (at == h->ref_start[v + 1]) {
+		if (at == heap_ref_start(h, v + 1)) {
 			depth--;
 			continue;
 		}
@@ -414,7 +416,7 @@ static void add_edges(struct dom_work *w, bool fill)
 			add_edge(w, 0, w->num[h->roots[r].object], fill);
 	for (uint32_t u = 0; u < h->n; u++) {
 		uint32_t from = w->num[u];
-		uint64_t e = h->ref_start[u], end = h->ref_start[u + 1];
+		uint64_t e = heap_ref_start(h, u), end = heap_ref_start(h, u + 1);
 
 		if (from >= w->nr)
 			continue;
@@ -691,7 +693,7 @@ int heap_dominators_at(const struct heap *h, enum heap_level level,
 		       struct heap_dominators *d, struct ht_error *err)
 {
 	struct dom_work w = {.h = h, .level = level,
-			     .n_refs = h->n ? h->ref_start[h->n] : 0};
+			     .n_refs = h->n ? heap_ref_start(h, h->n) : 0};
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));

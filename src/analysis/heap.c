@@ -757,6 +757,33 @@ static bool degrees_fit(const uint64_t *ref_start, uint32_t n)
 }
 
 /*
+ * Ref starts to 4 bytes when every one fits, where they lie: entry i is
+ * written at byte 4i as entry i is read from byte 8i, which no earlier
+ * write reached (as in resolve_refs_in_place). The array then shrinks to
+ * half, or stays whole if that fails.
+ */
+static void narrow_ref_starts(struct heap *h)
+{
+	unsigned char *bytes = (unsigned char *)h->ref_start;
+	void *narrow = h->ref_start;
+	size_t n = (size_t)h->n + 1;
+
+	if (h->ref_start[h->n] >= UINT32_MAX)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t wide;
+		uint32_t start;
+
+		memcpy(&wide, bytes + 8 * i, sizeof(wide));
+		start = (uint32_t)wide;
+		memcpy(bytes + 4 * i, &start, sizeof(start));
+	}
+	(void)resize_array(&narrow, n, sizeof(uint32_t));
+	h->ref_start32 = narrow;
+	h->ref_start = NULL;
+}
+
+/*
  * Parts already one per object in id order: the raw arrays become the
  * graph's, the classes renumbered in place and ref_end shifted into
  * ref_start.
@@ -1017,7 +1044,7 @@ static void resolve_roots(struct raw_dump *raw, const struct id_directory *d,
 
 static void count_totals(struct heap *h)
 {
-	uint64_t refs = h->n ? h->ref_start[h->n] : 0;
+	uint64_t refs = h->n ? heap_ref_start(h, h->n) : 0;
 	uint64_t bytes = 0, references = 0, dangling = 0;
 
 	for (uint32_t i = 0; i < h->n; i++)
@@ -1053,7 +1080,7 @@ static int join_parts(struct raw_dump *raw, const struct dump_meta *m,
 static int gather_ref_fields(struct raw_dump *raw, const struct kept_parts *k,
 			     const struct heap *h, uint32_t **out)
 {
-	uint64_t total = h->ref_start[h->n], at = 0;
+	uint64_t total = heap_ref_start(h, h->n), at = 0;
 	uint32_t *field;
 
 	if (!raw->ref_field)
@@ -1098,7 +1125,7 @@ static int make_layouts(struct heap *h, const uint32_t *field)
 	for (size_t s = 0; s < slots; s++) {
 		h->layout_start[s] = at;
 		if (first[s] != HEAP_NONE)
-			at += h->ref_start[first[s] + 1] - h->ref_start[first[s]];
+			at += heap_ref_start(h, first[s] + 1) - heap_ref_start(h, first[s]);
 	}
 	h->layout_start[slots] = at;
 	h->layout = alloc_array(at ? at : 1, sizeof(*h->layout));
@@ -1109,7 +1136,7 @@ static int make_layouts(struct heap *h, const uint32_t *field)
 	for (size_t s = 0; s < slots; s++)
 		if (first[s] != HEAP_NONE)
 			memcpy(h->layout + h->layout_start[s],
-			       field + h->ref_start[first[s]],
+			       field + heap_ref_start(h, first[s]),
 			       (h->layout_start[s + 1] - h->layout_start[s]) *
 			       sizeof(*field));
 	free(first);
@@ -1130,8 +1157,8 @@ static bool follows_layout(const struct heap *h, const uint32_t *field,
 {
 	size_t slot = heap_class_slot(h, i);
 
-	for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1]; e++)
-		if (field[e] != layout_field(h, slot, e - h->ref_start[i]))
+	for (uint64_t e = heap_ref_start(h, i); e < heap_ref_start(h, i + 1); e++)
+		if (field[e] != layout_field(h, slot, e - heap_ref_start(h, i)))
 			return false;
 	return true;
 }
@@ -1151,13 +1178,13 @@ static int list_odd_objects(struct heap *h, const uint32_t *field,
 	if (!h->odd || !h->odd_start || !h->odd_field)
 		return -1;
 	for (uint32_t i = 0; i < h->n; i++) {
-		uint64_t deg = h->ref_start[i + 1] - h->ref_start[i];
+		uint64_t deg = heap_ref_start(h, i + 1) - heap_ref_start(h, i);
 
 		if (h->field_follows[i / 64] >> (i % 64) & 1)
 			continue;
 		h->odd[k] = i;
 		h->odd_start[k++] = at;
-		memcpy(h->odd_field + at, field + h->ref_start[i],
+		memcpy(h->odd_field + at, field + heap_ref_start(h, i),
 		       deg * sizeof(*field));
 		at += deg;
 	}
@@ -1183,7 +1210,7 @@ static int compact_ref_fields(struct heap *h, uint32_t *field)
 			h->field_follows[i / 64] |= 1ULL << (i % 64);
 		} else {
 			h->n_odd++;
-			odd_edges += h->ref_start[i + 1] - h->ref_start[i];
+			odd_edges += heap_ref_start(h, i + 1) - heap_ref_start(h, i);
 		}
 	}
 	rc = list_odd_objects(h, field, odd_edges);
@@ -1219,7 +1246,7 @@ static int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
 		h->ref = resolved;
 		return 0;
 	}
-	h->ref = gather_refs(raw, k, resolved, h->ref_start[h->n]);
+	h->ref = gather_refs(raw, k, resolved, heap_ref_start(h, h->n));
 	free(resolved);
 	return h->ref ? 0 : -1;
 }
@@ -1331,6 +1358,8 @@ static int build_graph(struct raw_dump *raw, struct dump_meta *m,
 		rc = join_parts(raw, m, h, &k);
 	if (rc == 0 && !degrees_fit(h->ref_start, h->n))
 		rc = BUILD_LIMIT;
+	if (rc == 0)
+		narrow_ref_starts(h);
 	if (rc == 0)
 		rc = resolve(raw, &k, h);
 	if (rc == 0)
@@ -2033,6 +2062,7 @@ void heap_free(struct heap *h)
 	free(h->big);
 	free(h->generation);
 	free(h->ref_start);
+	free(h->ref_start32);
 	free(h->ref);
 	free(h->roots);
 	free(h->stack);
@@ -2135,7 +2165,7 @@ const char *heap_method_name(const struct heap *h, ht_id method)
 
 uint32_t heap_ref_field(const struct heap *h, uint32_t object, uint64_t e)
 {
-	uint64_t pos = e - h->ref_start[object];
+	uint64_t pos = e - heap_ref_start(h, object);
 	uint32_t lo = 0, hi;
 
 	if (!h->field_follows)

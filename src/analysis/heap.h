@@ -129,7 +129,12 @@ struct heap {
 	uint32_t n_big;
 	struct heap_big_size *big; /* by object, ascending */
 	uint8_t *generation;  /* per object, HEAP_NO_GENERATION unknown; NULL if none known */
-	uint64_t *ref_start;  /* n + 1 offsets into ref */
+	/* n + 1 offsets into ref, read through heap_ref_start: 4 bytes each
+	 * (ref_start32, ref_start NULL) while the refs number less than
+	 * 2^32, as they do in all but heaps of a billion objects; 8 past
+	 * that (ref_start, ref_start32 NULL) */
+	uint64_t *ref_start;
+	uint32_t *ref_start32;
 	uint32_t *ref;        /* object index, HEAP_NULL_REF or HEAP_DANGLING_REF */
 	/*
 	 * The field each reference was read from (heap_ref_field), only when
@@ -252,6 +257,12 @@ uint32_t heap_find(const struct heap *h, ht_id id);
 #define HEAP_BIG_SIZE UINT32_MAX  /* in size[]: see big */
 
 uint64_t heap_big_size(const struct heap *h, uint32_t object);
+
+/* Where object's refs begin in ref, and end: heap_ref_start(h, i + 1). */
+static inline uint64_t heap_ref_start(const struct heap *h, uint32_t object)
+{
+	return h->ref_start32 ? h->ref_start32[object] : h->ref_start[object];
+}
 
 /* The self size of an object. */
 static inline uint64_t heap_size(const struct heap *h, uint32_t object)

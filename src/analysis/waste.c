@@ -446,7 +446,7 @@ static int gather_holds(const struct heap *h, const uint32_t *of,
 	size_t cap = 0;
 
 	for (uint32_t i = 0; i < h->n; i++) {
-		for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1];
+		for (uint64_t e = heap_ref_start(h, i); e < heap_ref_start(h, i + 1);
 		     e++) {
 			uint32_t t = h->ref[e];
 

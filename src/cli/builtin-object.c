@@ -68,7 +68,7 @@ static int find_referrers(struct object_report *r)
 	size_t cap = 0;
 
 	for (uint32_t i = 0; i < h->n; i++) {
-		for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1]; e++) {
+		for (uint64_t e = heap_ref_start(h, i); e < heap_ref_start(h, i + 1); e++) {
 			if (h->ref[e] != r->target)
 				continue;
 			if (listed(r, r->n_referrers)) {
@@ -77,7 +77,7 @@ static int find_referrers(struct object_report *r)
 					return -1;
 				r->referrers[r->n_referrers].object = i;
 				r->referrers[r->n_referrers].field =
-					(uint32_t)(e - h->ref_start[i]);
+					(uint32_t)(e - heap_ref_start(h, i));
 			}
 			r->n_referrers++;
 		}
@@ -92,12 +92,12 @@ static size_t listed_count(const struct object_report *r, size_t n)
 
 static uint64_t reference_count(const struct object_report *r)
 {
-	return r->h->ref_start[r->target + 1] - r->h->ref_start[r->target];
+	return heap_ref_start(r->h, r->target + 1) - heap_ref_start(r->h, r->target);
 }
 
 static uint32_t reference_at(const struct object_report *r, uint64_t field)
 {
-	return r->h->ref[r->h->ref_start[r->target] + field];
+	return r->h->ref[heap_ref_start(r->h, r->target) + field];
 }
 
 /* The field a referrer refers to the target through. */
@@ -106,7 +106,7 @@ static const char *referrer_step(const struct object_report *r, size_t i,
 {
 	uint32_t o = r->referrers[i].object;
 
-	return step_text(r->h, o, r->h->ref_start[o] + r->referrers[i].field,
+	return step_text(r->h, o, heap_ref_start(r->h, o) + r->referrers[i].field,
 			 buf);
 }
 
@@ -115,7 +115,7 @@ static const char *referrer_step(const struct object_report *r, size_t i,
 static const char *reference_step(const struct object_report *r, uint64_t f,
 				  char *buf)
 {
-	return step_text(r->h, r->target, r->h->ref_start[r->target] + f, buf);
+	return step_text(r->h, r->target, heap_ref_start(r->h, r->target) + f, buf);
 }
 
 /* The class the target is the class object of (when the trace carries

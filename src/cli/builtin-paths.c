@@ -61,7 +61,7 @@ static const char *path_step(const struct heap *h, const struct heap_path *p,
 {
 	uint32_t from = p->objects[i - 1];
 
-	return step_text(h, from, h->ref_start[from] + p->fields[i - 1], buf);
+	return step_text(h, from, heap_ref_start(h, from) + p->fields[i - 1], buf);
 }
 
 static struct widths path_widths(const struct heap *h,

@@ -156,16 +156,16 @@ static bool small(const struct heap *h)
 
 static void check_graph(const struct heap *h)
 {
-	uint64_t refs = h->n ? h->ref_start[h->n] : 0, bytes = 0, nonnull = 0;
+	uint64_t refs = h->n ? heap_ref_start(h, h->n) : 0, bytes = 0, nonnull = 0;
 	char buf[64];
 
 	FUZZ_CHECK(h->n <= HEAP_MAX_OBJECTS, "%u objects", h->n);
-	FUZZ_CHECK(h->n == 0 || h->ref_start[0] == 0, "refs do not start at 0");
+	FUZZ_CHECK(h->n == 0 || heap_ref_start(h, 0) == 0, "refs do not start at 0");
 	for (uint32_t i = 0; i < h->n; i++) {
 		FUZZ_CHECK(i == 0 || h->id[i - 1] < h->id[i],
 			   "ids not strictly ascending at %u", i);
 		FUZZ_CHECK(heap_find(h, h->id[i]) == i, "heap_find(%u)", i);
-		FUZZ_CHECK(h->ref_start[i] <= h->ref_start[i + 1],
+		FUZZ_CHECK(heap_ref_start(h, i) <= heap_ref_start(h, i + 1),
 			   "ref ranges overlap at %u", i);
 		FUZZ_CHECK(h->cls[i] == HEAP_NO_CLASS ||
 			   h->cls[i] < h->n_classes, "class index of %u", i);
@@ -228,7 +228,7 @@ static set reach(const struct heap *h, uint32_t without, bool weak,
 	while (head < tail) {
 		uint32_t u = queue[head++];
 
-		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1];
+		for (uint64_t e = heap_ref_start(h, u); e < heap_ref_start(h, u + 1);
 		     e++) {
 			uint32_t v = h->ref[e];
 
@@ -430,7 +430,7 @@ static uint32_t distance(const struct heap *h, enum heap_level level,
 			found = dist[u];
 			break;
 		}
-		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1];
+		for (uint64_t e = heap_ref_start(h, u); e < heap_ref_start(h, u + 1);
 		     e++) {
 			uint32_t v = h->ref[e];
 
@@ -463,10 +463,10 @@ static void check_path(const struct heap *h, uint32_t target,
 		   "path does not run from its root to the target");
 	for (size_t i = 0; i + 1 < p->length; i++) {
 		uint32_t u = p->objects[i], v = p->objects[i + 1];
-		uint64_t first = h->ref_start[u];
+		uint64_t first = heap_ref_start(h, u);
 
 		FUZZ_CHECK(is_object(h, u) && p->fields[i] <
-			   h->ref_start[u + 1] - first &&
+			   heap_ref_start(h, u + 1) - first &&
 			   h->ref[first + p->fields[i]] == v &&
 			   heap_follows(h, level, u, first + p->fields[i]),
 			   "step %zu of a path is no reference", i);

@@ -259,7 +259,7 @@ static void reach(const struct heap *h, uint32_t removed, bool *seen,
 	while (head < tail) {
 		uint32_t v = queue[head++];
 
-		for (uint64_t e = h->ref_start[v]; e < h->ref_start[v + 1];
+		for (uint64_t e = heap_ref_start(h, v); e < heap_ref_start(h, v + 1);
 		     e++) {
 			uint32_t t = h->ref[e];
 
@@ -288,7 +288,7 @@ static void reach_any(const struct heap *h, bool *seen, uint32_t *queue)
 	while (head < tail) {
 		uint32_t v = queue[head++];
 
-		for (uint64_t e = h->ref_start[v]; e < h->ref_start[v + 1];
+		for (uint64_t e = heap_ref_start(h, v); e < heap_ref_start(h, v + 1);
 		     e++) {
 			uint32_t t = h->ref[e];
 

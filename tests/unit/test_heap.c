@@ -237,8 +237,8 @@ static ht_id field(const struct heap *h, ht_id object, size_t index)
 
 	cr_assert_neq(o, HEAP_NONE, "no object 0x%llx",
 		      (unsigned long long)object);
-	cr_assert_lt(index, h->ref_start[o + 1] - h->ref_start[o]);
-	t = h->ref[h->ref_start[o] + index];
+	cr_assert_lt(index, heap_ref_start(h, o + 1) - heap_ref_start(h, o));
+	t = h->ref[heap_ref_start(h, o) + index];
 	if (t == HEAP_NULL_REF)
 		return 0;
 	if (t == HEAP_DANGLING_REF)
@@ -250,7 +250,7 @@ static size_t n_fields(const struct heap *h, ht_id object)
 {
 	uint32_t o = heap_find(h, object);
 
-	return (size_t)(h->ref_start[o + 1] - h->ref_start[o]);
+	return (size_t)(heap_ref_start(h, o + 1) - heap_ref_start(h, o));
 }
 
 static const char *class_of(const struct heap *h, ht_id object)
@@ -265,10 +265,10 @@ static void assert_well_formed(const struct heap *h)
 {
 	for (uint32_t i = 1; i < h->n; i++)
 		cr_assert_lt(h->id[i - 1], h->id[i]);
-	cr_assert_eq(h->ref_start[0], 0);
+	cr_assert_eq(heap_ref_start(h, 0), 0);
 	for (uint32_t i = 0; i < h->n; i++) {
-		cr_assert_leq(h->ref_start[i], h->ref_start[i + 1]);
-		for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1]; e++)
+		cr_assert_leq(heap_ref_start(h, i), heap_ref_start(h, i + 1));
+		for (uint64_t e = heap_ref_start(h, i); e < heap_ref_start(h, i + 1); e++)
 			cr_assert(h->ref[e] < h->n ||
 				  h->ref[e] == HEAP_NULL_REF ||
 				  h->ref[e] == HEAP_DANGLING_REF);
@@ -301,7 +301,7 @@ static const char *field_name(const struct heap *h, ht_id object, size_t index)
 {
 	uint32_t o = heap_find(h, object);
 	const struct heap_field *f =
-		heap_field_at(h, heap_ref_field(h, o, h->ref_start[o] + index));
+		heap_field_at(h, heap_ref_field(h, o, heap_ref_start(h, o) + index));
 
 	return f ? f->name : "-";
 }
@@ -355,7 +355,7 @@ static void assert_fields_trace(const struct heap *h)
 	cr_assert_str_eq(field_name(h, 0x1100, 0), "-");
 	cr_assert_str_eq(field_name(h, 0x1100, 1), "-");
 	f = heap_field_at(h, heap_ref_field(h, heap_find(h, 0x1000),
-					    h->ref_start[heap_find(h, 0x1000)]));
+					    heap_ref_start(h, heap_find(h, 0x1000))));
 	cr_assert_eq(f->class_id, 0x10);
 	cr_assert_eq(f->kind, HT_FIELD_INSTANCE);
 	cr_assert_eq(h->n_roots, 1);
