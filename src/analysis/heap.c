@@ -319,6 +319,9 @@ struct raw_dump {
 	struct heap_big_size *big;
 	uint64_t *ref_end;   /* where the part's refs end in ref; they begin
 				where the previous part's end */
+	uint32_t *ref_end32; /* the same in 4 bytes, once the parts are all
+				in and the refs number less than 2^32
+				(narrow_ref_ends); ref_end is NULL then */
 	uint64_t *continued; /* a bit per part: it continues an earlier part */
 	uint8_t *gen;        /* NULL until a part gives its generation */
 	size_t n_refs, cap_refs;
@@ -368,6 +371,7 @@ static void raw_free(struct raw_dump *raw)
 	free(raw->size);
 	free(raw->big);
 	free(raw->ref_end);
+	free(raw->ref_end32);
 	free(raw->continued);
 	free(raw->gen);
 	free(raw->val);
@@ -380,9 +384,14 @@ static void raw_free(struct raw_dump *raw)
 	memset(raw, 0, sizeof(*raw));
 }
 
+static uint64_t part_end(const struct raw_dump *raw, size_t p)
+{
+	return raw->ref_end32 ? raw->ref_end32[p] : raw->ref_end[p];
+}
+
 static uint64_t part_begin(const struct raw_dump *raw, size_t p)
 {
-	return p ? raw->ref_end[p - 1] : 0;
+	return p ? part_end(raw, p - 1) : 0;
 }
 
 static bool part_continues(const struct raw_dump *raw, size_t p)
@@ -748,39 +757,53 @@ static uint32_t class_index(const struct dump_meta *m, uint32_t entry)
 
 /* The ref count of each object must fit the 32-bit cursors of the graph
  * walks. */
-static bool degrees_fit(const uint64_t *ref_start, uint32_t n)
+static bool degrees_fit(const struct heap *h)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (ref_start[i + 1] - ref_start[i] > UINT32_MAX)
+	for (uint32_t i = 0; i < h->n; i++)
+		if (heap_ref_start(h, i + 1) - heap_ref_start(h, i) > UINT32_MAX)
 			return false;
 	return true;
 }
 
 /*
- * Ref starts to 4 bytes when every one fits, where they lie: entry i is
+ * Offsets that all fit 4 bytes to 4 bytes, where they lie: entry i is
  * written at byte 4i as entry i is read from byte 8i, which no earlier
  * write reached (as in resolve_refs_in_place). The array then shrinks to
  * half, or stays whole if that fails.
  */
-static void narrow_ref_starts(struct heap *h)
+static uint32_t *narrow_in_place(uint64_t *wide, size_t n)
 {
-	unsigned char *bytes = (unsigned char *)h->ref_start;
-	void *narrow = h->ref_start;
-	size_t n = (size_t)h->n + 1;
+	unsigned char *bytes = (unsigned char *)wide;
+	void *narrow = wide;
 
-	if (h->ref_start[h->n] >= UINT32_MAX)
-		return;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t wide;
-		uint32_t start;
+		uint64_t x;
+		uint32_t y;
 
-		memcpy(&wide, bytes + 8 * i, sizeof(wide));
-		start = (uint32_t)wide;
-		memcpy(bytes + 4 * i, &start, sizeof(start));
+		memcpy(&x, bytes + 8 * i, sizeof(x));
+		y = (uint32_t)x;
+		memcpy(bytes + 4 * i, &y, sizeof(y));
 	}
 	(void)resize_array(&narrow, n, sizeof(uint32_t));
-	h->ref_start32 = narrow;
+	return narrow;
+}
+
+static void narrow_ref_starts(struct heap *h)
+{
+	if (!h->ref_start || h->ref_start[h->n] >= UINT32_MAX)
+		return;
+	h->ref_start32 = narrow_in_place(h->ref_start, (size_t)h->n + 1);
 	h->ref_start = NULL;
+}
+
+/* The parts' ref ends, once all are in, to 4 bytes when they fit: the
+ * build's peak holds them beside two copies of the refs. */
+static void narrow_ref_ends(struct raw_dump *raw)
+{
+	if (raw->n_parts == 0 || raw->n_refs >= UINT32_MAX)
+		return;
+	raw->ref_end32 = narrow_in_place(raw->ref_end, raw->n_parts);
+	raw->ref_end = NULL;
 }
 
 /*
@@ -795,10 +818,19 @@ static int take_parts_in_order(struct raw_dump *raw,
 
 	for (uint32_t i = 0; i < n; i++)
 		raw->cls[i] = class_index(m, raw->cls[i]);
-	if (RESIZE_ARRAY(raw->ref_end, (size_t)n + 1) < 0)
-		return -1;
-	memmove(raw->ref_end + 1, raw->ref_end, n * sizeof(*raw->ref_end));
-	raw->ref_end[0] = 0;
+	if (raw->ref_end32) {
+		if (RESIZE_ARRAY(raw->ref_end32, (size_t)n + 1) < 0)
+			return -1;
+		memmove(raw->ref_end32 + 1, raw->ref_end32,
+			n * sizeof(*raw->ref_end32));
+		raw->ref_end32[0] = 0;
+	} else {
+		if (RESIZE_ARRAY(raw->ref_end, (size_t)n + 1) < 0)
+			return -1;
+		memmove(raw->ref_end + 1, raw->ref_end,
+			n * sizeof(*raw->ref_end));
+		raw->ref_end[0] = 0;
+	}
 	h->n = n;
 	h->id = raw->id;
 	h->cls = raw->cls;
@@ -807,6 +839,7 @@ static int take_parts_in_order(struct raw_dump *raw,
 	h->n_big = (uint32_t)raw->n_big;
 	h->generation = raw->gen;
 	h->ref_start = raw->ref_end;
+	h->ref_start32 = raw->ref_end32;
 	raw->id = NULL;
 	raw->cls = NULL;
 	raw->size = NULL;
@@ -814,6 +847,7 @@ static int take_parts_in_order(struct raw_dump *raw,
 	raw->n_big = raw->cap_big = 0;
 	raw->gen = NULL;
 	raw->ref_end = NULL;
+	raw->ref_end32 = NULL;
 	SHRINK_ARRAY(h->id, n);
 	SHRINK_ARRAY(h->cls, n);
 	SHRINK_ARRAY(h->size, n);
@@ -994,7 +1028,7 @@ static int gather_ref_starts(const struct raw_dump *raw,
 
 		if (begins_object(k, i))
 			h->ref_start[j++] = total;
-		total += raw->ref_end[p] - part_begin(raw, p);
+		total += part_end(raw, p) - part_begin(raw, p);
 	}
 	h->ref_start[k->objects] = total;
 	return 0;
@@ -1013,7 +1047,7 @@ static uint32_t *gather_refs(const struct raw_dump *raw,
 	for (size_t i = 0; i < k->n; i++) {
 		uint32_t p = k->order[i];
 		uint64_t begin = part_begin(raw, p);
-		uint64_t count = raw->ref_end[p] - begin;
+		uint64_t count = part_end(raw, p) - begin;
 
 		memcpy(ref + at, resolved + begin, count * sizeof(*ref));
 		at += count;
@@ -1091,7 +1125,7 @@ static int gather_ref_fields(struct raw_dump *raw, const struct kept_parts *k,
 	for (size_t i = 0; i < k->n; i++) {
 		uint32_t p = k->order[i];
 		uint64_t begin = part_begin(raw, p);
-		uint64_t count = raw->ref_end[p] - begin;
+		uint64_t count = part_end(raw, p) - begin;
 
 		memcpy(field + at, raw->ref_field + begin,
 		       count * sizeof(*field));
@@ -1352,11 +1386,12 @@ static int build_graph(struct raw_dump *raw, struct dump_meta *m,
 
 	if (!h)
 		goto done;
+	narrow_ref_ends(raw);
 	if (parts_in_order(raw))
 		rc = take_parts_in_order(raw, m, h);
 	else
 		rc = join_parts(raw, m, h, &k);
-	if (rc == 0 && !degrees_fit(h->ref_start, h->n))
+	if (rc == 0 && !degrees_fit(h))
 		rc = BUILD_LIMIT;
 	if (rc == 0)
 		narrow_ref_starts(h);
