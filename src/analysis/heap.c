@@ -1264,6 +1264,61 @@ static uint32_t *take_ref_fields(struct raw_dump *raw)
 }
 
 /* Turns the raw refs and roots into indices; the refs end in h->ref. */
+/* How many runs of one high half the ids may have and still be kept in
+ * halves: a run costs 8 bytes, and finding one a step or two. */
+static bool runs_are_few(uint32_t runs, uint32_t n)
+{
+	return runs <= n / 8 + 1;
+}
+
+static uint32_t count_id_runs(const struct heap *h)
+{
+	uint32_t runs = h->n ? 1 : 0;
+
+	for (uint32_t i = 1; i < h->n; i++)
+		runs += h->id[i] >> 32 != h->id[i - 1] >> 32;
+	return runs;
+}
+
+static int list_id_runs(struct heap *h, uint32_t runs)
+{
+	uint32_t blocks = (h->n >> HEAP_ID_BLOCK_BITS) + 2, r = 0;
+
+	h->id_runs = alloc_array(runs, sizeof(*h->id_runs));
+	h->id_run_at = alloc_array(blocks, sizeof(*h->id_run_at));
+	if (!h->id_runs || !h->id_run_at)
+		return -1;
+	for (uint32_t i = 0; i < h->n; i++) {
+		uint32_t high = (uint32_t)(h->id[i] >> 32);
+
+		if (i == 0 || high != h->id_runs[r - 1].high)
+			h->id_runs[r++] = (struct heap_id_run){.first = i,
+							       .high = high};
+		if (i % (1u << HEAP_ID_BLOCK_BITS) == 0)
+			h->id_run_at[i >> HEAP_ID_BLOCK_BITS] = r - 1;
+	}
+	for (uint32_t b = ((h->n + (1u << HEAP_ID_BLOCK_BITS) - 1) >>
+			   HEAP_ID_BLOCK_BITS); b < blocks; b++)
+		h->id_run_at[b] = runs ? runs - 1 : 0;
+	h->n_id_runs = runs;
+	return 0;
+}
+
+/* The ids in halves (heap.id_lo), once the directory that resolves refs
+ * is done with them whole, when their runs are few. */
+static int compress_ids(struct heap *h)
+{
+	uint32_t runs = count_id_runs(h);
+
+	if (h->n == 0 || !runs_are_few(runs, h->n))
+		return 0;
+	if (list_id_runs(h, runs) < 0)
+		return -1;
+	h->id_lo = narrow_in_place(h->id, h->n);
+	h->id = NULL;
+	return 0;
+}
+
 static int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
 {
 	struct id_directory d;
@@ -1276,6 +1331,10 @@ static int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
 	raw->n_refs = raw->cap_refs = 0;
 	resolve_roots(raw, &d, h);
 	free(d.first);
+	if (compress_ids(h) < 0) {
+		free(resolved);
+		return -1;
+	}
 	if (!k->order) {
 		h->ref = resolved;
 		return 0;
@@ -2092,6 +2151,9 @@ void heap_free(struct heap *h)
 	free(h->values_at);
 	free(h->value_bytes);
 	free(h->id);
+	free(h->id_lo);
+	free(h->id_runs);
+	free(h->id_run_at);
 	free(h->cls);
 	free(h->size);
 	free(h->big);
@@ -2105,19 +2167,70 @@ void heap_free(struct heap *h)
 	free(h);
 }
 
-uint32_t heap_find(const struct heap *h, ht_id id)
+uint32_t heap_id_run_of(const struct heap *h, uint32_t object)
 {
-	uint32_t lo = 0, hi = h->n;
+	uint32_t b = object >> HEAP_ID_BLOCK_BITS;
+	uint32_t lo = h->id_run_at[b], hi = h->id_run_at[b + 1] + 1;
+
+	/* the last run that begins at object or before */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (h->id_runs[mid].first <= object)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* In halves: the run of the id's high half, then its low half among the
+ * run's. */
+static uint32_t find_in_halves(const struct heap *h, ht_id id)
+{
+	uint32_t high = (uint32_t)(id >> 32), low = (uint32_t)id;
+	uint32_t lo = 0, hi = h->n_id_runs, end;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (h->id[mid] < id)
+		if (h->id_runs[mid].high < high)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < h->n && h->id[lo] == id ? lo : HEAP_NONE;
+	if (lo == h->n_id_runs || h->id_runs[lo].high != high)
+		return HEAP_NONE;
+	end = lo + 1 < h->n_id_runs ? h->id_runs[lo + 1].first : h->n;
+	lo = h->id_runs[lo].first;
+	hi = end;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (h->id_lo[mid] < low)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < end && h->id_lo[lo] == low ? lo : HEAP_NONE;
+}
+
+uint32_t heap_find(const struct heap *h, ht_id id)
+{
+	uint32_t lo = 0, hi = h->n;
+
+	if (h->id_lo)
+		return find_in_halves(h, id);
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (heap_id(h, mid) < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->n && heap_id(h, lo) == id ? lo : HEAP_NONE;
 }
 
 uint64_t heap_big_size(const struct heap *h, uint32_t object)
@@ -2241,12 +2354,12 @@ const char *heap_class_object_name(const struct heap *h, uint32_t object)
 	if (c == HEAP_NO_CLASS || c >= h->n_classes ||
 	    !names_class_type(h->classes[c].name))
 		return NULL;
-	return heap_class_name_by_id(h, h->id[object]);
+	return heap_class_name_by_id(h, heap_id(h, object));
 }
 
 unsigned heap_generation(const struct heap *h, uint32_t object)
 {
-	ht_id id = h->id[object];
+	ht_id id = heap_id(h, object);
 
 	if (h->generation && h->generation[object] != HEAP_NO_GENERATION)
 		return h->generation[object];

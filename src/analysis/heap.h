@@ -49,6 +49,15 @@ struct heap_name {
 	const char *name;
 };
 
+/* Objects first .. up to the next run's first share their ids' high
+ * half (see heap.id_lo). */
+struct heap_id_run {
+	uint32_t first;
+	uint32_t high;
+};
+
+#define HEAP_ID_BLOCK_BITS 16
+
 /* An object of HEAP_BIG_SIZE bytes or more (see heap.size). */
 struct heap_big_size {
 	uint32_t object;
@@ -117,7 +126,20 @@ struct heap {
 
 	/* objects, sorted by id, named by index */
 	uint32_t n;
+	/*
+	 * Their ids, read through heap_id. Sorted ids share their high 32
+	 * bits over long runs (a heap lies in a few address ranges), so the
+	 * graph keeps the low half of each (id_lo) and the high half once a
+	 * run (id_runs; id_run_at finds the run of an index in a step or
+	 * two): 4 bytes an object. Ids that change their high half too often
+	 * for that stay whole in id, and id_lo is NULL.
+	 */
 	ht_id *id;
+	uint32_t *id_lo;
+	uint32_t n_id_runs;
+	struct heap_id_run *id_runs;  /* by first index */
+	uint32_t *id_run_at;          /* per HEAP_ID_BLOCK objects: the run
+					 of the first, and one more entry */
 	uint32_t *cls;        /* index into classes, HEAP_NO_CLASS if unknown */
 	/*
 	 * Self sizes, read through heap_size. An object of 4 GiB or more is
@@ -257,6 +279,21 @@ uint32_t heap_find(const struct heap *h, ht_id id);
 #define HEAP_BIG_SIZE UINT32_MAX  /* in size[]: see big */
 
 uint64_t heap_big_size(const struct heap *h, uint32_t object);
+
+uint32_t heap_id_run_of(const struct heap *h, uint32_t object);
+
+/* The id of an object. */
+static inline ht_id heap_id(const struct heap *h, uint32_t object)
+{
+	uint32_t r;
+
+	if (!h->id_lo)
+		return h->id[object];
+	r = h->id_run_at[object >> HEAP_ID_BLOCK_BITS];
+	if (r + 1 < h->n_id_runs && h->id_runs[r + 1].first <= object)
+		r = heap_id_run_of(h, object);
+	return (ht_id)h->id_runs[r].high << 32 | h->id_lo[object];
+}
 
 /* Where object's refs begin in ref, and end: heap_ref_start(h, i + 1). */
 static inline uint64_t heap_ref_start(const struct heap *h, uint32_t object)

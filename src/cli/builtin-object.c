@@ -183,7 +183,7 @@ static void print_dominator_text(const struct object_report *r)
 	} else if (dom == HEAP_VIRTUAL_ROOT) {
 		print_field("dominator", "a root");
 	} else {
-		snprintf(line, sizeof(line), "%s %s", hex_id(r->h->id[dom], id),
+		snprintf(line, sizeof(line), "%s %s", hex_id(heap_id(r->h, dom), id),
 			 esc_text(object_class_text(r->h, dom, cls)));
 		print_field("dominator", line);
 	}
@@ -264,7 +264,7 @@ static void print_referrers_text(const struct object_report *r)
 	int w_id = 2;
 
 	for (size_t i = 0; i < shown; i++)
-		widen_id(&w_id, r->h->id[r->referrers[i].object]);
+		widen_id(&w_id, heap_id(r->h, r->referrers[i].object));
 	printf("referrers (%zu)\n", r->n_referrers);
 	for (size_t i = 0; i < shown; i++) {
 		uint32_t o = r->referrers[i].object;
@@ -272,12 +272,12 @@ static void print_referrers_text(const struct object_report *r)
 
 		if (heap_has_fields(r->h))
 			printf("  %-*s  %s  via %s\n", w_id,
-			       hex_id(r->h->id[o], id),
+			       hex_id(heap_id(r->h, o), id),
 			       esc_text(object_class_text(r->h, o, cls)),
 			       esc_text(referrer_step(r, i, step)));
 		else
 			printf("  %-*s  field %-3u  %s\n", w_id,
-			       hex_id(r->h->id[o], id), r->referrers[i].field,
+			       hex_id(heap_id(r->h, o), id), r->referrers[i].field,
 			       esc_text(object_class_text(r->h, o, cls)));
 	}
 	print_more(r, r->n_referrers);
@@ -296,7 +296,7 @@ static void reference_widths(const struct object_report *r, size_t shown,
 		widen(w_field, (int)strlen(esc_text(reference_step(r, f, buf))));
 		if (x == HEAP_NULL_REF || x == HEAP_DANGLING_REF)
 			continue;
-		widen_id(w_id, r->h->id[x]);
+		widen_id(w_id, heap_id(r->h, x));
 		widen_size(w_size, heap_size(r->h, x));
 	}
 }
@@ -323,7 +323,7 @@ static void print_references_text(const struct object_report *r)
 			       "reported\n", w_field, step, sep);
 		else
 			printf("  %-*s%s%-*s  %*s  %s\n", w_field, step, sep,
-			       w_id, hex_id(r->h->id[x], id), w_size,
+			       w_id, hex_id(heap_id(r->h, x), id), w_size,
 			       human_size(heap_size(r->h, x), size),
 			       esc_text(object_class_text(r->h, x, cls)));
 	}
@@ -415,7 +415,7 @@ static void out_dominator(struct out *o, const struct object_report *r)
 		return;
 	}
 	out_begin_object(o, "dominator");
-	out_id(o, "id", r->h->id[dom]);
+	out_id(o, "id", heap_id(r->h, dom));
 	out_string(o, "class", object_class_text(r->h, dom, cls));
 	out_end_object(o);
 }
@@ -432,7 +432,7 @@ static void out_referrers(struct out *o, const struct object_report *r)
 		char step[NAME_TEXT];
 
 		out_begin_object(o, NULL);
-		out_id(o, "id", r->h->id[x]);
+		out_id(o, "id", heap_id(r->h, x));
 		out_string(o, "class", object_class_text(r->h, x, cls));
 		out_u64(o, "field", r->referrers[i].field);
 		if (heap_has_fields(r->h))
@@ -460,7 +460,7 @@ static void out_references(struct out *o, const struct object_report *r)
 		if (heap_has_fields(r->h))
 			out_string(o, "step", reference_step(r, f, step));
 		if (real) {
-			out_id(o, "id", r->h->id[x]);
+			out_id(o, "id", heap_id(r->h, x));
 			out_string(o, "class", object_class_text(r->h, x, cls));
 			out_u64(o, "size", heap_size(r->h, x));
 		} else {

@@ -71,7 +71,7 @@ static struct widths path_widths(const struct heap *h,
 	char buf[NAME_TEXT];
 
 	for (size_t i = 0; i < p->length; i++) {
-		widen_id(&w.id, h->id[p->objects[i]]);
+		widen_id(&w.id, heap_id(h, p->objects[i]));
 		widen_size(&w.size, heap_size(h, p->objects[i]));
 		if (i > 0)
 			widen(&w.field, (int)strlen(esc_text(path_step(h, p, i,
@@ -109,7 +109,7 @@ static void print_step(const struct heap *h, const struct heap_path *p,
 	/* positions line up on the right, names read from the left */
 	printf(heap_has_fields(h) ? "  %-*s  %-*s  %*s  %s%s\n" :
 		"  %*s %-*s  %*s  %s%s\n", w->field, esc_text(field), w->id,
-	       hex_id(h->id[x], id), w->size, human_size(heap_size(h, x), size),
+	       hex_id(heap_id(h, x), id), w->size, human_size(heap_size(h, x), size),
 	       esc_text(object_class_text(h, x, cls)),
 	       label_text(h, x, 2, label));
 }
@@ -184,7 +184,7 @@ static void out_path(struct out *o, const struct heap *h,
 		const char *l = object_label(h, x, label);
 
 		out_begin_object(o, NULL);
-		out_id(o, "id", h->id[x]);
+		out_id(o, "id", heap_id(h, x));
 		out_string(o, "class", object_class_text(h, x, cls));
 		if (l)
 			out_string(o, "label", l);

@@ -156,7 +156,7 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 	for (size_t i = 0; i < k; i++) {
 		widen_size(&w_ret, t->d->retained[best[i]]);
 		widen_size(&w_self, heap_size(t->h, best[i]));
-		widen_id(&w_id, t->h->id[best[i]]);
+		widen_id(&w_id, heap_id(t->h, best[i]));
 	}
 	printf("%*s  %*s  %-*s  %s\n", w_ret, "RETAINED", w_self, "SELF",
 	       w_id, "ID", "CLASS");
@@ -168,7 +168,7 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 		printf("%*s  %*s  %-*s  %s%s%s\n",
 		       w_ret, human_size(t->d->retained[o], a),
 		       w_self, human_size(heap_size(t->h, o), b),
-		       w_id, hex_id(t->h->id[o], id),
+		       w_id, hex_id(heap_id(t->h, o), id),
 		       esc_text(object_class_text(t->h, o, cls)),
 		       l ? "  " : "", l ? esc_text(l) : "");
 	}
@@ -185,7 +185,7 @@ static void out_objects(struct out *o, const struct top *t,
 		const char *l = object_label(t->h, x, label);
 
 		out_begin_object(o, NULL);
-		out_id(o, "id", t->h->id[x]);
+		out_id(o, "id", heap_id(t->h, x));
 		out_string(o, "class", object_class_text(t->h, x, cls));
 		if (l)
 			out_string(o, "label", l);

@@ -162,9 +162,9 @@ static void check_graph(const struct heap *h)
 	FUZZ_CHECK(h->n <= HEAP_MAX_OBJECTS, "%u objects", h->n);
 	FUZZ_CHECK(h->n == 0 || heap_ref_start(h, 0) == 0, "refs do not start at 0");
 	for (uint32_t i = 0; i < h->n; i++) {
-		FUZZ_CHECK(i == 0 || h->id[i - 1] < h->id[i],
+		FUZZ_CHECK(i == 0 || heap_id(h, i - 1) < heap_id(h, i),
 			   "ids not strictly ascending at %u", i);
-		FUZZ_CHECK(heap_find(h, h->id[i]) == i, "heap_find(%u)", i);
+		FUZZ_CHECK(heap_find(h, heap_id(h, i)) == i, "heap_find(%u)", i);
 		FUZZ_CHECK(heap_ref_start(h, i) <= heap_ref_start(h, i + 1),
 			   "ref ranges overlap at %u", i);
 		FUZZ_CHECK(h->cls[i] == HEAP_NO_CLASS ||
@@ -192,7 +192,7 @@ static void check_graph(const struct heap *h)
 		uint32_t o = h->roots[r].object;
 
 		FUZZ_CHECK(o == HEAP_NONE || is_object(h, o), "root %zu", r);
-		FUZZ_CHECK(o == HEAP_NONE || h->id[o] == h->roots[r].ref,
+		FUZZ_CHECK(o == HEAP_NONE || heap_id(h, o) == h->roots[r].ref,
 			   "root %zu on the wrong object", r);
 	}
 }

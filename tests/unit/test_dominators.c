@@ -61,7 +61,7 @@ static void add_root(struct heap *h, uint32_t object, bool weak)
 
 	memset(r, 0, sizeof(*r));
 	r->object = object;
-	r->ref = object < h->n ? h->id[object] : 0;
+	r->ref = object < h->n ? heap_id(h, object) : 0;
 	r->kind = HEAP_NO_KIND;
 	r->root_flags = weak ? HT_ROOT_WEAK : 0;
 }

@@ -243,7 +243,7 @@ static struct heap *random_graph(uint32_t n)
 		struct heap_root *root = &h->roots[h->n_roots++];
 
 		root->object = below(n);
-		root->ref = h->id[root->object];
+		root->ref = heap_id(h, root->object);
 		root->kind = HEAP_NO_KIND;
 		root->root_flags = below(3) == 0 ? HT_ROOT_WEAK : 0;
 	}
