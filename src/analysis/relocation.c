@@ -174,6 +174,7 @@ static int spans_copy(struct spans *to, const struct spans *from)
 #define RADIX_BITS 11u
 #define RADIX_BUCKETS (1u << RADIX_BITS)
 #define RADIX_MAX_DIGITS ((64u + RADIX_BITS - 1) / RADIX_BITS)
+#define RADIX_PREFETCH 16u /* rows: about a miss's latency of work */
 
 /*
  * Sorts idx[0..n) by key[idx[k]], ascending and stable: least significant
@@ -236,8 +237,13 @@ static void radix_sort(uint32_t *idx, uint32_t *tmp, size_t n,
 		uint32_t *place = count[d], *swap;
 
 		for (size_t k = 0; k < n; k++) {
-			uint64_t v = (key[src[k]] - low) >> shift;
+			uint64_t v;
 
+			/* the keys are read at random after the first pass:
+			 * asked for a few rows before they are needed */
+			if (k + RADIX_PREFETCH < n)
+				__builtin_prefetch(&key[src[k + RADIX_PREFETCH]]);
+			v = (key[src[k]] - low) >> shift;
 			dst[place[v >> (d * RADIX_BITS) &
 				  (RADIX_BUCKETS - 1)]++] = src[k];
 		}
