@@ -27,6 +27,7 @@
 #include "util/sort.h"
 #include "util/saturating.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,38 +168,86 @@ static int spans_copy(struct spans *to, const struct spans *from)
 
 /* ---- Radix sort ---------------------------------------------------------- */
 
+/* 11 bits a digit: the 27 bits in which the ids of a heap of a GiB differ
+ * take three passes, where 8 bits took four; the counts of every digit
+ * stay small enough for the cache. */
+#define RADIX_BITS 11u
+#define RADIX_BUCKETS (1u << RADIX_BITS)
+#define RADIX_MAX_DIGITS ((64u + RADIX_BITS - 1) / RADIX_BITS)
+#define RADIX_PREFETCH 16u /* rows: about a miss's latency of work */
+
 /*
  * Sorts idx[0..n) by key[idx[k]], ascending and stable: least significant
- * digit first, 8 bits a pass, over only the bits in which the keys differ
- * (aligned addresses share their low bits, one heap's addresses their high
- * ones). tmp has room for n.
+ * digit first, over only the bits in which the keys differ (aligned
+ * addresses share their low bits, one heap's addresses their high ones).
+ * tmp has room for n. The keys are read in idx's order to find those bits
+ * and to count every digit at once; each pass then reads them once more
+ * to scatter. Keys already in order, as a runtime that walks its heap by
+ * address reports them, are left as they are: the sort is stable, so that
+ * is its answer.
  */
 static void radix_sort(uint32_t *idx, uint32_t *tmp, size_t n,
 		       const uint64_t *key)
 {
-	uint64_t low = UINT64_MAX, spread = 0;
+	/* rows are uint32_t, so no count exceeds UINT32_MAX */
+	static_assert(RADIX_MAX_DIGITS * RADIX_BUCKETS * sizeof(uint32_t) <=
+			      64 * 1024,
+		      "the counts fit on the stack");
+	uint32_t count[RADIX_MAX_DIGITS][RADIX_BUCKETS];
+	uint64_t low = UINT64_MAX, high = 0, differ = 0, prev = 0;
 	uint32_t *src = idx, *dst = tmp;
-	unsigned shift, top;
+	bool in_order = true;
+	unsigned shift, digits;
 
-	for (size_t k = 0; k < n; k++)
-		if (key[idx[k]] < low)
-			low = key[idx[k]];
-	for (size_t k = 0; k < n; k++)
-		spread |= key[idx[k]] - low;
-	if (!spread)
+	if (n < 2)
 		return;
-	shift = (unsigned)__builtin_ctzll(spread);
-	top = 64 - (unsigned)__builtin_clzll(spread);
-	for (unsigned b = shift; b < top; b += 8) {
-		size_t count[257] = {0};
+	for (size_t k = 0; k < n; k++) {
+		uint64_t x = key[idx[k]];
 
-		for (size_t k = 0; k < n; k++)
-			count[((key[src[k]] - low) >> b & 0xff) + 1]++;
-		for (unsigned d = 1; d <= 256; d++)
-			count[d] += count[d - 1];
-		for (size_t k = 0; k < n; k++)
-			dst[count[(key[src[k]] - low) >> b & 0xff]++] = src[k];
-		uint32_t *swap = src;
+		in_order &= x >= prev;
+		prev = x;
+		differ |= x ^ key[idx[0]];
+		low = x < low ? x : low;
+		high = x > high ? x : high;
+	}
+	if (in_order || !differ)
+		return;
+	/* the keys agree below the lowest bit in which any two differ */
+	shift = (unsigned)__builtin_ctzll(differ);
+	digits = ((64u - (unsigned)__builtin_clzll((high - low) >> shift)) +
+		  RADIX_BITS - 1) / RADIX_BITS;
+	memset(count, 0, digits * sizeof(count[0]));
+	for (size_t k = 0; k < n; k++) {
+		uint64_t v = (key[idx[k]] - low) >> shift;
+
+		for (unsigned d = 0; d < digits; d++)
+			count[d][v >> (d * RADIX_BITS) & (RADIX_BUCKETS - 1)]++;
+	}
+	for (unsigned d = 0; d < digits; d++) {
+		uint32_t at = 0;
+
+		for (unsigned b = 0; b < RADIX_BUCKETS; b++) {
+			uint32_t c = count[d][b];
+
+			count[d][b] = at;
+			at += c;
+		}
+	}
+	for (unsigned d = 0; d < digits; d++) {
+		uint32_t *place = count[d], *swap;
+
+		for (size_t k = 0; k < n; k++) {
+			uint64_t v;
+
+			/* the keys are read at random after the first pass:
+			 * asked for a few rows before they are needed */
+			if (k + RADIX_PREFETCH < n)
+				__builtin_prefetch(&key[src[k + RADIX_PREFETCH]]);
+			v = (key[src[k]] - low) >> shift;
+			dst[place[v >> (d * RADIX_BITS) &
+				  (RADIX_BUCKETS - 1)]++] = src[k];
+		}
+		swap = src;
 		src = dst;
 		dst = swap;
 	}

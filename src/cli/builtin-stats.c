@@ -976,5 +976,8 @@ int cmd_stats(int argc, char **argv)
 	/* a reader sees the biggest classes; a program gets them all */
 	if (s.limit == LIMIT_UNSET)
 		s.limit = s.format == FORMAT_TEXT ? TEXT_CLASS_ROWS : 0;
+	/* both passes inflate the next chunks on the second core: the events,
+	 * the errors and the pass log are those of a read on one thread */
+	s.reader_options.read_ahead = true;
 	return run_stats(&s);
 }

@@ -1,8 +1,9 @@
 /*
  * membudget.c - the process's memory budget (membudget.h): a limit and
- * what is charged against it. The analyses charge it from one thread, but
- * a reader that inflates ahead (ht_reader_options.read_ahead) charges its
- * pass log from a second, so the counts are atomic.
+ * what is charged against it. The analyses and the readers charge it from
+ * the caller's thread (a reader that inflates ahead, read_ahead, notes its
+ * pass log as the scan takes each chunk); the counts are atomic all the
+ * same, so that no thread a library starts can tear them.
  */
 #include "util/membudget.h"
 

@@ -197,9 +197,10 @@ static size_t read_pass(struct input *in, struct ht_error *err)
  * the command, which throws the pass away (input_end_pass): its size,
  * inode and time say nothing of it.
  */
-Test(input, ht_rewritten_in_place_with_its_time_kept_is_refused)
+static void rewritten_in_place_is_refused(const char *name,
+					 const struct ht_reader_options *opts)
 {
-	char *path = temp_path("in-place.ht");
+	char *path = temp_path(name);
 	struct htb a, b;
 	struct input in;
 	struct ht_error err;
@@ -210,7 +211,7 @@ Test(input, ht_rewritten_in_place_with_its_time_kept_is_refused)
 	k = a.n_chunks - 2;
 	rewritten_sample(&a, k, &b);
 	write_bytes(path, a.data, a.len);
-	cr_assert_eq(input_prepare(&in, path, NULL), 0);
+	cr_assert_eq(input_prepare(&in, path, opts), 0);
 	first = read_pass(&in, &err);
 	cr_assert_str_empty(err.message, "%s", err.message);
 	cr_assert_eq(input_end_pass(&in), 0);
@@ -230,6 +231,20 @@ Test(input, ht_rewritten_in_place_with_its_time_kept_is_refused)
 	htb_free(&a);
 	htb_free(&b);
 	free(path);
+}
+
+Test(input, ht_rewritten_in_place_with_its_time_kept_is_refused)
+{
+	rewritten_in_place_is_refused("in-place.ht", NULL);
+}
+
+/* The same when a second thread inflates the chunks ahead of the scan
+ * (read_ahead, as stats reads): the pass log is the scan's. */
+Test(input, ht_rewritten_in_place_is_refused_reading_ahead)
+{
+	const struct ht_reader_options ahead = {.read_ahead = true};
+
+	rewritten_in_place_is_refused("in-place-ahead.ht", &ahead);
 }
 
 /* Only the chunks both passes read are compared: a first pass that
@@ -265,4 +280,61 @@ Test(input, device_of_no_form_is_refused_before_copying)
 	struct input in;
 
 	cr_assert_eq(input_prepare(&in, "/dev/zero", NULL), -1);
+}
+
+/* Reads the first event of a pass over in, and stops there. */
+static void read_one_event(struct input *in)
+{
+	struct ht_reader *r = input_open(in);
+	struct ht_event ev;
+	struct ht_error err;
+
+	cr_assert_not_null(r, "the pass opens");
+	cr_assert_eq(ht_reader_next(r, &ev, &err), 1);
+	ht_reader_close(r);
+}
+
+/*
+ * A pass that reads ahead logs only the chunks its scan took, as a pass
+ * on one thread does: the second chunk, which the thread inflates while
+ * the scan is in the first, is neither recorded by a first pass that
+ * stops in the first chunk nor compared by a later one that does. A
+ * change there changes nothing either pass answered; a later pass that
+ * reads it is refused.
+ */
+Test(input, ht_chunks_read_ahead_but_not_taken_are_not_compared)
+{
+	const struct ht_reader_options ahead = {.read_ahead = true};
+	char *path = temp_path("ahead-untaken.ht");
+	struct htb a, b;
+	struct input in;
+	struct ht_error err;
+
+	htb_sample(&a, true);
+	rewritten_sample(&a, 1, &b);
+
+	write_bytes(path, a.data, a.len);
+	cr_assert_eq(input_prepare(&in, path, &ahead), 0);
+	read_one_event(&in);
+	cr_assert_eq(input_end_pass(&in), 0);
+	rewrite_in_place(path, &b);
+	read_pass(&in, &err); /* b's second chunk need not inflate */
+	cr_assert_eq(input_end_pass(&in), 0, "the first pass stopped "
+		     "before the second chunk: %s", err.message);
+	input_release(&in);
+
+	write_bytes(path, a.data, a.len);
+	cr_assert_eq(input_prepare(&in, path, &ahead), 0);
+	cr_assert_eq(read_pass(&in, &err), a.n_events);
+	cr_assert_eq(input_end_pass(&in), 0);
+	rewrite_in_place(path, &b);
+	read_one_event(&in);
+	cr_assert_eq(input_end_pass(&in), 0, "this pass stops before the "
+		     "second chunk");
+	read_pass(&in, &err);
+	cr_assert_eq(input_end_pass(&in), -1, "this one reads it");
+	input_release(&in);
+	htb_free(&a);
+	htb_free(&b);
+	free(path);
 }

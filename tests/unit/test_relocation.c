@@ -744,6 +744,38 @@ Test(deaths, never_in_unfinished_gc)
 	cr_assert_eq(got.totals.died, 0);
 }
 
+/* A dump may report its objects in any order (a walk from the roots),
+ * with ids anywhere in the address space: they are matched with the
+ * tracked ones in id order whatever their order and spread (here five
+ * digits of the radix sort, and ids that differ only in the highest), so
+ * a second complete dump of the same objects in the reverse order sees
+ * every one again, none new, none dead. */
+Test(deaths, none_when_dumps_list_objects_in_other_orders)
+{
+	static const ht_id ids[] = {
+		0x7ff0000000a8, 0x1000, 0x10000000000, 0x88, 0x400000000040,
+		0x1008, 0x7ff000000000, 0x40, 0x2000000040, 0xfff8,
+		0x200000000040, 0x10000, 0x3fffffffff8, 0x1010, 0x48, 0x800,
+	};
+	const size_t n = sizeof(ids) / sizeof(ids[0]);
+
+	dump_begin();
+	for (size_t i = 0; i < n; i++)
+		object(ids[i], 1, 8);
+	dump_end();
+	dump_begin();
+	for (size_t i = n; i-- > 0;)
+		object(ids[i], 1, 8);
+	dump_end();
+	run_clean(true);
+	cr_assert_eq(got.dump[0].sum.new_objects, n);
+	cr_assert_eq(got.dump[1].sum.objects, n);
+	cr_assert_eq(got.dump[1].sum.new_objects, 0);
+	cr_assert_eq(got.dump[1].sum.died_objects, 0);
+	cr_assert_eq(got.dump[1].sum.lost_objects, 0);
+	cr_assert_eq(got.totals.objects, n);
+}
+
 /* Outside bounds and without a full GC, objects keep their ids GC after
  * GC, and only a dump proves them gone. */
 Test(deaths, never_otherwise)

@@ -76,6 +76,8 @@ struct loaded_chunk {
 	struct buffer raw;
 	enum ht_error_code code;
 	char cause[256];
+	bool crc_checked; /* its payload was read whole and its CRC held:
+			     the pass log notes it when the scan takes it */
 };
 
 /* Chunks the read-ahead thread may hold inflated beyond the one decoded:
@@ -83,8 +85,9 @@ struct loaded_chunk {
 #define AHEAD_SLOTS 2
 
 /* The read-ahead thread and the chunks it hands over, in file order. While
- * it runs it alone uses the input (f, pos, io_errno), stored, zs and the
- * pass log; the scan takes its chunks from the slots. */
+ * it runs it alone uses the input (f, pos, io_errno), stored and zs; the
+ * scan takes its chunks from the slots and notes them in the pass log as
+ * it takes them (note_chunk), on its own thread. */
 struct read_ahead {
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -391,47 +394,45 @@ static int inflate_exact(struct binary_source *s, const uint8_t *in,
 	return 0;
 }
 
-/* Notes chunk h, its CRC checked, in the reader's pass log (pass_log.h):
- * HT_OK, or the error code with the cause written to cause[] when a later
- * pass finds another chunk than the first pass did. */
-static enum ht_error_code note_chunk(struct binary_source *s,
-				     uint64_t offset,
-				     const struct ht_chunk_header *h,
-				     char *cause, size_t cause_size)
+/* Notes chunk c, its CRC checked, in the reader's pass log (pass_log.h)
+ * as the scan takes it, on the scan's thread: the log and the budget it
+ * is charged to then see the chunks when and as a read on one thread
+ * does, whatever was read ahead. A later pass that finds another chunk
+ * than the first pass did makes c damage, which outranks what inflating
+ * it found: a chunk rewritten may not inflate. */
+static void note_chunk(struct binary_source *s, struct loaded_chunk *c)
 {
 	int rc;
 
-	if (!s->reader->pass_log)
-		return HT_OK;
-	rc = pass_log_note(s->reader->pass_log, offset,
-			   h->stored_length, h->payload_crc);
+	if (!s->reader->pass_log || !c->crc_checked)
+		return;
+	rc = pass_log_note(s->reader->pass_log, c->offset,
+			   c->header.stored_length, c->header.payload_crc);
+	if (rc == 0)
+		return;
+	c->found = FOUND_DAMAGE;
 	if (rc > 0) {
-		snprintf(cause, cause_size,
+		c->code = HT_E_IO;
+		snprintf(c->cause, sizeof(c->cause),
 			 "the file changed while it was read");
-		return HT_E_IO;
-	}
-	if (rc < 0 && mem_budget_exceeded()) {
-		snprintf(cause, cause_size, MEM_BUDGET_MESSAGE,
+	} else if (mem_budget_exceeded()) {
+		c->code = HT_E_NOMEM;
+		snprintf(c->cause, sizeof(c->cause), MEM_BUDGET_MESSAGE,
 			 mem_budget_limit());
-		return HT_E_NOMEM;
+	} else {
+		c->code = HT_E_NOMEM;
+		snprintf(c->cause, sizeof(c->cause), "out of memory");
 	}
-	if (rc < 0) {
-		snprintf(cause, cause_size, "out of memory");
-		return HT_E_NOMEM;
-	}
-	return HT_OK;
 }
 
-/* Reads the stored payload of h, the chunk at offset, from the current
- * position, checks its CRC and inflates it into raw. Returns HT_OK, or the
- * error code with the cause written to cause[]. */
+/* Reads the stored payload of h from the current position, checks its
+ * CRC (*crc_checked once it held) and inflates it into raw. Returns HT_OK,
+ * or the error code with the cause written to cause[]. */
 static enum ht_error_code load_payload(struct binary_source *s,
-				       uint64_t offset,
 				       const struct ht_chunk_header *h,
-				       struct buffer *raw,
+				       struct buffer *raw, bool *crc_checked,
 				       char *cause, size_t cause_size)
 {
-	enum ht_error_code code;
 	const char *why;
 	size_t got;
 	int rc;
@@ -462,10 +463,7 @@ static enum ht_error_code load_payload(struct binary_source *s,
 		snprintf(cause, cause_size, "chunk payload CRC mismatch");
 		return HT_E_CORRUPT;
 	}
-	/* before it is inflated: a chunk rewritten may not inflate */
-	code = note_chunk(s, offset, h, cause, cause_size);
-	if (code != HT_OK)
-		return code;
+	*crc_checked = true;
 	if (ALLOC_GROW(raw->data, (size_t)h->raw_length + 1, raw->cap) < 0)
 		goto nomem;
 	rc = inflate_exact(s, s->stored.data, h->stored_length, raw->data,
@@ -494,6 +492,7 @@ static void load_chunk(struct binary_source *s, uint64_t first_event,
 	size_t got;
 
 	c->found = FOUND_DAMAGE;
+	c->crc_checked = false;
 	c->offset = s->pos;
 	memset(h, 0, sizeof(*h));
 	got = read_bytes(s, raw_header, sizeof(raw_header));
@@ -534,7 +533,7 @@ static void load_chunk(struct binary_source *s, uint64_t first_event,
 			 "index chunk claims %u events", h->events);
 		return;
 	}
-	c->code = load_payload(s, c->offset, h, &c->raw, c->cause, 200);
+	c->code = load_payload(s, h, &c->raw, &c->crc_checked, c->cause, 200);
 	if (c->code != HT_OK)
 		return;
 	c->found = h->kind == HT_CHUNK_INDEX ? FOUND_INDEX : FOUND_EVENTS;
@@ -857,10 +856,13 @@ static int start_chunk(struct binary_source *s, struct ht_error *err)
 
 	if (s->ahead.running) {
 		c = ahead_take(s);
+		/* the last the thread loaded, before the pass log may make
+		 * an event chunk damage (what the thread met beyond that one
+		 * is dropped) */
+		s->ahead.end_taken = c->found != FOUND_EVENTS;
+		note_chunk(s, c);
 		if (c->found != FOUND_EVENTS) {
-			/* the last the thread loaded: the input is the
-			 * scan's again */
-			s->ahead.end_taken = true;
+			/* the input is the scan's again */
 			ahead_stop(s);
 			return use_chunk(s, c, err);
 		}
@@ -873,6 +875,7 @@ static int start_chunk(struct binary_source *s, struct ht_error *err)
 	c->raw = s->raw;
 	s->raw = (struct buffer){0};
 	load_chunk(s, s->events, c);
+	note_chunk(s, c);
 	return use_chunk(s, c, err);
 }
 
@@ -1165,6 +1168,7 @@ static void try_index(struct binary_source *s, uint64_t size)
 	uint64_t offset;
 	const char *why;
 	char cause[200];
+	bool index_checked = false;
 
 	if (size < s->header_end + HT_CHUNK_HEADER_SIZE + HT_TRAILER_SIZE)
 		return;
@@ -1180,7 +1184,7 @@ static void try_index(struct binary_source *s, uint64_t size)
 	    offset + HT_CHUNK_HEADER_SIZE + h.stored_length !=
 		    size - HT_TRAILER_SIZE)
 		return;
-	if (load_payload(s, s->chunk_offset, &h, &s->raw, cause,
+	if (load_payload(s, &h, &s->raw, &index_checked, cause,
 			 sizeof(cause)) != HT_OK ||
 	    parse_index(s->raw.data, h.raw_length, &info, &why) < 0)
 		return;

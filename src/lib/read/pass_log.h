@@ -7,9 +7,10 @@
  * trace rewritten in place while the last pass reads it, or rewritten
  * with its time put back, passes that check, and the answer would mix
  * two traces. So the first pass notes the offset, length and payload CRC
- * of each chunk it reads whole, and each later pass, which reads from the
- * start as the first did, finds the same chunks at the same offsets or
- * says the file changed. A later pass may stop before the first did, or
+ * of each chunk it reads whole, as its scan takes it (a chunk a second
+ * thread inflated ahead that the scan never took is not noted), and each
+ * later pass, which reads from the start as the first did, finds the same
+ * chunks at the same offsets or says the file changed. A later pass may stop before the first did, or
  * go on where the first stopped: only the chunks both read are compared.
  * YAML and HPROF carry no checksums to compare; their passes are checked
  * by the file's size and time alone.
