@@ -367,15 +367,21 @@ static int prefer_complete_dump(struct input *in, struct scan *s)
 int load_dump(const char *path, const struct ht_reader_options *opts,
 	      int64_t select, struct loaded_dump *ld)
 {
+	struct ht_reader_options reading = opts ? *opts :
+					   (struct ht_reader_options){0};
 	struct input in;
 	struct scan s;
 	int status;
 
 	memset(ld, 0, sizeof(*ld));
 	ld->path = path;
+	/* the next chunks inflate on the second core while this one builds
+	 * the graph; the events, the errors and the pass log are those of a
+	 * read on one thread */
+	reading.read_ahead = true;
 	/* a pipe too must be able to fall back on the dump before the last,
 	 * or the answer would depend on how the input was given */
-	if (input_prepare(&in, path, opts) < 0)
+	if (input_prepare(&in, path, &reading) < 0)
 		return EXIT_UNREADABLE;
 	status = scan_for(&in, select, &s);
 	if (status == EXIT_DONE && s.damaged)
