@@ -215,6 +215,11 @@ int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
 struct heap_scan_options {
 	bool values; /* objects' values and array contents, when the trace
 			has them (an HPROF reader gives them when asked) */
+	/* With values: only the objects of these ids (ascending) keep
+	 * theirs, when values_of is not NULL; a command that shows a few
+	 * objects' labels reads the dump again for them (top). */
+	const ht_id *values_of;
+	size_t n_values_of;
 };
 
 /* heap_scan, with options (NULL: none, as heap_scan). */

@@ -11,6 +11,7 @@
 #include "cli/load-dump.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
+#include "util/alloc.h"
 
 #include "analysis/labels.h"
 #include "analysis/stats.h"
@@ -57,6 +58,9 @@ struct top {
 	enum heap_level level;
 	const struct heap *h;
 	const struct heap_dominators *d;
+	/* the retained sizes of the objects listed, in order: the graph
+	 * their labels are read from has no dominators */
+	uint64_t *shown_retained;
 };
 
 /* ---- objects ------------------------------------------------------------- */
@@ -154,7 +158,7 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 	int w_id = (int)strlen("ID");
 
 	for (size_t i = 0; i < k; i++) {
-		widen_size(&w_ret, t->d->retained[best[i]]);
+		widen_size(&w_ret, t->shown_retained[i]);
 		widen_size(&w_self, t->h->size[best[i]]);
 		widen_id(&w_id, t->h->id[best[i]]);
 	}
@@ -166,7 +170,7 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 
 		/* the label follows the class: what this one holds */
 		printf("%*s  %*s  %-*s  %s%s%s\n",
-		       w_ret, human_size(t->d->retained[o], a),
+		       w_ret, human_size(t->shown_retained[i], a),
 		       w_self, human_size(t->h->size[o], b),
 		       w_id, hex_id(t->h->id[o], id),
 		       esc_text(object_class_text(t->h, o, cls)),
@@ -190,7 +194,7 @@ static void out_objects(struct out *o, const struct top *t,
 		if (l)
 			out_string(o, "label", l);
 		out_u64(o, "size", t->h->size[x]);
-		out_u64(o, "retained", t->d->retained[x]);
+		out_u64(o, "retained", t->shown_retained[i]);
 		out_end_object(o);
 	}
 	out_end_array(o);
@@ -346,6 +350,104 @@ static int find_class(struct top *t)
 	return 0;
 }
 
+/* Objects as object_label_sources names them. */
+struct sources {
+	uint32_t *at;
+	size_t n, cap;
+	bool failed;
+};
+
+static void add_source(void *ctx, uint32_t object)
+{
+	struct sources *s = ctx;
+
+	if (ALLOC_GROW(s->at, s->n + 1, s->cap) < 0)
+		s->failed = true;
+	else
+		s->at[s->n++] = object;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The ids of the objects whose values the labels of best[0..k) read
+ * (labels.h, object_label_sources), ascending, each once: what the
+ * second read keeps values for. -1 when out of memory. */
+static int label_sources(const struct heap *h, const uint32_t *best,
+			 size_t k, ht_id **ids, size_t *n_ids)
+{
+	struct sources s = {0};
+	size_t n = 0;
+
+	for (size_t i = 0; i < k && !s.failed; i++)
+		object_label_sources(h, best[i], add_source, &s);
+	if (s.failed) {
+		free(s.at);
+		return -1;
+	}
+	/* objects are sorted by id: ascending indices give ascending ids */
+	qsort(s.at, s.n, sizeof(*s.at), by_index);
+	*ids = malloc((s.n ? s.n : 1) * sizeof(**ids));
+	if (!*ids) {
+		free(s.at);
+		return -1;
+	}
+	for (size_t i = 0; i < s.n; i++)
+		if (i == 0 || s.at[i] != s.at[i - 1])
+			(*ids)[n++] = h->id[s.at[i]];
+	*n_ids = n;
+	free(s.at);
+	return 0;
+}
+
+/*
+ * The objects listed keep their retained sizes; the graph and its
+ * dominators go, and when a label needs values the dump is read again
+ * keeping only those the labels read: the values of every object would
+ * cost a graph of ten million objects a third more memory, and more time
+ * than the second read (doc/design.md, labels). EXIT_DONE, or the exit
+ * status once said why not.
+ */
+static int read_labels(struct top *t, struct loaded_dump *ld,
+		       struct heap_dominators *d, const uint32_t *best,
+		       size_t k)
+{
+	uint32_t n = ld->heap->n;
+	ht_id *ids = NULL;
+	size_t n_ids = 0;
+	int status;
+
+	t->shown_retained = malloc((k ? k : 1) * sizeof(*t->shown_retained));
+	if (t->shown_retained)
+		for (size_t i = 0; i < k; i++)
+			t->shown_retained[i] = d->retained[best[i]];
+	heap_dominators_free(d);
+	t->d = NULL;
+	if (!t->shown_retained ||
+	    label_sources(ld->heap, best, k, &ids, &n_ids) < 0) {
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	if (n_ids == 0) {
+		free(ids);
+		return EXIT_DONE; /* nothing listed can have a label */
+	}
+	status = reload_dump(ld, &(struct heap_scan_options){
+				     .values = true, .values_of = ids,
+				     .n_values_of = n_ids});
+	free(ids);
+	if (status == EXIT_DONE && ld->heap->n != n) {
+		error_msg("%s: the file changed while it was read", t->path);
+		status = EXIT_UNREADABLE;
+	}
+	t->h = ld->heap;
+	return status;
+}
+
 static int run_top(struct top *t)
 {
 	struct loaded_dump ld;
@@ -354,6 +456,7 @@ static int run_top(struct top *t)
 	struct class_row *rows = NULL;
 	uint32_t *best = NULL;
 	size_t n_rows = 0, k = 0;
+	bool has_d = true;
 	int status, rc = 0;
 
 	status = load_dump(t->path, &t->reader_options, t->select, &ld);
@@ -389,6 +492,12 @@ static int run_top(struct top *t)
 		else
 			rc = -1;
 	}
+	if (rc == 0 && best) {
+		has_d = false;
+		status = read_labels(t, &ld, &d, best, k);
+		if (status != EXIT_DONE)
+			goto out;
+	}
 	if (rc < 0)
 		error_msg("out of memory");
 	else if (report(t, best, k, rows, n_rows) < 0) {
@@ -396,10 +505,13 @@ static int run_top(struct top *t)
 		rc = -1;
 	}
 	status = rc < 0 ? EXIT_UNREADABLE : analysis_status(ld.damaged);
+out:
 	free(best);
 	free(t->in_class);
+	free(t->shown_retained);
 	class_table_free(rows, n_rows);
-	heap_dominators_free(&d);
+	if (has_d)
+		heap_dominators_free(&d);
 	unload_dump(&ld);
 	return status;
 }
@@ -418,9 +530,9 @@ static int parse_key(const char *cmd, const char *arg, void *by)
 
 int cmd_top(int argc, char **argv)
 {
-	/* objects are labelled with what they hold: the values are read */
-	struct top t = {.select = HEAP_LAST_DUMP, .limit = 20,
-			.reader_options = {.values = true}};
+	/* objects are labelled with what they hold: the values the labels
+	 * need are read once the objects are chosen (read_labels) */
+	struct top t = {.select = HEAP_LAST_DUMP, .limit = 20};
 	const struct cli_option options[] = {
 		OPT_NUMBER(&t.limit,
 			 "list N objects or classes (default 20; 0: all)"),

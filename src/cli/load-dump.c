@@ -306,9 +306,11 @@ static int keep_dump(void *ctx, struct heap *h, bool *keep)
 	return 0;
 }
 
-/* One pass for one dump. EXIT_DONE (damage is not a failure: what came
- * before it is used), or EXIT_UNREADABLE once said why. */
-static int scan_for(struct input *in, int64_t select, struct scan *s)
+/* One pass for one dump, the graph built with opts. EXIT_DONE (damage is
+ * not a failure: what came before it is used), or EXIT_UNREADABLE once
+ * said why. */
+static int scan_with(struct input *in, int64_t select,
+		     const struct heap_scan_options *opts, struct scan *s)
 {
 	struct ht_reader *r = input_open(in);
 	int rc;
@@ -316,10 +318,8 @@ static int scan_for(struct input *in, int64_t select, struct scan *s)
 	memset(s, 0, sizeof(*s));
 	if (!r)
 		return EXIT_UNREADABLE;
-	/* a command that asks the reader for values shows them */
-	rc = heap_scan_with(r, select, &(struct heap_scan_options){
-				.values = in->options && in->options->values},
-			    keep_dump, s, &s->report, &s->err);
+	rc = heap_scan_with(r, select, opts, keep_dump, s, &s->report,
+			    &s->err);
 	ht_reader_close(r);
 	if (input_end_pass(in) < 0) {
 		if (s->heap)
@@ -338,6 +338,14 @@ static int scan_for(struct input *in, int64_t select, struct scan *s)
 		heap_free(s->heap);
 	s->heap = NULL;
 	return EXIT_UNREADABLE;
+}
+
+static int scan_for(struct input *in, int64_t select, struct scan *s)
+{
+	/* a command that asks the reader for values shows them */
+	return scan_with(in, select, &(struct heap_scan_options){
+				 .values = in->options && in->options->values},
+			 s);
 }
 
 /* The last dump is incomplete (the trace ends inside it): the one before
@@ -367,7 +375,7 @@ static int prefer_complete_dump(struct input *in, struct scan *s)
 int load_dump(const char *path, const struct ht_reader_options *opts,
 	      int64_t select, struct loaded_dump *ld)
 {
-	struct input in;
+	struct input *in = &ld->in;
 	struct scan s;
 	int status;
 
@@ -375,21 +383,23 @@ int load_dump(const char *path, const struct ht_reader_options *opts,
 	ld->path = path;
 	/* a pipe too must be able to fall back on the dump before the last,
 	 * or the answer would depend on how the input was given */
-	if (input_prepare(&in, path, opts) < 0)
+	if (input_prepare(in, path, opts) < 0)
 		return EXIT_UNREADABLE;
-	status = scan_for(&in, select, &s);
+	status = scan_for(in, select, &s);
 	if (status == EXIT_DONE && s.damaged)
 		warn_damage(&s.err);
 	if (status == EXIT_DONE && select == HEAP_LAST_DUMP)
-		status = prefer_complete_dump(&in, &s);
-	input_release(&in);
+		status = prefer_complete_dump(in, &s);
 	if (status != EXIT_DONE) {
+		input_release(in);
 		if (s.heap)
 			heap_free(s.heap);
 		return status;
 	}
-	if (!s.heap)
+	if (!s.heap) {
+		input_release(in);
 		return no_such_dump(path, select, s.report.dumps, s.damaged);
+	}
 	warn_dump_quality(path, s.heap);
 	ld->heap = s.heap;
 	ld->damaged = s.damaged;
@@ -398,7 +408,38 @@ int load_dump(const char *path, const struct ht_reader_options *opts,
 
 void unload_dump(struct loaded_dump *ld)
 {
-	if (ld->heap)
+	if (ld->heap) {
 		heap_free(ld->heap);
+		input_release(&ld->in);
+	}
 	ld->heap = NULL;
+}
+
+int reload_dump(struct loaded_dump *ld, const struct heap_scan_options *scan)
+{
+	const struct ht_reader_options *was = ld->in.options;
+	struct ht_reader_options opts = {0};
+	uint64_t dump = ld->heap->dump;
+	struct scan s;
+	int status;
+
+	if (was)
+		opts = *was;
+	opts.values = true;
+	heap_free(ld->heap);
+	ld->heap = NULL;
+	ld->in.options = &opts;
+	status = scan_with(&ld->in, (int64_t)dump, scan, &s);
+	ld->in.options = was;
+	if (status == EXIT_DONE && !s.heap) {
+		/* the dump the first pass read is not there any more */
+		error_msg("%s: the file changed while it was read", ld->path);
+		status = EXIT_UNREADABLE;
+	}
+	if (status != EXIT_DONE) {
+		input_release(&ld->in);
+		return status;
+	}
+	ld->heap = s.heap;
+	return EXIT_DONE;
 }

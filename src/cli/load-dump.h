@@ -88,6 +88,7 @@ struct loaded_dump {
 	const char *path;     /* for messages */
 	struct heap *heap;
 	bool damaged;         /* the trace is damaged: exit 3 when done */
+	struct input in;      /* kept for reload_dump */
 };
 
 /*
@@ -101,6 +102,18 @@ struct loaded_dump {
 int load_dump(const char *path, const struct ht_reader_options *opts,
 	      int64_t select, struct loaded_dump *ld);
 void unload_dump(struct loaded_dump *ld);
+
+/*
+ * Reads ld's dump again, with the reader's values on and the graph built
+ * with scan (heap_scan_options: values, values_of), in place of ld->heap,
+ * which is freed first so that the two graphs never take memory at once.
+ * The same dump of the same input (a stream was copied by load_dump), so
+ * its objects have the same indices; nothing is warned about again.
+ * EXIT_DONE, or the exit status once said why not (ld->heap is then
+ * NULL).
+ */
+int reload_dump(struct loaded_dump *ld,
+		const struct heap_scan_options *scan);
 
 /* The exit status of an analysis that did its work on ld's trace. */
 int analysis_status(bool damaged);
