@@ -11,7 +11,6 @@
 #include "cli/load-dump.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
-#include "util/alloc.h"
 
 #include "analysis/labels.h"
 #include "analysis/stats.h"
@@ -350,75 +349,15 @@ static int find_class(struct top *t)
 	return 0;
 }
 
-/* Objects as object_label_sources names them. */
-struct sources {
-	uint32_t *at;
-	size_t n, cap;
-	bool failed;
-};
-
-static void add_source(void *ctx, uint32_t object)
-{
-	struct sources *s = ctx;
-
-	if (ALLOC_GROW(s->at, s->n + 1, s->cap) < 0)
-		s->failed = true;
-	else
-		s->at[s->n++] = object;
-}
-
-static int by_index(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The ids of the objects whose values the labels of best[0..k) read
- * (labels.h, object_label_sources), ascending, each once: what the
- * second read keeps values for. -1 when out of memory. */
-static int label_sources(const struct heap *h, const uint32_t *best,
-			 size_t k, ht_id **ids, size_t *n_ids)
-{
-	struct sources s = {0};
-	size_t n = 0;
-
-	for (size_t i = 0; i < k && !s.failed; i++)
-		object_label_sources(h, best[i], add_source, &s);
-	if (s.failed) {
-		free(s.at);
-		return -1;
-	}
-	/* objects are sorted by id: ascending indices give ascending ids */
-	qsort(s.at, s.n, sizeof(*s.at), by_index);
-	*ids = malloc((s.n ? s.n : 1) * sizeof(**ids));
-	if (!*ids) {
-		free(s.at);
-		return -1;
-	}
-	for (size_t i = 0; i < s.n; i++)
-		if (i == 0 || s.at[i] != s.at[i - 1])
-			(*ids)[n++] = h->id[s.at[i]];
-	*n_ids = n;
-	free(s.at);
-	return 0;
-}
-
 /*
- * The objects listed keep their retained sizes; the graph and its
- * dominators go, and when a label needs values the dump is read again
- * keeping only those the labels read: the values of every object would
- * cost a graph of ten million objects a third more memory, and more time
- * than the second read (doc/design.md, labels). EXIT_DONE, or the exit
- * status once said why not.
+ * The objects listed keep their retained sizes; the graph's dominators go,
+ * and the labels' values are read (reload_for_labels). EXIT_DONE, or the
+ * exit status once said why not.
  */
 static int read_labels(struct top *t, struct loaded_dump *ld,
 		       struct heap_dominators *d, const uint32_t *best,
 		       size_t k)
 {
-	uint32_t n = ld->heap->n;
-	ht_id *ids = NULL;
-	size_t n_ids = 0;
 	int status;
 
 	t->shown_retained = malloc((k ? k : 1) * sizeof(*t->shown_retained));
@@ -427,23 +366,11 @@ static int read_labels(struct top *t, struct loaded_dump *ld,
 			t->shown_retained[i] = d->retained[best[i]];
 	heap_dominators_free(d);
 	t->d = NULL;
-	if (!t->shown_retained ||
-	    label_sources(ld->heap, best, k, &ids, &n_ids) < 0) {
+	if (!t->shown_retained) {
 		error_msg("out of memory");
 		return EXIT_UNREADABLE;
 	}
-	if (n_ids == 0) {
-		free(ids);
-		return EXIT_DONE; /* nothing listed can have a label */
-	}
-	status = reload_dump(ld, &(struct heap_scan_options){
-				     .values = true, .values_of = ids,
-				     .n_values_of = n_ids});
-	free(ids);
-	if (status == EXIT_DONE && ld->heap->n != n) {
-		error_msg("%s: the file changed while it was read", t->path);
-		status = EXIT_UNREADABLE;
-	}
+	status = reload_for_labels(ld, best, k);
 	t->h = ld->heap;
 	return status;
 }

@@ -6,13 +6,17 @@
 
 #include "cli/budget.h"
 
+#include "analysis/labels.h"
+
 #include "lib/read/forms.h"
 #include "lib/read/pass_log.h"
+#include "util/alloc.h"
 #include "util/membudget.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -442,4 +446,87 @@ int reload_dump(struct loaded_dump *ld, const struct heap_scan_options *scan)
 	}
 	ld->heap = s.heap;
 	return EXIT_DONE;
+}
+
+/* ---- labels ------------------------------------------------------------ */
+
+/* Objects as object_label_sources names them. */
+struct sources {
+	uint32_t *at;
+	size_t n, cap;
+	bool failed;
+};
+
+static void add_source(void *ctx, uint32_t object)
+{
+	struct sources *s = ctx;
+
+	if (ALLOC_GROW(s->at, s->n + 1, s->cap) < 0)
+		s->failed = true;
+	else
+		s->at[s->n++] = object;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The ids of the objects whose values the labels of objects[0..k) read
+ * (labels.h, object_label_sources), ascending, each once: what the
+ * second read keeps values for. -1 when out of memory. */
+static int label_sources(const struct heap *h, const uint32_t *objects,
+			 size_t k, ht_id **ids, size_t *n_ids)
+{
+	struct sources s = {0};
+	size_t n = 0;
+
+	for (size_t i = 0; i < k && !s.failed; i++)
+		object_label_sources(h, objects[i], add_source, &s);
+	if (s.failed) {
+		free(s.at);
+		return -1;
+	}
+	/* objects are sorted by id: ascending indices give ascending ids */
+	qsort(s.at, s.n, sizeof(*s.at), by_index);
+	*ids = malloc((s.n ? s.n : 1) * sizeof(**ids));
+	if (!*ids) {
+		free(s.at);
+		return -1;
+	}
+	for (size_t i = 0; i < s.n; i++)
+		if (i == 0 || s.at[i] != s.at[i - 1])
+			(*ids)[n++] = h->id[s.at[i]];
+	*n_ids = n;
+	free(s.at);
+	return 0;
+}
+
+int reload_for_labels(struct loaded_dump *ld, const uint32_t *objects,
+		      size_t n)
+{
+	uint32_t n_objects = ld->heap->n;
+	ht_id *ids = NULL;
+	size_t n_ids = 0;
+	int status;
+
+	if (label_sources(ld->heap, objects, n, &ids, &n_ids) < 0) {
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	if (n_ids == 0) {
+		free(ids);
+		return EXIT_DONE; /* none of them can have a label */
+	}
+	status = reload_dump(ld, &(struct heap_scan_options){
+				     .values = true, .values_of = ids,
+				     .n_values_of = n_ids});
+	free(ids);
+	if (status == EXIT_DONE && ld->heap->n != n_objects) {
+		error_msg("%s: the file changed while it was read", ld->path);
+		status = EXIT_UNREADABLE;
+	}
+	return status;
 }

@@ -115,6 +115,19 @@ void unload_dump(struct loaded_dump *ld);
 int reload_dump(struct loaded_dump *ld,
 		const struct heap_scan_options *scan);
 
+/*
+ * For the commands that label a few objects (top, paths): reads ld's dump
+ * again (reload_dump) keeping values only for the objects whose values
+ * the labels of objects[0..n) read (labels.h, object_label_sources), when
+ * there are any; ld->heap, loaded without values, is kept otherwise. The
+ * objects keep their indices. Values for every object would cost a third
+ * more memory on a dump where each has its own, and more time than the
+ * second read (doc/design.md, labels). EXIT_DONE, or the exit status once
+ * said why not (ld->heap is then NULL).
+ */
+int reload_for_labels(struct loaded_dump *ld, const uint32_t *objects,
+		      size_t n);
+
 /* The exit status of an analysis that did its work on ld's trace. */
 int analysis_status(bool damaged);
 
