@@ -1321,6 +1321,7 @@ struct scan {
 	bool keep_values;   /* heap_scan_options.values */
 	const ht_id *values_of;  /* heap_scan_options.values_of */
 	size_t n_values_of;
+	bool values_seen;   /* heap_scan_report.values_seen */
 	uint32_t *value_field; /* an event's value fields as entries */
 	size_t cap_value_field;
 	heap_dump_fn fn;
@@ -1556,6 +1557,8 @@ static int add_values(struct scan *s, const struct ht_ev_object_references *e,
 	int rc;
 
 	*at = 0;
+	if (e->n_values || e->array)
+		s->values_seen = true;
 	if (!s->keep_values || (!e->n_values && !e->array) ||
 	    (s->values_of && !id_listed(s->values_of, s->n_values_of, e->id)))
 		return 0;
@@ -1947,6 +1950,8 @@ int heap_scan_with(struct ht_reader *r, int64_t select,
 	rc = ht_replay(r, &cb, s, &sum, err);
 	rc = finish_scan(s, rc, err);
 	fill_report(report, &sum);
+	if (report)
+		report->values_seen = s->values_seen;
 	/* the error returned is the scan's own (out of memory), not the
 	 * damage that the replay stopped at */
 	if (report && s->failed)

@@ -192,6 +192,9 @@ struct heap_scan_report {
 	uint64_t gcs;
 	uint64_t violations;
 	bool read_error;           /* the trace is damaged: see the error */
+	/* an object carried values, kept or not: a scan that keeps them
+	 * finds some (top and paths read a trace again only then) */
+	bool values_seen;
 };
 
 /* Called once per selected dump, in trace order, when it is complete (or

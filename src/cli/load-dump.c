@@ -296,6 +296,7 @@ struct scan {
 	struct heap *heap;
 	struct heap_scan_report report;
 	bool damaged;
+	bool values_unread;  /* loaded_dump's */
 	struct ht_error err;
 };
 
@@ -324,6 +325,10 @@ static int scan_with(struct input *in, int64_t select,
 		return EXIT_UNREADABLE;
 	rc = heap_scan_with(r, select, opts, keep_dump, s, &s->report,
 			    &s->err);
+	/* the one reader that gives values only when asked */
+	s->values_unread = (s->report.values_seen && !opts->values) ||
+			   (!(in->options && in->options->values) &&
+			    strcmp(ht_reader_format(r), "hprof") == 0);
 	ht_reader_close(r);
 	if (input_end_pass(in) < 0) {
 		if (s->heap)
@@ -407,6 +412,7 @@ int load_dump(const char *path, const struct ht_reader_options *opts,
 	warn_dump_quality(path, s.heap);
 	ld->heap = s.heap;
 	ld->damaged = s.damaged;
+	ld->values_unread = s.values_unread;
 	return EXIT_DONE;
 }
 
@@ -512,6 +518,8 @@ int reload_for_labels(struct loaded_dump *ld, const uint32_t *objects,
 	size_t n_ids = 0;
 	int status;
 
+	if (!ld->values_unread)
+		return EXIT_DONE; /* the graph has all the values there are */
 	if (label_sources(ld->heap, objects, n, &ids, &n_ids) < 0) {
 		error_msg("out of memory");
 		return EXIT_UNREADABLE;

@@ -88,6 +88,9 @@ struct loaded_dump {
 	const char *path;     /* for messages */
 	struct heap *heap;
 	bool damaged;         /* the trace is damaged: exit 3 when done */
+	/* the input holds values the graph did not keep: an HPROF dump
+	 * read without them, or a trace whose objects carried some */
+	bool values_unread;
 	struct input in;      /* kept for reload_dump */
 };
 
@@ -120,7 +123,8 @@ int reload_dump(struct loaded_dump *ld,
  * again (reload_dump) keeping values only for the objects whose values
  * the labels of objects[0..n) read (labels.h, object_label_sources), when
  * there are any; ld->heap, loaded without values, is kept otherwise. The
- * objects keep their indices. Values for every object would cost a third
+ * objects keep their indices. An input without values is not read again
+ * (values_unread). Values for every object would cost a third
  * more memory on a dump where each has its own, and more time than the
  * second read (doc/design.md, labels). EXIT_DONE, or the exit status once
  * said why not (ld->heap is then NULL).

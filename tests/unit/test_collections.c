@@ -450,3 +450,29 @@ Test(labels, values_of_keeps_only_those_listed)
 	heap_free(all);
 	heap_free(some);
 }
+
+/* heap_scan_report.values_seen: whether the objects carried values, kept
+ * or not, so that top and paths read again only a trace that has some. */
+static bool values_seen(const char *name, bool keep)
+{
+	struct heap_scan_report report;
+	struct ht_error err;
+	struct ht_reader *r = ht_reader_open(testdata(name), &err);
+
+	cr_assert_not_null(r, "%s", err.message);
+	cr_assert_eq(heap_scan_with(r, HEAP_LAST_DUMP,
+				    &(struct heap_scan_options){.values = keep},
+				    keep_dump, NULL, &report, &err),
+		     0, "%s", err.message);
+	ht_reader_close(r);
+	heap_free(got);
+	return report.values_seen;
+}
+
+Test(labels, values_seen_kept_or_not)
+{
+	cr_assert(values_seen("analysis/collections.yaml", true));
+	cr_assert(values_seen("analysis/collections.yaml", false));
+	cr_assert_not(values_seen("analysis/cli-shop.yaml", true));
+	cr_assert_not(values_seen("analysis/cli-shop.yaml", false));
+}
