@@ -370,7 +370,7 @@ int cmd_paths(int argc, char **argv)
 	status = trace_operand("paths", argc, argv, &r.path);
 	if (status != EXIT_DONE)
 		return status;
-	status = load_dump(r.path, &reader_options, r.select, &ld);
+	status = load_dump_to_label(r.path, &reader_options, r.select, &ld);
 	if (status != EXIT_DONE)
 		return status;
 	status = find_paths(&r, &ld);

@@ -386,7 +386,7 @@ static int run_top(struct top *t)
 	bool has_d = true;
 	int status, rc = 0;
 
-	status = load_dump(t->path, &t->reader_options, t->select, &ld);
+	status = load_dump_to_label(t->path, &t->reader_options, t->select, &ld);
 	if (status != EXIT_DONE)
 		return status;
 	if (heap_dominators_at(ld.heap, t->level, &d, &err) < 0) {

@@ -381,8 +381,8 @@ static int prefer_complete_dump(struct input *in, struct scan *s)
 	return EXIT_DONE;
 }
 
-int load_dump(const char *path, const struct ht_reader_options *opts,
-	      int64_t select, struct loaded_dump *ld)
+static int load(const char *path, const struct ht_reader_options *opts,
+		int64_t select, struct loaded_dump *ld, bool keep_input)
 {
 	struct input *in = &ld->in;
 	struct scan s;
@@ -413,16 +413,37 @@ int load_dump(const char *path, const struct ht_reader_options *opts,
 	ld->heap = s.heap;
 	ld->damaged = s.damaged;
 	ld->values_unread = s.values_unread;
+	ld->has_input = keep_input;
+	if (!keep_input)
+		input_release(in);
 	return EXIT_DONE;
+}
+
+int load_dump(const char *path, const struct ht_reader_options *opts,
+	      int64_t select, struct loaded_dump *ld)
+{
+	return load(path, opts, select, ld, false);
+}
+
+int load_dump_to_label(const char *path, const struct ht_reader_options *opts,
+		       int64_t select, struct loaded_dump *ld)
+{
+	return load(path, opts, select, ld, true);
+}
+
+static void release_input(struct loaded_dump *ld)
+{
+	if (ld->has_input)
+		input_release(&ld->in);
+	ld->has_input = false;
 }
 
 void unload_dump(struct loaded_dump *ld)
 {
-	if (ld->heap) {
+	if (ld->heap)
 		heap_free(ld->heap);
-		input_release(&ld->in);
-	}
 	ld->heap = NULL;
+	release_input(ld);
 }
 
 int reload_dump(struct loaded_dump *ld, const struct heap_scan_options *scan)
@@ -447,7 +468,7 @@ int reload_dump(struct loaded_dump *ld, const struct heap_scan_options *scan)
 		status = EXIT_UNREADABLE;
 	}
 	if (status != EXIT_DONE) {
-		input_release(&ld->in);
+		release_input(ld);
 		return status;
 	}
 	ld->heap = s.heap;
@@ -495,9 +516,14 @@ static int label_sources(const struct heap *h, const uint32_t *objects,
 		free(s.at);
 		return -1;
 	}
+	if (s.n == 0) {
+		*ids = NULL;
+		*n_ids = 0;
+		return 0;
+	}
 	/* objects are sorted by id: ascending indices give ascending ids */
 	qsort(s.at, s.n, sizeof(*s.at), by_index);
-	*ids = malloc((s.n ? s.n : 1) * sizeof(**ids));
+	*ids = malloc(s.n * sizeof(**ids));
 	if (!*ids) {
 		free(s.at);
 		return -1;

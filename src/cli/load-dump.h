@@ -91,6 +91,7 @@ struct loaded_dump {
 	/* the input holds values the graph did not keep: an HPROF dump
 	 * read without them, or a trace whose objects carried some */
 	bool values_unread;
+	bool has_input;       /* load_dump_to_label's: */
 	struct input in;      /* kept for reload_dump */
 };
 
@@ -104,10 +105,15 @@ struct loaded_dump {
  */
 int load_dump(const char *path, const struct ht_reader_options *opts,
 	      int64_t select, struct loaded_dump *ld);
+/* load_dump, keeping the input for reload_dump and reload_for_labels
+ * until unload_dump. */
+int load_dump_to_label(const char *path, const struct ht_reader_options *opts,
+		       int64_t select, struct loaded_dump *ld);
+/* Frees the graph and the input kept. */
 void unload_dump(struct loaded_dump *ld);
 
 /*
- * Reads ld's dump again, with the reader's values on and the graph built
+ * Reads ld's dump (load_dump_to_label's) again, with the reader's values on and the graph built
  * with scan (heap_scan_options: values, values_of), in place of ld->heap,
  * which is freed first so that the two graphs never take memory at once.
  * The same dump of the same input (a stream was copied by load_dump), so
