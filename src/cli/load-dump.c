@@ -15,6 +15,9 @@
 
 #include <errno.h>
 #include <getopt.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -459,6 +462,14 @@ int reload_dump(struct loaded_dump *ld, const struct heap_scan_options *scan)
 	opts.values = true;
 	heap_free(ld->heap);
 	ld->heap = NULL;
+#ifdef __GLIBC__
+	/* Freeing the first graph's big arrays raised glibc's threshold for
+	 * mapping an allocation of its own; the second graph's arrays, which
+	 * grow, would then come from the heap and leave holes in it as they
+	 * move: on a Tomcat dump of 16.6 MB 43.6 MB at the peak, 33.1 with
+	 * the threshold back at its first value (128 KiB). */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
 	ld->in.options = &opts;
 	status = scan_with(&ld->in, (int64_t)dump, scan, &s);
 	ld->in.options = was;
