@@ -381,6 +381,22 @@ static void measure_waste(struct collection *c)
 			       (c->capacity - c->size) / c->capacity);
 }
 
+/* A set wraps a map: the map (*inner) and its rule, whatever kind it is,
+ * but no set (a hostile dump may make a set wrap a set); NULL when the
+ * set's field holds no known map. */
+static const struct kind_rule *inner_rule(const struct heap *h,
+					  uint32_t object,
+					  const struct kind_rule *k,
+					  uint32_t *inner)
+{
+	const struct kind_rule *ik;
+
+	*inner = object_of(h, object, k->size_field);
+	ik = *inner != HEAP_NONE && h->cls[*inner] < h->n_classes ?
+	     rule_of_class(h->classes[h->cls[*inner]].name) : NULL;
+	return ik && ik->size != SIZE_INNER ? ik : NULL;
+}
+
 static void measure(const struct heap *h, uint32_t object,
 		    const struct kind_rule *k, struct collection *c,
 		    int depth)
@@ -389,14 +405,11 @@ static void measure(const struct heap *h, uint32_t object,
 
 	*c = (struct collection){.kind = &k->kind, .array = HEAP_NONE};
 	if (k->size == SIZE_INNER) {
-		/* a set wraps a map: measure the map, whatever kind it is,
-		 * once (a hostile dump may make a set wrap a set) */
-		uint32_t inner = object_of(h, object, k->size_field);
-		const struct kind_rule *ik =
-			inner != HEAP_NONE && h->cls[inner] < h->n_classes ?
-			rule_of_class(h->classes[h->cls[inner]].name) : NULL;
+		/* measured once: the map, not a map a map wraps */
+		uint32_t inner;
+		const struct kind_rule *ik = inner_rule(h, object, k, &inner);
 
-		if (ik && ik->size != SIZE_INNER && depth == 0) {
+		if (ik && depth == 0) {
 			measure(h, inner, ik, c, depth + 1);
 			c->kind = &k->kind;
 		}
@@ -430,4 +443,51 @@ bool collection_of(const struct heap *h, uint32_t object,
 		return false;
 	measure(h, object, k, c, 0);
 	return true;
+}
+
+/* ---- what measuring reads ---------------------------------------------- */
+
+/* As measure follows references: the objects whose values it reads. */
+static void sources(const struct heap *h, uint32_t object,
+		    const struct kind_rule *k, object_fn add, void *ctx,
+		    int depth)
+{
+	uint32_t array, cells, inner;
+
+	add(ctx, object); /* its size fields */
+	if (k->size == SIZE_INNER) {
+		const struct kind_rule *ik = inner_rule(h, object, k, &inner);
+
+		if (ik && depth == 0)
+			sources(h, inner, ik, add, ctx, depth + 1);
+		return;
+	}
+	/* the capacity: the array's length (array_length) */
+	if (reference_of(h, object, k->array_field, &array) && array < h->n)
+		add(ctx, array);
+	if (k->size != SIZE_COUNTERS)
+		return;
+	/* counters_size: each cell's value */
+	cells = object_of(h, object, k->less_field);
+	if (cells == HEAP_NONE)
+		return;
+	for (uint64_t e = heap_ref_start(h, cells);
+	     e < heap_ref_start(h, cells + 1); e++)
+		if (heap_ref_field(h, cells, e) == HEAP_NO_FIELD &&
+		    h->ref[e] < h->n)
+			add(ctx, h->ref[e]);
+}
+
+void collection_sources(const struct heap *h, uint32_t object,
+			object_fn add, void *ctx)
+{
+	const struct kind_rule *k;
+	uint32_t cls;
+
+	if (object >= h->n)
+		return;
+	cls = h->cls[object];
+	k = cls < h->n_classes ? rule_of_class(h->classes[cls].name) : NULL;
+	if (k)
+		sources(h, object, k, add, ctx, 0);
 }

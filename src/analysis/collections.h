@@ -60,4 +60,14 @@ void collection_measure(const struct heap *h, uint32_t object,
 bool collection_of(const struct heap *h, uint32_t object,
 		   struct collection *c);
 
+/* Called with each object whose values measuring object (a known
+ * collection: collection_of) reads, as collection_of would follow its
+ * references: the object, its backing array, a set's map and the map's,
+ * a ConcurrentHashMap's counter cells. Reads no values, so that a graph
+ * built without them says which objects a second read must keep them
+ * for (labels.h, object_label_sources). An object may come twice. */
+typedef void (*object_fn)(void *ctx, uint32_t object);
+void collection_sources(const struct heap *h, uint32_t object,
+			object_fn add, void *ctx);
+
 #endif

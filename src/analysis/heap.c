@@ -1487,6 +1487,9 @@ done:
 struct scan {
 	int64_t select;
 	bool keep_values;   /* heap_scan_options.values */
+	const ht_id *values_of;  /* heap_scan_options.values_of */
+	size_t n_values_of;
+	bool values_seen;   /* heap_scan_report.values_seen */
 	uint32_t *value_field; /* an event's value fields as entries */
 	size_t cap_value_field;
 	heap_dump_fn fn;
@@ -1695,6 +1698,24 @@ static int add_ref_fields(struct scan *s,
 	return 0;
 }
 
+/* Whether id is among ids[0..n), which ascend. */
+static bool id_listed(const ht_id *ids, size_t n, ht_id id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ids[mid] == id)
+			return true;
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
 /* e's values and array as a record of the raw dump's arena; *at its
  * offset + 1, 0 when e has none. */
 static int add_values(struct scan *s, const struct ht_ev_object_references *e,
@@ -1704,7 +1725,10 @@ static int add_values(struct scan *s, const struct ht_ev_object_references *e,
 	int rc;
 
 	*at = 0;
-	if (!s->keep_values || (!e->n_values && !e->array))
+	if (e->n_values || e->array)
+		s->values_seen = true;
+	if (!s->keep_values || (!e->n_values && !e->array) ||
+	    (s->values_of && !id_listed(s->values_of, s->n_values_of, e->id)))
 		return 0;
 	if (!raw->val && raw_start_values(raw) < 0)
 		return out_of_memory(s);
@@ -2104,6 +2128,10 @@ int heap_scan_with(struct ht_reader *r, int64_t select,
 	}
 	s->select = select;
 	s->keep_values = options && options->values;
+	if (s->keep_values) {
+		s->values_of = options->values_of;
+		s->n_values_of = options->n_values_of;
+	}
 	s->fn = fn;
 	s->ctx = ctx;
 	s->path = ht_reader_path(r);
@@ -2119,6 +2147,8 @@ int heap_scan_with(struct ht_reader *r, int64_t select,
 	rc = ht_replay(r, &cb, s, &sum, err);
 	rc = finish_scan(s, rc, err);
 	fill_report(report, &sum);
+	if (report)
+		report->values_seen = s->values_seen;
 	/* the error returned is the scan's own (out of memory), not the
 	 * damage that the replay stopped at */
 	if (report && s->failed)

@@ -233,6 +233,9 @@ struct heap_scan_report {
 	uint64_t gcs;
 	uint64_t violations;
 	bool read_error;           /* the trace is damaged: see the error */
+	/* an object carried values, kept or not: a scan that keeps them
+	 * finds some (top and paths read a trace again only then) */
+	bool values_seen;
 };
 
 /* Called once per selected dump, in trace order, when it is complete (or
@@ -256,6 +259,11 @@ int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
 struct heap_scan_options {
 	bool values; /* objects' values and array contents, when the trace
 			has them (an HPROF reader gives them when asked) */
+	/* With values: only the objects of these ids (ascending) keep
+	 * theirs, when values_of is not NULL; a command that shows a few
+	 * objects' labels reads the dump again for them (top). */
+	const ht_id *values_of;
+	size_t n_values_of;
 };
 
 /* heap_scan, with options (NULL: none, as heap_scan). */

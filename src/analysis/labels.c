@@ -67,3 +67,24 @@ const char *object_label(const struct heap *h, uint32_t object, char *buf)
 		return collection_label(&c, buf);
 	return string_label(h, object, buf);
 }
+
+void object_label_sources(const struct heap *h, uint32_t object,
+			  object_fn add, void *ctx)
+{
+	uint32_t chars[2];
+	size_t n;
+	uint32_t cls;
+
+	if (object >= h->n)
+		return;
+	/* as object_label: a collection is never read as a string */
+	cls = h->cls[object];
+	if (cls < h->n_classes &&
+	    collection_kind_of_class(h->classes[cls].name)) {
+		collection_sources(h, object, add, ctx);
+		return;
+	}
+	n = values_string_sources(h, object, chars);
+	for (size_t i = 0; i < n; i++)
+		add(ctx, chars[i]);
+}

@@ -7,6 +7,7 @@
 #ifndef HT_LABELS_H
 #define HT_LABELS_H
 
+#include "analysis/collections.h"
 #include "analysis/heap.h"
 #include "analysis/values.h"
 
@@ -32,5 +33,16 @@
  * value.
  */
 const char *object_label(const struct heap *h, uint32_t object, char *buf);
+
+/*
+ * Calls add with each object whose values object_label reads for object
+ * (its own, a string's array, a collection's array, map or cells),
+ * found through references alone: a graph built without values says
+ * which objects a second read must keep values for so that the label is
+ * the one all values give (heap_scan_options.values_of). An object may
+ * come more than once.
+ */
+void object_label_sources(const struct heap *h, uint32_t object,
+			  object_fn add, void *ctx);
 
 #endif

@@ -287,6 +287,27 @@ static bool string_units(const struct heap *h, uint32_t object,
 	return r->array.type == HT_TYPE_BYTE;
 }
 
+size_t values_string_sources(const struct heap *h, uint32_t object,
+			     uint32_t out[2])
+{
+	uint32_t value;
+
+	if (object >= h->n)
+		return 0;
+	if (class_named(h, object, "System.String")) {
+		out[0] = object;
+		return 1;
+	}
+	if (!class_named(h, object, "java.lang.String"))
+		return 0;
+	out[0] = object; /* its coder */
+	value = values_field_object(h, object, "value");
+	if (value == HEAP_NONE)
+		return 1;
+	out[1] = value;
+	return 2;
+}
+
 bool values_string_chars(const struct heap *h, uint32_t object,
 			 uint32_t *chars, uint64_t *key)
 {

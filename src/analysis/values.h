@@ -89,6 +89,13 @@ bool values_string_text(const struct heap *h, uint32_t object, char *out,
 			size_t max_chars, uint64_t *units_shown,
 			uint64_t *length);
 
+/* The objects whose values values_string_text reads for object, into
+ * out: none when it is no string; a System.String itself; a
+ * java.lang.String and its `value` array when it holds one. Reads no
+ * values (a graph built without them answers): the count. */
+size_t values_string_sources(const struct heap *h, uint32_t object,
+			     uint32_t out[2]);
+
 /* The object that holds a string's characters (a java.lang.String's value
  * array, a System.String itself) into *chars, and a key equal for two
  * strings exactly when their texts are: equal characters laid out alike

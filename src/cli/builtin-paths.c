@@ -245,9 +245,49 @@ static int strongest_level(struct paths_report *r, struct ht_error *err)
 	return 0;
 }
 
-static int find_paths(struct paths_report *r, const struct heap *h,
-		      bool damaged)
+/* The objects the report labels, each path's and the target, into
+ * *objects: their count, or -1 when out of memory. */
+static long labelled_objects(const struct paths_report *r,
+			     uint32_t **objects)
 {
+	size_t n = 1;
+
+	for (size_t i = 0; i < r->n_paths; i++)
+		n += r->paths[i].length;
+	*objects = malloc(n * sizeof(**objects));
+	if (!*objects)
+		return -1;
+	n = 0;
+	(*objects)[n++] = r->target;
+	for (size_t i = 0; i < r->n_paths; i++)
+		for (size_t j = 0; j < r->paths[i].length; j++)
+			(*objects)[n++] = r->paths[i].objects[j];
+	return (long)n;
+}
+
+/* The paths found on a graph without values, the labels' values are
+ * read (reload_for_labels): the report is made of the graph read again,
+ * whose objects, roots and references are the first's. */
+static int read_labels(struct paths_report *r, struct loaded_dump *ld)
+{
+	uint32_t *objects;
+	long n = labelled_objects(r, &objects);
+	int status;
+
+	if (n < 0) {
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	status = reload_for_labels(ld, objects, (size_t)n);
+	free(objects);
+	r->h = ld->heap;
+	return status;
+}
+
+static int find_paths(struct paths_report *r, struct loaded_dump *ld)
+{
+	const struct heap *h = ld->heap;
+	bool damaged = ld->damaged;
 	struct ht_error err;
 	char id[24];
 	long n;
@@ -270,6 +310,9 @@ static int find_paths(struct paths_report *r, const struct heap *h,
 		return EXIT_UNREADABLE;
 	}
 	r->n_paths = (size_t)n;
+	rc = read_labels(r, ld);
+	if (rc != EXIT_DONE)
+		return rc;
 	rc = r->format == FORMAT_TEXT ? report_text(r) : report_structured(r);
 	if (rc < 0)
 		error_msg("cannot write the report: %m");
@@ -297,8 +340,9 @@ static int parse_max_paths(const char *cmd, const char *arg, void *max)
 int cmd_paths(int argc, char **argv)
 {
 	struct paths_report r = {.select = HEAP_LAST_DUMP, .max_paths = 3};
-	/* objects are labelled with what they hold: the values are read */
-	struct ht_reader_options reader_options = {.values = true};
+	/* objects are labelled with what they hold: the values the labels
+	 * need are read once the paths are found (read_labels) */
+	struct ht_reader_options reader_options = {0};
 	struct loaded_dump ld;
 	const struct cli_option options[] = {
 		OPT_CALLBACK('t', "to", "ID", &r, parse_target,
@@ -326,10 +370,10 @@ int cmd_paths(int argc, char **argv)
 	status = trace_operand("paths", argc, argv, &r.path);
 	if (status != EXIT_DONE)
 		return status;
-	status = load_dump(r.path, &reader_options, r.select, &ld);
+	status = load_dump_to_label(r.path, &reader_options, r.select, &ld);
 	if (status != EXIT_DONE)
 		return status;
-	status = find_paths(&r, ld.heap, ld.damaged);
+	status = find_paths(&r, &ld);
 	heap_paths_free(r.paths, r.n_paths);
 	unload_dump(&ld);
 	return status;

@@ -57,6 +57,9 @@ struct top {
 	enum heap_level level;
 	const struct heap *h;
 	const struct heap_dominators *d;
+	/* the retained sizes of the objects listed, in order: the graph
+	 * their labels are read from has no dominators */
+	uint64_t *shown_retained;
 };
 
 /* ---- objects ------------------------------------------------------------- */
@@ -154,7 +157,7 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 	int w_id = (int)strlen("ID");
 
 	for (size_t i = 0; i < k; i++) {
-		widen_size(&w_ret, t->d->retained[best[i]]);
+		widen_size(&w_ret, t->shown_retained[i]);
 		widen_size(&w_self, heap_size(t->h, best[i]));
 		widen_id(&w_id, heap_id(t->h, best[i]));
 	}
@@ -166,7 +169,7 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 
 		/* the label follows the class: what this one holds */
 		printf("%*s  %*s  %-*s  %s%s%s\n",
-		       w_ret, human_size(t->d->retained[o], a),
+		       w_ret, human_size(t->shown_retained[i], a),
 		       w_self, human_size(heap_size(t->h, o), b),
 		       w_id, hex_id(heap_id(t->h, o), id),
 		       esc_text(object_class_text(t->h, o, cls)),
@@ -190,7 +193,7 @@ static void out_objects(struct out *o, const struct top *t,
 		if (l)
 			out_string(o, "label", l);
 		out_u64(o, "size", heap_size(t->h, x));
-		out_u64(o, "retained", t->d->retained[x]);
+		out_u64(o, "retained", t->shown_retained[i]);
 		out_end_object(o);
 	}
 	out_end_array(o);
@@ -346,6 +349,32 @@ static int find_class(struct top *t)
 	return 0;
 }
 
+/*
+ * The objects listed keep their retained sizes; the graph's dominators go,
+ * and the labels' values are read (reload_for_labels). EXIT_DONE, or the
+ * exit status once said why not.
+ */
+static int read_labels(struct top *t, struct loaded_dump *ld,
+		       struct heap_dominators *d, const uint32_t *best,
+		       size_t k)
+{
+	int status;
+
+	t->shown_retained = malloc((k ? k : 1) * sizeof(*t->shown_retained));
+	if (t->shown_retained)
+		for (size_t i = 0; i < k; i++)
+			t->shown_retained[i] = d->retained[best[i]];
+	heap_dominators_free(d);
+	t->d = NULL;
+	if (!t->shown_retained) {
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	status = reload_for_labels(ld, best, k);
+	t->h = ld->heap;
+	return status;
+}
+
 static int run_top(struct top *t)
 {
 	struct loaded_dump ld;
@@ -354,9 +383,10 @@ static int run_top(struct top *t)
 	struct class_row *rows = NULL;
 	uint32_t *best = NULL;
 	size_t n_rows = 0, k = 0;
+	bool has_d = true;
 	int status, rc = 0;
 
-	status = load_dump(t->path, &t->reader_options, t->select, &ld);
+	status = load_dump_to_label(t->path, &t->reader_options, t->select, &ld);
 	if (status != EXIT_DONE)
 		return status;
 	if (heap_dominators_at(ld.heap, t->level, &d, &err) < 0) {
@@ -389,6 +419,12 @@ static int run_top(struct top *t)
 		else
 			rc = -1;
 	}
+	if (rc == 0 && best) {
+		has_d = false;
+		status = read_labels(t, &ld, &d, best, k);
+		if (status != EXIT_DONE)
+			goto out;
+	}
 	if (rc < 0)
 		error_msg("out of memory");
 	else if (report(t, best, k, rows, n_rows) < 0) {
@@ -396,10 +432,13 @@ static int run_top(struct top *t)
 		rc = -1;
 	}
 	status = rc < 0 ? EXIT_UNREADABLE : analysis_status(ld.damaged);
+out:
 	free(best);
 	free(t->in_class);
+	free(t->shown_retained);
 	class_table_free(rows, n_rows);
-	heap_dominators_free(&d);
+	if (has_d)
+		heap_dominators_free(&d);
 	unload_dump(&ld);
 	return status;
 }
@@ -418,9 +457,9 @@ static int parse_key(const char *cmd, const char *arg, void *by)
 
 int cmd_top(int argc, char **argv)
 {
-	/* objects are labelled with what they hold: the values are read */
-	struct top t = {.select = HEAP_LAST_DUMP, .limit = 20,
-			.reader_options = {.values = true}};
+	/* objects are labelled with what they hold: the values the labels
+	 * need are read once the objects are chosen (read_labels) */
+	struct top t = {.select = HEAP_LAST_DUMP, .limit = 20};
 	const struct cli_option options[] = {
 		OPT_NUMBER(&t.limit,
 			 "list N objects or classes (default 20; 0: all)"),

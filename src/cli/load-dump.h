@@ -88,6 +88,12 @@ struct loaded_dump {
 	const char *path;     /* for messages */
 	struct heap *heap;
 	bool damaged;         /* the trace is damaged: exit 3 when done */
+	/* the input holds values the graph did not keep: an HPROF dump
+	 * read without them, or a trace whose objects carried some */
+	bool values_unread;
+	bool has_input;       /* load_dump_to_label's: */
+	struct input in;      /* kept for reload_dump */
+	struct ht_reader_options reading; /* the command's, reading ahead */
 };
 
 /*
@@ -100,7 +106,38 @@ struct loaded_dump {
  */
 int load_dump(const char *path, const struct ht_reader_options *opts,
 	      int64_t select, struct loaded_dump *ld);
+/* load_dump, keeping the input for reload_dump and reload_for_labels
+ * until unload_dump. */
+int load_dump_to_label(const char *path, const struct ht_reader_options *opts,
+		       int64_t select, struct loaded_dump *ld);
+/* Frees the graph and the input kept. */
 void unload_dump(struct loaded_dump *ld);
+
+/*
+ * Reads ld's dump (load_dump_to_label's) again, with the reader's values on and the graph built
+ * with scan (heap_scan_options: values, values_of), in place of ld->heap,
+ * which is freed first so that the two graphs never take memory at once.
+ * The same dump of the same input (a stream was copied by load_dump), so
+ * its objects have the same indices; nothing is warned about again.
+ * EXIT_DONE, or the exit status once said why not (ld->heap is then
+ * NULL).
+ */
+int reload_dump(struct loaded_dump *ld,
+		const struct heap_scan_options *scan);
+
+/*
+ * For the commands that label a few objects (top, paths): reads ld's dump
+ * again (reload_dump) keeping values only for the objects whose values
+ * the labels of objects[0..n) read (labels.h, object_label_sources), when
+ * there are any; ld->heap, loaded without values, is kept otherwise. The
+ * objects keep their indices. An input without values is not read again
+ * (values_unread). Values for every object would cost a third
+ * more memory on a dump where each has its own, and more time than the
+ * second read (doc/design.md, labels). EXIT_DONE, or the exit status once
+ * said why not (ld->heap is then NULL).
+ */
+int reload_for_labels(struct loaded_dump *ld, const uint32_t *objects,
+		      size_t n);
 
 /* The exit status of an analysis that did its work on ld's trace. */
 int analysis_status(bool damaged);

@@ -11,9 +11,13 @@
 #   - `convert` with values (the default) and with --no-values, and the
 #     size of each .ht;
 #   - `top -n 5`, and `object` on the list's head (its first node among
-#     the five biggest retainers), on the dump and on each .ht: the model keeps values only for a command
-#     that asks (object does; top, today, does not), so the table shows
-#     what each command pays as it is.
+#     the five biggest retainers), on the dump and on each .ht: the model
+#     keeps values only for a command that asks (object does; top and
+#     paths only for the objects their labels read, reading the dump a
+#     second time when one may have a label), so the table shows what
+#     each command pays as it is;
+#   - on the dump, `top --class java.lang.String -n 5` and `paths` to the
+#     head, which read it twice for their labels' values.
 # Fails when `object` says something else of the head from the .ht with
 # values than from the dump, or shows values from the one without, or
 # when heaptrace keeps another number of arrays whole in the small dump
@@ -107,6 +111,12 @@ for input in hprof values plain; do
 	best "object-$input" "$heaptrace" object $limit "$(file_of $input)" \
 		"$head"
 done
+# shellcheck disable=SC2086
+best top-strings "$heaptrace" top $limit -n 5 --class java.lang.String "$dump"
+# shellcheck disable=SC2086
+best paths-hprof "$heaptrace" paths $limit --to "$head" "$dump"
+grep -q '"' "$cache/top-strings.out" ||
+	fail "top --class java.lang.String labels no string"
 
 # What object says of the head, bar its first line (the file's name):
 # the same from the dump and from the .ht with values; no values from the
@@ -173,6 +183,8 @@ row "convert --no-values" convert-plain
 row "top -n 5 dump" top-hprof
 row "top -n 5 .ht with values" top-values
 row "top -n 5 .ht without" top-plain
+row "top --class String dump" top-strings
+row "paths to the head, dump" paths-hprof
 row "object dump (values)" object-hprof
 row "object .ht with values" object-values
 row "object .ht without" object-plain

@@ -6,7 +6,10 @@
  * known; which class names are collections; the labels of paths and top
  * (src/analysis/labels.c) on its collections and strings; in
  * testdata/analysis/collections-odd.yaml, fields no runtime writes, whose
- * figures are unknown rather than wrong.
+ * figures are unknown rather than wrong; and that the objects
+ * object_label_sources names are all a label reads: a label made of their
+ * values alone is the one all values make, for every object of these
+ * dumps and knownheap.hprof (what top's second read relies on).
  */
 #include <criterion/criterion.h>
 
@@ -15,6 +18,7 @@
 #include "analysis/labels.h"
 #include "testutil.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static struct heap *got;
@@ -27,21 +31,28 @@ static int keep_dump(void *ctx, struct heap *h, bool *keep)
 	return 0;
 }
 
-static struct heap *load_file(const char *name, bool values)
+/* The last dump of testdata's name, built with opts (an HPROF dump read
+ * with values when opts asks for them). */
+static struct heap *load_with(const char *name,
+			      const struct heap_scan_options *opts)
 {
 	struct heap_scan_report report;
 	struct ht_error err;
-	struct ht_reader *r = ht_reader_open(testdata(name), &err);
+	struct ht_reader_options ro = {.values = opts->values};
+	struct ht_reader *r = ht_reader_open_with(testdata(name), &ro, &err);
 
 	cr_assert_not_null(r, "%s", err.message);
-	cr_assert_eq(heap_scan_with(r, HEAP_LAST_DUMP,
-				    &(struct heap_scan_options){
-					    .values = values},
-				    keep_dump, NULL, &report, &err),
+	cr_assert_eq(heap_scan_with(r, HEAP_LAST_DUMP, opts, keep_dump, NULL,
+				    &report, &err),
 		     0, "%s", err.message);
 	ht_reader_close(r);
 	cr_assert_not_null(got);
 	return got;
+}
+
+static struct heap *load_file(const char *name, bool values)
+{
+	return load_with(name, &(struct heap_scan_options){.values = values});
 }
 
 static struct heap *load(bool values)
@@ -279,4 +290,189 @@ Test(labels, without_values)
 
 	check_labels(h, want, sizeof(want) / sizeof(want[0]));
 	heap_free(h);
+}
+
+/* ---- what a label reads ----------------------------------------------- */
+
+struct marks {
+	const struct heap *h;
+	bool *marked;   /* per object */
+};
+
+static void mark(void *ctx, uint32_t object)
+{
+	struct marks *m = ctx;
+
+	cr_assert_lt(object, m->h->n);
+	m->marked[object] = true;
+}
+
+/* full's graph with the values of the marked objects only, as a second
+ * read with heap_scan_options.values_of keeps them: a copy of the
+ * struct whose value index (has_values, values_rank, values_at) is
+ * rebuilt; the records stay full's. Free with free_masked. */
+static struct heap masked(const struct heap *full, const bool *marked)
+{
+	struct heap m = *full;
+	size_t words = ((size_t)full->n + 63) / 64;
+	uint32_t n_valued = 0;
+	struct value_record r;
+
+	m.has_values = calloc(words + 1, sizeof(*m.has_values));
+	m.values_rank = calloc(words + 1, sizeof(*m.values_rank));
+	m.values_at = calloc(full->n + 1, sizeof(*m.values_at));
+	cr_assert(m.has_values && m.values_rank && m.values_at);
+	for (uint32_t i = 0; i < full->n; i++) {
+		if (i % 64 == 0)
+			m.values_rank[i / 64] = n_valued;
+		if (!marked[i] || !heap_object_values(full, i, &r))
+			continue;
+		m.has_values[i / 64] |= 1ULL << (i % 64);
+		m.values_at[n_valued++] =
+			full->values_at[full->values_rank[i / 64] +
+					(uint32_t)__builtin_popcountll(
+						full->has_values[i / 64] &
+						((1ULL << (i % 64)) - 1))];
+	}
+	return m;
+}
+
+static void free_masked(struct heap *m)
+{
+	free(m->has_values);
+	free(m->values_rank);
+	free(m->values_at);
+}
+
+/* For every object of name's last dump: its label from the values of
+ * its sources alone is its label from all values. Returns how many
+ * objects have a label, so that a test sees it checked some. */
+static size_t check_sources(const char *name)
+{
+	struct heap *full = load_file(name, true);
+	bool *marked = calloc(full->n + 1, sizeof(*marked));
+	struct marks mk = {full, marked};
+	size_t labelled = 0;
+
+	cr_assert_not_null(marked);
+	cr_assert_not_null(full->has_values, "%s has values", name);
+	for (uint32_t o = 0; o < full->n; o++) {
+		char want[LABEL_BOUND], have[LABEL_BOUND];
+		const char *w = object_label(full, o, want), *g;
+		struct heap part;
+
+		memset(marked, 0, full->n * sizeof(*marked));
+		object_label_sources(full, o, mark, &mk);
+		part = masked(full, marked);
+		g = object_label(&part, o, have);
+		if (w)
+			cr_assert_str_eq(g ? g : "(none)", w, "%s, 0x%llx",
+					 name,
+					 (unsigned long long)heap_id(full, o));
+		else
+			cr_assert_null(g, "%s, 0x%llx: %s", name,
+				       (unsigned long long)heap_id(full, o), g);
+		labelled += w != NULL;
+		free_masked(&part);
+	}
+	free(marked);
+	heap_free(full);
+	return labelled;
+}
+
+Test(labels, sources_are_all_a_label_reads)
+{
+	cr_assert_gt(check_sources("analysis/collections.yaml"), 10);
+	cr_assert_gt(check_sources("analysis/collections-odd.yaml"), 5);
+	cr_assert_gt(check_sources("hprof/knownheap.hprof"), 500);
+}
+
+/* A label's sources are found without values: from the graph alone (an
+ * HPROF dump read without them declares no primitive field) they are the
+ * same objects. */
+static void check_sources_without_values(const char *name)
+{
+	struct heap *with = load_file(name, true);
+	struct heap *without = load_file(name, false);
+	bool *a = calloc(with->n + 1, 1), *b = calloc(with->n + 1, 1);
+	struct marks ma = {with, a}, mb = {without, b};
+	size_t marked = 0;
+
+	cr_assert(a && b);
+	cr_assert_null(without->has_values);
+	cr_assert_eq(with->n, without->n);
+	for (uint32_t o = 0; o < with->n; o++) {
+		object_label_sources(with, o, mark, &ma);
+		object_label_sources(without, o, mark, &mb);
+	}
+	for (uint32_t o = 0; o < with->n; o++) {
+		cr_assert_eq(a[o], b[o], "%s, 0x%llx", name,
+			     (unsigned long long)heap_id(with, o));
+		marked += a[o];
+	}
+	cr_assert_gt(marked, 10, "%s", name);
+	free(a);
+	free(b);
+	heap_free(with);
+	heap_free(without);
+}
+
+Test(labels, sources_need_no_values)
+{
+	check_sources_without_values("analysis/collections.yaml");
+	check_sources_without_values("hprof/knownheap.hprof");
+}
+
+/* heap_scan_options.values_of: only the listed objects keep values. */
+Test(labels, values_of_keeps_only_those_listed)
+{
+	static const ht_id listed[] = {0x1000, 0x4000};
+	struct heap *all = load(true);
+	struct heap *some = load_with("analysis/collections.yaml",
+				      &(struct heap_scan_options){
+					      .values = true,
+					      .values_of = listed,
+					      .n_values_of = 2});
+	struct value_record r;
+	size_t kept = 0;
+
+	cr_assert_eq(all->n, some->n);
+	for (uint32_t o = 0; o < some->n; o++) {
+		bool want = heap_object_values(all, o, &r) &&
+			    (heap_id(some, o) == listed[0] ||
+			     heap_id(some, o) == listed[1]);
+
+		cr_assert_eq(heap_object_values(some, o, &r), want,
+			     "0x%llx", (unsigned long long)heap_id(some, o));
+		kept += want;
+	}
+	cr_assert_eq(kept, 2);
+	heap_free(all);
+	heap_free(some);
+}
+
+/* heap_scan_report.values_seen: whether the objects carried values, kept
+ * or not, so that top and paths read again only a trace that has some. */
+static bool values_seen(const char *name, bool keep)
+{
+	struct heap_scan_report report;
+	struct ht_error err;
+	struct ht_reader *r = ht_reader_open(testdata(name), &err);
+
+	cr_assert_not_null(r, "%s", err.message);
+	cr_assert_eq(heap_scan_with(r, HEAP_LAST_DUMP,
+				    &(struct heap_scan_options){.values = keep},
+				    keep_dump, NULL, &report, &err),
+		     0, "%s", err.message);
+	ht_reader_close(r);
+	heap_free(got);
+	return report.values_seen;
+}
+
+Test(labels, values_seen_kept_or_not)
+{
+	cr_assert(values_seen("analysis/collections.yaml", true));
+	cr_assert(values_seen("analysis/collections.yaml", false));
+	cr_assert_not(values_seen("analysis/cli-shop.yaml", true));
+	cr_assert_not(values_seen("analysis/cli-shop.yaml", false));
 }
