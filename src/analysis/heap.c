@@ -937,21 +937,29 @@ static int gather_classes(struct raw_dump *raw, const struct kept_parts *k,
 	return 0;
 }
 
-/* The big size of part p, which raw->big has (it holds the parts that
- * begin an object with HEAP_BIG_SIZE in raw->size, in part order). */
-static uint64_t raw_big_size(const struct raw_dump *raw, uint32_t p)
+/* Where `at` is, or would go, in a list of big sizes by position (object
+ * or part). */
+static size_t big_size_slot(const struct heap_big_size *big, size_t n,
+			    uint32_t at)
 {
-	size_t lo = 0, hi = raw->n_big;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (raw->big[mid].object < p)
+		if (big[mid].object < at)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return raw->big[lo].size;
+	return lo;
+}
+
+/* The big size of part p, which raw->big has (it holds the parts that
+ * begin an object with HEAP_BIG_SIZE in raw->size, in part order). */
+static uint64_t raw_big_size(const struct raw_dump *raw, uint32_t p)
+{
+	return raw->big[big_size_slot(raw->big, raw->n_big, p)].size;
 }
 
 /* Sizes by object; the big ones listed again by object, which is id
@@ -2265,18 +2273,10 @@ uint32_t heap_find(const struct heap *h, ht_id id)
 
 uint64_t heap_big_size(const struct heap *h, uint32_t object)
 {
-	uint32_t lo = 0, hi = h->n_big;
+	size_t at = big_size_slot(h->big, h->n_big, object);
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (h->big[mid].object < object)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < h->n_big && h->big[lo].object == object ?
-	       h->big[lo].size : HEAP_BIG_SIZE;
+	return at < h->n_big && h->big[at].object == object ?
+	       h->big[at].size : HEAP_BIG_SIZE;
 }
 
 const char *heap_class_name(const struct heap *h, uint32_t object, char *buf)
