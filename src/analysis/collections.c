@@ -206,7 +206,7 @@ static bool value_of(const struct heap *h, uint32_t object,
 static bool reference_field(const struct heap *h, uint32_t object,
 			    const char *name, uint32_t *ref)
 {
-	for (uint64_t e = h->ref_start[object]; e < h->ref_start[object + 1];
+	for (uint64_t e = heap_ref_start(h, object); e < heap_ref_start(h, object + 1);
 	     e++) {
 		const struct heap_field *f =
 			heap_field_at(h, heap_ref_field(h, object, e));
@@ -248,7 +248,7 @@ static uint64_t element_references(const struct heap *h, uint32_t array)
 {
 	uint64_t n = 0;
 
-	for (uint64_t e = h->ref_start[array]; e < h->ref_start[array + 1];
+	for (uint64_t e = heap_ref_start(h, array); e < heap_ref_start(h, array + 1);
 	     e++)
 		n += heap_ref_field(h, array, e) == HEAP_NO_FIELD;
 	return n;
@@ -286,8 +286,8 @@ static bool counters_size(const struct heap *h, uint32_t object,
 		return false;
 	cells = object_of(h, object, k->less_field);
 	if (cells != HEAP_NONE)
-		for (uint64_t e = h->ref_start[cells];
-		     e < h->ref_start[cells + 1]; e++) {
+		for (uint64_t e = heap_ref_start(h, cells);
+		     e < heap_ref_start(h, cells + 1); e++) {
 			uint32_t cell = h->ref[e];
 
 			if (heap_ref_field(h, cells, e) != HEAP_NO_FIELD ||
@@ -367,10 +367,10 @@ static void measure_capacity(const struct heap *h, uint32_t object,
 		return;
 	c->has_capacity = true;
 	c->capacity = length / k->slots_per_entry;
-	c->array_bytes = h->size[c->array];
+	c->array_bytes = heap_size(h, c->array);
 	also = object_of(h, object, k->also_field);
 	if (also != HEAP_NONE && also != c->array)
-		c->array_bytes += h->size[also];
+		c->array_bytes += heap_size(h, also);
 }
 
 static void measure_waste(struct collection *c)
@@ -471,8 +471,8 @@ static void sources(const struct heap *h, uint32_t object,
 	cells = object_of(h, object, k->less_field);
 	if (cells == HEAP_NONE)
 		return;
-	for (uint64_t e = h->ref_start[cells]; e < h->ref_start[cells + 1];
-	     e++)
+	for (uint64_t e = heap_ref_start(h, cells);
+	     e < heap_ref_start(h, cells + 1); e++)
 		if (heap_ref_field(h, cells, e) == HEAP_NO_FIELD &&
 		    h->ref[e] < h->n)
 			add(ctx, h->ref[e]);

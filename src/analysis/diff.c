@@ -169,7 +169,7 @@ static int side_count(const struct heap *h, struct side_classes *s)
 		size_t slot = heap_class_slot(h, i);
 
 		s->count[slot]++;
-		s->bytes[slot] += h->size[i];
+		s->bytes[slot] += heap_size(h, i);
 	}
 	return 0;
 }
@@ -484,7 +484,7 @@ static uint64_t step_key(const struct heap *h, uint32_t from, uint64_t e)
 	char buf[NAME_TEXT];
 
 	if (!heap_has_fields(h))
-		return e - h->ref_start[from];
+		return e - heap_ref_start(h, from);
 	return fnv64(step_text(h, from, e, buf));
 }
 
@@ -527,7 +527,7 @@ static void search_from(const struct heap *h, enum heap_level level,
 {
 	while (*head < *tail) {
 		uint32_t x = queue[(*head)++];
-		uint64_t first = h->ref_start[x], end = h->ref_start[x + 1];
+		uint64_t first = heap_ref_start(h, x), end = heap_ref_start(h, x + 1);
 
 		for (uint64_t e = first; e < end; e++) {
 			uint32_t y = h->ref[e];
@@ -888,15 +888,15 @@ static int compute_holders(struct diff *d, const uint8_t *old)
 		if (old[x])
 			continue;
 		d->new_objects++;
-		d->new_bytes += b->size[x];
+		d->new_bytes += heap_size(b, x);
 		if (above == HEAP_NONE) {
 			d->unheld_objects++;
-			d->unheld_bytes += b->size[x];
+			d->unheld_bytes += heap_size(b, x);
 		} else if (count[above]++ == 0) {
 			n++;
 		}
 		if (above != HEAP_NONE)
-			bytes[above] += b->size[x];
+			bytes[above] += heap_size(b, x);
 	}
 	d->holders = alloc_array(n, sizeof(*d->holders));
 	if (!d->holders)
@@ -1026,7 +1026,7 @@ static void put_step(FILE *f, const struct heap *h, const uint32_t *parent,
 	/* a step is bracketed: step_text's "[1]" already is, a field's
 	 * name is not */
 	if (!first) {
-		step = step_text(h, parent[x], h->ref_start[parent[x]] + via[x],
+		step = step_text(h, parent[x], heap_ref_start(h, parent[x]) + via[x],
 				 buf);
 		fprintf(f, step[0] == '[' ? "%s " : "[%s] ", step);
 	}
@@ -1121,7 +1121,7 @@ static uint64_t object_figure(const struct heap *h,
 {
 	if (x == HEAP_NONE)
 		return 0;
-	return m == DIFF_COUNT ? 1 : m == DIFF_BYTES ? h->size[x]
+	return m == DIFF_COUNT ? 1 : m == DIFF_BYTES ? heap_size(h, x)
 						    : dm->retained[x];
 }
 

@@ -17,10 +17,14 @@
  *
  * Steps 2 and 3 work on preorder numbers only (0 is the virtual root), on
  * arrays indexed by them; each array is made when a step needs it and
- * freed when done, which keeps the peak near 40 bytes an object on top of
- * the graph. Each is charged to the memory budget (util/membudget.h)
- * before it is made and given back when freed. Nothing recurses: the search keeps its own stack, and the
- * forest's paths are walked in one pass.
+ * freed when done, and one that is done with lends its place to the next
+ * (the search counts the predecessor rows; a row's end, once read, keeps
+ * a semidominator). The peak, in step 2, is 20 bytes a reached object
+ * and 4 an edge on top of the graph: 33 an object on a heap of 3 edges
+ * each. Each array is charged to the memory budget (util/membudget.h)
+ * before it is made and given back when freed. Nothing recurses: the
+ * search keeps its own stack, and the forest's paths are walked in one
+ * pass.
  *
  * Big graphs do not fit any cache, and every step reads at random: the
  * time goes into cache misses, so the loops ask for what they will read
@@ -47,14 +51,6 @@
  * loops, where the prefetches stay. */
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 
-/* What the search keeps per object: its preorder number, and how many
- * edges of the strong graph come into it, counted as the search passes
- * them. Side by side, because the search reads and counts at once. */
-struct dom_seen {
-	uint32_t num;   /* preorder number, DOM_UNSEEN or DOM_WEAK */
-	uint32_t indeg;
-};
-
 /* A vertex of the link-eval forest: its link, and the smallest semi on
  * the stretch of path from it up to that link. Walking a path reads both
  * of each vertex, at random: side by side, they cost one cache miss. */
@@ -72,20 +68,27 @@ struct dom_frame {
 
 /*
  * The state of one computation. Arrays of `nr` entries are indexed by
- * preorder number; seen is the only one indexed by object.
+ * preorder number; num is the only one indexed by object.
  */
 struct dom_work {
 	const struct heap *h;
 	enum heap_level level; /* which roots and references count */
 	uint32_t nr;           /* objects reached, plus the virtual root */
 	uint64_t n_refs;       /* in the graph */
-	bool counted;          /* the search counted in-degrees */
-	struct dom_seen *seen;
+	uint32_t *num;         /* object -> preorder number, DOM_UNSEEN or DOM_WEAK */
 	uint32_t *vertex;      /* preorder number -> object */
 	uint32_t *parent;      /* search tree parent; turned into the idom */
-	uint64_t *pred_start;  /* predecessors of v: pred[pred_start[v] ..] */
+	/*
+	 * The predecessors of v are pred[row(v) .. row(v + 1)]: 4 bytes a row
+	 * while the edges number less than 2^32 (start32, counted by the
+	 * search as it passes them), 8 past that (start64, counted by a pass
+	 * of their own). Once the semidominators are found, each row's end,
+	 * read for the last time, holds the semidominator of the row's
+	 * vertex: no array of its own at the peak.
+	 */
+	uint32_t *start32;
+	uint64_t *start64;
 	uint32_t *pred;        /* by preorder number, roots' edges from 0 */
-	uint32_t *semi;        /* semidominator */
 	struct dom_link *link; /* the link-eval forest */
 	uint64_t *retained;
 	uint64_t weakly_reachable;
@@ -95,12 +98,12 @@ struct dom_work {
 
 static void work_free(struct dom_work *w)
 {
-	free(w->seen);
+	free(w->num);
 	free(w->vertex);
 	free(w->parent);
-	free(w->pred_start);
+	free(w->start32);
+	free(w->start64);
 	free(w->pred);
-	free(w->semi);
 	free(w->link);
 	free(w->retained);
 	mem_budget_release(w->charged);
@@ -122,12 +125,31 @@ static bool counts_as_root(const struct dom_work *w, size_t r)
 	       heap_root_counts(&h->roots[r], w->level);
 }
 
+/* ---- Rows of predecessors ----------------------------------------------- */
+
+static bool rows_narrow(const struct dom_work *w)
+{
+	return w->start32 != NULL;
+}
+
+static ALWAYS_INLINE uint64_t row(const struct dom_work *w, uint32_t v)
+{
+	return rows_narrow(w) ? w->start32[v] : w->start64[v];
+}
+
+/* Counts an edge into v (the first pass), or takes the next place in its
+ * row (the second, where each row start walks to the next row's). */
+static ALWAYS_INLINE uint64_t row_bump(struct dom_work *w, uint32_t v)
+{
+	return rows_narrow(w) ? w->start32[v]++ : w->start64[v]++;
+}
+
 /* ---- Step 1: the search ------------------------------------------------- */
 
 /* How many of an object's targets the search asks the cache for ahead. */
 #define PREFETCH_TARGETS 16
 
-/* The search reads what it keeps of each target of an object soon after
+/* The search reads the number of each target of an object soon after
  * reaching it, and the refs of the first it descends to: asking for them
  * all at once overlaps their cache misses, which otherwise come one by
  * one. */
@@ -135,14 +157,16 @@ static ALWAYS_INLINE void prefetch_targets(const struct dom_work *w,
 					   uint32_t v)
 {
 	const struct heap *h = w->h;
-	uint64_t e = h->ref_start[v], end = h->ref_start[v + 1];
+	uint64_t e = heap_ref_start(h, v), end = heap_ref_start(h, v + 1);
 
 	if (end - e > PREFETCH_TARGETS)
 		end = e + PREFETCH_TARGETS;
 	for (; e < end; e++)
 		if (is_object(h, h->ref[e])) {
-			__builtin_prefetch(&w->seen[h->ref[e]], 1);
-			__builtin_prefetch(&h->ref_start[h->ref[e]]);
+			__builtin_prefetch(&w->num[h->ref[e]], 1);
+			__builtin_prefetch(h->ref_start32 ?
+					   (const void *)&h->ref_start32[h->ref[e]] :
+					   (const void *)&h->ref_start[h->ref[e]]);
 		}
 }
 
@@ -150,7 +174,7 @@ static uint32_t number(struct dom_work *w, uint32_t object, uint32_t parent)
 {
 	uint32_t p = w->nr++;
 
-	w->seen[object].num = p;
+	w->num[object] = p;
 	w->vertex[p] = object;
 	w->parent[p] = parent;
 	prefetch_targets(w, object);
@@ -158,9 +182,32 @@ static uint32_t number(struct dom_work *w, uint32_t object, uint32_t parent)
 }
 
 /*
- * Depth-first from one root's object, in field order, counting the
- * edges it passes into their targets' in-degrees (w->counted). The stack
- * is as deep as the longest path, so it has a frame per object.
+ * Whether the edge from number `from` to number `to` goes into to's row of
+ * predecessors. Those from to's tree parent stay out: the parent is the
+ * first candidate of to's semidominator anyway (semidominators), and
+ * leaving the tree's edges out spares 4 bytes a reached object.
+ */
+static ALWAYS_INLINE bool is_predecessor(const struct dom_work *w,
+					 uint32_t from, uint32_t to)
+{
+	return w->parent[to] != from;
+}
+
+/* An edge of the strong graph, counted into its target's row when the
+ * search counts (rows_narrow). */
+static ALWAYS_INLINE void count_edge(struct dom_work *w, uint32_t from,
+				     uint32_t to)
+{
+	if (rows_narrow(w) && is_predecessor(w, from, to))
+		w->start32[to]++;
+}
+
+/*
+ * Depth-first from one root's object, in field order. Each edge it
+ * passes to a target already numbered is counted into the target's row
+ * (is_predecessor decides); one that reaches its target first is a tree
+ * edge, never a row's. The stack is as deep as the longest path, so it
+ * has a frame per object.
  */
 static void search_from(struct dom_work *w, uint32_t root_object,
 			struct dom_frame *stack)
@@ -172,10 +219,10 @@ static void search_from(struct dom_work *w, uint32_t root_object,
 	while (depth) {
 		struct dom_frame *top = &stack[depth - 1];
 		uint32_t v = w->vertex[top->vertex];
-		uint64_t at = h->ref_start[v] + top->cursor;
-		uint32_t t;
+		uint64_t at = heap_ref_start(h, v) + top->cursor;
+		uint32_t t, p;
 
-		if (at == h->ref_start[v + 1]) {
+		if (at == heap_ref_start(h, v + 1)) {
 			depth--;
 			continue;
 		}
@@ -183,11 +230,13 @@ static void search_from(struct dom_work *w, uint32_t root_object,
 		t = h->ref[at];
 		if (!is_object(h, t) || !heap_follows(h, w->level, v, at))
 			continue;
-		w->seen[t].indeg++;
-		if (w->seen[t].num != DOM_UNSEEN)
+		p = w->num[t];
+		if (p == DOM_UNSEEN) {
+			p = number(w, t, top->vertex);
+			stack[depth++] = (struct dom_frame){.vertex = p};
 			continue;
-		stack[depth++] = (struct dom_frame){
-			.vertex = number(w, t, top->vertex)};
+		}
+		count_edge(w, top->vertex, p);
 	}
 }
 
@@ -201,25 +250,25 @@ static void mark_weak_from(struct dom_work *w, uint32_t root_object,
 	const struct heap *h = w->h;
 	size_t depth = 1;
 
-	w->seen[root_object].num = DOM_WEAK;
+	w->num[root_object] = DOM_WEAK;
 	w->weakly_reachable++;
 	stack[0] = (struct dom_frame){.vertex = root_object};
 	while (depth) {
 		struct dom_frame *top = &stack[depth - 1];
 		uint32_t v = top->vertex;
-		uint64_t at = h->ref_start[v] + top->cursor;
+		uint64_t at = heap_ref_start(h, v) + top->cursor;
 		uint32_t t;
 
-		if (at == h->ref_start[v + 1]) {
+		if (at == heap_ref_start(h, v + 1)) {
 			depth--;
 			continue;
 		}
 		top->cursor++;
 		t = h->ref[at];
-		if (!is_object(h, t) || w->seen[t].num != DOM_UNSEEN ||
+		if (!is_object(h, t) || w->num[t] != DOM_UNSEEN ||
 		    !heap_follows(h, w->level, v, at))
 			continue;
-		w->seen[t].num = DOM_WEAK;
+		w->num[t] = DOM_WEAK;
 		w->weakly_reachable++;
 		stack[depth++] = (struct dom_frame){.vertex = t};
 	}
@@ -234,9 +283,10 @@ static void search_roots(struct dom_work *w, struct dom_frame *stack)
 
 		if (!counts_as_root(w, r))
 			continue;
-		w->seen[object].indeg++;
-		if (w->seen[object].num == DOM_UNSEEN)
+		if (w->num[object] == DOM_UNSEEN)
 			search_from(w, object, stack);
+		else
+			count_edge(w, 0, w->num[object]);
 	}
 }
 
@@ -248,9 +298,32 @@ static void search_weak_roots(struct dom_work *w, struct dom_frame *stack)
 		uint32_t object = h->roots[r].object;
 
 		if (is_object(h, object) && heap_root_is_weak(&h->roots[r]) &&
-		    w->seen[object].num == DOM_UNSEEN)
+		    w->num[object] == DOM_UNSEEN)
 			mark_weak_from(w, object, stack);
 	}
+}
+
+static bool always_wide_rows;
+
+void heap_dominators_wide_rows(bool always)
+{
+	always_wide_rows = always;
+}
+
+/* The row counts the search makes, one per preorder number and one for
+ * the end, while every count fits: when the edges and roots number less
+ * than 2^32. */
+static int start_narrow_rows(struct dom_work *w)
+{
+	size_t rows = (size_t)w->h->n + 2;
+
+	if (w->n_refs + w->h->n_roots >= UINT32_MAX || always_wide_rows)
+		return 0;
+	w->start32 = budget_array(rows, sizeof(*w->start32), &w->charged);
+	if (!w->start32)
+		return -1;
+	memset(w->start32, 0, rows * sizeof(*w->start32));
+	return 0;
 }
 
 static int search(struct dom_work *w)
@@ -259,16 +332,16 @@ static int search(struct dom_work *w)
 	size_t cap = (size_t)h->n + 1;
 	struct dom_frame *stack;
 
-	w->seen = budget_array(h->n, sizeof(*w->seen), &w->charged);
+	w->num = budget_array(h->n, sizeof(*w->num), &w->charged);
 	w->vertex = budget_array(cap, sizeof(*w->vertex), &w->charged);
 	w->parent = budget_array(cap, sizeof(*w->parent), &w->charged);
 	stack = budget_array(cap, sizeof(*stack), &w->charged);
-	if (!w->seen || !w->vertex || !w->parent || !stack) {
+	if (!w->num || !w->vertex || !w->parent || !stack ||
+	    start_narrow_rows(w) < 0) {
 		budget_array_free(stack, cap, sizeof(*stack), &w->charged);
 		return -1;
 	}
-	for (uint32_t i = 0; i < h->n; i++)
-		w->seen[i] = (struct dom_seen){.num = DOM_UNSEEN};
+	memset(w->num, 0xff, (size_t)h->n * sizeof(*w->num));
 	w->vertex[0] = HEAP_NONE;
 	w->parent[0] = 0;
 	w->nr = 1;
@@ -281,44 +354,55 @@ static int search(struct dom_work *w)
 	budget_give_back((uint64_t)(cap - w->nr) * (sizeof(*w->vertex) +
 						   sizeof(*w->parent)),
 			 &w->charged);
-	/* a count may have wrapped only if there are 2^32 edges */
-	w->counted = w->n_refs + h->n_roots < UINT32_MAX;
+	if (rows_narrow(w)) {
+		SHRINK_ARRAY(w->start32, (size_t)w->nr + 1);
+		budget_give_back((uint64_t)(h->n + 1 - w->nr) *
+				 sizeof(*w->start32), &w->charged);
+	}
 	return 0;
 }
 
 /* ---- Predecessors, by preorder number ----------------------------------- */
 
-/* How far ahead in the refs the edge passes ask for what the search kept
- * of a target, and, half as far, for the predecessor row of its number:
- * two stages, so that the second finds its input in the cache. */
+/* How far ahead in the refs the edge passes ask for the number of a
+ * target, and, half as far, for the predecessor row of that number: two
+ * stages, so that the second finds its input in the cache. */
 #define AHEAD 64
 
 static ALWAYS_INLINE void prefetch_edge(const struct dom_work *w, uint64_t e,
 					bool fill)
 {
 	const struct heap *h = w->h;
-	uint32_t t;
+	uint32_t t, p;
 
 	if (e + AHEAD < w->n_refs && is_object(h, h->ref[e + AHEAD]))
-		__builtin_prefetch(&w->seen[h->ref[e + AHEAD]]);
+		__builtin_prefetch(&w->num[h->ref[e + AHEAD]]);
 	if (e + AHEAD / 2 >= w->n_refs)
 		return;
 	t = h->ref[e + AHEAD / 2];
-	if (!is_object(h, t) || w->seen[t].num >= w->nr)
+	if (!is_object(h, t) || (p = w->num[t]) >= w->nr)
 		return;
+	__builtin_prefetch(&w->parent[p]);
 	if (fill)
-		__builtin_prefetch(&w->pred[w->pred_start[w->seen[t].num]], 1);
+		__builtin_prefetch(&w->pred[row(w, p)], 1);
+	else if (rows_narrow(w))
+		__builtin_prefetch(&w->start32[p], 1);
 	else
-		__builtin_prefetch(&w->pred_start[w->seen[t].num], 1);
+		__builtin_prefetch(&w->start64[p], 1);
 }
 
-/* One edge, counted in pred_start[to] (first pass) or stored at it. */
-static void add_edge(struct dom_work *w, uint32_t from, uint32_t to, bool fill)
+/* One edge, counted in its row (first pass) or stored at the row's next
+ * place, if it belongs there. */
+static ALWAYS_INLINE void add_edge(struct dom_work *w, uint32_t from,
+				   uint32_t to, bool fill)
 {
+	uint64_t at;
+
+	if (!is_predecessor(w, from, to))
+		return;
+	at = row_bump(w, to);
 	if (fill)
-		w->pred[w->pred_start[to]++] = from;
-	else
-		w->pred_start[to]++;
+		w->pred[at] = from;
 }
 
 /* Every edge followed between reached objects, by preorder number, and
@@ -329,10 +413,10 @@ static void add_edges(struct dom_work *w, bool fill)
 
 	for (size_t r = 0; r < h->n_roots; r++)
 		if (counts_as_root(w, r))
-			add_edge(w, 0, w->seen[h->roots[r].object].num, fill);
+			add_edge(w, 0, w->num[h->roots[r].object], fill);
 	for (uint32_t u = 0; u < h->n; u++) {
-		uint32_t from = w->seen[u].num;
-		uint64_t e = h->ref_start[u], end = h->ref_start[u + 1];
+		uint32_t from = w->num[u];
+		uint64_t e = heap_ref_start(h, u), end = heap_ref_start(h, u + 1);
 
 		if (from >= w->nr)
 			continue;
@@ -340,54 +424,74 @@ static void add_edges(struct dom_work *w, bool fill)
 			uint32_t t = h->ref[e];
 
 			prefetch_edge(w, e, fill);
-			if (is_object(h, t) && w->seen[t].num < w->nr &&
+			if (is_object(h, t) && w->num[t] < w->nr &&
 			    heap_follows(h, w->level, u, e))
-				add_edge(w, from, w->seen[t].num, fill);
+				add_edge(w, from, w->num[t], fill);
 		}
 	}
 }
 
-/* The in-degrees the search counted, moved to preorder numbers. */
-static void counted_degrees(struct dom_work *w)
-{
-	for (uint32_t u = 0; u < w->h->n; u++)
-		if (w->seen[u].num < w->nr)
-			w->pred_start[w->seen[u].num] = w->seen[u].indeg;
-}
-
-/* Reverse edges in compressed rows, 4 bytes an edge and 8 a reached
- * object: counted (by the search, or by a pass over the edges), then
- * filled in a pass over the edges. */
-static int build_predecessors(struct dom_work *w)
+/* Past 2^32 edges: rows of 8 bytes, counted by a pass of their own. */
+static int count_wide_rows(struct dom_work *w)
 {
 	size_t rows = (size_t)w->nr + 1;
-	uint64_t *start, total = 0;
 
-	start = w->pred_start = budget_array(rows, sizeof(*start),
-					     &w->charged);
-	if (!start)
+	w->start64 = budget_array(rows, sizeof(*w->start64), &w->charged);
+	if (!w->start64)
 		return -1;
-	memset(start, 0, rows * sizeof(*start));
-	if (w->counted)
-		counted_degrees(w);
-	else
-		add_edges(w, false);
-	for (uint32_t v = 0; v <= w->nr; v++) {
-		uint64_t c = start[v];
+	memset(w->start64, 0, rows * sizeof(*w->start64));
+	add_edges(w, false);
+	return 0;
+}
 
-		start[v] = total;
+/* Counts become row starts: each row starts where the previous ends. */
+static uint64_t counts_to_starts(struct dom_work *w)
+{
+	uint64_t total = 0;
+
+	for (uint32_t v = 0; v <= w->nr; v++) {
+		uint64_t c = row(w, v);
+
+		if (rows_narrow(w))
+			w->start32[v] = (uint32_t)total;
+		else
+			w->start64[v] = total;
 		total += c;
 	}
+	return total;
+}
+
+/* Each row start walked to the next row's start as the row filled: all
+ * shift back one. */
+static void rewind_rows(struct dom_work *w)
+{
+	if (rows_narrow(w)) {
+		memmove(w->start32 + 1, w->start32, w->nr * sizeof(*w->start32));
+		w->start32[0] = 0;
+	} else {
+		memmove(w->start64 + 1, w->start64, w->nr * sizeof(*w->start64));
+		w->start64[0] = 0;
+	}
+}
+
+/* Reverse edges in compressed rows, 4 bytes an edge and 4 (or 8) a
+ * reached object: counted (by the search, or by a pass over the edges),
+ * then filled in a pass over the edges. */
+static int build_predecessors(struct dom_work *w)
+{
+	uint64_t total;
+
+	if (!rows_narrow(w) && count_wide_rows(w) < 0)
+		return -1;
+	total = counts_to_starts(w);
 	w->pred = budget_array(total, sizeof(*w->pred), &w->charged);
 	if (!w->pred)
 		return -1;
 	w->n_pred = total;
-	/* start[v] walks to the start of v + 1, then all shift back */
 	add_edges(w, true);
-	memmove(start + 1, start, w->nr * sizeof(*start));
-	start[0] = 0;
-	budget_array_free(w->seen, w->h->n, sizeof(*w->seen), &w->charged);
-	w->seen = NULL;
+	rewind_rows(w);
+	budget_array_free(w->num, w->h->n, sizeof(*w->num), &w->charged);
+	w->num = NULL;
 	return 0;
 }
 
@@ -438,18 +542,34 @@ static ALWAYS_INLINE void prefetch_preds(const struct dom_work *w,
 	if (v <= PREDS_AHEAD)
 		return;
 	v -= PREDS_AHEAD;
-	for (uint64_t e = w->pred_start[v]; e < w->pred_start[v + 1]; e++)
+	for (uint64_t e = row(w, v), end = row(w, v + 1); e < end; e++)
 		if (w->pred[e] > v)
 			__builtin_prefetch(&w->link[w->pred[e]]);
+}
+
+/* Where the semidominator of v is kept once found: the end of v's row,
+ * which the pass, going down, has read for the last time. */
+static ALWAYS_INLINE void keep_semi(struct dom_work *w, uint32_t v,
+				    uint32_t s)
+{
+	if (rows_narrow(w))
+		w->start32[v + 1] = s;
+	else
+		w->start64[v + 1] = s;
+}
+
+static ALWAYS_INLINE uint32_t semi(const struct dom_work *w, uint32_t v)
+{
+	return (uint32_t)row(w, v + 1);
 }
 
 static void semidominators(struct dom_work *w)
 {
 	for (uint32_t v = w->nr - 1; v > 0; v--) {
-		uint32_t s = v;
+		uint32_t s = w->parent[v];
 
 		prefetch_preds(w, v);
-		for (uint64_t e = w->pred_start[v]; e < w->pred_start[v + 1];
+		for (uint64_t e = row(w, v), end = row(w, v + 1); e < end;
 		     e++) {
 			uint32_t u = w->pred[e], candidate;
 
@@ -459,7 +579,7 @@ static void semidominators(struct dom_work *w)
 			if (candidate < s)
 				s = candidate;
 		}
-		w->semi[v] = s;
+		keep_semi(w, v, s);
 		w->link[v].label = s;
 	}
 }
@@ -473,35 +593,40 @@ static void immediate_dominators(struct dom_work *w)
 	uint32_t *idom = w->parent;
 
 	for (uint32_t v = 1; v < w->nr; v++) {
-		uint32_t d = idom[v];
+		uint32_t d = idom[v], s = semi(w, v);
 
-		while (d > w->semi[v])
+		while (d > s)
 			d = idom[d];
 		idom[v] = d;
 	}
+}
+
+static void free_rows(struct dom_work *w)
+{
+	size_t rows = (size_t)w->nr + 1;
+
+	budget_array_free(w->start32, rows, sizeof(*w->start32), &w->charged);
+	budget_array_free(w->start64, rows, sizeof(*w->start64), &w->charged);
+	w->start32 = NULL;
+	w->start64 = NULL;
 }
 
 static int dominator_tree(struct dom_work *w)
 {
 	size_t nr = w->nr;
 
-	w->semi = budget_array(nr, sizeof(*w->semi), &w->charged);
 	w->link = budget_array(nr, sizeof(*w->link), &w->charged);
-	if (!w->semi || !w->link)
+	if (!w->link)
 		return -1;
 	for (size_t v = 0; v < nr; v++)
 		w->link[v].ancestor = w->parent[v];
 	semidominators(w);
 	budget_array_free(w->pred, w->n_pred, sizeof(*w->pred), &w->charged);
-	budget_array_free(w->pred_start, nr + 1, sizeof(*w->pred_start),
-			  &w->charged);
 	budget_array_free(w->link, nr, sizeof(*w->link), &w->charged);
 	w->pred = NULL;
-	w->pred_start = NULL;
 	w->link = NULL;
 	immediate_dominators(w);
-	budget_array_free(w->semi, nr, sizeof(*w->semi), &w->charged);
-	w->semi = NULL;
+	free_rows(w);
 	return 0;
 }
 
@@ -518,7 +643,7 @@ static int retained_sizes(struct dom_work *w)
 		return -1;
 	memset(w->retained, 0, w->nr * sizeof(*w->retained));
 	for (uint32_t v = w->nr - 1; v > 0; v--) {
-		w->retained[v] += w->h->size[w->vertex[v]];
+		w->retained[v] += heap_size(w->h, w->vertex[v]);
 		w->retained[idom[v]] += w->retained[v];
 	}
 	return 0;
@@ -530,7 +655,7 @@ static void unreachable_totals(const struct heap *h, struct heap_dominators *d)
 		if (d->idom[i] != HEAP_NONE)
 			continue;
 		d->unreachable++;
-		d->unreachable_bytes += h->size[i];
+		d->unreachable_bytes += heap_size(h, i);
 	}
 }
 
@@ -568,7 +693,7 @@ int heap_dominators_at(const struct heap *h, enum heap_level level,
 		       struct heap_dominators *d, struct ht_error *err)
 {
 	struct dom_work w = {.h = h, .level = level,
-			     .n_refs = h->n ? h->ref_start[h->n] : 0};
+			     .n_refs = h->n ? heap_ref_start(h, h->n) : 0};
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));

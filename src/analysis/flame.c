@@ -179,7 +179,7 @@ static size_t class_name_id(const struct heap *h, const struct names *nm,
 	size_t of;
 
 	if (nm->class_objects && heap_class_object_name(h, object)) {
-		of = heap_class_slot_of_id(h, h->id[object]);
+		of = heap_class_slot_of_id(h, heap_id(h, object));
 		if (of < h->n_classes)
 			return nm->class_objects + of;
 	}
@@ -325,7 +325,7 @@ static int assign_objects(struct builder *b, const struct heap *h,
 		if (frame_of[x] == FLAME_NONE)
 			goto out;
 		b->f->frames[frame_of[x]].objects++;
-		b->f->frames[frame_of[x]].self += h->size[x];
+		b->f->frames[frame_of[x]].self += heap_size(h, x);
 		b->f->objects++;
 	}
 	rc = 0;

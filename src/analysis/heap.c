@@ -312,9 +312,16 @@ struct raw_dump {
 	size_t n_parts, cap_parts;
 	ht_id *id;
 	uint32_t *cls;       /* class registry entry, or NO_ENTRY */
-	uint64_t *size;
+	uint32_t *size;      /* a part that begins an object: as heap.size,
+				big sizes in big by part; a continuation: 0,
+				its size is not kept */
+	size_t n_big, cap_big;
+	struct heap_big_size *big;
 	uint64_t *ref_end;   /* where the part's refs end in ref; they begin
 				where the previous part's end */
+	uint32_t *ref_end32; /* the same in 4 bytes, once the parts are all
+				in and the refs number less than 2^32
+				(narrow_ref_ends); ref_end is NULL then */
 	uint64_t *continued; /* a bit per part: it continues an earlier part */
 	uint8_t *gen;        /* NULL until a part gives its generation */
 	size_t n_refs, cap_refs;
@@ -350,6 +357,7 @@ static void raw_clear(struct raw_dump *raw)
 	}
 	value_arena_free(&raw->values);
 	raw->n_parts = 0;
+	raw->n_big = 0;
 	raw->n_refs = 0;
 	raw->n_roots = 0;
 	raw->n_stack = 0;
@@ -361,7 +369,9 @@ static void raw_free(struct raw_dump *raw)
 	free(raw->id);
 	free(raw->cls);
 	free(raw->size);
+	free(raw->big);
 	free(raw->ref_end);
+	free(raw->ref_end32);
 	free(raw->continued);
 	free(raw->gen);
 	free(raw->val);
@@ -374,9 +384,14 @@ static void raw_free(struct raw_dump *raw)
 	memset(raw, 0, sizeof(*raw));
 }
 
+static uint64_t part_end(const struct raw_dump *raw, size_t p)
+{
+	return raw->ref_end32 ? raw->ref_end32[p] : raw->ref_end[p];
+}
+
 static uint64_t part_begin(const struct raw_dump *raw, size_t p)
 {
-	return p ? raw->ref_end[p - 1] : 0;
+	return p ? part_end(raw, p - 1) : 0;
 }
 
 static bool part_continues(const struct raw_dump *raw, size_t p)
@@ -742,12 +757,53 @@ static uint32_t class_index(const struct dump_meta *m, uint32_t entry)
 
 /* The ref count of each object must fit the 32-bit cursors of the graph
  * walks. */
-static bool degrees_fit(const uint64_t *ref_start, uint32_t n)
+static bool degrees_fit(const struct heap *h)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (ref_start[i + 1] - ref_start[i] > UINT32_MAX)
+	for (uint32_t i = 0; i < h->n; i++)
+		if (heap_ref_start(h, i + 1) - heap_ref_start(h, i) > UINT32_MAX)
 			return false;
 	return true;
+}
+
+/*
+ * Offsets that all fit 4 bytes to 4 bytes, where they lie: entry i is
+ * written at byte 4i as entry i is read from byte 8i, which no earlier
+ * write reached (as in resolve_refs_in_place). The array then shrinks to
+ * half, or stays whole if that fails.
+ */
+static uint32_t *narrow_in_place(uint64_t *wide, size_t n)
+{
+	unsigned char *bytes = (unsigned char *)wide;
+	void *narrow = wide;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x;
+		uint32_t y;
+
+		memcpy(&x, bytes + 8 * i, sizeof(x));
+		y = (uint32_t)x;
+		memcpy(bytes + 4 * i, &y, sizeof(y));
+	}
+	(void)resize_array(&narrow, n, sizeof(uint32_t));
+	return narrow;
+}
+
+static void narrow_ref_starts(struct heap *h)
+{
+	if (!h->ref_start || h->ref_start[h->n] >= UINT32_MAX)
+		return;
+	h->ref_start32 = narrow_in_place(h->ref_start, (size_t)h->n + 1);
+	h->ref_start = NULL;
+}
+
+/* The parts' ref ends, once all are in, to 4 bytes when they fit: the
+ * build's peak holds them beside two copies of the refs. */
+static void narrow_ref_ends(struct raw_dump *raw)
+{
+	if (raw->n_parts == 0 || raw->n_refs >= UINT32_MAX)
+		return;
+	raw->ref_end32 = narrow_in_place(raw->ref_end, raw->n_parts);
+	raw->ref_end = NULL;
 }
 
 /*
@@ -762,21 +818,36 @@ static int take_parts_in_order(struct raw_dump *raw,
 
 	for (uint32_t i = 0; i < n; i++)
 		raw->cls[i] = class_index(m, raw->cls[i]);
-	if (RESIZE_ARRAY(raw->ref_end, (size_t)n + 1) < 0)
-		return -1;
-	memmove(raw->ref_end + 1, raw->ref_end, n * sizeof(*raw->ref_end));
-	raw->ref_end[0] = 0;
+	if (raw->ref_end32) {
+		if (RESIZE_ARRAY(raw->ref_end32, (size_t)n + 1) < 0)
+			return -1;
+		memmove(raw->ref_end32 + 1, raw->ref_end32,
+			n * sizeof(*raw->ref_end32));
+		raw->ref_end32[0] = 0;
+	} else {
+		if (RESIZE_ARRAY(raw->ref_end, (size_t)n + 1) < 0)
+			return -1;
+		memmove(raw->ref_end + 1, raw->ref_end,
+			n * sizeof(*raw->ref_end));
+		raw->ref_end[0] = 0;
+	}
 	h->n = n;
 	h->id = raw->id;
 	h->cls = raw->cls;
 	h->size = raw->size;
+	h->big = raw->big;
+	h->n_big = (uint32_t)raw->n_big;
 	h->generation = raw->gen;
 	h->ref_start = raw->ref_end;
+	h->ref_start32 = raw->ref_end32;
 	raw->id = NULL;
 	raw->cls = NULL;
 	raw->size = NULL;
+	raw->big = NULL;
+	raw->n_big = raw->cap_big = 0;
 	raw->gen = NULL;
 	raw->ref_end = NULL;
+	raw->ref_end32 = NULL;
 	SHRINK_ARRAY(h->id, n);
 	SHRINK_ARRAY(h->cls, n);
 	SHRINK_ARRAY(h->size, n);
@@ -866,19 +937,62 @@ static int gather_classes(struct raw_dump *raw, const struct kept_parts *k,
 	return 0;
 }
 
+/* Where `at` is, or would go, in a list of big sizes by position (object
+ * or part). */
+static size_t big_size_slot(const struct heap_big_size *big, size_t n,
+			    uint32_t at)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (big[mid].object < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The big size of part p, which raw->big has (it holds the parts that
+ * begin an object with HEAP_BIG_SIZE in raw->size, in part order). */
+static uint64_t raw_big_size(const struct raw_dump *raw, uint32_t p)
+{
+	return raw->big[big_size_slot(raw->big, raw->n_big, p)].size;
+}
+
+/* Sizes by object; the big ones listed again by object, which is id
+ * order, not arrival order. */
 static int gather_sizes(struct raw_dump *raw, const struct kept_parts *k,
 			struct heap *h)
 {
-	uint32_t j = 0;
+	uint32_t j = 0, b = 0;
 
 	h->size = alloc_array(k->objects, sizeof(*h->size));
 	if (!h->size)
 		return -1;
-	for (size_t i = 0; i < k->n; i++)
-		if (begins_object(k, i))
-			h->size[j++] = raw->size[k->order[i]];
+	if (raw->n_big) {
+		h->big = alloc_array(raw->n_big, sizeof(*h->big));
+		if (!h->big)
+			return -1;
+	}
+	for (size_t i = 0; i < k->n; i++) {
+		uint32_t p = k->order[i];
+
+		if (!begins_object(k, i))
+			continue;
+		if (raw->size[p] == HEAP_BIG_SIZE)
+			h->big[b++] = (struct heap_big_size){
+				.object = j, .size = raw_big_size(raw, p)};
+		h->size[j++] = raw->size[p];
+	}
+	h->n_big = b;
 	free(raw->size);
 	raw->size = NULL;
+	free(raw->big);
+	raw->big = NULL;
+	raw->n_big = raw->cap_big = 0;
 	return 0;
 }
 
@@ -922,7 +1036,7 @@ static int gather_ref_starts(const struct raw_dump *raw,
 
 		if (begins_object(k, i))
 			h->ref_start[j++] = total;
-		total += raw->ref_end[p] - part_begin(raw, p);
+		total += part_end(raw, p) - part_begin(raw, p);
 	}
 	h->ref_start[k->objects] = total;
 	return 0;
@@ -941,7 +1055,7 @@ static uint32_t *gather_refs(const struct raw_dump *raw,
 	for (size_t i = 0; i < k->n; i++) {
 		uint32_t p = k->order[i];
 		uint64_t begin = part_begin(raw, p);
-		uint64_t count = raw->ref_end[p] - begin;
+		uint64_t count = part_end(raw, p) - begin;
 
 		memcpy(ref + at, resolved + begin, count * sizeof(*ref));
 		at += count;
@@ -972,11 +1086,11 @@ static void resolve_roots(struct raw_dump *raw, const struct id_directory *d,
 
 static void count_totals(struct heap *h)
 {
-	uint64_t refs = h->n ? h->ref_start[h->n] : 0;
+	uint64_t refs = h->n ? heap_ref_start(h, h->n) : 0;
 	uint64_t bytes = 0, references = 0, dangling = 0;
 
 	for (uint32_t i = 0; i < h->n; i++)
-		bytes += h->size[i];
+		bytes += heap_size(h, i);
 	for (uint64_t e = 0; e < refs; e++) {
 		references += h->ref[e] != HEAP_NULL_REF;
 		dangling += h->ref[e] == HEAP_DANGLING_REF;
@@ -987,8 +1101,8 @@ static void count_totals(struct heap *h)
 }
 
 /* Objects from parts out of order or in several pieces: sort, join,
- * deduplicate. Memory peaks at the last step, at about 64 bytes an
- * object of three refs, below the 53 of the raw dump plus the order. */
+ * deduplicate. Memory peaks in the sort, at about 59 bytes an object of
+ * three refs: the raw dump's 51 and the order with its scratch. */
 static int join_parts(struct raw_dump *raw, const struct dump_meta *m,
 		      struct heap *h, struct kept_parts *k)
 {
@@ -1008,7 +1122,7 @@ static int join_parts(struct raw_dump *raw, const struct dump_meta *m,
 static int gather_ref_fields(struct raw_dump *raw, const struct kept_parts *k,
 			     const struct heap *h, uint32_t **out)
 {
-	uint64_t total = h->ref_start[h->n], at = 0;
+	uint64_t total = heap_ref_start(h, h->n), at = 0;
 	uint32_t *field;
 
 	if (!raw->ref_field)
@@ -1019,7 +1133,7 @@ static int gather_ref_fields(struct raw_dump *raw, const struct kept_parts *k,
 	for (size_t i = 0; i < k->n; i++) {
 		uint32_t p = k->order[i];
 		uint64_t begin = part_begin(raw, p);
-		uint64_t count = raw->ref_end[p] - begin;
+		uint64_t count = part_end(raw, p) - begin;
 
 		memcpy(field + at, raw->ref_field + begin,
 		       count * sizeof(*field));
@@ -1053,7 +1167,7 @@ static int make_layouts(struct heap *h, const uint32_t *field)
 	for (size_t s = 0; s < slots; s++) {
 		h->layout_start[s] = at;
 		if (first[s] != HEAP_NONE)
-			at += h->ref_start[first[s] + 1] - h->ref_start[first[s]];
+			at += heap_ref_start(h, first[s] + 1) - heap_ref_start(h, first[s]);
 	}
 	h->layout_start[slots] = at;
 	h->layout = alloc_array(at ? at : 1, sizeof(*h->layout));
@@ -1064,7 +1178,7 @@ static int make_layouts(struct heap *h, const uint32_t *field)
 	for (size_t s = 0; s < slots; s++)
 		if (first[s] != HEAP_NONE)
 			memcpy(h->layout + h->layout_start[s],
-			       field + h->ref_start[first[s]],
+			       field + heap_ref_start(h, first[s]),
 			       (h->layout_start[s + 1] - h->layout_start[s]) *
 			       sizeof(*field));
 	free(first);
@@ -1085,8 +1199,8 @@ static bool follows_layout(const struct heap *h, const uint32_t *field,
 {
 	size_t slot = heap_class_slot(h, i);
 
-	for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1]; e++)
-		if (field[e] != layout_field(h, slot, e - h->ref_start[i]))
+	for (uint64_t e = heap_ref_start(h, i); e < heap_ref_start(h, i + 1); e++)
+		if (field[e] != layout_field(h, slot, e - heap_ref_start(h, i)))
 			return false;
 	return true;
 }
@@ -1106,13 +1220,13 @@ static int list_odd_objects(struct heap *h, const uint32_t *field,
 	if (!h->odd || !h->odd_start || !h->odd_field)
 		return -1;
 	for (uint32_t i = 0; i < h->n; i++) {
-		uint64_t deg = h->ref_start[i + 1] - h->ref_start[i];
+		uint64_t deg = heap_ref_start(h, i + 1) - heap_ref_start(h, i);
 
 		if (h->field_follows[i / 64] >> (i % 64) & 1)
 			continue;
 		h->odd[k] = i;
 		h->odd_start[k++] = at;
-		memcpy(h->odd_field + at, field + h->ref_start[i],
+		memcpy(h->odd_field + at, field + heap_ref_start(h, i),
 		       deg * sizeof(*field));
 		at += deg;
 	}
@@ -1138,7 +1252,7 @@ static int compact_ref_fields(struct heap *h, uint32_t *field)
 			h->field_follows[i / 64] |= 1ULL << (i % 64);
 		} else {
 			h->n_odd++;
-			odd_edges += h->ref_start[i + 1] - h->ref_start[i];
+			odd_edges += heap_ref_start(h, i + 1) - heap_ref_start(h, i);
 		}
 	}
 	rc = list_odd_objects(h, field, odd_edges);
@@ -1158,6 +1272,61 @@ static uint32_t *take_ref_fields(struct raw_dump *raw)
 }
 
 /* Turns the raw refs and roots into indices; the refs end in h->ref. */
+/* How many runs of one high half the ids may have and still be kept in
+ * halves: a run costs 8 bytes, and finding one a step or two. */
+static bool runs_are_few(uint32_t runs, uint32_t n)
+{
+	return runs <= n / 8 + 1;
+}
+
+static uint32_t count_id_runs(const struct heap *h)
+{
+	uint32_t runs = h->n ? 1 : 0;
+
+	for (uint32_t i = 1; i < h->n; i++)
+		runs += h->id[i] >> 32 != h->id[i - 1] >> 32;
+	return runs;
+}
+
+static int list_id_runs(struct heap *h, uint32_t runs)
+{
+	uint32_t blocks = (h->n >> HEAP_ID_BLOCK_BITS) + 2, r = 0;
+
+	h->id_runs = alloc_array(runs, sizeof(*h->id_runs));
+	h->id_run_at = alloc_array(blocks, sizeof(*h->id_run_at));
+	if (!h->id_runs || !h->id_run_at)
+		return -1;
+	for (uint32_t i = 0; i < h->n; i++) {
+		uint32_t high = (uint32_t)(h->id[i] >> 32);
+
+		if (i == 0 || high != h->id_runs[r - 1].high)
+			h->id_runs[r++] = (struct heap_id_run){.first = i,
+							       .high = high};
+		if (i % (1u << HEAP_ID_BLOCK_BITS) == 0)
+			h->id_run_at[i >> HEAP_ID_BLOCK_BITS] = r - 1;
+	}
+	for (uint32_t b = ((h->n + (1u << HEAP_ID_BLOCK_BITS) - 1) >>
+			   HEAP_ID_BLOCK_BITS); b < blocks; b++)
+		h->id_run_at[b] = runs ? runs - 1 : 0;
+	h->n_id_runs = runs;
+	return 0;
+}
+
+/* The ids in halves (heap.id_lo), once the directory that resolves refs
+ * is done with them whole, when their runs are few. */
+static int compress_ids(struct heap *h)
+{
+	uint32_t runs = count_id_runs(h);
+
+	if (h->n == 0 || !runs_are_few(runs, h->n))
+		return 0;
+	if (list_id_runs(h, runs) < 0)
+		return -1;
+	h->id_lo = narrow_in_place(h->id, h->n);
+	h->id = NULL;
+	return 0;
+}
+
 static int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
 {
 	struct id_directory d;
@@ -1170,11 +1339,15 @@ static int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
 	raw->n_refs = raw->cap_refs = 0;
 	resolve_roots(raw, &d, h);
 	free(d.first);
+	if (compress_ids(h) < 0) {
+		free(resolved);
+		return -1;
+	}
 	if (!k->order) {
 		h->ref = resolved;
 		return 0;
 	}
-	h->ref = gather_refs(raw, k, resolved, h->ref_start[h->n]);
+	h->ref = gather_refs(raw, k, resolved, heap_ref_start(h, h->n));
 	free(resolved);
 	return h->ref ? 0 : -1;
 }
@@ -1280,12 +1453,15 @@ static int build_graph(struct raw_dump *raw, struct dump_meta *m,
 
 	if (!h)
 		goto done;
+	narrow_ref_ends(raw);
 	if (parts_in_order(raw))
 		rc = take_parts_in_order(raw, m, h);
 	else
 		rc = join_parts(raw, m, h, &k);
-	if (rc == 0 && !degrees_fit(h->ref_start, h->n))
+	if (rc == 0 && !degrees_fit(h))
 		rc = BUILD_LIMIT;
+	if (rc == 0)
+		narrow_ref_starts(h);
 	if (rc == 0)
 		rc = resolve(raw, &k, h);
 	if (rc == 0)
@@ -1586,6 +1762,32 @@ static int add_values(struct scan *s, const struct ht_ev_object_references *e,
 	return 0;
 }
 
+/* Part p's size, listed in raw->big past 4 bytes. */
+static int add_size(struct raw_dump *raw, size_t p, uint64_t size)
+{
+	if (size < HEAP_BIG_SIZE) {
+		raw->size[p] = (uint32_t)size;
+		return 0;
+	}
+	if (raw->n_big == raw->cap_big) {
+		size_t cap = grown_capacity(raw->cap_big, raw->n_big + 1,
+					    sizeof(*raw->big));
+		uint64_t more = (uint64_t)(cap - raw->cap_big) *
+				sizeof(*raw->big);
+
+		if (cap == 0 || mem_budget_charge(more) < 0)
+			return -1;
+		raw->charged += more;
+		if (RESIZE_ARRAY(raw->big, cap) < 0)
+			return -1;
+		raw->cap_big = cap;
+	}
+	raw->big[raw->n_big++] = (struct heap_big_size){
+		.object = (uint32_t)p, .size = size};
+	raw->size[p] = HEAP_BIG_SIZE;
+	return 0;
+}
+
 static int add_part(struct scan *s, const struct ht_ev_object_references *e,
 		    bool continued)
 {
@@ -1621,7 +1823,10 @@ static int add_part(struct scan *s, const struct ht_ev_object_references *e,
 	if (e->class_id && raw->cls[p] == NO_ENTRY)
 		return out_of_memory(s);
 	raw->id[p] = e->id;
-	raw->size[p] = e->size;
+	if (!continued && add_size(raw, p, e->size) < 0)
+		return out_of_memory(s);
+	if (continued)
+		raw->size[p] = 0;
 	if (e->count)
 		memcpy(raw->ref + raw->n_refs, e->refs,
 		       e->count * sizeof(*e->refs));
@@ -1984,10 +2189,15 @@ void heap_free(struct heap *h)
 	free(h->values_at);
 	free(h->value_bytes);
 	free(h->id);
+	free(h->id_lo);
+	free(h->id_runs);
+	free(h->id_run_at);
 	free(h->cls);
 	free(h->size);
+	free(h->big);
 	free(h->generation);
 	free(h->ref_start);
+	free(h->ref_start32);
 	free(h->ref);
 	free(h->roots);
 	free(h->stack);
@@ -1995,19 +2205,78 @@ void heap_free(struct heap *h)
 	free(h);
 }
 
-uint32_t heap_find(const struct heap *h, ht_id id)
+uint32_t heap_id_run_of(const struct heap *h, uint32_t object)
 {
-	uint32_t lo = 0, hi = h->n;
+	uint32_t b = object >> HEAP_ID_BLOCK_BITS;
+	uint32_t lo = h->id_run_at[b], hi = h->id_run_at[b + 1] + 1;
+
+	/* the last run that begins at object or before */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (h->id_runs[mid].first <= object)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* In halves: the run of the id's high half, then its low half among the
+ * run's. */
+static uint32_t find_in_halves(const struct heap *h, ht_id id)
+{
+	uint32_t high = (uint32_t)(id >> 32), low = (uint32_t)id;
+	uint32_t lo = 0, hi = h->n_id_runs, end;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (h->id[mid] < id)
+		if (h->id_runs[mid].high < high)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < h->n && h->id[lo] == id ? lo : HEAP_NONE;
+	if (lo == h->n_id_runs || h->id_runs[lo].high != high)
+		return HEAP_NONE;
+	end = lo + 1 < h->n_id_runs ? h->id_runs[lo + 1].first : h->n;
+	lo = h->id_runs[lo].first;
+	hi = end;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (h->id_lo[mid] < low)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < end && h->id_lo[lo] == low ? lo : HEAP_NONE;
+}
+
+uint32_t heap_find(const struct heap *h, ht_id id)
+{
+	uint32_t lo = 0, hi = h->n;
+
+	if (h->id_lo)
+		return find_in_halves(h, id);
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (heap_id(h, mid) < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->n && heap_id(h, lo) == id ? lo : HEAP_NONE;
+}
+
+uint64_t heap_big_size(const struct heap *h, uint32_t object)
+{
+	size_t at = big_size_slot(h->big, h->n_big, object);
+
+	return at < h->n_big && h->big[at].object == object ?
+	       h->big[at].size : HEAP_BIG_SIZE;
 }
 
 const char *heap_class_name(const struct heap *h, uint32_t object, char *buf)
@@ -2074,7 +2343,7 @@ const char *heap_method_name(const struct heap *h, ht_id method)
 
 uint32_t heap_ref_field(const struct heap *h, uint32_t object, uint64_t e)
 {
-	uint64_t pos = e - h->ref_start[object];
+	uint64_t pos = e - heap_ref_start(h, object);
 	uint32_t lo = 0, hi;
 
 	if (!h->field_follows)
@@ -2115,12 +2384,12 @@ const char *heap_class_object_name(const struct heap *h, uint32_t object)
 	if (c == HEAP_NO_CLASS || c >= h->n_classes ||
 	    !names_class_type(h->classes[c].name))
 		return NULL;
-	return heap_class_name_by_id(h, h->id[object]);
+	return heap_class_name_by_id(h, heap_id(h, object));
 }
 
 unsigned heap_generation(const struct heap *h, uint32_t object)
 {
-	ht_id id = h->id[object];
+	ht_id id = heap_id(h, object);
 
 	if (h->generation && h->generation[object] != HEAP_NO_GENERATION)
 		return h->generation[object];

@@ -8,10 +8,12 @@
  * joined), an edge per non-null reference in field order, and the roots
  * with their container (and thread, method) or CLR root kind.
  *
- * Memory is the constraint that shapes this (10 million objects in well
- * under 100 bytes each): objects live in parallel arrays sorted by id and
- * are named by their uint32 index in them; references are one CSR array of
- * uint32 indices, nulls and dangling references kept as sentinels so that
+ * Memory is the constraint that shapes this (a graph of 30 bytes an
+ * object of three references, the analyses' peak under 60): objects live
+ * in parallel arrays sorted by id and are named by their uint32 index in
+ * them, each column 4 bytes an object (ids, sizes and ref starts in
+ * narrow forms read through heap_id, heap_size, heap_ref_start);
+ * references are one CSR array of uint32 indices, nulls and dangling references kept as sentinels so that
  * an edge's position in its object's range is its field index. When the
  * trace names fields, the field of each edge costs about a bit an object
  * (a layout per class; see field_follows).
@@ -47,6 +49,21 @@ struct heap_class {
 struct heap_name {
 	ht_id id;
 	const char *name;
+};
+
+/* Objects first .. up to the next run's first share their ids' high
+ * half (see heap.id_lo). */
+struct heap_id_run {
+	uint32_t first;
+	uint32_t high;
+};
+
+#define HEAP_ID_BLOCK_BITS 16
+
+/* An object of HEAP_BIG_SIZE bytes or more (see heap.size). */
+struct heap_big_size {
+	uint32_t object;
+	uint64_t size;
 };
 
 /* A field the trace declared (a `fields` event): edges and roots name it
@@ -111,11 +128,37 @@ struct heap {
 
 	/* objects, sorted by id, named by index */
 	uint32_t n;
+	/*
+	 * Their ids, read through heap_id. Sorted ids share their high 32
+	 * bits over long runs (a heap lies in a few address ranges), so the
+	 * graph keeps the low half of each (id_lo) and the high half once a
+	 * run (id_runs; id_run_at finds the run of an index in a step or
+	 * two): 4 bytes an object. Ids that change their high half too often
+	 * for that stay whole in id, and id_lo is NULL.
+	 */
 	ht_id *id;
+	uint32_t *id_lo;
+	uint32_t n_id_runs;
+	struct heap_id_run *id_runs;  /* by first index */
+	uint32_t *id_run_at;          /* per HEAP_ID_BLOCK objects: the run
+					 of the first, and one more entry */
 	uint32_t *cls;        /* index into classes, HEAP_NO_CLASS if unknown */
-	uint64_t *size;       /* self size */
+	/*
+	 * Self sizes, read through heap_size. An object of 4 GiB or more is
+	 * rare enough (a huge array) to be looked up: its entry says
+	 * HEAP_BIG_SIZE and its size is in big. Four bytes an object
+	 * instead of eight.
+	 */
+	uint32_t *size;
+	uint32_t n_big;
+	struct heap_big_size *big; /* by object, ascending */
 	uint8_t *generation;  /* per object, HEAP_NO_GENERATION unknown; NULL if none known */
-	uint64_t *ref_start;  /* n + 1 offsets into ref */
+	/* n + 1 offsets into ref, read through heap_ref_start: 4 bytes each
+	 * (ref_start32, ref_start NULL) while the refs number less than
+	 * 2^32, as they do in all but heaps of a billion objects; 8 past
+	 * that (ref_start, ref_start32 NULL) */
+	uint64_t *ref_start;
+	uint32_t *ref_start32;
 	uint32_t *ref;        /* object index, HEAP_NULL_REF or HEAP_DANGLING_REF */
 	/*
 	 * The field each reference was read from (heap_ref_field), only when
@@ -242,6 +285,39 @@ void heap_free(struct heap *h);
 
 /* Index of the object with this id, HEAP_NONE if the dump lacks it. */
 uint32_t heap_find(const struct heap *h, ht_id id);
+
+#define HEAP_BIG_SIZE UINT32_MAX  /* in size[]: see big */
+
+uint64_t heap_big_size(const struct heap *h, uint32_t object);
+
+uint32_t heap_id_run_of(const struct heap *h, uint32_t object);
+
+/* The id of an object. */
+static inline ht_id heap_id(const struct heap *h, uint32_t object)
+{
+	uint32_t r;
+
+	if (!h->id_lo)
+		return h->id[object];
+	r = h->id_run_at[object >> HEAP_ID_BLOCK_BITS];
+	if (r + 1 < h->n_id_runs && h->id_runs[r + 1].first <= object)
+		r = heap_id_run_of(h, object);
+	return (ht_id)h->id_runs[r].high << 32 | h->id_lo[object];
+}
+
+/* Where object's refs begin in ref, and end: heap_ref_start(h, i + 1). */
+static inline uint64_t heap_ref_start(const struct heap *h, uint32_t object)
+{
+	return h->ref_start32 ? h->ref_start32[object] : h->ref_start[object];
+}
+
+/* The self size of an object. */
+static inline uint64_t heap_size(const struct heap *h, uint32_t object)
+{
+	uint32_t s = h->size[object];
+
+	return s != HEAP_BIG_SIZE ? s : heap_big_size(h, object);
+}
 
 /* Class name of an object ("?" + hex id when unnamed); buf holds at least
  * 32 bytes for that case. */
@@ -402,6 +478,9 @@ int heap_dominators_at(const struct heap *h, enum heap_level level,
 int heap_dominators(const struct heap *h, struct heap_dominators *d,
 		    struct ht_error *err);
 void heap_dominators_free(struct heap_dominators *d);
+/* For tests: the predecessor rows of 8 bytes that only graphs of 2^32
+ * edges or more need, taken (true) for any graph. */
+void heap_dominators_wide_rows(bool always);
 
 /*
  * Children of each object in the dominator tree, in index (id) order:

@@ -147,7 +147,7 @@ static bool may_have_referent(const struct heap *h, const bool *slot_has,
  * until the arrays exist); returns the count so far. */
 static size_t add_referents(struct heap *h, uint32_t i, size_t at)
 {
-	for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1]; e++) {
+	for (uint64_t e = heap_ref_start(h, i); e < heap_ref_start(h, i + 1); e++) {
 		enum heap_level l = field_level(h, heap_ref_field(h, i, e));
 
 		if (l == HEAP_LEVEL_STRONG || h->ref[e] == HEAP_NULL_REF)
@@ -205,7 +205,7 @@ static uint32_t edge_source(const struct heap *h, uint64_t e)
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (h->ref_start[mid] <= e)
+		if (heap_ref_start(h, mid) <= e)
 			lo = mid;
 		else
 			hi = mid;
@@ -228,7 +228,7 @@ static void mark_from(const struct heap *h, enum heap_level level,
 	while (depth) {
 		uint32_t v = stack[--depth];
 
-		for (uint64_t e = h->ref_start[v]; e < h->ref_start[v + 1];
+		for (uint64_t e = heap_ref_start(h, v); e < heap_ref_start(h, v + 1);
 		     e++) {
 			uint32_t t = h->ref[e];
 

@@ -67,7 +67,7 @@ static bool is_link(const struct heap *h, uint32_t from, uint64_t e)
  * comes first). */
 static uint64_t element_index(const struct heap *h, uint32_t from, uint64_t e)
 {
-	uint64_t first = h->ref_start[from];
+	uint64_t first = heap_ref_start(h, from);
 
 	while (first < e && is_link(h, from, first))
 		first++;

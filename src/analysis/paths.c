@@ -59,7 +59,7 @@ static int build_referrers(const struct heap *h, enum heap_level level,
 		return -1;
 	memset(rv->start, 0, ((size_t)h->n + 1) * sizeof(*rv->start));
 	for (uint32_t u = 0; u < h->n; u++)
-		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1]; e++)
+		for (uint64_t e = heap_ref_start(h, u); e < heap_ref_start(h, u + 1); e++)
 			if (h->ref[e] < h->n && heap_follows(h, level, u, e))
 				rv->start[h->ref[e]]++;
 	for (uint32_t v = 0; v <= h->n; v++) {
@@ -73,7 +73,7 @@ static int build_referrers(const struct heap *h, enum heap_level level,
 		return -1;
 	rv->n_from = total;
 	for (uint32_t u = 0; u < h->n; u++)
-		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1]; e++)
+		for (uint64_t e = heap_ref_start(h, u); e < heap_ref_start(h, u + 1); e++)
 			if (h->ref[e] < h->n && heap_follows(h, level, u, e))
 				rv->from[rv->start[h->ref[e]]++] = u;
 	memmove(rv->start + 1, rv->start, h->n * sizeof(*rv->start));
@@ -86,11 +86,11 @@ static int build_referrers(const struct heap *h, enum heap_level level,
 static uint32_t field_to(const struct heap *h, enum heap_level level,
 			 uint32_t u, uint32_t v)
 {
-	uint64_t e = h->ref_start[u];
+	uint64_t e = heap_ref_start(h, u);
 
 	while (h->ref[e] != v || !heap_follows(h, level, u, e))
 		e++;
-	return (uint32_t)(e - h->ref_start[u]);
+	return (uint32_t)(e - heap_ref_start(h, u));
 }
 
 static int search_back(const struct heap *h, enum heap_level level,

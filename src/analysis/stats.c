@@ -96,7 +96,7 @@ int class_table(const struct heap *h, const struct heap_dominators *d,
 
 		if (row->count++ == 0 && name_row(h, row, i) < 0)
 			goto fail;
-		row->bytes += h->size[i];
+		row->bytes += heap_size(h, i);
 	}
 	if (d && add_class_retained(h, d, slots, n_slots) < 0)
 		goto fail;
@@ -159,7 +159,7 @@ static void count_generations(struct dump_stats *ds, const struct heap *h)
 
 		ds->has_generations |= slot != STATS_UNKNOWN_GEN_SLOT;
 		ds->gen_count[slot]++;
-		ds->gen_bytes[slot] += h->size[i];
+		ds->gen_bytes[slot] += heap_size(h, i);
 	}
 }
 
@@ -189,7 +189,7 @@ static void count_unreachable_classes(struct dump_stats *ds,
 		if (d->idom[i] != HEAP_NONE || !heap_class_object_name(h, i))
 			continue;
 		ds->unreachable_classes++;
-		ds->unreachable_class_bytes += h->size[i];
+		ds->unreachable_class_bytes += heap_size(h, i);
 	}
 }
 
@@ -208,7 +208,7 @@ static int count_levels(struct dump_stats *ds, const struct heap *h,
 		return -1;
 	for (uint32_t i = 0; i < h->n; i++) {
 		ds->level_count[levels[i]]++;
-		ds->level_bytes[levels[i]] += h->size[i];
+		ds->level_bytes[levels[i]] += heap_size(h, i);
 	}
 	budget_array_free(levels, h->n, 1, &charged);
 	return 0;

@@ -242,7 +242,7 @@ bool values_field(const struct heap *h, uint32_t object,
 uint32_t values_field_object(const struct heap *h, uint32_t object,
 				const char *name)
 {
-	for (uint64_t e = h->ref_start[object]; e < h->ref_start[object + 1];
+	for (uint64_t e = heap_ref_start(h, object); e < heap_ref_start(h, object + 1);
 	     e++) {
 		uint32_t f = heap_ref_field(h, object, e);
 

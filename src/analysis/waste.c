@@ -114,7 +114,7 @@ static struct waste_group group_of_run(const struct heap *h,
 	uint32_t first_array = c[0].array;
 
 	for (size_t k = 0; k < n; k++) {
-		add_saturating(&g.bytes, h->size[c[k].object]);
+		add_saturating(&g.bytes, heap_size(h, c[k].object));
 		if (c[k].object < g.first) {
 			g.first = c[k].object;
 			first_array = c[k].array;
@@ -123,11 +123,11 @@ static struct waste_group group_of_run(const struct heap *h,
 			continue;
 		g.arrays++;
 		if (c[k].array != c[k].object)
-			add_saturating(&g.bytes, h->size[c[k].array]);
+			add_saturating(&g.bytes, heap_size(h, c[k].array));
 	}
-	g.wasted = g.bytes - h->size[g.first];
+	g.wasted = g.bytes - heap_size(h, g.first);
 	if (first_array != g.first)
-		g.wasted -= h->size[first_array];
+		g.wasted -= heap_size(h, first_array);
 	return g;
 }
 
@@ -247,7 +247,7 @@ static void tally(struct waste_collection_row *r, const struct heap *h,
 		r->unknown++;
 	} else if (c->size == 0) {
 		r->empty++;
-		r->empty_bytes += h->size[object] + c->array_bytes;
+		r->empty_bytes += heap_size(h, object) + c->array_bytes;
 	} else if (c->has_capacity && c->size < c->capacity &&
 		   c->size < c->capacity - c->size) {
 		r->sparse++;
@@ -446,7 +446,7 @@ static int gather_holds(const struct heap *h, const uint32_t *of,
 	size_t cap = 0;
 
 	for (uint32_t i = 0; i < h->n; i++) {
-		for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1];
+		for (uint64_t e = heap_ref_start(h, i); e < heap_ref_start(h, i + 1);
 		     e++) {
 			uint32_t t = h->ref[e];
 

@@ -457,7 +457,7 @@ static const char *percent(struct diff_value v, char *buf)
 
 static const char *id_text(const struct heap *h, uint32_t x, char *buf)
 {
-	return x == HEAP_NONE ? "new" : hex_id(h->id[x], buf);
+	return x == HEAP_NONE ? "new" : hex_id(heap_id(h, x), buf);
 }
 
 /* ---- text --------------------------------------------------------------- */
@@ -596,7 +596,7 @@ static int text_retainers(const struct diff_cmd *c)
 		widen_size(&w[0], r->retained.after);
 		signed_size(diff_change(r->retained), a);
 		widen(&w[1], (int)strlen(a));
-		widen(&w[2], (int)strlen(by_id ? hex_id(d->b->id[r->after], b)
+		widen(&w[2], (int)strlen(by_id ? hex_id(heap_id(d->b, r->after), b)
 					 : objects_text(r->objects, b)));
 		if (by_id)
 			widen(&w[3], (int)strlen(id_text(d->a, r->before, e)));
@@ -617,7 +617,7 @@ static int text_retainers(const struct diff_cmd *c)
 		       w[1], signed_size(diff_change(r->retained), a));
 		if (by_id)
 			printf("%-*s  %-*s  ", w[2],
-			       hex_id(d->b->id[r->after], b), w[3],
+			       hex_id(heap_id(d->b, r->after), b), w[3],
 			       id_text(d->a, r->before, e));
 		else
 			printf("%*s  ", w[2], objects_text(r->objects, b));
@@ -645,7 +645,7 @@ static int text_holders(const struct diff_cmd *c)
 	for (size_t i = 0; i < k; i++) {
 		widen_number(&w[0], d->holders[i].new_objects);
 		widen_size(&w[1], d->holders[i].new_bytes);
-		widen_id(&w[2], d->b->id[d->holders[i].after]);
+		widen_id(&w[2], heap_id(d->b, d->holders[i].after));
 	}
 	printf("%*s  %*s  %-*s  %s\n", w[0], "NEW", w[1], "NEW BYTES", w[2],
 	       "ID", "PATH");
@@ -657,7 +657,7 @@ static int text_holders(const struct diff_cmd *c)
 			return -1;
 		printf("%*" PRIu64 "  %*s  %-*s  %s\n", w[0], x->new_objects,
 		       w[1], human_size(x->new_bytes, s), w[2],
-		       hex_id(d->b->id[x->after], id), esc_text(path));
+		       hex_id(heap_id(d->b, x->after), id), esc_text(path));
 		free(path);
 	}
 	return 0;
@@ -718,7 +718,7 @@ static void out_before_id(struct out *o, const struct diff *d, uint32_t x)
 	if (x == HEAP_NONE || d->matching != DIFF_BY_ID)
 		out_null(o, "id_before");
 	else
-		out_id(o, "id_before", d->a->id[x]);
+		out_id(o, "id_before", heap_id(d->a, x));
 }
 
 static int out_retainers(struct out *o, const struct diff_cmd *c)
@@ -736,7 +736,7 @@ static int out_retainers(struct out *o, const struct diff_cmd *c)
 		out_begin_object(o, NULL);
 		out_string(o, "path", path);
 		out_string(o, "class", object_class_text(d->b, r->after, cls));
-		out_id(o, "id", d->b->id[r->after]);
+		out_id(o, "id", heap_id(d->b, r->after));
 		out_before_id(o, d, r->before);
 		out_value(o, "objects", r->objects);
 		out_value(o, "retained", r->retained);
@@ -764,7 +764,7 @@ static int out_holders(struct out *o, const struct diff_cmd *c)
 		if (!path)
 			return -1;
 		out_begin_object(o, NULL);
-		out_id(o, "id", d->b->id[x->after]);
+		out_id(o, "id", heap_id(d->b, x->after));
 		out_before_id(o, d, x->before);
 		out_string(o, "class", object_class_text(d->b, x->after, cls));
 		out_string(o, "path", path);
@@ -940,7 +940,7 @@ static int md_retainers(const struct diff_cmd *c)
 		fputs("| ", stdout);
 		md_figure(r->retained, true);
 		if (by_id)
-			printf(" | %s | %s | ", hex_id(d->b->id[r->after], id),
+			printf(" | %s | %s | ", hex_id(heap_id(d->b, r->after), id),
 			       id_text(d->a, r->before, before));
 		else {
 			fputs(" | ", stdout);
@@ -977,7 +977,7 @@ static int md_holders(const struct diff_cmd *c)
 			return -1;
 		printf("| %" PRIu64 " | %s | %s | ", x->new_objects,
 		       human_size(x->new_bytes, s),
-		       hex_id(d->b->id[x->after], id));
+		       hex_id(heap_id(d->b, x->after), id));
 		md_code(path);
 		fputs(" |\n", stdout);
 		free(path);

@@ -68,7 +68,7 @@ static int find_referrers(struct object_report *r)
 	size_t cap = 0;
 
 	for (uint32_t i = 0; i < h->n; i++) {
-		for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1]; e++) {
+		for (uint64_t e = heap_ref_start(h, i); e < heap_ref_start(h, i + 1); e++) {
 			if (h->ref[e] != r->target)
 				continue;
 			if (listed(r, r->n_referrers)) {
@@ -77,7 +77,7 @@ static int find_referrers(struct object_report *r)
 					return -1;
 				r->referrers[r->n_referrers].object = i;
 				r->referrers[r->n_referrers].field =
-					(uint32_t)(e - h->ref_start[i]);
+					(uint32_t)(e - heap_ref_start(h, i));
 			}
 			r->n_referrers++;
 		}
@@ -92,12 +92,12 @@ static size_t listed_count(const struct object_report *r, size_t n)
 
 static uint64_t reference_count(const struct object_report *r)
 {
-	return r->h->ref_start[r->target + 1] - r->h->ref_start[r->target];
+	return heap_ref_start(r->h, r->target + 1) - heap_ref_start(r->h, r->target);
 }
 
 static uint32_t reference_at(const struct object_report *r, uint64_t field)
 {
-	return r->h->ref[r->h->ref_start[r->target] + field];
+	return r->h->ref[heap_ref_start(r->h, r->target) + field];
 }
 
 /* The field a referrer refers to the target through. */
@@ -106,7 +106,7 @@ static const char *referrer_step(const struct object_report *r, size_t i,
 {
 	uint32_t o = r->referrers[i].object;
 
-	return step_text(r->h, o, r->h->ref_start[o] + r->referrers[i].field,
+	return step_text(r->h, o, heap_ref_start(r->h, o) + r->referrers[i].field,
 			 buf);
 }
 
@@ -115,7 +115,7 @@ static const char *referrer_step(const struct object_report *r, size_t i,
 static const char *reference_step(const struct object_report *r, uint64_t f,
 				  char *buf)
 {
-	return step_text(r->h, r->target, r->h->ref_start[r->target] + f, buf);
+	return step_text(r->h, r->target, heap_ref_start(r->h, r->target) + f, buf);
 }
 
 /* The class the target is the class object of (when the trace carries
@@ -183,7 +183,7 @@ static void print_dominator_text(const struct object_report *r)
 	} else if (dom == HEAP_VIRTUAL_ROOT) {
 		print_field("dominator", "a root");
 	} else {
-		snprintf(line, sizeof(line), "%s %s", hex_id(r->h->id[dom], id),
+		snprintf(line, sizeof(line), "%s %s", hex_id(heap_id(r->h, dom), id),
 			 esc_text(object_class_text(r->h, dom, cls)));
 		print_field("dominator", line);
 	}
@@ -211,7 +211,7 @@ static void print_summary_text(const struct object_report *r)
 	if (class_object_of(r))
 		print_field("stands for", esc_text(object_class_text(
 				    h, r->target, cls)));
-	print_field("size", exact_size(h->size[r->target], buf));
+	print_field("size", exact_size(heap_size(h, r->target), buf));
 	print_field("retained", exact_size(r->d->retained[r->target], buf));
 	if (gen != HEAP_NO_GENERATION)
 		print_field("generation", generation_name(gen, genbuf));
@@ -264,7 +264,7 @@ static void print_referrers_text(const struct object_report *r)
 	int w_id = 2;
 
 	for (size_t i = 0; i < shown; i++)
-		widen_id(&w_id, r->h->id[r->referrers[i].object]);
+		widen_id(&w_id, heap_id(r->h, r->referrers[i].object));
 	printf("referrers (%zu)\n", r->n_referrers);
 	for (size_t i = 0; i < shown; i++) {
 		uint32_t o = r->referrers[i].object;
@@ -272,12 +272,12 @@ static void print_referrers_text(const struct object_report *r)
 
 		if (heap_has_fields(r->h))
 			printf("  %-*s  %s  via %s\n", w_id,
-			       hex_id(r->h->id[o], id),
+			       hex_id(heap_id(r->h, o), id),
 			       esc_text(object_class_text(r->h, o, cls)),
 			       esc_text(referrer_step(r, i, step)));
 		else
 			printf("  %-*s  field %-3u  %s\n", w_id,
-			       hex_id(r->h->id[o], id), r->referrers[i].field,
+			       hex_id(heap_id(r->h, o), id), r->referrers[i].field,
 			       esc_text(object_class_text(r->h, o, cls)));
 	}
 	print_more(r, r->n_referrers);
@@ -296,8 +296,8 @@ static void reference_widths(const struct object_report *r, size_t shown,
 		widen(w_field, (int)strlen(esc_text(reference_step(r, f, buf))));
 		if (x == HEAP_NULL_REF || x == HEAP_DANGLING_REF)
 			continue;
-		widen_id(w_id, r->h->id[x]);
-		widen_size(w_size, r->h->size[x]);
+		widen_id(w_id, heap_id(r->h, x));
+		widen_size(w_size, heap_size(r->h, x));
 	}
 }
 
@@ -323,8 +323,8 @@ static void print_references_text(const struct object_report *r)
 			       "reported\n", w_field, step, sep);
 		else
 			printf("  %-*s%s%-*s  %*s  %s\n", w_field, step, sep,
-			       w_id, hex_id(r->h->id[x], id), w_size,
-			       human_size(r->h->size[x], size),
+			       w_id, hex_id(heap_id(r->h, x), id), w_size,
+			       human_size(heap_size(r->h, x), size),
 			       esc_text(object_class_text(r->h, x, cls)));
 	}
 	print_more(r, n);
@@ -415,7 +415,7 @@ static void out_dominator(struct out *o, const struct object_report *r)
 		return;
 	}
 	out_begin_object(o, "dominator");
-	out_id(o, "id", r->h->id[dom]);
+	out_id(o, "id", heap_id(r->h, dom));
 	out_string(o, "class", object_class_text(r->h, dom, cls));
 	out_end_object(o);
 }
@@ -432,7 +432,7 @@ static void out_referrers(struct out *o, const struct object_report *r)
 		char step[NAME_TEXT];
 
 		out_begin_object(o, NULL);
-		out_id(o, "id", r->h->id[x]);
+		out_id(o, "id", heap_id(r->h, x));
 		out_string(o, "class", object_class_text(r->h, x, cls));
 		out_u64(o, "field", r->referrers[i].field);
 		if (heap_has_fields(r->h))
@@ -460,9 +460,9 @@ static void out_references(struct out *o, const struct object_report *r)
 		if (heap_has_fields(r->h))
 			out_string(o, "step", reference_step(r, f, step));
 		if (real) {
-			out_id(o, "id", r->h->id[x]);
+			out_id(o, "id", heap_id(r->h, x));
 			out_string(o, "class", object_class_text(r->h, x, cls));
-			out_u64(o, "size", r->h->size[x]);
+			out_u64(o, "size", heap_size(r->h, x));
 		} else {
 			out_null(o, "id");
 			out_null(o, "class");
@@ -567,7 +567,7 @@ static int report_structured(const struct object_report *r)
 		out_id(o, "class_id", h->classes[c].id);
 	else
 		out_null(o, "class_id");
-	out_u64(o, "size", h->size[r->target]);
+	out_u64(o, "size", heap_size(h, r->target));
 	out_u64(o, "retained", r->d->retained[r->target]);
 	if (gen != HEAP_NO_GENERATION)
 		out_u64(o, "generation", gen);

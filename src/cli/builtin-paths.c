@@ -61,7 +61,7 @@ static const char *path_step(const struct heap *h, const struct heap_path *p,
 {
 	uint32_t from = p->objects[i - 1];
 
-	return step_text(h, from, h->ref_start[from] + p->fields[i - 1], buf);
+	return step_text(h, from, heap_ref_start(h, from) + p->fields[i - 1], buf);
 }
 
 static struct widths path_widths(const struct heap *h,
@@ -71,8 +71,8 @@ static struct widths path_widths(const struct heap *h,
 	char buf[NAME_TEXT];
 
 	for (size_t i = 0; i < p->length; i++) {
-		widen_id(&w.id, h->id[p->objects[i]]);
-		widen_size(&w.size, h->size[p->objects[i]]);
+		widen_id(&w.id, heap_id(h, p->objects[i]));
+		widen_size(&w.size, heap_size(h, p->objects[i]));
 		if (i > 0)
 			widen(&w.field, (int)strlen(esc_text(path_step(h, p, i,
 								       buf))));
@@ -109,7 +109,7 @@ static void print_step(const struct heap *h, const struct heap_path *p,
 	/* positions line up on the right, names read from the left */
 	printf(heap_has_fields(h) ? "  %-*s  %-*s  %*s  %s%s\n" :
 		"  %*s %-*s  %*s  %s%s\n", w->field, esc_text(field), w->id,
-	       hex_id(h->id[x], id), w->size, human_size(h->size[x], size),
+	       hex_id(heap_id(h, x), id), w->size, human_size(heap_size(h, x), size),
 	       esc_text(object_class_text(h, x, cls)),
 	       label_text(h, x, 2, label));
 }
@@ -153,7 +153,7 @@ static int report_text(const struct paths_report *r)
 	       hex_id(r->target_id, id),
 	       esc_text(object_class_text(r->h, r->target, cls)),
 	       label_text(r->h, r->target, 1, label),
-	       human_size(r->h->size[r->target], size),
+	       human_size(heap_size(r->h, r->target), size),
 	       (unsigned long long)r->h->dump, esc_text(r->path));
 	if (r->n_paths == 0)
 		print_no_path(r);
@@ -184,11 +184,11 @@ static void out_path(struct out *o, const struct heap *h,
 		const char *l = object_label(h, x, label);
 
 		out_begin_object(o, NULL);
-		out_id(o, "id", h->id[x]);
+		out_id(o, "id", heap_id(h, x));
 		out_string(o, "class", object_class_text(h, x, cls));
 		if (l)
 			out_string(o, "label", l);
-		out_u64(o, "size", h->size[x]);
+		out_u64(o, "size", heap_size(h, x));
 		if (i > 0)
 			out_u64(o, "field", p->fields[i - 1]);
 		else
@@ -216,7 +216,7 @@ static int report_structured(const struct paths_report *r)
 	out_string(o, "class", object_class_text(r->h, r->target, cls));
 	if (l)
 		out_string(o, "label", l);
-	out_u64(o, "size", r->h->size[r->target]);
+	out_u64(o, "size", heap_size(r->h, r->target));
 	out_bool(o, "exclude_weak", r->level < HEAP_LEVEL_WEAK);
 	out_string(o, "level", heap_level_name(r->level));
 	out_begin_array(o, "paths");

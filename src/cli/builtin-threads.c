@@ -177,7 +177,7 @@ static void out_local(struct out *o, const struct threads_cmd *c, size_t root)
 	} else {
 		out_string(o, "class",
 			   object_class_text(c->h, r->object, cls));
-		out_u64(o, "size", c->h->size[r->object]);
+		out_u64(o, "size", heap_size(c->h, r->object));
 		out_u64(o, "retained", c->d->retained[r->object]);
 	}
 	out_end_object(o);

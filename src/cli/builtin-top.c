@@ -66,7 +66,7 @@ struct top {
 
 static uint64_t object_key(const struct top *t, uint32_t i)
 {
-	return t->by == KEY_SELF ? t->h->size[i] : t->d->retained[i];
+	return t->by == KEY_SELF ? heap_size(t->h, i) : t->d->retained[i];
 }
 
 /* Whether object a is listed before b: larger key first, then lower id
@@ -158,8 +158,8 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 
 	for (size_t i = 0; i < k; i++) {
 		widen_size(&w_ret, t->shown_retained[i]);
-		widen_size(&w_self, t->h->size[best[i]]);
-		widen_id(&w_id, t->h->id[best[i]]);
+		widen_size(&w_self, heap_size(t->h, best[i]));
+		widen_id(&w_id, heap_id(t->h, best[i]));
 	}
 	printf("%*s  %*s  %-*s  %s\n", w_ret, "RETAINED", w_self, "SELF",
 	       w_id, "ID", "CLASS");
@@ -170,8 +170,8 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 		/* the label follows the class: what this one holds */
 		printf("%*s  %*s  %-*s  %s%s%s\n",
 		       w_ret, human_size(t->shown_retained[i], a),
-		       w_self, human_size(t->h->size[o], b),
-		       w_id, hex_id(t->h->id[o], id),
+		       w_self, human_size(heap_size(t->h, o), b),
+		       w_id, hex_id(heap_id(t->h, o), id),
 		       esc_text(object_class_text(t->h, o, cls)),
 		       l ? "  " : "", l ? esc_text(l) : "");
 	}
@@ -188,11 +188,11 @@ static void out_objects(struct out *o, const struct top *t,
 		const char *l = object_label(t->h, x, label);
 
 		out_begin_object(o, NULL);
-		out_id(o, "id", t->h->id[x]);
+		out_id(o, "id", heap_id(t->h, x));
 		out_string(o, "class", object_class_text(t->h, x, cls));
 		if (l)
 			out_string(o, "label", l);
-		out_u64(o, "size", t->h->size[x]);
+		out_u64(o, "size", heap_size(t->h, x));
 		out_u64(o, "retained", t->shown_retained[i]);
 		out_end_object(o);
 	}

@@ -349,7 +349,7 @@ static void out_duplicates(struct out *o, const struct waste_cmd *c,
 		const struct waste_group *g = &d->groups[i];
 
 		out_begin_object(o, NULL);
-		out_id(o, "first", c->h->id[g->first]);
+		out_id(o, "first", heap_id(c->h, g->first));
 		out_string(o, "class", object_class_text(c->h, g->first, cls));
 		if (strings)
 			out_text(o, c->h, g->first);

@@ -393,9 +393,15 @@ static int load(const char *path, const struct ht_reader_options *opts,
 
 	memset(ld, 0, sizeof(*ld));
 	ld->path = path;
+	if (opts)
+		ld->reading = *opts;
+	/* the next chunks inflate on the second core while this one builds
+	 * the graph; the events, the errors and the pass log are those of a
+	 * read on one thread */
+	ld->reading.read_ahead = true;
 	/* a pipe too must be able to fall back on the dump before the last,
 	 * or the answer would depend on how the input was given */
-	if (input_prepare(in, path, opts) < 0)
+	if (input_prepare(in, path, &ld->reading) < 0)
 		return EXIT_UNREADABLE;
 	status = scan_for(in, select, &s);
 	if (status == EXIT_DONE && s.damaged)
@@ -541,7 +547,7 @@ static int label_sources(const struct heap *h, const uint32_t *objects,
 	}
 	for (size_t i = 0; i < s.n; i++)
 		if (i == 0 || s.at[i] != s.at[i - 1])
-			(*ids)[n++] = h->id[s.at[i]];
+			(*ids)[n++] = heap_id(h, s.at[i]);
 	*n_ids = n;
 	free(s.at);
 	return 0;

@@ -93,6 +93,7 @@ struct loaded_dump {
 	bool values_unread;
 	bool has_input;       /* load_dump_to_label's: */
 	struct input in;      /* kept for reload_dump */
+	struct ht_reader_options reading; /* the command's, reading ahead */
 };
 
 /*

@@ -265,11 +265,13 @@ static double field_bytes(const struct heap *h)
 static double graph_bytes(const struct heap *h)
 {
 	double per_object = sizeof(*h->id) + sizeof(*h->cls) +
-			    sizeof(*h->size) + sizeof(*h->ref_start) +
+			    sizeof(*h->size) +
+			    (h->ref_start32 ? sizeof(*h->ref_start32) :
+					      sizeof(*h->ref_start)) +
 			    (h->generation ? 1 : 0);
 
 	return per_object * h->n +
-	       (double)h->ref_start[h->n] * sizeof(*h->ref) + field_bytes(h);
+	       (double)heap_ref_start(h, h->n) * sizeof(*h->ref) + field_bytes(h);
 }
 
 static int keep_dump(void *ctx, struct heap *h, bool *keep)

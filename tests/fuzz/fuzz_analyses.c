@@ -156,21 +156,21 @@ static bool small(const struct heap *h)
 
 static void check_graph(const struct heap *h)
 {
-	uint64_t refs = h->n ? h->ref_start[h->n] : 0, bytes = 0, nonnull = 0;
+	uint64_t refs = h->n ? heap_ref_start(h, h->n) : 0, bytes = 0, nonnull = 0;
 	char buf[64];
 
 	FUZZ_CHECK(h->n <= HEAP_MAX_OBJECTS, "%u objects", h->n);
-	FUZZ_CHECK(h->n == 0 || h->ref_start[0] == 0, "refs do not start at 0");
+	FUZZ_CHECK(h->n == 0 || heap_ref_start(h, 0) == 0, "refs do not start at 0");
 	for (uint32_t i = 0; i < h->n; i++) {
-		FUZZ_CHECK(i == 0 || h->id[i - 1] < h->id[i],
+		FUZZ_CHECK(i == 0 || heap_id(h, i - 1) < heap_id(h, i),
 			   "ids not strictly ascending at %u", i);
-		FUZZ_CHECK(heap_find(h, h->id[i]) == i, "heap_find(%u)", i);
-		FUZZ_CHECK(h->ref_start[i] <= h->ref_start[i + 1],
+		FUZZ_CHECK(heap_find(h, heap_id(h, i)) == i, "heap_find(%u)", i);
+		FUZZ_CHECK(heap_ref_start(h, i) <= heap_ref_start(h, i + 1),
 			   "ref ranges overlap at %u", i);
 		FUZZ_CHECK(h->cls[i] == HEAP_NO_CLASS ||
 			   h->cls[i] < h->n_classes, "class index of %u", i);
 		FUZZ_CHECK(heap_class_name(h, i, buf), "class name of %u", i);
-		FUZZ_CHECK(!__builtin_add_overflow(bytes, h->size[i], &bytes),
+		FUZZ_CHECK(!__builtin_add_overflow(bytes, heap_size(h, i), &bytes),
 			   "the dump's bytes overflow 64 bits");
 		heap_generation(h, i);
 	}
@@ -192,7 +192,7 @@ static void check_graph(const struct heap *h)
 		uint32_t o = h->roots[r].object;
 
 		FUZZ_CHECK(o == HEAP_NONE || is_object(h, o), "root %zu", r);
-		FUZZ_CHECK(o == HEAP_NONE || h->id[o] == h->roots[r].ref,
+		FUZZ_CHECK(o == HEAP_NONE || heap_id(h, o) == h->roots[r].ref,
 			   "root %zu on the wrong object", r);
 	}
 }
@@ -228,7 +228,7 @@ static set reach(const struct heap *h, uint32_t without, bool weak,
 	while (head < tail) {
 		uint32_t u = queue[head++];
 
-		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1];
+		for (uint64_t e = heap_ref_start(h, u); e < heap_ref_start(h, u + 1);
 		     e++) {
 			uint32_t v = h->ref[e];
 
@@ -304,7 +304,7 @@ static void check_dominators_naively(const struct heap *h,
 		if (!in(reachable, y)) {
 			FUZZ_CHECK(d->idom[y] == HEAP_NONE,
 				   "unreachable %u has a dominator", y);
-			lost_bytes += h->size[y];
+			lost_bytes += heap_size(h, y);
 			continue;
 		}
 		FUZZ_CHECK(d->idom[y] == naive_idom(h, dominated, y),
@@ -312,7 +312,7 @@ static void check_dominators_naively(const struct heap *h,
 			   naive_idom(h, dominated, y));
 		for (uint32_t z = 0; z < h->n; z++)
 			if (in(dominated[y], z))
-				retained += h->size[z];
+				retained += heap_size(h, z);
 		FUZZ_CHECK(d->retained[y] == retained,
 			   "retained of %u is %llu, by definition %llu", y,
 			   (unsigned long long)d->retained[y],
@@ -391,10 +391,10 @@ static void check_dominators(const struct heap *h, enum heap_level level)
 		FUZZ_CHECK(p == HEAP_VIRTUAL_ROOT ||
 			   (is_object(h, p) && p != y &&
 			    d.idom[p] != HEAP_NONE), "idom of %u is %u", y, p);
-		FUZZ_CHECK(d.retained[y] >= h->size[y],
+		FUZZ_CHECK(d.retained[y] >= heap_size(h, y),
 			   "%u retains %llu, less than its own %llu bytes", y,
 			   (unsigned long long)d.retained[y],
-			   (unsigned long long)h->size[y]);
+			   (unsigned long long)heap_size(h, y));
 	}
 	FUZZ_CHECK(reachable == d.reachable && d.reachable + d.unreachable ==
 		   h->n, "%llu reachable + %llu unreachable of %u objects",
@@ -430,7 +430,7 @@ static uint32_t distance(const struct heap *h, enum heap_level level,
 			found = dist[u];
 			break;
 		}
-		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1];
+		for (uint64_t e = heap_ref_start(h, u); e < heap_ref_start(h, u + 1);
 		     e++) {
 			uint32_t v = h->ref[e];
 
@@ -463,10 +463,10 @@ static void check_path(const struct heap *h, uint32_t target,
 		   "path does not run from its root to the target");
 	for (size_t i = 0; i + 1 < p->length; i++) {
 		uint32_t u = p->objects[i], v = p->objects[i + 1];
-		uint64_t first = h->ref_start[u];
+		uint64_t first = heap_ref_start(h, u);
 
 		FUZZ_CHECK(is_object(h, u) && p->fields[i] <
-			   h->ref_start[u + 1] - first &&
+			   heap_ref_start(h, u + 1) - first &&
 			   h->ref[first + p->fields[i]] == v &&
 			   heap_follows(h, level, u, first + p->fields[i]),
 			   "step %zu of a path is no reference", i);

@@ -368,10 +368,10 @@ static size_t check_sources(const char *name)
 		if (w)
 			cr_assert_str_eq(g ? g : "(none)", w, "%s, 0x%llx",
 					 name,
-					 (unsigned long long)full->id[o]);
+					 (unsigned long long)heap_id(full, o));
 		else
 			cr_assert_null(g, "%s, 0x%llx: %s", name,
-				       (unsigned long long)full->id[o], g);
+				       (unsigned long long)heap_id(full, o), g);
 		labelled += w != NULL;
 		free_masked(&part);
 	}
@@ -407,7 +407,7 @@ static void check_sources_without_values(const char *name)
 	}
 	for (uint32_t o = 0; o < with->n; o++) {
 		cr_assert_eq(a[o], b[o], "%s, 0x%llx", name,
-			     (unsigned long long)with->id[o]);
+			     (unsigned long long)heap_id(with, o));
 		marked += a[o];
 	}
 	cr_assert_gt(marked, 10, "%s", name);
@@ -439,11 +439,11 @@ Test(labels, values_of_keeps_only_those_listed)
 	cr_assert_eq(all->n, some->n);
 	for (uint32_t o = 0; o < some->n; o++) {
 		bool want = heap_object_values(all, o, &r) &&
-			    (some->id[o] == listed[0] ||
-			     some->id[o] == listed[1]);
+			    (heap_id(some, o) == listed[0] ||
+			     heap_id(some, o) == listed[1]);
 
 		cr_assert_eq(heap_object_values(some, o, &r), want,
-			     "0x%llx", (unsigned long long)some->id[o]);
+			     "0x%llx", (unsigned long long)heap_id(some, o));
 		kept += want;
 	}
 	cr_assert_eq(kept, 2);

@@ -225,9 +225,9 @@ Test(one_trace, retainers_by_growth_then_id)
 	for (size_t i = 0; i < 9; i++) {
 		const struct diff_retainer *r = &f.d.retainers[i];
 
-		cr_assert_eq(f.b->id[r->after], want[i].id, "row %zu", i);
+		cr_assert_eq(heap_id(f.b, r->after), want[i].id, "row %zu", i);
 		if (want[i].before)
-			cr_assert_eq(f.a->id[r->before], want[i].before);
+			cr_assert_eq(heap_id(f.a, r->before), want[i].before);
 		else
 			cr_assert_eq(r->before, HEAP_NONE);
 		assert_value(r->retained, want[i].r0, want[i].r1, "retained");
@@ -245,11 +245,11 @@ Test(one_trace, new_objects_under_old_ones)
 	cr_assert_eq(f.d.new_bytes, 688);
 	cr_assert_eq(f.d.unheld_objects, 0);
 	cr_assert_eq(f.d.n_holders, 2);
-	cr_assert_eq(f.b->id[f.d.holders[0].after], 0x2100);
+	cr_assert_eq(heap_id(f.b, f.d.holders[0].after), 0x2100);
 	cr_assert_eq(f.d.holders[0].new_objects, 4);
 	cr_assert_eq(f.d.holders[0].new_bytes, 448);
-	cr_assert_eq(f.a->id[f.d.holders[0].before], 0x2100);
-	cr_assert_eq(f.b->id[f.d.holders[1].after], 0x1000);
+	cr_assert_eq(heap_id(f.a, f.d.holders[0].before), 0x2100);
+	cr_assert_eq(heap_id(f.b, f.d.holders[1].after), 0x1000);
 	cr_assert_eq(f.d.holders[1].new_objects, 2);
 	cr_assert_eq(f.d.holders[1].new_bytes, 240);
 	release(&f);
@@ -308,9 +308,9 @@ Test(one_trace, backwards)
 	cr_assert_eq(f.d.new_objects, 1);
 	cr_assert_eq(f.d.new_bytes, 64);
 	cr_assert_eq(f.d.n_retainers, 1);
-	cr_assert_eq(f.b->id[f.d.retainers[0].after], 0x1100);
+	cr_assert_eq(heap_id(f.b, f.d.retainers[0].after), 0x1100);
 	cr_assert_eq(f.d.n_holders, 1);
-	cr_assert_eq(f.b->id[f.d.holders[0].after], 0x1000);
+	cr_assert_eq(heap_id(f.b, f.d.holders[0].after), 0x1000);
 	release(&f);
 }
 
@@ -353,14 +353,14 @@ Test(moved, retainers_and_holders)
 
 	one_trace(&f, testdata("diff/moved.yaml"), 0, 1);
 	cr_assert_eq(f.d.n_retainers, 3);
-	cr_assert_eq(f.b->id[f.d.retainers[0].after], 0x800);
+	cr_assert_eq(heap_id(f.b, f.d.retainers[0].after), 0x800);
 	assert_value(f.d.retainers[0].retained, 120, 208, "cart");
-	cr_assert_eq(f.b->id[f.d.retainers[1].after], 0x1000);
+	cr_assert_eq(heap_id(f.b, f.d.retainers[1].after), 0x1000);
 	cr_assert_eq(f.d.retainers[1].before, HEAP_NONE);
-	cr_assert_eq(f.b->id[f.d.retainers[2].after], 0x1018);
+	cr_assert_eq(heap_id(f.b, f.d.retainers[2].after), 0x1018);
 	cr_assert_eq(f.d.n_holders, 1);
-	cr_assert_eq(f.b->id[f.d.holders[0].after], 0x800);
-	cr_assert_eq(f.a->id[f.d.holders[0].before], 0x1000);
+	cr_assert_eq(heap_id(f.b, f.d.holders[0].after), 0x800);
+	cr_assert_eq(heap_id(f.a, f.d.holders[0].before), 0x1000);
 	cr_assert_eq(f.d.holders[0].new_bytes, 88);
 	assert_path(&f.d, true, 0x1018, "stack root > Shop.Cart > [1] "
 		    "Shop.Item > [0] System.Byte[]");
@@ -379,8 +379,8 @@ Test(moved, the_same_dumps_by_path)
 	cr_assert_eq(f.d.matching, DIFF_BY_PATH);
 	/* by path, the Cart's first Item is the same one, the second new */
 	cr_assert_eq(f.d.n_retainers, 3);
-	cr_assert_eq(f.b->id[f.d.retainers[0].after], 0x800);
-	cr_assert_eq(f.b->id[f.d.retainers[1].after], 0x1000);
+	cr_assert_eq(heap_id(f.b, f.d.retainers[0].after), 0x800);
+	cr_assert_eq(heap_id(f.b, f.d.retainers[1].after), 0x1000);
 	assert_value(f.d.retainers[1].objects, 0, 1, "second item");
 	cr_assert_eq(f.d.new_objects, 2);
 	release(&f);
@@ -426,8 +426,8 @@ Test(two_traces, retainers_aggregate_paths)
 	for (size_t i = 0; i < 8; i++) {
 		const struct diff_retainer *r = &f.d.retainers[i];
 
-		cr_assert_eq(f.b->id[r->after], want[i].rep, "row %zu: 0x%"
-			     PRIx64, i, f.b->id[r->after]);
+		cr_assert_eq(heap_id(f.b, r->after), want[i].rep, "row %zu: 0x%"
+			     PRIx64, i, heap_id(f.b, r->after));
 		assert_value(r->objects, want[i].o0, want[i].o1, "objects");
 		assert_value(r->retained, want[i].r0, want[i].r1, "retained");
 	}
@@ -446,9 +446,9 @@ Test(two_traces, holders)
 	cr_assert_eq(f.d.unheld_objects, 2);
 	cr_assert_eq(f.d.unheld_bytes, 200);
 	cr_assert_eq(f.d.n_holders, 2);
-	cr_assert_eq(f.b->id[f.d.holders[0].after], 0x92100);
+	cr_assert_eq(heap_id(f.b, f.d.holders[0].after), 0x92100);
 	cr_assert_eq(f.d.holders[0].before, HEAP_NONE);
-	cr_assert_eq(f.b->id[f.d.holders[1].after], 0x91000);
+	cr_assert_eq(heap_id(f.b, f.d.holders[1].after), 0x91000);
 	release(&f);
 }
 
@@ -596,7 +596,7 @@ Test(written, hash_table_entries_match_through_a_resize)
 	/* the entries are one row, however deep in a chain: 3 -> 4 of them,
 	 * retaining 120 B -> 160 B (each entry with its key, counted once) */
 	cr_assert_eq(f.d.n_retainers, 4);
-	cr_assert_eq(f.b->id[f.d.retainers[2].after], 0x501);
+	cr_assert_eq(heap_id(f.b, f.d.retainers[2].after), 0x501);
 	assert_value(f.d.retainers[2].objects, 3, 4, "entries");
 	assert_value(f.d.retainers[2].retained, 120, 160, "entries retained");
 	assert_path(&f.d, true, 0x502, "C_RT_STRONGPTR > Map > [0] Entry[] > "
@@ -606,7 +606,7 @@ Test(written, hash_table_entries_match_through_a_resize)
 	cr_assert_eq(f.d.new_objects, 2);
 	cr_assert_eq(f.d.new_bytes, 40);
 	cr_assert_eq(f.d.n_holders, 1);
-	cr_assert_eq(f.b->id[f.d.holders[0].after], 0x503);
+	cr_assert_eq(heap_id(f.b, f.d.holders[0].after), 0x503);
 	release(&f);
 }
 
@@ -643,7 +643,7 @@ Test(written, a_chain_is_retained_once)
 	assert_value(f.d.retainers[0].retained, 16, 24, "nodes retained");
 	/* the tail is new: the count of old nodes runs out before it */
 	cr_assert_eq(f.d.new_objects, 1);
-	cr_assert_eq(f.b->id[f.d.holders[0].after], 0x201);
+	cr_assert_eq(heap_id(f.b, f.d.holders[0].after), 0x201);
 	release(&f);
 }
 
@@ -883,7 +883,7 @@ Test(random, growth_by_id_and_by_path)
 		/* by id, new is exactly what dump 0 did not have */
 		for (uint32_t i = 0; i < by_id.b->n; i++)
 			if (by_id.db.idom[i] != HEAP_NONE &&
-			    heap_find(by_id.a, by_id.b->id[i]) == HEAP_NONE)
+			    heap_find(by_id.a, heap_id(by_id.b, i)) == HEAP_NONE)
 				reachable_new++;
 		cr_assert_eq(by_id.d.new_objects, reachable_new, "seed %u", seed);
 		by_path.a = load_one(path, 0);

@@ -22,7 +22,7 @@
 
 /* The events of one test, with the arrays they point to copied into pools
  * that live as long as the process (one test). */
-static struct ht_event events[8192];
+static struct ht_event events[1 << 17];
 static size_t n_events;
 static ht_id id_pool[1 << 16];
 static size_t n_ids;
@@ -237,20 +237,20 @@ static ht_id field(const struct heap *h, ht_id object, size_t index)
 
 	cr_assert_neq(o, HEAP_NONE, "no object 0x%llx",
 		      (unsigned long long)object);
-	cr_assert_lt(index, h->ref_start[o + 1] - h->ref_start[o]);
-	t = h->ref[h->ref_start[o] + index];
+	cr_assert_lt(index, heap_ref_start(h, o + 1) - heap_ref_start(h, o));
+	t = h->ref[heap_ref_start(h, o) + index];
 	if (t == HEAP_NULL_REF)
 		return 0;
 	if (t == HEAP_DANGLING_REF)
 		return 1;
-	return h->id[t];
+	return heap_id(h, t);
 }
 
 static size_t n_fields(const struct heap *h, ht_id object)
 {
 	uint32_t o = heap_find(h, object);
 
-	return (size_t)(h->ref_start[o + 1] - h->ref_start[o]);
+	return (size_t)(heap_ref_start(h, o + 1) - heap_ref_start(h, o));
 }
 
 static const char *class_of(const struct heap *h, ht_id object)
@@ -264,11 +264,11 @@ static const char *class_of(const struct heap *h, ht_id object)
 static void assert_well_formed(const struct heap *h)
 {
 	for (uint32_t i = 1; i < h->n; i++)
-		cr_assert_lt(h->id[i - 1], h->id[i]);
-	cr_assert_eq(h->ref_start[0], 0);
+		cr_assert_lt(heap_id(h, i - 1), heap_id(h, i));
+	cr_assert_eq(heap_ref_start(h, 0), 0);
 	for (uint32_t i = 0; i < h->n; i++) {
-		cr_assert_leq(h->ref_start[i], h->ref_start[i + 1]);
-		for (uint64_t e = h->ref_start[i]; e < h->ref_start[i + 1]; e++)
+		cr_assert_leq(heap_ref_start(h, i), heap_ref_start(h, i + 1));
+		for (uint64_t e = heap_ref_start(h, i); e < heap_ref_start(h, i + 1); e++)
 			cr_assert(h->ref[e] < h->n ||
 				  h->ref[e] == HEAP_NULL_REF ||
 				  h->ref[e] == HEAP_DANGLING_REF);
@@ -301,7 +301,7 @@ static const char *field_name(const struct heap *h, ht_id object, size_t index)
 {
 	uint32_t o = heap_find(h, object);
 	const struct heap_field *f =
-		heap_field_at(h, heap_ref_field(h, o, h->ref_start[o] + index));
+		heap_field_at(h, heap_ref_field(h, o, heap_ref_start(h, o) + index));
 
 	return f ? f->name : "-";
 }
@@ -355,7 +355,7 @@ static void assert_fields_trace(const struct heap *h)
 	cr_assert_str_eq(field_name(h, 0x1100, 0), "-");
 	cr_assert_str_eq(field_name(h, 0x1100, 1), "-");
 	f = heap_field_at(h, heap_ref_field(h, heap_find(h, 0x1000),
-					    h->ref_start[heap_find(h, 0x1000)]));
+					    heap_ref_start(h, heap_find(h, 0x1000))));
 	cr_assert_eq(f->class_id, 0x10);
 	cr_assert_eq(f->kind, HT_FIELD_INSTANCE);
 	cr_assert_eq(h->n_roots, 1);
@@ -666,7 +666,7 @@ Test(objects, continuations_joined_in_arrival_order)
 	cr_assert_eq(n_fields(h, 0x30), 2);
 	cr_assert_eq(field(h, 0x30, 0), 0x10);
 	cr_assert_eq(field(h, 0x30, 1), 0);
-	cr_assert_eq(h->size[heap_find(h, 0x10)], 64);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x10)), 64);
 	cr_assert_eq(h->total_bytes, 64 + 8 + 16 + 8);
 	cr_assert_eq(h->n_references, 5);
 	free_got();
@@ -691,7 +691,7 @@ Test(objects, duplicates_keep_the_first_report)
 	cr_assert_eq(h->n_duplicates, 2);
 	cr_assert_eq(n_fields(h, 0x10), 1);
 	cr_assert_eq(field(h, 0x10, 0), 0x20);
-	cr_assert_eq(h->size[heap_find(h, 0x10)], 8);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x10)), 8);
 	cr_assert_eq(n_fields(h, 0x20), 0);
 	cr_assert_eq(h->total_bytes, 24);
 	cr_assert_eq(h->n_references, 1);
@@ -740,14 +740,125 @@ Test(objects, ids_out_of_order)
 	h = scan_last();
 	assert_well_formed(h);
 	cr_assert_eq(h->n, 3);
-	cr_assert_eq(h->id[0], 0x100);
-	cr_assert_eq(h->size[0], 1);
-	cr_assert_eq(h->size[2], 3);
+	cr_assert_eq(heap_id(h, 0), 0x100);
+	cr_assert_eq(heap_size(h, 0), 1);
+	cr_assert_eq(heap_size(h, 2), 3);
 	cr_assert_eq(field(h, 0x100, 1), 0x300);
 	cr_assert_eq(field(h, 0x300, 0), 0x100);
 	cr_assert_str_eq(class_of(h, 0x300), "?0x1");
 	cr_assert_str_eq(class_of(h, 0x100), "?0x2");
 	free_got();
+}
+
+/*
+ * Ids kept in halves (heap.id_lo): runs of one high half that begin
+ * anywhere in a block of objects, several in one block, one across a
+ * block's end; and ids whose high half changes too often to be kept so,
+ * kept whole. Each object's id reads back, and each id finds its object
+ * while its neighbours in either half find nothing.
+ */
+static void ids_in_runs(const uint32_t *run_first, size_t n_runs, uint32_t n)
+{
+	struct heap *h;
+	ht_id *ids = malloc(n * sizeof(*ids));
+	size_t r = 0;
+
+	cr_assert(ids);
+	for (uint32_t i = 0; i < n; i++) {
+		while (r + 1 < n_runs && run_first[r + 1] <= i)
+			r++;
+		ids[i] = (ht_id)(r * 3 + 1) << 32 | (0x1000 + 16 * (ht_id)i);
+	}
+	begin_dump();
+	container(HT_C_HEAP, 0, 0);
+	for (uint32_t i = n; i > 0; i--)        /* out of order: sorted */
+		LEAF(ids[i - 1], 0x1, 8);
+	end_dump();
+	h = scan_last();
+	cr_assert_eq(h->n, n);
+	cr_assert_eq(h->id_lo != NULL, n_runs <= n / 8 + 1);
+	for (uint32_t i = 0; i < n; i++) {
+		cr_assert_eq(heap_id(h, i), ids[i], "object %u", i);
+		cr_assert_eq(heap_find(h, ids[i]), i, "id of object %u", i);
+		cr_assert_eq(heap_find(h, ids[i] + 8), HEAP_NONE);
+		cr_assert_eq(heap_find(h, ids[i] ^ (ht_id)1 << 33), HEAP_NONE);
+	}
+	cr_assert_eq(heap_find(h, 0), HEAP_NONE);
+	cr_assert_eq(heap_find(h, UINT64_MAX), HEAP_NONE);
+	free(ids);
+	free_got();
+}
+
+Test(objects, ids_in_halves_over_runs_and_blocks)
+{
+	const uint32_t first[] = {0, 100, 65530, 65534, 65540, 69000};
+
+	ids_in_runs(first, sizeof(first) / sizeof(*first), 70000);
+}
+
+Test(objects, ids_of_many_high_halves_kept_whole)
+{
+	uint32_t first[200];
+
+	for (uint32_t r = 0; r < 200; r++)
+		first[r] = r * 5;
+	ids_in_runs(first, 200, 1000);
+}
+
+/*
+ * Sizes of 4 GiB and more (huge arrays) are kept as exactly as small ones,
+ * in id order or not, whatever the continuations and repeats of their
+ * objects say, and they add up into totals and retained sizes.
+ */
+static void big_sizes(bool in_order)
+{
+	const uint64_t big = UINT64_C(1) << 40, edge = UINT32_MAX;
+	struct heap_dominators d;
+	struct ht_error err;
+	struct heap *h;
+
+	begin_dump();
+	container(HT_C_RT_STRONGPTR, 0, 0);
+	ROOTS(0x10);
+	container(HT_C_HEAP, 0, 0);
+	if (in_order) {
+		OBJ(0x10, 0x1, 16, 0x20, 0x30, 0x40);
+		LEAF(0x20, 0x2, big);
+		LEAF(0x30, 0x2, edge);
+		LEAF(0x40, 0x2, edge - 1);
+	} else {
+		LEAF(0x30, 0x2, edge);
+		OBJ_MORE(0x20, 0x2, big);
+		OBJ_MORE(0x10, 0x1, 16, 0x20);
+		OBJ(0x20, 0x2, big + 1);          /* ends 0x20 */
+		OBJ(0x10, 0x1, 16, 0x30, 0x40);   /* ends 0x10 */
+		LEAF(0x40, 0x2, edge - 1);
+		LEAF(0x20, 0x2, 3);               /* again: dropped */
+	}
+	end_dump();
+	h = scan_last();
+	assert_well_formed(h);
+	cr_assert_eq(h->n, 4);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x10)), 16);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x20)), big);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x30)), edge);
+	cr_assert_eq(heap_size(h, heap_find(h, 0x40)), edge - 1);
+	cr_assert_eq(h->total_bytes, 16 + big + edge + edge - 1);
+	cr_assert_eq(heap_dominators(h, &d, &err), 0);
+	cr_assert_eq(d.retained[heap_find(h, 0x10)], h->total_bytes);
+	cr_assert_eq(d.retained[heap_find(h, 0x20)], big);
+	heap_dominators_free(&d);
+	free_got();
+}
+
+Test(objects, sizes_past_4_gib_in_order)
+{
+	big_sizes(true);
+}
+
+Test(objects, sizes_past_4_gib_joined_from_parts)
+{
+	big_sizes(false);
 }
 
 /*
@@ -815,7 +926,7 @@ static void shuffled_heap(unsigned seed, ht_id spread)
 		uint32_t o = heap_find(h, ids[k]);
 
 		cr_assert_neq(o, HEAP_NONE);
-		cr_assert_eq(h->size[o], k);
+		cr_assert_eq(heap_size(h, o), k);
 		cr_assert_eq(h->classes[h->cls[o]].id, 0x10 + k % 5);
 		cr_assert_eq(n_fields(h, ids[k]), 2, "object %u", k);
 		cr_assert_eq(field(h, ids[k], 0), ids[(k + 1) % N]);
@@ -902,7 +1013,7 @@ Test(select, the_last_dump_by_default)
 	h = scan_last();
 	cr_assert_eq(h->dump, 2);
 	cr_assert_eq(h->n, 1);
-	cr_assert_eq(h->id[0], 0x30);
+	cr_assert_eq(heap_id(h, 0), 0x30);
 	cr_assert_eq(report.dumps, 3);
 	free_got();
 }
@@ -913,7 +1024,7 @@ Test(select, one_dump_by_number)
 	cr_assert_eq(scan_with(1, false), 0);
 	cr_assert_eq(n_got, 1);
 	cr_assert_eq(got[0]->dump, 1);
-	cr_assert_eq(got[0]->id[0], 0x20);
+	cr_assert_eq(heap_id(got[0], 0), 0x20);
 	free_got();
 }
 
@@ -931,7 +1042,7 @@ Test(select, every_dump_in_order)
 	cr_assert_eq(n_got, 3);
 	for (size_t i = 0; i < 3; i++) {
 		cr_assert_eq(got[i]->dump, i);
-		cr_assert_eq(got[i]->id[0], 0x10 * (i + 1));
+		cr_assert_eq(heap_id(got[i], 0), 0x10 * (i + 1));
 		cr_assert_eq(got[i]->total_bytes, 0x10 * (i + 1));
 	}
 	free_got();
@@ -992,7 +1103,7 @@ Test(end, a_trace_that_ends_inside_a_dump)
 	h = scan_last();
 	cr_assert_not(h->complete);
 	cr_assert_eq(h->dump, 3);
-	cr_assert_eq(h->id[0], 0x40);
+	cr_assert_eq(heap_id(h, 0), 0x40);
 	free_got();
 }
 
@@ -1187,7 +1298,7 @@ static void assert_expected(const struct heap *h, const struct expected *x,
 
 		cr_assert_neq(o, HEAP_NONE);
 		cr_assert_str_eq(class_of(h, x[i].id), x[i].class_name);
-		cr_assert_eq(h->size[o], x[i].size);
+		cr_assert_eq(heap_size(h, o), x[i].size);
 		cr_assert_eq(d.retained[o], x[i].retained, "0x%llx: %llu",
 			     (unsigned long long)x[i].id,
 			     (unsigned long long)d.retained[o]);

@@ -71,17 +71,17 @@ Test(example, the_referents_are_indexed_by_strength)
 
 	cr_assert_eq(h->n_referents, 4);
 	cr_assert(heap_has_levels(h));
-	cr_assert_eq(heap_ref_level(h, soft, h->ref_start[soft]),
+	cr_assert_eq(heap_ref_level(h, soft, heap_ref_start(h, soft)),
 		     HEAP_LEVEL_SOFT);
 	cr_assert_eq(heap_ref_level(h, at(h, 0x2300),
-				    h->ref_start[at(h, 0x2300)]),
+				    heap_ref_start(h, at(h, 0x2300))),
 		     HEAP_LEVEL_PHANTOM);
 	/* a strong field of an object that is no Reference */
-	cr_assert_eq(heap_ref_level(h, main_, h->ref_start[main_]),
+	cr_assert_eq(heap_ref_level(h, main_, heap_ref_start(h, main_)),
 		     HEAP_LEVEL_STRONG);
 	cr_assert(!heap_follows(h, HEAP_LEVEL_STRONG, soft,
-				h->ref_start[soft]));
-	cr_assert(heap_follows(h, HEAP_LEVEL_SOFT, soft, h->ref_start[soft]));
+				heap_ref_start(h, soft)));
+	cr_assert(heap_follows(h, HEAP_LEVEL_SOFT, soft, heap_ref_start(h, soft)));
 	heap_free(h);
 }
 
@@ -223,7 +223,7 @@ static struct heap *random_graph(uint32_t n)
 		h->id[i] = 0x1000 + 16 * (ht_id)i;
 		h->cls[i] = HEAP_NO_CLASS;
 		h->size[i] = 1 + below(100);
-		h->total_bytes += h->size[i];
+		h->total_bytes += heap_size(h, i);
 		h->ref_start[i] = e;
 		for (uint32_t k = 0; k < deg; k++, e++) {
 			uint32_t pick = below(20);
@@ -243,7 +243,7 @@ static struct heap *random_graph(uint32_t n)
 		struct heap_root *root = &h->roots[h->n_roots++];
 
 		root->object = below(n);
-		root->ref = h->id[root->object];
+		root->ref = heap_id(h, root->object);
 		root->kind = HEAP_NO_KIND;
 		root->root_flags = below(3) == 0 ? HT_ROOT_WEAK : 0;
 	}
@@ -256,7 +256,7 @@ static struct heap *random_graph(uint32_t n)
 static struct heap *as_strong(const struct heap *h, enum heap_level level)
 {
 	struct heap *g = calloc(1, sizeof(*g));
-	uint64_t refs = h->ref_start[h->n];
+	uint64_t refs = heap_ref_start(h, h->n);
 
 	cr_assert_not_null(g);
 	*g = (struct heap){.n = h->n, .n_roots = h->n_roots,
@@ -275,7 +275,7 @@ static struct heap *as_strong(const struct heap *h, enum heap_level level)
 	memcpy(g->ref_start, h->ref_start, (h->n + 1) * sizeof(*g->ref_start));
 	memcpy(g->roots, h->roots, h->n_roots * sizeof(*g->roots));
 	for (uint32_t u = 0; u < h->n; u++)
-		for (uint64_t e = h->ref_start[u]; e < h->ref_start[u + 1]; e++)
+		for (uint64_t e = heap_ref_start(h, u); e < heap_ref_start(h, u + 1); e++)
 			g->ref[e] = heap_follows(h, level, u, e)
 				? h->ref[e] : HEAP_NULL_REF;
 	for (size_t r = 0; r < g->n_roots; r++)

@@ -38,7 +38,7 @@ static struct heap_name methods[] = {{.id = 0x900, .name = "demo.Main.main"}};
  */
 static ht_id ids[] = {0x60, 0x2000, 0x3000, 0x4000};
 static uint32_t cls[] = {0, 1, 2, 0};
-static uint64_t sizes[] = {64, 24, 40, 64};
+static uint32_t sizes[] = {64, 24, 40, 64};
 static uint64_t ref_start[] = {0, 1, 4, 6, 6};
 static uint32_t refs[] = {1, 2, HEAP_NULL_REF, HEAP_NULL_REF, HEAP_NULL_REF, 1};
 /* No object follows a class layout: each is listed with its fields. */

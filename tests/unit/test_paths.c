@@ -65,7 +65,7 @@ static void add_root(struct heap *h, uint32_t object, bool weak)
 
 	cr_assert_leq(h->n_roots, 16);
 	r->object = object;
-	r->ref = object < h->n ? h->id[object] : 0;
+	r->ref = object < h->n ? heap_id(h, object) : 0;
 	r->kind = HEAP_NO_KIND;
 	r->root_flags = weak ? HT_ROOT_WEAK : 0;
 }
@@ -341,7 +341,7 @@ static void assert_written_path(const struct heap *h,
 	cr_assert_eq(p->root, root, "root %zu, not %zu", p->root, root);
 	cr_assert_eq(p->length, n_steps / 2 + 1);
 	for (size_t i = 0; i < p->length; i++) {
-		cr_assert_eq(h->id[p->objects[i]], steps[2 * i]);
+		cr_assert_eq(heap_id(h, p->objects[i]), steps[2 * i]);
 		if (i + 1 < p->length)
 			cr_assert_eq(p->fields[i], steps[2 * i + 1]);
 	}

@@ -99,7 +99,7 @@ Test(threads, written_answer)
 
 	v = &a.t.threads[0];
 	cr_assert_eq(v->id, 0x1000);
-	cr_assert_eq(a.h->id[v->object], 0x1000);
+	cr_assert_eq(heap_id(a.h, v->object), 0x1000);
 	cr_assert_eq(v->object_retained, 100);
 	cr_assert_eq(v->locals_retained, 1322, "%llu",
 		     (unsigned long long)v->locals_retained);

@@ -48,7 +48,7 @@ static struct heap *load(const char *name, bool values)
 
 static ht_id id_of(const struct heap *h, uint32_t object)
 {
-	return h->id[object];
+	return heap_id(h, object);
 }
 
 Test(waste, duplicate_strings)
