@@ -448,7 +448,7 @@ static int on_gc_event(void *ctx, const struct ht_event *ev,
 	if (ev->type == HT_EV_GC_STARTED &&
 	    gc_started(scan->ts, &ev->u.gc_started, st))
 		return 1;
-	rc = reloc_on_event(scan->tracker, ev, st);
+	rc = scan->tracker ? reloc_on_event(scan->tracker, ev, st) : 0;
 	if (rc || scan->tracker_failed)
 		return 1;
 	if (note_time(scan->ts, ev, st))
@@ -468,14 +468,15 @@ static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
 
 	if (g && st->gc_dump)
 		g->dump = st->dump;
-	return reloc_on_dump_begin(scan->tracker, st);
+	return scan->tracker ? reloc_on_dump_begin(scan->tracker, st) : 0;
 }
 
 static int on_dump_end(void *ctx, const struct ht_replay_state *st)
 {
 	struct gc_scan *scan = ctx;
 
-	if (reloc_on_dump_end(scan->tracker, st) || scan->tracker_failed)
+	if (scan->tracker && (reloc_on_dump_end(scan->tracker, st) ||
+			      scan->tracker_failed))
 		return 1;
 	return 0;
 }
@@ -492,7 +493,7 @@ static void mark_cut_off(struct ht_reader *r, bool read_whole_or_torn,
 		last->cut_off = true;
 }
 
-int stats_scan_gcs(struct ht_reader *r, struct trace_stats *ts,
+int stats_scan_gcs(struct ht_reader *r, struct trace_stats *ts, bool track,
 		   stats_event_fn on_event, void *ctx, struct ht_error *err)
 {
 	struct ht_replay_callbacks cb = {
@@ -509,23 +510,25 @@ int stats_scan_gcs(struct ht_reader *r, struct trace_stats *ts,
 	int rc;
 
 	memset(ts, 0, sizeof(*ts));
-	scan.tracker = reloc_new(ht_reader_header(r)->reports_survivors,
-				 &hooks);
-	if (!scan.tracker) {
+	ts->tracked = track;
+	scan.tracker = track ? reloc_new(ht_reader_header(r)->reports_survivors,
+					 &hooks) : NULL;
+	if (track && !scan.tracker) {
 		err_plain(err, HT_E_NOMEM, NULL, "out of memory");
 		return -1;
 	}
 	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
 		cb.on_event[t] = on_gc_event;
 	rc = ht_replay(r, &cb, &scan, &summary, err);
-	if ((rc == 0 || (rc < 0 && summary.read_error)) &&
+	if ((rc == 0 || (rc < 0 && summary.read_error)) && scan.tracker &&
 	    (reloc_finish(scan.tracker) || scan.tracker_failed))
 		rc = 1;
-	reloc_get_totals(scan.tracker, &ts->totals);
+	if (scan.tracker)
+		reloc_get_totals(scan.tracker, &ts->totals);
 	ts->dumps = summary.dumps;
 	mark_cut_off(r, rc == 0 || (rc < 0 && summary.read_error), ts);
 	if (rc > 0) {
-		const char *why = reloc_error(scan.tracker);
+		const char *why = scan.tracker ? reloc_error(scan.tracker) : "";
 
 		/* the budget's refusal names the input, as the graph's does */
 		err_plain(err, *why ? HT_E_LIMIT : HT_E_NOMEM,

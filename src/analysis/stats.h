@@ -159,6 +159,7 @@ struct trace_stats {
 	struct dump_tracking *tracking; /* by dump number */
 	size_t n_tracking;
 	struct reloc_totals totals;
+	bool tracked;          /* the tracker ran: tracking and totals hold */
 	bool damaged;          /* the scan ended at damage */
 };
 
@@ -166,14 +167,15 @@ struct trace_stats {
 typedef void (*stats_event_fn)(void *ctx, const struct ht_replay_state *st);
 
 /*
- * Replays r from its start, the relocation tracker with it: the GCs, the
- * tracker's summaries and totals, and how many dumps there are. Returns
- * 0; 1 when the trace is damaged (ts->damaged, err says how: what was
+ * Replays r from its start, the relocation tracker with it when `track`:
+ * the GCs, the tracker's summaries and totals, and how many dumps there
+ * are (without `track`, no summaries and zero totals: ts->tracked says
+ * which). Returns 0; 1 when the trace is damaged (ts->damaged, err says how: what was
  * read before the damage was used); -1 with err filled when it cannot go
  * on (out of memory, the tracker stopped, an unreadable trace). on_event
  * may be NULL. Free ts with trace_stats_free, whatever the answer.
  */
-int stats_scan_gcs(struct ht_reader *r, struct trace_stats *ts,
+int stats_scan_gcs(struct ht_reader *r, struct trace_stats *ts, bool track,
 		   stats_event_fn on_event, void *ctx, struct ht_error *err);
 void trace_stats_free(struct trace_stats *ts);
 

@@ -135,21 +135,63 @@ static void show_progress(void *ctx, const struct ht_replay_state *st)
 			ht_reader_position(s->reader).offset);
 }
 
+/*
+ * Whether the first pass need not run the relocation tracker: the text
+ * report shows what it learns only of a trace with GCs, and this one has
+ * none, as its index says (or it is a heap dump). The tracker is the
+ * pass's cost: on a dump of 10 million objects 800 MB and half its time.
+ */
+static bool tracking_unseen(const struct stats *s, struct ht_reader *r)
+{
+	const struct ht_index_info *ix = ht_reader_index(r);
+
+	if (s->format != FORMAT_TEXT)
+		return false;
+	return (ix && ix->present && ix->gcs == 0) ||
+	       strcmp(ht_reader_format(r), "hprof") == 0;
+}
+
+/* One first pass, with the tracker unless may_skip and tracking_unseen
+ * (*tracked says which). 0, 1 (damaged) or -1 as stats_scan_gcs; -2 when
+ * the input did not open (said). */
+static int scan_gcs_once(struct stats *s, bool may_skip, bool *tracked,
+			 struct ht_error *err)
+{
+	int rc;
+
+	s->reader = input_open(&s->input);
+	if (!s->reader)
+		return -2;
+	*tracked = !(may_skip && tracking_unseen(s, s->reader));
+	s->progress = progress_start("stats", s->path);
+	rc = stats_scan_gcs(s->reader, &s->trace, *tracked, show_progress, s,
+			    err);
+	progress_end(s->progress);
+	ht_reader_close(s->reader);
+	s->reader = NULL;
+	return rc;
+}
+
 /* The first pass: the GCs, and how many dumps there are. EXIT_DONE, or
  * the exit status once said why not. */
 static int scan_gcs(struct stats *s)
 {
 	struct ht_error err;
+	bool tracked;
 	int rc;
 
-	s->reader = input_open(&s->input);
-	if (!s->reader)
+	rc = scan_gcs_once(s, true, &tracked, &err);
+	if (rc == -2)
 		return EXIT_UNREADABLE;
-	s->progress = progress_start("stats", s->path);
-	rc = stats_scan_gcs(s->reader, &s->trace, show_progress, s, &err);
-	progress_end(s->progress);
-	ht_reader_close(s->reader);
-	s->reader = NULL;
+	if (rc >= 0 && !tracked && s->trace.n_gcs) {
+		/* the index said no GC, wrongly: again, with the tracker */
+		if (input_end_pass(&s->input) < 0)
+			return EXIT_UNREADABLE;
+		trace_stats_free(&s->trace);
+		rc = scan_gcs_once(s, false, &tracked, &err);
+		if (rc == -2)
+			return EXIT_UNREADABLE;
+	}
 	if (input_end_pass(&s->input) < 0)
 		return EXIT_UNREADABLE;
 	if (rc < 0) {

@@ -269,7 +269,7 @@ static void scan_gcs(void)
 	struct ht_reader *r = open_trace();
 	struct ht_error err;
 
-	cr_assert_eq(stats_scan_gcs(r, &gcs, NULL, NULL, &err), 0, "%s",
+	cr_assert_eq(stats_scan_gcs(r, &gcs, true, NULL, NULL, &err), 0, "%s",
 		     err.message);
 	ht_reader_close(r);
 }
@@ -800,7 +800,7 @@ Test(gcs, before_damage)
 	trace.len = second + (trace.len - second) / 2;
 	r = htb_open_memory(trace.data, trace.len, &err);
 	cr_assert_not_null(r, "%s", err.message);
-	cr_assert_eq(stats_scan_gcs(r, &gcs, NULL, NULL, &err), 1);
+	cr_assert_eq(stats_scan_gcs(r, &gcs, true, NULL, NULL, &err), 1);
 	ht_reader_close(r);
 	cr_assert(gcs.damaged);
 	cr_assert_str_not_empty(err.message);
