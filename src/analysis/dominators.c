@@ -88,6 +88,11 @@ struct dom_work {
 	 */
 	uint32_t *start32;
 	uint64_t *start64;
+	/* A bit per ref slot and per root: the edge that first reached its
+	 * target in the search, the tree's, which no row holds (its source
+	 * is the target's parent, the semidominator's first candidate) */
+	uint64_t *tree_edge;
+	uint64_t *tree_root;
 	uint32_t *pred;        /* by preorder number, roots' edges from 0 */
 	struct dom_link *link; /* the link-eval forest */
 	uint64_t *retained;
@@ -103,6 +108,8 @@ static void work_free(struct dom_work *w)
 	free(w->parent);
 	free(w->start32);
 	free(w->start64);
+	free(w->tree_edge);
+	free(w->tree_root);
 	free(w->pred);
 	free(w->link);
 	free(w->retained);
@@ -181,33 +188,31 @@ static uint32_t number(struct dom_work *w, uint32_t object, uint32_t parent)
 	return p;
 }
 
-/*
- * Whether the edge from number `from` to number `to` goes into to's row of
- * predecessors. Those from to's tree parent stay out: the parent is the
- * first candidate of to's semidominator anyway (semidominators), and
- * leaving the tree's edges out spares 4 bytes a reached object.
- */
-static ALWAYS_INLINE bool is_predecessor(const struct dom_work *w,
-					 uint32_t from, uint32_t to)
+static ALWAYS_INLINE bool bit_is_set(const uint64_t *bits, uint64_t i)
 {
-	return w->parent[to] != from;
+	return bits[i / 64] >> (i % 64) & 1;
 }
 
-/* An edge of the strong graph, counted into its target's row when the
- * search counts (rows_narrow). */
-static ALWAYS_INLINE void count_edge(struct dom_work *w, uint32_t from,
-				     uint32_t to)
+static ALWAYS_INLINE void set_bit(uint64_t *bits, uint64_t i)
 {
-	if (rows_narrow(w) && is_predecessor(w, from, to))
+	bits[i / 64] |= UINT64_C(1) << (i % 64);
+}
+
+/* An edge of the strong graph that is not the tree's, counted into its
+ * target's row when the search counts (rows_narrow). Leaving the tree's
+ * edges out of the rows spares 4 bytes a reached object. */
+static ALWAYS_INLINE void count_edge(struct dom_work *w, uint32_t to)
+{
+	if (rows_narrow(w))
 		w->start32[to]++;
 }
 
 /*
  * Depth-first from one root's object, in field order. Each edge it
- * passes to a target already numbered is counted into the target's row
- * (is_predecessor decides); one that reaches its target first is a tree
- * edge, never a row's. The stack is as deep as the longest path, so it
- * has a frame per object.
+ * passes to a target already numbered is counted into the target's row;
+ * one that reaches its target first is the tree's (tree_edge), never a
+ * row's. The stack is as deep as the longest path, so it has a frame per
+ * object.
  */
 static void search_from(struct dom_work *w, uint32_t root_object,
 			struct dom_frame *stack)
@@ -232,11 +237,12 @@ static void search_from(struct dom_work *w, uint32_t root_object,
 			continue;
 		p = w->num[t];
 		if (p == DOM_UNSEEN) {
+			set_bit(w->tree_edge, at);
 			p = number(w, t, top->vertex);
 			stack[depth++] = (struct dom_frame){.vertex = p};
 			continue;
 		}
-		count_edge(w, top->vertex, p);
+		count_edge(w, p);
 	}
 }
 
@@ -283,10 +289,12 @@ static void search_roots(struct dom_work *w, struct dom_frame *stack)
 
 		if (!counts_as_root(w, r))
 			continue;
-		if (w->num[object] == DOM_UNSEEN)
+		if (w->num[object] == DOM_UNSEEN) {
+			set_bit(w->tree_root, r);
 			search_from(w, object, stack);
-		else
-			count_edge(w, 0, w->num[object]);
+		} else {
+			count_edge(w, w->num[object]);
+		}
 	}
 }
 
@@ -326,6 +334,11 @@ static int start_narrow_rows(struct dom_work *w)
 	return 0;
 }
 
+static size_t bit_words(uint64_t bits)
+{
+	return (size_t)((bits + 63) / 64);
+}
+
 static int search(struct dom_work *w)
 {
 	const struct heap *h = w->h;
@@ -333,15 +346,21 @@ static int search(struct dom_work *w)
 	struct dom_frame *stack;
 
 	w->num = budget_array(h->n, sizeof(*w->num), &w->charged);
+	w->tree_edge = budget_array(bit_words(w->n_refs), sizeof(uint64_t),
+				    &w->charged);
+	w->tree_root = budget_array(bit_words(h->n_roots), sizeof(uint64_t),
+				    &w->charged);
 	w->vertex = budget_array(cap, sizeof(*w->vertex), &w->charged);
 	w->parent = budget_array(cap, sizeof(*w->parent), &w->charged);
 	stack = budget_array(cap, sizeof(*stack), &w->charged);
-	if (!w->num || !w->vertex || !w->parent || !stack ||
-	    start_narrow_rows(w) < 0) {
+	if (!w->num || !w->tree_edge || !w->tree_root || !w->vertex ||
+	    !w->parent || !stack || start_narrow_rows(w) < 0) {
 		budget_array_free(stack, cap, sizeof(*stack), &w->charged);
 		return -1;
 	}
 	memset(w->num, 0xff, (size_t)h->n * sizeof(*w->num));
+	memset(w->tree_edge, 0, bit_words(w->n_refs) * sizeof(uint64_t));
+	memset(w->tree_root, 0, bit_words(h->n_roots) * sizeof(uint64_t));
 	w->vertex[0] = HEAP_NONE;
 	w->parent[0] = 0;
 	w->nr = 1;
@@ -382,7 +401,6 @@ static ALWAYS_INLINE void prefetch_edge(const struct dom_work *w, uint64_t e,
 	t = h->ref[e + AHEAD / 2];
 	if (!is_object(h, t) || (p = w->num[t]) >= w->nr)
 		return;
-	__builtin_prefetch(&w->parent[p]);
 	if (fill)
 		__builtin_prefetch(&w->pred[row(w, p)], 1);
 	else if (rows_narrow(w))
@@ -392,27 +410,24 @@ static ALWAYS_INLINE void prefetch_edge(const struct dom_work *w, uint64_t e,
 }
 
 /* One edge, counted in its row (first pass) or stored at the row's next
- * place, if it belongs there. */
+ * place. */
 static ALWAYS_INLINE void add_edge(struct dom_work *w, uint32_t from,
 				   uint32_t to, bool fill)
 {
-	uint64_t at;
+	uint64_t at = row_bump(w, to);
 
-	if (!is_predecessor(w, from, to))
-		return;
-	at = row_bump(w, to);
 	if (fill)
 		w->pred[at] = from;
 }
 
-/* Every edge followed between reached objects, by preorder number, and
- * the virtual root's edges to the roots. */
+/* Every edge followed between reached objects but the tree's, by preorder
+ * number, and the virtual root's edges to the roots but the tree's. */
 static void add_edges(struct dom_work *w, bool fill)
 {
 	const struct heap *h = w->h;
 
 	for (size_t r = 0; r < h->n_roots; r++)
-		if (counts_as_root(w, r))
+		if (counts_as_root(w, r) && !bit_is_set(w->tree_root, r))
 			add_edge(w, 0, w->num[h->roots[r].object], fill);
 	for (uint32_t u = 0; u < h->n; u++) {
 		uint32_t from = w->num[u];
@@ -424,8 +439,8 @@ static void add_edges(struct dom_work *w, bool fill)
 			uint32_t t = h->ref[e];
 
 			prefetch_edge(w, e, fill);
-			if (is_object(h, t) && w->num[t] < w->nr &&
-			    heap_follows(h, w->level, u, e))
+			if (is_object(h, t) && !bit_is_set(w->tree_edge, e) &&
+			    w->num[t] < w->nr && heap_follows(h, w->level, u, e))
 				add_edge(w, from, w->num[t], fill);
 		}
 	}
@@ -491,7 +506,13 @@ static int build_predecessors(struct dom_work *w)
 	add_edges(w, true);
 	rewind_rows(w);
 	budget_array_free(w->num, w->h->n, sizeof(*w->num), &w->charged);
+	budget_array_free(w->tree_edge, bit_words(w->n_refs), sizeof(uint64_t),
+			  &w->charged);
+	budget_array_free(w->tree_root, bit_words(w->h->n_roots),
+			  sizeof(uint64_t), &w->charged);
 	w->num = NULL;
+	w->tree_edge = NULL;
+	w->tree_root = NULL;
 	return 0;
 }
 
