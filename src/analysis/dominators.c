@@ -95,7 +95,6 @@ struct dom_work {
 	uint64_t *tree_root;
 	uint32_t *pred;        /* by preorder number, roots' edges from 0 */
 	struct dom_link *link; /* the link-eval forest */
-	uint64_t *retained;
 	uint64_t weakly_reachable;
 	uint64_t n_pred;       /* entries of pred */
 	uint64_t charged;      /* what the arrays hold, to the memory budget */
@@ -112,7 +111,6 @@ static void work_free(struct dom_work *w)
 	free(w->tree_root);
 	free(w->pred);
 	free(w->link);
-	free(w->retained);
 	mem_budget_release(w->charged);
 	w->charged = 0;
 }
@@ -655,17 +653,25 @@ static int dominator_tree(struct dom_work *w)
 
 /* A dominator has a smaller number than what it dominates: in reverse
  * preorder, each subtree is summed before its root hands it up. */
-static int retained_sizes(struct dom_work *w)
+static int retained_sizes(struct dom_work *w, struct heap_dominators *d)
 {
+	const struct heap *h = w->h;
 	const uint32_t *idom = w->parent;
+	uint64_t *retained;
 
-	w->retained = budget_array(w->nr, sizeof(*w->retained), &w->charged);
-	if (!w->retained)
+	/* summed straight into the answer, by object: no array by preorder
+	 * beside it at the peak */
+	retained = d->retained = budget_array(h->n, sizeof(*d->retained),
+					      &d->charged);
+	if (!retained)
 		return -1;
-	memset(w->retained, 0, w->nr * sizeof(*w->retained));
+	memset(retained, 0, (size_t)h->n * sizeof(*retained));
 	for (uint32_t v = w->nr - 1; v > 0; v--) {
-		w->retained[v] += heap_size(w->h, w->vertex[v]);
-		w->retained[idom[v]] += w->retained[v];
+		uint32_t object = w->vertex[v];
+
+		retained[object] += heap_size(h, object);
+		if (idom[v])
+			retained[w->vertex[idom[v]]] += retained[object];
 	}
 	return 0;
 }
@@ -686,16 +692,13 @@ static int answer(struct dom_work *w, struct heap_dominators *d)
 	const struct heap *h = w->h;
 
 	d->idom = budget_array(h->n, sizeof(*d->idom), &d->charged);
-	d->retained = budget_array(h->n, sizeof(*d->retained), &d->charged);
-	if (!d->idom || !d->retained)
+	if (!d->idom)
 		return -1;
 	memset(d->idom, 0xff, (size_t)h->n * sizeof(*d->idom));
-	memset(d->retained, 0, (size_t)h->n * sizeof(*d->retained));
 	for (uint32_t v = 1; v < w->nr; v++) {
 		uint32_t object = w->vertex[v], dom = w->parent[v];
 
 		d->idom[object] = dom ? w->vertex[dom] : HEAP_VIRTUAL_ROOT;
-		d->retained[object] = w->retained[v];
 	}
 	d->reachable = w->nr - 1;
 	d->weakly_reachable = w->weakly_reachable;
@@ -719,7 +722,7 @@ int heap_dominators_at(const struct heap *h, enum heap_level level,
 
 	memset(d, 0, sizeof(*d));
 	if (search(&w) == 0 && build_predecessors(&w) == 0 &&
-	    dominator_tree(&w) == 0 && retained_sizes(&w) == 0 &&
+	    dominator_tree(&w) == 0 && retained_sizes(&w, d) == 0 &&
 	    answer(&w, d) == 0)
 		rc = 0;
 	work_free(&w);

@@ -566,9 +566,9 @@ static bool budget_all_free(uint64_t limit)
  * The arrays are charged before they are made: a list of 100,000 objects
  * is refused under 1 MiB with the budget's words, and everything charged
  * is given back, refused or not. Each array is freed, and given back, as
- * soon as its step is done: 29 bytes an object are enough here (the
- * answer's 12 bytes by object, made while the 16 of the preorder arrays
- * it is read from are alive).
+ * soon as its step is done: 25 bytes an object are enough here (the
+ * search's: the number by object, the preorder's vertex, parent and row
+ * count, and the stack, 24, with a bit an edge).
  */
 Test(budget, dominators_are_charged_and_given_back)
 {
@@ -576,7 +576,7 @@ Test(budget, dominators_are_charged_and_given_back)
 	struct heap *h = long_list(n, false);
 	struct heap_dominators d;
 	struct ht_error err = {0};
-	uint64_t small = 1 << 20, enough = (uint64_t)n * 29;
+	uint64_t small = 1 << 20, enough = (uint64_t)n * 25;
 
 	mem_budget_set(small);
 	cr_assert_eq(heap_dominators(h, &d, &err), -1);
