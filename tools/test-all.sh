@@ -105,7 +105,9 @@ timed ASan+UBSan suite "clang, ASan+UBSan" clang build-asan \
 # the cli and fuzz suites), damage (the reader's paths again, at every
 # byte), writer (forks and kills; ASan and TSan cover it), varint, chunk
 # and replay (the fuzz corpora replay them).
-memcheck_units="codec reader limits messages failures heap dominators paths
+# The longest first: meson starts the tests in the order named, and the
+# short cases then fill both cores to the end.
+memcheck_units="heap codec reader dominators paths messages limits failures
 writer-threads"
 memcheck() {
 	echo "=== valgrind memcheck: testing (gcc build)"
@@ -118,7 +120,7 @@ memcheck() {
 	# shellcheck disable=SC2086
 	meson test -C build --no-rebuild --wrapper "$wrap" --num-processes "$jobs" \
 		--timeout-multiplier 10 --print-errorlogs \
-		$(memcheck_tests) $memcheck_units || status=1
+		$memcheck_units $(memcheck_tests) || status=1
 	count build testlog-sh.json
 }
 
