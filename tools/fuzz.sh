@@ -25,14 +25,19 @@ build=${FUZZ_BUILD:-build-fuzz}
 seeds=tests/fuzz/corpus/$target
 [ -d "$seeds" ] || { echo "fuzz.sh: no target '$target' (no $seeds)" >&2; exit 2; }
 
-if [ ! -f "$build/build.ninja" ]; then
-	CC=clang meson setup "$build" -Dfuzzing=true -Dtests=disabled \
-		-Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
-		>"$build.setup.log" 2>&1 ||
-		{ cat "$build.setup.log"; exit 1; }
-fi
-ninja -C "$build" "tests/fuzz/fuzz_$target" >/dev/null ||
-	{ ninja -C "$build" "tests/fuzz/fuzz_$target"; exit 1; }
+# Runs of several targets at once (tools/test-all.sh) share the build:
+# one sets it up and builds while the others wait for the lock.
+{
+	flock 9
+	if [ ! -f "$build/build.ninja" ]; then
+		CC=clang meson setup "$build" -Dfuzzing=true -Dtests=disabled \
+			-Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false \
+			>"$build.setup.log" 2>&1 ||
+			{ cat "$build.setup.log"; exit 1; }
+	fi
+	ninja -C "$build" "tests/fuzz/fuzz_$target" >/dev/null ||
+		{ ninja -C "$build" "tests/fuzz/fuzz_$target"; exit 1; }
+} 9>"$build.lock"
 
 work=$build/fuzz-corpus/$target
 crashes=$build/fuzz-crashes/$target

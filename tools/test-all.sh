@@ -5,8 +5,29 @@
 # UndefinedBehaviorSanitizer (clang). Then the hardening runs: part of it
 # under valgrind memcheck, the recording shim's thread stress test under
 # ThreadSanitizer, and each fuzz target for a short while; and a release
-# build as a packager makes it. Ends with one line "N passed, N failed, N
-# skipped" counting every test of every run.
+# build as a packager makes it. Ends with each phase's wall time, then one
+# line "N passed, N failed, N skipped" counting every test of every run.
+#
+# What runs where, and why (CI's budget is near ten minutes on 2 cores):
+#   gcc        every test, with the full workloads: the build people use.
+#   ASan+UBSan every test, with smaller workloads where a runtime test
+#              takes a size (ends-test.sh's kills, mono-test.sh's
+#              histories; they see HT_SANITIZE or the sanitizer's
+#              runtime): the instrumented heaptrace reads each trace ten
+#              times slower, and the code it runs is the same.
+#   memcheck   on the gcc build: the unit tests in memcheck_units, the
+#              fuzz corpora, the command-level tests that are not cases,
+#              and those cases that between them run every line of src/
+#              that the cases run (tests/cli/memcheck-skip.txt names the
+#              others; tools/memcheck-cases.py chooses from a coverage
+#              build).
+#   TSan       the two thread stress programs alone.
+#   libFuzzer  each target for FUZZ_SECONDS, two at a time (one core
+#              each).
+#   release    the build alone, for its warnings.
+# The runtime tests run two at a time like the rest, each in its own
+# directory with its own processes; the longest start first (meson's
+# priority), so that no long test runs alone at the end.
 #
 # Every build here is made with -Dwerror=true: warnings are errors for
 # the project's own builds and CI, where they are fixed, but not by
@@ -22,6 +43,20 @@ jobs=$(nproc 2>/dev/null || echo 2)
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 status=0
 passed=0 failed=0 skipped=0
+times=
+
+# timed NAME COMMAND...: runs COMMAND, prints its wall time and keeps it
+# for the summary at the end.
+timed() {
+	what=$1
+	shift
+	start=$(date +%s)
+	"$@"
+	took=$(($(date +%s) - start))
+	echo "=== $what: $took s"
+	times="$times$(printf '  %-20s %5d s' "$what" "$took")
+"
+}
 
 # count BUILD_DIR [LOG]: adds the results of the last `meson test` in
 # BUILD_DIR (LOG: its log's name, testlog-WRAPPER.json under a wrapper).
@@ -54,13 +89,15 @@ suite() {
 	count "$dir"
 }
 
-suite "gcc" gcc build
-suite "clang, ASan+UBSan" clang build-asan \
+timed gcc suite "gcc" gcc build
+timed ASan+UBSan suite "clang, ASan+UBSan" clang build-asan \
 	-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
 
 # valgrind memcheck on the gcc build: what ASan cannot see (reads of
-# uninitialised memory). Every command-level case (heaptrace under memcheck,
-# tools/valgrind-test.sh) and the fuzz corpora; of the unit tests, those of
+# uninitialised memory). The command-level tests (heaptrace under memcheck,
+# tools/valgrind-test.sh) but the cases that tests/cli/memcheck-skip.txt
+# names, whose every line of src/ other cases run; the fuzz corpora; of
+# the unit tests, those of
 # the .ht reader, the limits and messages, the shim's failures and the
 # analyses, and the thread stress test: about 2.5 minutes on 2 cores. Left
 # out for time (memcheck runs a Criterion test about 40 times slower):
@@ -68,7 +105,9 @@ suite "clang, ASan+UBSan" clang build-asan \
 # the cli and fuzz suites), damage (the reader's paths again, at every
 # byte), writer (forks and kills; ASan and TSan cover it), varint, chunk
 # and replay (the fuzz corpora replay them).
-memcheck_units="codec reader limits messages failures heap dominators paths
+# The longest first: meson starts the tests in the order named, and the
+# short cases then fill both cores to the end.
+memcheck_units="heap codec reader dominators paths messages limits failures
 writer-threads"
 memcheck() {
 	echo "=== valgrind memcheck: testing (gcc build)"
@@ -78,15 +117,19 @@ memcheck() {
 		return
 	fi
 	wrap="sh $(pwd)/tools/valgrind-test.sh"
-	meson test -C build --no-rebuild --wrapper "$wrap" --num-processes "$jobs" \
-		--timeout-multiplier 10 --print-errorlogs --suite cli --suite fuzz ||
-		status=1
-	count build testlog-sh.json
 	# shellcheck disable=SC2086
 	meson test -C build --no-rebuild --wrapper "$wrap" --num-processes "$jobs" \
-		--timeout-multiplier 10 --print-errorlogs $memcheck_units ||
-		status=1
+		--timeout-multiplier 10 --print-errorlogs \
+		$memcheck_units $(memcheck_tests) || status=1
 	count build testlog-sh.json
+}
+
+# memcheck_tests: the tests of the cli and fuzz suites that memcheck runs:
+# all but the cases tests/cli/memcheck-skip.txt names.
+memcheck_tests() {
+	meson test -C build --no-rebuild --list 2>/dev/null |
+		sed -n -E 's#^heaptrace:(cli|fuzz) / ##p' |
+		grep -v -x -F -f tests/cli/memcheck-skip.txt
 }
 
 # ThreadSanitizer: only the stress programs (Criterion cannot start under
@@ -111,11 +154,28 @@ tsan() {
 }
 
 # libFuzzer: each target for FUZZ_SECONDS (default 20) from its seeds; one
-# test each, passed when nothing crashed (tools/fuzz.sh).
+# test each, passed when nothing crashed (tools/fuzz.sh). A fuzzer keeps
+# one core busy: two run at a time.
 fuzz() {
-	for t in ht yaml replay hprof; do
+	fuzz_pair ht yaml
+	fuzz_pair replay hprof
+}
+
+# fuzz_pair TARGET TARGET: fuzzes the two side by side, then says how each
+# went.
+fuzz_pair() {
+	mkdir -p build-fuzz
+	for t in "$@"; do
+		{
+			FUZZ_BUILD=build-fuzz sh tools/fuzz.sh "$t" "${FUZZ_SECONDS:-20}"
+			echo $? >"build-fuzz/fuzz-$t.status"
+		} >"build-fuzz/fuzz-$t.out" 2>&1 &
+	done
+	wait
+	for t in "$@"; do
 		echo "=== libFuzzer: $t, ${FUZZ_SECONDS:-20} s"
-		if FUZZ_BUILD=build-fuzz sh tools/fuzz.sh "$t" "${FUZZ_SECONDS:-20}"; then
+		cat "build-fuzz/fuzz-$t.out"
+		if [ "$(cat "build-fuzz/fuzz-$t.status")" = 0 ]; then
 			passed=$((passed + 1))
 		else
 			status=1 failed=$((failed + 1))
@@ -146,11 +206,13 @@ release() {
 	fi
 }
 
-memcheck
-tsan
-fuzz
-release
+timed memcheck memcheck
+timed TSan tsan
+timed libFuzzer fuzz
+timed release release
 
+echo "=== wall time of each phase:"
+printf '%s' "$times"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ] || status=1
 exit $status
