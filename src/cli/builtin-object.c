@@ -655,6 +655,22 @@ static int describe_object(struct object_report *r, const struct heap *h,
 	return rc < 0 ? EXIT_UNREADABLE : analysis_status(damaged);
 }
 
+/*
+ * The object's values, and those its text reads, from a second read of
+ * the dump (reload_for_values) when the input has values the first left
+ * out: values for every object would cost a third more memory on a dump
+ * where each has its own (doc/design.md, labels). An object the dump
+ * lacks is said so by describe_object, from the first graph.
+ */
+static int read_values(const struct object_report *r, struct loaded_dump *ld)
+{
+	uint32_t target = heap_find(ld->heap, r->target_id);
+
+	if (target == HEAP_NONE)
+		return EXIT_DONE;
+	return reload_for_values(ld, target);
+}
+
 /* "[FILE] ID": the last operand is the id. */
 static int operands(int argc, char **argv, struct object_report *r)
 {
@@ -682,8 +698,9 @@ static int parse_max_refs(const char *cmd, const char *arg, void *max)
 int cmd_object(int argc, char **argv)
 {
 	struct object_report r = {.select = HEAP_LAST_DUMP, .max_refs = 100};
-	/* values are shown: read and kept (load_dump) */
-	struct ht_reader_options reader_options = {.values = true};
+	/* the graph is built without values; the object's own are read
+	 * in a second read (read_values) */
+	struct ht_reader_options reader_options = {0};
 	struct loaded_dump ld;
 	const struct cli_option options[] = {
 		OPT_DUMP(&r.select, "the dump to look in (default: the last)"),
@@ -704,9 +721,13 @@ int cmd_object(int argc, char **argv)
 	status = operands(argc, argv, &r);
 	if (status != EXIT_DONE)
 		return status;
-	status = load_dump(r.path, &reader_options, r.select, &ld);
-	if (status != EXIT_DONE)
+	status = load_dump_to_label(r.path, &reader_options, r.select, &ld);
+	if (status == EXIT_DONE)
+		status = read_values(&r, &ld);
+	if (status != EXIT_DONE) {
+		unload_dump(&ld);
 		return status;
+	}
 	status = describe_object(&r, ld.heap, ld.damaged);
 	free(r.referrers);
 	unload_dump(&ld);

@@ -522,13 +522,16 @@ static int by_index(const void *a, const void *b)
  * (labels.h, object_label_sources), ascending, each once: what the
  * second read keeps values for. -1 when out of memory. */
 static int label_sources(const struct heap *h, const uint32_t *objects,
-			 size_t k, ht_id **ids, size_t *n_ids)
+			 size_t k, bool own, ht_id **ids, size_t *n_ids)
 {
 	struct sources s = {0};
 	size_t n = 0;
 
-	for (size_t i = 0; i < k && !s.failed; i++)
+	for (size_t i = 0; i < k && !s.failed; i++) {
+		if (own)
+			add_source(&s, objects[i]);
 		object_label_sources(h, objects[i], add_source, &s);
+	}
 	if (s.failed) {
 		free(s.at);
 		return -1;
@@ -553,8 +556,10 @@ static int label_sources(const struct heap *h, const uint32_t *objects,
 	return 0;
 }
 
-int reload_for_labels(struct loaded_dump *ld, const uint32_t *objects,
-		      size_t n)
+/* The values of what the labels of objects[0..n) read, and with `own`
+ * the objects' own. */
+static int reload_values(struct loaded_dump *ld, const uint32_t *objects,
+			 size_t n, bool own)
 {
 	uint32_t n_objects = ld->heap->n;
 	ht_id *ids = NULL;
@@ -563,7 +568,7 @@ int reload_for_labels(struct loaded_dump *ld, const uint32_t *objects,
 
 	if (!ld->values_unread)
 		return EXIT_DONE; /* the graph has all the values there are */
-	if (label_sources(ld->heap, objects, n, &ids, &n_ids) < 0) {
+	if (label_sources(ld->heap, objects, n, own, &ids, &n_ids) < 0) {
 		error_msg("out of memory");
 		return EXIT_UNREADABLE;
 	}
@@ -580,4 +585,15 @@ int reload_for_labels(struct loaded_dump *ld, const uint32_t *objects,
 		status = EXIT_UNREADABLE;
 	}
 	return status;
+}
+
+int reload_for_labels(struct loaded_dump *ld, const uint32_t *objects,
+		      size_t n)
+{
+	return reload_values(ld, objects, n, false);
+}
+
+int reload_for_values(struct loaded_dump *ld, uint32_t object)
+{
+	return reload_values(ld, &object, 1, true);
 }

@@ -138,6 +138,9 @@ int reload_dump(struct loaded_dump *ld,
  */
 int reload_for_labels(struct loaded_dump *ld, const uint32_t *objects,
 		      size_t n);
+/* The same for a command that shows one object's values (object): the
+ * object's own and what its text reads. */
+int reload_for_values(struct loaded_dump *ld, uint32_t object);
 
 /* The exit status of an analysis that did its work on ld's trace. */
 int analysis_status(bool damaged);
