@@ -1769,19 +1769,9 @@ static int add_size(struct raw_dump *raw, size_t p, uint64_t size)
 		raw->size[p] = (uint32_t)size;
 		return 0;
 	}
-	if (raw->n_big == raw->cap_big) {
-		size_t cap = grown_capacity(raw->cap_big, raw->n_big + 1,
-					    sizeof(*raw->big));
-		uint64_t more = (uint64_t)(cap - raw->cap_big) *
-				sizeof(*raw->big);
-
-		if (cap == 0 || mem_budget_charge(more) < 0)
-			return -1;
-		raw->charged += more;
-		if (RESIZE_ARRAY(raw->big, cap) < 0)
-			return -1;
-		raw->cap_big = cap;
-	}
+	if (BUDGET_GROW(raw->big, raw->n_big + 1, raw->cap_big,
+			raw->charged) < 0)
+		return -1;
 	raw->big[raw->n_big++] = (struct heap_big_size){
 		.object = (uint32_t)p, .size = size};
 	raw->size[p] = HEAP_BIG_SIZE;
@@ -1823,10 +1813,10 @@ static int add_part(struct scan *s, const struct ht_ev_object_references *e,
 	if (e->class_id && raw->cls[p] == NO_ENTRY)
 		return out_of_memory(s);
 	raw->id[p] = e->id;
-	if (!continued && add_size(raw, p, e->size) < 0)
-		return out_of_memory(s);
 	if (continued)
 		raw->size[p] = 0;
+	else if (add_size(raw, p, e->size) < 0)
+		return out_of_memory(s);
 	if (e->count)
 		memcpy(raw->ref + raw->n_refs, e->refs,
 		       e->count * sizeof(*e->refs));
