@@ -319,9 +319,10 @@ struct raw_dump {
 	struct heap_big_size *big;
 	uint64_t *ref_end;   /* where the part's refs end in ref; they begin
 				where the previous part's end */
-	uint32_t *ref_end32; /* the same in 4 bytes, once the parts are all
-				in and the refs number less than 2^32
-				(narrow_ref_ends); ref_end is NULL then */
+	uint32_t *ref_end32; /* the same in 4 bytes, for parts out of order
+				whose refs number less than 2^32, once all
+				are in (narrow_ref_ends); ref_end is NULL
+				then */
 	uint64_t *continued; /* a bit per part: it continues an earlier part */
 	uint8_t *gen;        /* NULL until a part gives its generation */
 	size_t n_refs, cap_refs;
@@ -790,14 +791,15 @@ static uint32_t *narrow_in_place(uint64_t *wide, size_t n)
 
 static void narrow_ref_starts(struct heap *h)
 {
-	if (!h->ref_start || h->ref_start[h->n] >= UINT32_MAX)
+	if (h->ref_start[h->n] >= UINT32_MAX)
 		return;
 	h->ref_start32 = narrow_in_place(h->ref_start, (size_t)h->n + 1);
 	h->ref_start = NULL;
 }
 
-/* The parts' ref ends, once all are in, to 4 bytes when they fit: the
- * build's peak holds them beside two copies of the refs. */
+/* The parts' ref ends to 4 bytes when they fit, before parts out of
+ * order are sorted: the sort, with the raw dump whole, is the build's
+ * peak. */
 static void narrow_ref_ends(struct raw_dump *raw)
 {
 	if (raw->n_parts == 0 || raw->n_refs >= UINT32_MAX)
@@ -818,19 +820,10 @@ static int take_parts_in_order(struct raw_dump *raw,
 
 	for (uint32_t i = 0; i < n; i++)
 		raw->cls[i] = class_index(m, raw->cls[i]);
-	if (raw->ref_end32) {
-		if (RESIZE_ARRAY(raw->ref_end32, (size_t)n + 1) < 0)
-			return -1;
-		memmove(raw->ref_end32 + 1, raw->ref_end32,
-			n * sizeof(*raw->ref_end32));
-		raw->ref_end32[0] = 0;
-	} else {
-		if (RESIZE_ARRAY(raw->ref_end, (size_t)n + 1) < 0)
-			return -1;
-		memmove(raw->ref_end + 1, raw->ref_end,
-			n * sizeof(*raw->ref_end));
-		raw->ref_end[0] = 0;
-	}
+	if (RESIZE_ARRAY(raw->ref_end, (size_t)n + 1) < 0)
+		return -1;
+	memmove(raw->ref_end + 1, raw->ref_end, n * sizeof(*raw->ref_end));
+	raw->ref_end[0] = 0;
 	h->n = n;
 	h->id = raw->id;
 	h->cls = raw->cls;
@@ -839,7 +832,6 @@ static int take_parts_in_order(struct raw_dump *raw,
 	h->n_big = (uint32_t)raw->n_big;
 	h->generation = raw->gen;
 	h->ref_start = raw->ref_end;
-	h->ref_start32 = raw->ref_end32;
 	raw->id = NULL;
 	raw->cls = NULL;
 	raw->size = NULL;
@@ -847,7 +839,6 @@ static int take_parts_in_order(struct raw_dump *raw,
 	raw->n_big = raw->cap_big = 0;
 	raw->gen = NULL;
 	raw->ref_end = NULL;
-	raw->ref_end32 = NULL;
 	SHRINK_ARRAY(h->id, n);
 	SHRINK_ARRAY(h->cls, n);
 	SHRINK_ARRAY(h->size, n);
@@ -1106,6 +1097,7 @@ static void count_totals(struct heap *h)
 static int join_parts(struct raw_dump *raw, const struct dump_meta *m,
 		      struct heap *h, struct kept_parts *k)
 {
+	narrow_ref_ends(raw);
 	k->order = sort_parts(raw->id, raw->n_parts);
 	if (!k->order || keep_first_reports(raw, k, &h->n_duplicates) < 0)
 		return -1;
@@ -1453,7 +1445,6 @@ static int build_graph(struct raw_dump *raw, struct dump_meta *m,
 
 	if (!h)
 		goto done;
-	narrow_ref_ends(raw);
 	if (parts_in_order(raw))
 		rc = take_parts_in_order(raw, m, h);
 	else
