@@ -460,6 +460,7 @@ int reload_dump(struct loaded_dump *ld, const struct heap_scan_options *scan)
 	const struct ht_reader_options *was = ld->in.options;
 	struct ht_reader_options opts = {0};
 	uint64_t dump = ld->heap->dump;
+	uint32_t n_objects = ld->heap->n;
 	struct scan s;
 	int status;
 
@@ -479,12 +480,14 @@ int reload_dump(struct loaded_dump *ld, const struct heap_scan_options *scan)
 	ld->in.options = &opts;
 	status = scan_with(&ld->in, (int64_t)dump, scan, &s);
 	ld->in.options = was;
-	if (status == EXIT_DONE && !s.heap) {
+	if (status == EXIT_DONE && (!s.heap || s.heap->n != n_objects)) {
 		/* the dump the first pass read is not there any more */
 		error_msg("%s: the file changed while it was read", ld->path);
 		status = EXIT_UNREADABLE;
 	}
 	if (status != EXIT_DONE) {
+		if (s.heap)
+			heap_free(s.heap);
 		release_input(ld);
 		return status;
 	}
@@ -561,7 +564,6 @@ static int label_sources(const struct heap *h, const uint32_t *objects,
 static int reload_values(struct loaded_dump *ld, const uint32_t *objects,
 			 size_t n, bool own)
 {
-	uint32_t n_objects = ld->heap->n;
 	ht_id *ids = NULL;
 	size_t n_ids = 0;
 	int status;
@@ -580,10 +582,6 @@ static int reload_values(struct loaded_dump *ld, const uint32_t *objects,
 				     .values = true, .values_of = ids,
 				     .n_values_of = n_ids});
 	free(ids);
-	if (status == EXIT_DONE && ld->heap->n != n_objects) {
-		error_msg("%s: the file changed while it was read", ld->path);
-		status = EXIT_UNREADABLE;
-	}
 	return status;
 }
 

@@ -114,13 +114,14 @@ int load_dump_to_label(const char *path, const struct ht_reader_options *opts,
 void unload_dump(struct loaded_dump *ld);
 
 /*
- * Reads ld's dump (load_dump_to_label's) again, with the reader's values on and the graph built
- * with scan (heap_scan_options: values, values_of), in place of ld->heap,
- * which is freed first so that the two graphs never take memory at once.
- * The same dump of the same input (a stream was copied by load_dump), so
- * its objects have the same indices; nothing is warned about again.
- * EXIT_DONE, or the exit status once said why not (ld->heap is then
- * NULL).
+ * Reads ld's dump (load_dump_to_label's) again, with the reader's values
+ * on and the graph built with scan (heap_scan_options: values,
+ * values_of), in place of ld->heap, which is freed first so that the two
+ * graphs never take memory at once. The same dump of the same input (a
+ * stream was copied by load_dump), so its objects have the same indices:
+ * a dump gone or with another count of objects is a file that changed,
+ * said so. Nothing is warned about again. EXIT_DONE, or the exit status
+ * once said why not (ld->heap is then NULL).
  */
 int reload_dump(struct loaded_dump *ld,
 		const struct heap_scan_options *scan);
