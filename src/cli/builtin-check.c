@@ -470,12 +470,10 @@ static int start_proof(struct check *c)
 		.ctx = c,
 		.inconsistent = on_inconsistency,
 	};
-	const struct ht_index_info *ix = ht_reader_index(c->reader);
-
 	c->proving = true;
 	/* a trace that records no GC has nothing the proof can claim: no
 	 * tracker, and no cost */
-	if (ix && ix->present && ix->gcs == 0)
+	if (index_counts_no_gc(c->reader))
 		return 0;
 	c->tracker = reloc_new(ht_reader_header(c->reader)->reports_survivors,
 			       &hooks);

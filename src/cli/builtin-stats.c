@@ -143,12 +143,8 @@ static void show_progress(void *ctx, const struct ht_replay_state *st)
  */
 static bool tracking_unseen(const struct stats *s, struct ht_reader *r)
 {
-	const struct ht_index_info *ix = ht_reader_index(r);
-
-	if (s->format != FORMAT_TEXT)
-		return false;
-	return (ix && ix->present && ix->gcs == 0) ||
-	       strcmp(ht_reader_format(r), "hprof") == 0;
+	return s->format == FORMAT_TEXT &&
+	       (index_counts_no_gc(r) || reads_heap_dump(r));
 }
 
 /* One first pass, with the tracker unless may_skip and tracking_unseen

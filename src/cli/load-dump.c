@@ -279,6 +279,18 @@ int analysis_status(bool damaged)
 	return damaged ? EXIT_UNREADABLE : EXIT_DONE;
 }
 
+bool reads_heap_dump(struct ht_reader *r)
+{
+	return strcmp(ht_reader_format(r), "hprof") == 0;
+}
+
+bool index_counts_no_gc(struct ht_reader *r)
+{
+	const struct ht_index_info *ix = ht_reader_index(r);
+
+	return ix && ix->present && ix->gcs == 0;
+}
+
 int no_such_dump(const char *path, int64_t select, uint64_t dumps,
 		 bool damaged)
 {
@@ -331,7 +343,7 @@ static int scan_with(struct input *in, int64_t select,
 	/* the one reader that gives values only when asked */
 	s->values_unread = (s->report.values_seen && !opts->values) ||
 			   (!(in->options && in->options->values) &&
-			    strcmp(ht_reader_format(r), "hprof") == 0);
+			    reads_heap_dump(r));
 	ht_reader_close(r);
 	if (input_end_pass(in) < 0) {
 		if (s->heap)

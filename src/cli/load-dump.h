@@ -146,6 +146,12 @@ int reload_for_values(struct loaded_dump *ld, uint32_t object);
 /* The exit status of an analysis that did its work on ld's trace. */
 int analysis_status(bool damaged);
 
+/* What an input's reader says before it is read: a Java heap dump
+ * (HPROF: values only when asked for, and no GC), or a trace whose index
+ * counts no GC. */
+bool reads_heap_dump(struct ht_reader *r);
+bool index_counts_no_gc(struct ht_reader *r);
+
 /* Says why dump `select` was not found in a trace in which a replay saw
  * `dumps` dumps; returns the exit status. */
 int no_such_dump(const char *path, int64_t select, uint64_t dumps,
