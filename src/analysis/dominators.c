@@ -19,9 +19,10 @@
  * arrays indexed by them; each array is made when a step needs it and
  * freed when done, and one that is done with lends its place to the next
  * (the search counts the predecessor rows; a row's end, once read, keeps
- * a semidominator). The peak, in step 2, is 20 bytes a reached object
- * and 4 an edge on top of the graph: 33 an object on a heap of 3 edges
- * each. Each array is charged to the memory budget (util/membudget.h)
+ * a semidominator; the search's tree edges, which a bit marks, stay out
+ * of the rows). The peak, in step 2, is 20 bytes a reached object and 4
+ * an edge outside the tree on top of the graph: 28 a reached object on a
+ * heap of 3 edges each. Each array is charged to the memory budget (util/membudget.h)
  * before it is made and given back when freed. Nothing recurses: the
  * search keeps its own stack, and the forest's paths are walked in one
  * pass.

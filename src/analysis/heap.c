@@ -1263,7 +1263,6 @@ static uint32_t *take_ref_fields(struct raw_dump *raw)
 	return field;
 }
 
-/* Turns the raw refs and roots into indices; the refs end in h->ref. */
 /* How many runs of one high half the ids may have and still be kept in
  * halves: a run costs 8 bytes, and finding one a step or two. */
 static bool runs_are_few(uint32_t runs, uint32_t n)
@@ -1319,6 +1318,7 @@ static int compress_ids(struct heap *h)
 	return 0;
 }
 
+/* Turns the raw refs and roots into indices; the refs end in h->ref. */
 static int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
 {
 	struct id_directory d;
@@ -2244,12 +2244,12 @@ uint32_t heap_find(const struct heap *h, ht_id id)
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
 
-		if (heap_id(h, mid) < id)
+		if (h->id[mid] < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < h->n && heap_id(h, lo) == id ? lo : HEAP_NONE;
+	return lo < h->n && h->id[lo] == id ? lo : HEAP_NONE;
 }
 
 uint64_t heap_big_size(const struct heap *h, uint32_t object)

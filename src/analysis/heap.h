@@ -13,10 +13,11 @@
  * in parallel arrays sorted by id and are named by their uint32 index in
  * them, each column 4 bytes an object (ids, sizes and ref starts in
  * narrow forms read through heap_id, heap_size, heap_ref_start);
- * references are one CSR array of uint32 indices, nulls and dangling references kept as sentinels so that
- * an edge's position in its object's range is its field index. When the
- * trace names fields, the field of each edge costs about a bit an object
- * (a layout per class; see field_follows).
+ * references are one CSR array of uint32 indices, nulls and dangling
+ * references kept as sentinels so that an edge's position in its object's
+ * range is its field index. When the trace names fields, the field of
+ * each edge costs about a bit an object (a layout per class; see
+ * field_follows).
  */
 #ifndef HT_HEAP_H
 #define HT_HEAP_H

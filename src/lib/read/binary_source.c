@@ -533,7 +533,8 @@ static void load_chunk(struct binary_source *s, uint64_t first_event,
 			 "index chunk claims %u events", h->events);
 		return;
 	}
-	c->code = load_payload(s, h, &c->raw, &c->crc_checked, c->cause, 200);
+	c->code = load_payload(s, h, &c->raw, &c->crc_checked, c->cause,
+				 sizeof(c->cause));
 	if (c->code != HT_OK)
 		return;
 	c->found = h->kind == HT_CHUNK_INDEX ? FOUND_INDEX : FOUND_EVENTS;
