@@ -206,17 +206,12 @@ static bool value_of(const struct heap *h, uint32_t object,
 static bool reference_field(const struct heap *h, uint32_t object,
 			    const char *name, uint32_t *ref)
 {
-	for (uint64_t e = heap_ref_start(h, object); e < heap_ref_start(h, object + 1);
-	     e++) {
-		const struct heap_field *f =
-			heap_field_at(h, heap_ref_field(h, object, e));
+	uint64_t e;
 
-		if (f && f->name && strcmp(f->name, name) == 0) {
-			*ref = h->ref[e];
-			return true;
-		}
-	}
-	return false;
+	if (!heap_named_ref(h, object, name, &e))
+		return false;
+	*ref = h->ref[e];
+	return true;
 }
 
 /* What the first of names that object has holds (reference_field's

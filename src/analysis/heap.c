@@ -2352,6 +2352,21 @@ const struct heap_field *heap_field_at(const struct heap *h, uint32_t field)
 	return &h->fields[field - 1];
 }
 
+bool heap_named_ref(const struct heap *h, uint32_t object, const char *name,
+		    uint64_t *e)
+{
+	uint64_t end = heap_ref_start(h, object + 1);
+
+	for (*e = heap_ref_start(h, object); *e < end; (*e)++) {
+		const struct heap_field *f =
+			heap_field_at(h, heap_ref_field(h, object, *e));
+
+		if (f && strcmp(f->name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
 static bool names_class_type(const char *name)
 {
 	return name && (strcmp(name, "java.lang.Class") == 0 ||

@@ -341,6 +341,11 @@ uint32_t heap_ref_field(const struct heap *h, uint32_t object, uint64_t e);
  * HEAP_NO_FIELD or a field no event declared. */
 const struct heap_field *heap_field_at(const struct heap *h, uint32_t field);
 
+/* Where object's reference field called name is in h->ref (the first of
+ * that name): true with *e set, false when no reference names it. */
+bool heap_named_ref(const struct heap *h, uint32_t object, const char *name,
+		    uint64_t *e);
+
 /* Whether the trace names fields: the analyses then name things as a
  * developer reads them (describe.h). */
 static inline bool heap_has_fields(const struct heap *h)

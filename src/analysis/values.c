@@ -242,16 +242,10 @@ bool values_field(const struct heap *h, uint32_t object,
 uint32_t values_field_object(const struct heap *h, uint32_t object,
 				const char *name)
 {
-	for (uint64_t e = heap_ref_start(h, object); e < heap_ref_start(h, object + 1);
-	     e++) {
-		uint32_t f = heap_ref_field(h, object, e);
+	uint64_t e;
 
-		if (f != HEAP_NO_FIELD && f - 1 < h->n_fields &&
-		    h->fields[f - 1].name &&
-		    strcmp(h->fields[f - 1].name, name) == 0)
-			return h->ref[e] < h->n ? h->ref[e] : HEAP_NONE;
-	}
-	return HEAP_NONE;
+	return heap_named_ref(h, object, name, &e) && h->ref[e] < h->n ?
+	       h->ref[e] : HEAP_NONE;
 }
 
 /* The array object holds its characters in, how they lie, and which
