@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """check-diagnostics.py [SOURCE_ROOT] - fails when a message the code can
-print is missing from the catalog: DIAGNOSTICS of heaptrace(1), or ERRORS
-of libheaptrace(3) for the recording API.
+print is missing from the catalog: DIAGNOSTICS of heaptrace(1) (the
+messages every command shares) and of each command's page
+(man/heaptrace-*.1), or ERRORS of libheaptrace(3) for the recording API.
 
 Every call that makes a message (error_msg, warning_msg, usage_error, the
 err_* of src/lib/common/error.h, and the recorders' own) is found in src/, its
@@ -48,17 +49,23 @@ LITERALS = re.compile(
     r'"(?:[^"\\]|\\.)*"(?:\s*(?:PRI[a-zA-Z0-9]+\s*)?"(?:[^"\\]|\\.)*")*')
 
 
-def rendered(page, start, end):
-    """The text of page between two headings, on one line."""
+def rendered(page, heading):
+    """The text of the section heading of page, on one line."""
     text = subprocess.run(
         ["sh", "-c", f"groff -man -Tutf8 -P-cbou -rLL=3000n -rHY=0 '{page}'"],
         capture_output=True, text=True, check=True).stdout
     for a, b in (("\u2010", "-"), ("\u2212", "-"), ("\u2018", "'"),
                  ("\u2019", "'"), ("\u201c", '"'), ("\u201d", '"')):
         text = text.replace(a, b)
-    text = re.sub(r"\s+", " ", text)
-    a = text.index(start)
-    return text[a:text.index(end, a)]
+    # headings start at the margin, everything else is indented
+    lines = text.split("\n")
+    if heading not in lines:
+        sys.exit(f"{page}: no {heading} section")
+    start = lines.index(heading) + 1
+    end = start
+    while end < len(lines) and not lines[end][:1].strip():
+        end += 1
+    return " " + re.sub(r"\s+", " ", " ".join(lines[start:end])) + " "
 
 
 def arguments(src, at):
@@ -93,8 +100,9 @@ def pieces(args):
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "."
     os.chdir(root)
-    catalog = rendered("man/heaptrace.1", " DIAGNOSTICS ", " ENVIRONMENT ")
-    catalog += rendered("man/libheaptrace.3", " ERRORS ", " SEE ALSO ")
+    pages = sorted(glob.glob("man/heaptrace*.1"))
+    catalog = "".join(rendered(page, "DIAGNOSTICS") for page in pages)
+    catalog += rendered("man/libheaptrace.3", "ERRORS")
     missing = 0
     sources = sorted(f for f in glob.glob("src/**/*.c", recursive=True)
                      if not f.startswith("src/tools/"))

@@ -4,6 +4,7 @@
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
+#include "util/alloc.h"
 
 #include <heaptrace/trace.h>
 
@@ -27,7 +28,7 @@ static const struct command commands[] = {
 	{"waste", cmd_waste, "duplicate strings and arrays: bytes wasted"},
 };
 
-#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+#define N_COMMANDS ARRAY_SIZE(commands)
 
 static void print_usage(FILE *f)
 {
@@ -43,8 +44,9 @@ static void print_usage(FILE *f)
 		DEFAULT_TRACE);
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'heaptrace COMMAND --help' describes a command; "
-		   "man heaptrace has it all.\n");
+	fprintf(f, "\n'heaptrace COMMAND --help' sums up a command, and "
+		   "heaptrace-COMMAND(1)\nsays it all; heaptrace(1) says what "
+		   "they share.\n");
 }
 
 static const struct command *find_command(const char *name)

@@ -66,6 +66,10 @@ static int option_words(const struct cli_option *o, FILE *out)
 		       o->arg_name ? " " : "", o->arg_name ? o->arg_name : "");
 }
 
+/*
+ * The usage text, a line per option, then the command's man page: --help
+ * is the summary, heaptrace-COMMAND(1) says it all, as git's pages do.
+ */
 static void print_help(const struct command_usage *usage,
 		       const struct cli_option *options)
 {
@@ -98,6 +102,7 @@ static void print_help(const struct command_usage *usage,
 		}
 		fputc('\n', stdout);
 	}
+	printf("\nSee heaptrace-%s(1).\n", usage->cmd);
 }
 
 int parse_options(int argc, char **argv, const struct command_usage *usage,

@@ -2,7 +2,7 @@
 # install-test.sh BUILD_DIR SOURCE_DIR - `meson install` into a staging
 # directory puts the binary, both libraries (the recording shim
 # libheaptrace and the readers' libheaptrace-read), their pkg-config files,
-# the headers and the man pages in place. Then:
+# the headers and every man page in place. Then:
 #  - the shim, which a runtime loads, needs only zlib and the C library
 #    and exports exactly the recording API with the names it shares with
 #    the readers: nothing of the readers, the replay or the internals;
@@ -29,7 +29,10 @@ pc=$(find "$stage" -name libheaptrace.pc)
 [ -f "$(dirname "$pc")/libheaptrace-read.pc" ] ||
 	fail "no libheaptrace-read.pc installed next to libheaptrace.pc"
 bin=$(find "$stage" -path '*/bin/heaptrace')
-for f in heaptrace.1 heaptrace.5 libheaptrace.3 trace.h record.h; do
+# every man page of the source tree: the overview, heaptrace(5),
+# libheaptrace(3) and a page per command (heaptrace-top.1)
+for f in "$src"/man/*.[135] trace.h record.h; do
+	f=${f##*/}
 	find "$stage" -name "$f*" | grep -q . || fail "$f not installed"
 done
 
