@@ -3,6 +3,7 @@
  */
 #include "analysis/names.h"
 #include "util/text.h"
+#include "util/alloc.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -255,7 +256,7 @@ static void add_root_flag_words(struct text *t, unsigned flags)
 					    "refcounted"};
 	const char *sep = " (";
 
-	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bits); i++) {
 		if (flags & bits[i]) {
 			text_add(t, "%s%s", sep, words[i]);
 			sep = ", ";

@@ -12,6 +12,7 @@
 #include "lib/common/format.h"
 #include "lib/read/source.h"
 #include "lib/common/varint.h"
+#include "util/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -641,19 +642,17 @@ static const struct ht_event dump2[] = {
 	EV(HT_EV_BEGIN_CONTAINER, begin_container, .type = HT_C_END),
 };
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
 void htb_sample(struct htb *b, bool with_index)
 {
 	size_t n_dump1 = build_dump1();
 
 	htb_start(b, &sample_header);
-	htb_chunk(b, setup, N(setup));
-	htb_chunk(b, dump0, N(dump0));
-	htb_chunk(b, gc0, N(gc0));
+	htb_chunk(b, setup, ARRAY_SIZE(setup));
+	htb_chunk(b, dump0, ARRAY_SIZE(dump0));
+	htb_chunk(b, gc0, ARRAY_SIZE(gc0));
 	htb_chunk(b, dump1, n_dump1);
-	htb_chunk(b, gc1, N(gc1));
-	htb_chunk(b, dump2, N(dump2));
+	htb_chunk(b, gc1, ARRAY_SIZE(gc1));
+	htb_chunk(b, dump2, ARRAY_SIZE(dump2));
 	b->violations[HT_V_CONTINUATION_MISSING] = 2;
 	b->violations[HT_V_GC_NESTED] = 1;
 	b->dropped_events = 5;
