@@ -19,8 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* These structs are not an API; they may change with any test. */
-
+/* This struct is not an API; it may change from one release to the next. */
 struct htb_chunk {
 	uint64_t offset;      /* of the chunk header */
 	uint64_t end;         /* one past the payload */
@@ -28,12 +27,14 @@ struct htb_chunk {
 	uint32_t events;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct htb_entry {
 	unsigned kind; /* HT_INDEX_DUMP, HT_INDEX_GC */
 	uint64_t event;
 	uint64_t offset;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct htb {
 	uint8_t *data;
 	size_t len, cap;
@@ -116,6 +117,7 @@ struct ht_error htb_read_error(const struct htb *b);
  * built from them may still hold): the traces of the analyses' tests, fed
  * to a replay or written with htb_chunk. ev moves as it grows: a pointer
  * htb_ev_add returns is good until the next event.
+ * This struct is not an API; it may change from one release to the next.
  */
 struct htb_events {
 	struct ht_event *ev;
