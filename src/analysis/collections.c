@@ -7,6 +7,7 @@
 
 #include "analysis/heap.h"
 #include "analysis/values.h"
+#include "util/alloc.h"
 
 #include <string.h>
 
@@ -105,7 +106,7 @@ static const struct kind_rule rules[] = {
 	 {"_size"}, {0}, {"_array"}, {0}, 1, LENGTH_VALUES},
 };
 
-#define N_RULES (sizeof(rules) / sizeof(rules[0]))
+#define N_RULES (ARRAY_SIZE(rules))
 
 /* ---- names ------------------------------------------------------------- */
 

@@ -22,7 +22,8 @@
 
 struct heap;
 
-/* A kind of collection (an entry of the table in collections.c). */
+/* A kind of collection (an entry of the table in collections.c).
+ * This struct is not an API; it may change from one release to the next. */
 struct collection_kind {
 	const char *name;  /* the class as matched: "java.util.HashMap",
 			      "System.Collections.Generic.Dictionary" (a
@@ -31,7 +32,8 @@ struct collection_kind {
 			      "stack": how a report may group kinds */
 };
 
-/* What one collection holds and allocates. */
+/* What one collection holds and allocates.
+ * This struct is not an API; it may change from one release to the next. */
 struct collection {
 	const struct collection_kind *kind;
 	bool has_size;         /* false: the dump kept no values for it */

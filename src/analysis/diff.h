@@ -45,7 +45,8 @@ enum diff_metric {
 };
 
 /* A figure in dump A and in dump B. Both are below HEAP_MAX_BYTES, so
- * their difference fits an int64_t. */
+ * their difference fits an int64_t.
+ * This struct is not an API; it may change from one release to the next. */
 struct diff_value {
 	uint64_t before, after;
 };
@@ -61,7 +62,8 @@ enum diff_matching {
 };
 
 /* One class name. retained: the retained sizes of its objects that no
- * other object of that name dominates (as `top --classes` counts). */
+ * other object of that name dominates (as `top --classes` counts).
+ * This struct is not an API; it may change from one release to the next. */
 struct diff_class {
 	char *name;
 	struct diff_value count, bytes, retained;
@@ -73,6 +75,7 @@ struct diff_class {
  * signature, after naming the one of lowest id in B and before the one of
  * lowest id in A (HEAP_NONE when A has none), retained counting only the
  * objects that no object of the signature dominates.
+ * This struct is not an API; it may change from one release to the next.
  */
 struct diff_retainer {
 	uint32_t after, before;
@@ -81,13 +84,15 @@ struct diff_retainer {
 };
 
 /* An object of B that is not new (before: its match in A by id, HEAP_NONE
- * by path) and the new objects it is the nearest such dominator of. */
+ * by path) and the new objects it is the nearest such dominator of.
+ * This struct is not an API; it may change from one release to the next. */
 struct diff_holder {
 	uint32_t after, before;
 	uint64_t new_objects;
 	uint64_t new_bytes;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct diff {
 	const struct heap *a, *b;
 	const struct heap_dominators *da, *db;

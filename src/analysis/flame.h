@@ -26,6 +26,7 @@
  * alone dominates them, through the objects of several roots. */
 #define FLAME_SEVERAL_ROOTS_NAME "(several roots)"
 
+/* This struct is not an API; it may change from one release to the next. */
 struct flame_frame {
 	uint32_t parent;        /* FLAME_NONE for a top frame */
 	uint32_t first_child;   /* children in name order (strcmp) */
@@ -37,6 +38,7 @@ struct flame_frame {
 	uint64_t total;         /* self and every frame below: retained bytes */
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct flame {
 	size_t n;
 	struct flame_frame *frames; /* a parent before its children */

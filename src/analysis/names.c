@@ -3,6 +3,7 @@
  */
 #include "analysis/names.h"
 #include "util/text.h"
+#include "util/alloc.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -107,6 +108,11 @@ static void add_on_thread(struct text *t, const struct heap *h, ht_id thread)
 		text_add(t, " on thread 0x%llx", (unsigned long long)thread);
 }
 
+/* Words for a reader, not tokens: the CLR's and Mono's kinds have their
+ * tokens ("stack", "handle") in ht_root_kind_name (lib/common/names.c),
+ * which the YAML form and machine output use, and their words here ("local",
+ * "GC handle") beside the JVM's containers, which have no token of that
+ * list to derive them from. */
 const char *root_kind_words(unsigned container, unsigned kind)
 {
 	/* the locals of frames, grouped as a Java developer groups them */
@@ -246,18 +252,29 @@ static void add_kind_root(struct text *t, const struct heap *h,
 		text_add(t, " 0x%llx", (unsigned long long)r->root_id);
 }
 
+static const struct root_flag_name root_flags[] = {
+	{HT_ROOT_PINNING, "pinning", "pinned"},
+	{HT_ROOT_WEAK, "weak", "weak"},
+	{HT_ROOT_INTERIOR, "interior", "interior"},
+	{HT_ROOT_REFCOUNTED, "refcounted", "refcounted"},
+};
+
+const struct root_flag_name *root_flag_named(unsigned bit)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(root_flags); i++)
+		if (root_flags[i].bit == bit)
+			return &root_flags[i];
+	return NULL;
+}
+
 /* " (pinned, weak)" */
 static void add_root_flag_words(struct text *t, unsigned flags)
 {
-	static const unsigned bits[] = {HT_ROOT_PINNING, HT_ROOT_WEAK,
-					HT_ROOT_INTERIOR, HT_ROOT_REFCOUNTED};
-	static const char *const words[] = {"pinned", "weak", "interior",
-					    "refcounted"};
 	const char *sep = " (";
 
-	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
-		if (flags & bits[i]) {
-			text_add(t, "%s%s", sep, words[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(root_flags); i++) {
+		if (flags & root_flags[i].bit) {
+			text_add(t, "%s%s", sep, root_flags[i].word);
 			sep = ", ";
 		}
 	}

@@ -53,6 +53,22 @@ bool class_name_is_array(const char *name);
 const char *root_text(const struct heap *h, const struct heap_root *r,
 		      char *buf);
 
+/*
+ * The flags of a root (HT_ROOT_*), one row each, in the order of their
+ * bits: the token that machine output and describe list ("pinning", as
+ * JSON's root_flags spell it) and the word root_text writes ("pinned").
+ * The one place a flag is named; the YAML form writes the bits as numbers.
+ * This struct is not an API; it may change from one release to the next.
+ */
+struct root_flag_name {
+	unsigned bit;
+	const char *token;
+	const char *word;
+};
+
+/* The row of one HT_ROOT_* bit; NULL for a bit no flag has. */
+const struct root_flag_name *root_flag_named(unsigned bit);
+
 /* A root's kind alone, in the words root_text starts with ("JNI global",
  * "system class", "busy monitor", "GC handle", "finalizer queue"), for
  * outputs that group roots by kind, as flame's top frames and stats' root

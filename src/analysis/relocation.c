@@ -23,6 +23,7 @@
  */
 #include "analysis/relocation.h"
 #include "util/alloc.h"
+#include "util/search.h"
 #include "util/membudget.h"
 #include "util/sort.h"
 #include "util/saturating.h"
@@ -120,16 +121,8 @@ static struct span *span_at(const struct spans *l, size_t *at, ht_id id)
 /* The same for one id, by binary search. */
 static const struct span *span_find(const struct spans *l, ht_id id)
 {
-	size_t lo = 0, hi = l->n;
+	size_t lo = LOWER_BOUND(0, l->n, mid, l->s[mid].end <= id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->s[mid].end <= id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < l->n && l->s[lo].start <= id ? &l->s[lo] : NULL;
 }
 
@@ -645,16 +638,8 @@ void reloc_watch_id(struct reloc *t, ht_id id)
 
 static bool serial_watched(const struct reloc *t, uint32_t serial)
 {
-	size_t lo = 0, hi = t->n_watch;
+	size_t lo = LOWER_BOUND(0, t->n_watch, mid, t->watch[mid] < serial);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->watch[mid] < serial)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < t->n_watch && t->watch[lo] == serial;
 }
 
@@ -827,17 +812,7 @@ static void lose(struct reloc *t, size_t loser, size_t winner,
 /* The first sorted row with an id at least id. */
 static size_t first_at_or_after(const struct objects *o, ht_id id)
 {
-	size_t lo = 0, hi = o->n_sorted;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (o->id[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LOWER_BOUND(0, o->n_sorted, mid, o->id[mid] < id);
 }
 
 /* The first sorted row that settling may change: the first one flagged
@@ -1710,17 +1685,10 @@ static int prepare_landing(struct reloc *t)
 /* Whether a moved block of the GC applied last lands on id. */
 static bool lands_on(const struct reloc *t, ht_id id)
 {
-	size_t lo = 0, hi = t->n_landing;
+	/* the last range that starts at or before id is the one before lo */
+	size_t lo = LOWER_BOUND(0, t->n_landing, mid,
+				t->landing[mid].start <= id);
 
-	/* the last range that starts at or before id */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->landing[mid].start <= id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo > 0 && t->landing[lo - 1].end > id;
 }
 

@@ -106,7 +106,8 @@ enum reloc_cause {
 };
 
 /* One step in the life of a watched object. Ids are 0 where they do not
- * apply, numbers -1. */
+ * apply, numbers -1.
+ * This struct is not an API; it may change from one release to the next. */
 struct reloc_step {
 	enum reloc_step_kind kind;
 	enum reloc_cause cause;   /* RELOC_DIED, RELOC_LOST */
@@ -134,6 +135,7 @@ enum reloc_bounds_source {
 	RELOC_BOUNDS_BEFORE,  /* the last ones recorded before the GC */
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct reloc_gc_summary {
 	int64_t gc;               /* replay numbering, from 0 */
 	uint32_t generations;     /* bit g: generation g collected */
@@ -148,13 +150,15 @@ struct reloc_gc_summary {
 	uint64_t lost_objects, lost_bytes;
 };
 
-/* Objects of a dump that had survived `gcs` GCs while tracked. */
+/* Objects of a dump that had survived `gcs` GCs while tracked.
+ * This struct is not an API; it may change from one release to the next. */
 struct reloc_age {
 	uint64_t gcs;
 	uint64_t count;
 	uint64_t bytes;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct reloc_dump_summary {
 	int64_t dump;             /* replay numbering, from 0 */
 	bool gc_dump;             /* the references of GC `gc` */
@@ -185,6 +189,7 @@ enum reloc_inconsistency_kind {
  * (by a block or a dump; -1: not since any GC, by its allocation or a
  * dump before every GC); DEAD_PRESENT: the GC that proved it dead.
  * found_*: what the dump shows at predicted_id (DISPLACED, DEAD_PRESENT).
+ * This struct is not an API; it may change from one release to the next.
  */
 struct reloc_inconsistency {
 	enum reloc_inconsistency_kind kind;
@@ -200,7 +205,8 @@ struct reloc_inconsistency {
 	uint64_t found_size;
 };
 
-/* The summaries are valid during the call only. A hook may be NULL. */
+/* The summaries are valid during the call only. A hook may be NULL.
+ * This struct is not an API; it may change from one release to the next. */
 struct reloc_hooks {
 	void *ctx;
 	void (*gc_done)(void *ctx, const struct reloc_gc_summary *g);
@@ -209,6 +215,7 @@ struct reloc_hooks {
 	void (*inconsistent)(void *ctx, const struct reloc_inconsistency *x);
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct reloc_totals {
 	uint64_t objects;  /* ever tracked */
 	uint64_t alive;    /* tracked at the end */

@@ -24,6 +24,7 @@
 
 /* ---- per class ----------------------------------------------------------- */
 
+/* This struct is not an API; it may change from one release to the next. */
 struct class_row {
 	uint32_t cls;         /* index into h->classes, HEAP_NO_CLASS */
 	ht_id id;             /* the class id, 0 when unknown */
@@ -63,6 +64,7 @@ void class_table_free(struct class_row *rows, size_t n);
 #define STATS_UNKNOWN_GEN_SLOT (HT_GEN_MAX + 1)
 #define STATS_GEN_SLOTS (STATS_UNKNOWN_GEN_SLOT + 1)
 
+/* This struct is not an API; it may change from one release to the next. */
 struct dump_stats {
 	/* which dump, as struct heap says */
 	uint64_t index;
@@ -111,6 +113,7 @@ void dump_stats_free(struct dump_stats *ds);
 
 /* ---- per GC, and what the tracker saw ------------------------------------ */
 
+/* This struct is not an API; it may change from one release to the next. */
 struct gc_stats {
 	uint64_t index;        /* replay numbering, from 0 */
 	bool has_gc;
@@ -134,18 +137,21 @@ struct gc_stats {
 	struct reloc_gc_summary objects;
 };
 
-/* What the relocation tracker saw of a dump. The ages are a copy. */
+/* What the relocation tracker saw of a dump. The ages are a copy.
+ * This struct is not an API; it may change from one release to the next. */
 struct dump_tracking {
 	bool tracked;
 	struct reloc_dump_summary sum;
 };
 
-/* When a dump began and ended (its C_BEGIN's and C_END's times). */
+/* When a dump began and ended (its C_BEGIN's and C_END's times).
+ * This struct is not an API; it may change from one release to the next. */
 struct dump_times {
 	bool has_begin, has_end;
 	uint64_t begin, end;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct trace_stats {
 	uint64_t dumps;        /* in the trace */
 	/* the times the trace carries: whether any, and the last (the end
@@ -194,6 +200,7 @@ bool gc_pause(const struct gc_stats *g, uint64_t *pause);
  * pauses at or below it) and maximum; and the run they fall in, from the
  * trace's start (time 0) to its last time, with the share of it spent in
  * GCs in per cent (0 when the run has no length).
+ * This struct is not an API; it may change from one release to the next.
  */
 struct pause_summary {
 	uint64_t count;

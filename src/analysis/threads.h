@@ -20,7 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One frame of a thread's stack. */
+/* One frame of a thread's stack.
+ * This struct is not an API; it may change from one release to the next. */
 struct thread_frame {
 	uint8_t type;         /* its container type (C_RT_JIT, ...) */
 	ht_id id;             /* the container's id1 */
@@ -28,6 +29,7 @@ struct thread_frame {
 	size_t first, n;      /* its roots: indices into heap_threads.roots */
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct thread_view {
 	ht_id id;                 /* id1 of its C_RT_THREAD container */
 	uint32_t object;          /* the object whose id is the thread's id
@@ -44,6 +46,7 @@ struct thread_view {
 				     object's left out: into roots */
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct heap_threads {
 	size_t n_threads;
 	struct thread_view *threads;  /* by retained, largest first, then id */

@@ -21,7 +21,8 @@
 #include <stdint.h>
 
 /* The records of a dump as it arrives, with the index that finds an equal
- * record already kept; the index goes once the dump is built. */
+ * record already kept; the index goes once the dump is built.
+ * This struct is not an API; it may change from one release to the next. */
 struct value_arena {
 	uint8_t *bytes;
 	size_t len, cap;
@@ -46,7 +47,8 @@ int value_arena_add(struct value_arena *a, const uint32_t *fields,
 void value_arena_end(struct value_arena *a);
 void value_arena_free(struct value_arena *a);
 
-/* One record being read. */
+/* One record being read.
+ * This struct is not an API; it may change from one release to the next. */
 struct value_record {
 	const uint8_t *next;    /* the next value */
 	size_t left;            /* values not read yet */

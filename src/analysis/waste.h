@@ -27,7 +27,8 @@
  * it), or, for an array's element or an unnamed field (HEAP_NO_FIELD),
  * the referrers' class slot (heap_class_slot); with one such reference
  * to name it by (edge: an index into h->ref of object from) and how many
- * references of that kind point at the copies. */
+ * references of that kind point at the copies.
+ * This struct is not an API; it may change from one release to the next. */
 struct waste_holder {
 	uint32_t slot;
 	uint32_t field;
@@ -47,6 +48,7 @@ struct waste_member;
  * share one); `bytes` the self sizes of the objects and of their
  * distinct arrays; `wasted` what would go if one copy were kept: bytes
  * less the first and its array.
+ * This struct is not an API; it may change from one release to the next.
  */
 struct waste_group {
 	uint32_t first;
@@ -62,7 +64,8 @@ struct waste_group {
 };
 
 /* The groups of one kind, by wasted bytes (most first), then count, then
- * first's id; with their totals. */
+ * first's id; with their totals.
+ * This struct is not an API; it may change from one release to the next. */
 struct waste_duplicates {
 	uint64_t examined;     /* strings, or arrays not a string's */
 	size_t n_groups;       /* groups of two or more */
@@ -85,6 +88,7 @@ struct waste_duplicates {
  * sparse (holding something, but less than half their capacity) and the
  * bytes their empty slots take. A HashSet's inner HashMap counts as the
  * set, not again as a map.
+ * This struct is not an API; it may change from one release to the next.
  */
 struct waste_collection_row {
 	uint32_t slot;         /* heap_class_slot; any in the totals */
@@ -93,6 +97,7 @@ struct waste_collection_row {
 	uint64_t sparse, sparse_bytes;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct waste_collections {
 	size_t n_rows;         /* the classes with collections */
 	struct waste_collection_row *rows; /* by empty_bytes + sparse_bytes,
@@ -100,6 +105,7 @@ struct waste_collections {
 	struct waste_collection_row all;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct waste {
 	bool has_values;       /* the dump kept values: else nothing is known */
 	struct waste_duplicates strings;
@@ -111,7 +117,8 @@ struct waste {
 };
 
 /* The figures a budget names (diff --fail-if waste:...), which need no
- * groups kept. */
+ * groups kept.
+ * This struct is not an API; it may change from one release to the next. */
 struct waste_totals {
 	uint64_t string_copies, string_bytes;
 	uint64_t array_copies, array_bytes;

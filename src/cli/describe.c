@@ -5,6 +5,7 @@
 #include "cli/describe.h"
 
 #include "cli/escape.h"
+#include "util/alloc.h"
 #include "util/text.h"
 #include "util/utf8.h"
 
@@ -76,17 +77,12 @@ const char *generation_name(unsigned generation, char *buf)
 /* ---- roots --------------------------------------------------------------- */
 
 
-static const struct {
-	unsigned bit;
-	const char *name;
-} root_flag_names[] = {
-	{HT_ROOT_WEAK, "weak"},
-	{HT_ROOT_PINNING, "pinning"},
-	{HT_ROOT_INTERIOR, "interior"},
-	{HT_ROOT_REFCOUNTED, "refcounted"},
+/* The order describe has always listed a root's flags in, weak first
+ * (JSON's root_flags, the text's " [weak, pinning]"); their names are
+ * analysis/names.h's. */
+static const unsigned root_flag_order[] = {
+	HT_ROOT_WEAK, HT_ROOT_PINNING, HT_ROOT_INTERIOR, HT_ROOT_REFCOUNTED,
 };
-
-#define N_ROOT_FLAGS (sizeof(root_flag_names) / sizeof(root_flag_names[0]))
 
 static const char *container_name(unsigned container)
 {
@@ -131,9 +127,10 @@ static void add_root_flags(struct text *t, unsigned flags)
 {
 	const char *sep = " [";
 
-	for (size_t i = 0; i < N_ROOT_FLAGS; i++) {
-		if (flags & root_flag_names[i].bit) {
-			text_add(t, "%s%s", sep, root_flag_names[i].name);
+	for (size_t i = 0; i < ARRAY_SIZE(root_flag_order); i++) {
+		if (flags & root_flag_order[i]) {
+			text_add(t, "%s%s", sep,
+				 root_flag_named(root_flag_order[i])->token);
 			sep = ", ";
 		}
 	}
@@ -280,9 +277,10 @@ void out_root(struct out *o, const char *key, const struct heap *h,
 		else
 			out_null(o, "root_id");
 		out_begin_array(o, "root_flags");
-		for (size_t i = 0; i < N_ROOT_FLAGS; i++)
-			if (r->root_flags & root_flag_names[i].bit)
-				out_string(o, NULL, root_flag_names[i].name);
+		for (size_t i = 0; i < ARRAY_SIZE(root_flag_order); i++)
+			if (r->root_flags & root_flag_order[i])
+				out_string(o, NULL, root_flag_named(
+					root_flag_order[i])->token);
 		out_end_array(o);
 	}
 	out_bool(o, "weak", heap_root_is_weak(r));

@@ -289,7 +289,7 @@ static void add_runtime_classes(struct catalogue *cat)
 				     CK_INSTANCE, 3, 40, 0);
 	cat->single_node = add_class(cat, "com.example.util.SingleNode",
 				     CK_INSTANCE, 2, 32, 0);
-	for (size_t i = 0; i < sizeof(prims) / sizeof(prims[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(prims); i++)
 		add_class(cat, prims[i].name, CK_PRIM_ARRAY, 0, prims[i].elem,
 			  1);
 	cat->object_array = add_class(cat, "[Ljava.lang.Object;",
@@ -1324,7 +1324,7 @@ static void record_methods(struct recording *g, const struct catalogue *cat,
 				r, cat->instances.n)]];
 
 		snprintf(name, sizeof(name), "%s.%s%s", k->name,
-			 verbs[rng_below(r, sizeof(verbs) / sizeof(verbs[0]))],
+			 verbs[rng_below(r, ARRAY_SIZE(verbs))],
 			 m % 3 ? "" : "Internal");
 		note(g, ht_method(g->rec, method_id(m), name));
 	}
@@ -1338,7 +1338,7 @@ static void record_threads(struct recording *g)
 	char name[32];
 
 	for (unsigned t = 0; t < N_THREADS; t++) {
-		if (t < sizeof(fixed) / sizeof(fixed[0]))
+		if (t < ARRAY_SIZE(fixed))
 			snprintf(name, sizeof(name), "%s", fixed[t]);
 		else
 			snprintf(name, sizeof(name), "worker-%u", t - 2);
@@ -1617,7 +1617,7 @@ static struct ht_recorder *open_trace(const struct options *o)
 		.runtime_version = "synthetic",
 		.pointer_size = 8,
 		.command_line = command,
-		.n_metadata = sizeof(meta) / sizeof(meta[0]),
+		.n_metadata = ARRAY_SIZE(meta),
 		.metadata = meta,
 	};
 	struct ht_error err;

@@ -51,12 +51,14 @@ static inline uint64_t idhash(uint64_t key, uint64_t id)
 
 /* ---- The map ---- */
 
+/* This struct is not an API; it may change from one release to the next. */
 struct idmap_slot {
 	uint64_t id;
 	uint32_t value;
 	uint32_t used;    /* any id, 0 included, is a key */
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct idmap {
 	struct idmap_slot *slots; /* NULL until the first insert */
 	size_t mask;      /* capacity - 1; capacity is a power of two */

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+/* This struct is not an API; it may change from one release to the next. */
 struct text {
 	char *buf;
 	size_t len;   /* bytes of buf, the terminating NUL included */

@@ -12,6 +12,7 @@
 #include "lib/common/format.h"
 #include "lib/read/source.h"
 #include "lib/common/varint.h"
+#include "util/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -641,19 +642,17 @@ static const struct ht_event dump2[] = {
 	EV(HT_EV_BEGIN_CONTAINER, begin_container, .type = HT_C_END),
 };
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
 void htb_sample(struct htb *b, bool with_index)
 {
 	size_t n_dump1 = build_dump1();
 
 	htb_start(b, &sample_header);
-	htb_chunk(b, setup, N(setup));
-	htb_chunk(b, dump0, N(dump0));
-	htb_chunk(b, gc0, N(gc0));
+	htb_chunk(b, setup, ARRAY_SIZE(setup));
+	htb_chunk(b, dump0, ARRAY_SIZE(dump0));
+	htb_chunk(b, gc0, ARRAY_SIZE(gc0));
 	htb_chunk(b, dump1, n_dump1);
-	htb_chunk(b, gc1, N(gc1));
-	htb_chunk(b, dump2, N(dump2));
+	htb_chunk(b, gc1, ARRAY_SIZE(gc1));
+	htb_chunk(b, dump2, ARRAY_SIZE(dump2));
 	b->violations[HT_V_CONTINUATION_MISSING] = 2;
 	b->violations[HT_V_GC_NESTED] = 1;
 	b->dropped_events = 5;
@@ -737,4 +736,153 @@ struct ht_error htb_read_error(const struct htb *b)
 	cr_assert_eq(rc, -1, "read to its end without error");
 	ht_reader_close(r);
 	return err;
+}
+
+/* ---- Events written by hand --------------------------------------------- */
+
+struct ht_event *htb_ev_add(struct htb_events *l, enum ht_event_type type)
+{
+	struct ht_event *ev;
+
+	cr_assert_eq(ALLOC_GROW(l->ev, l->n + 1, l->cap), 0);
+	ev = &l->ev[l->n++];
+	memset(ev, 0, sizeof(*ev));
+	ev->type = type;
+	return ev;
+}
+
+const void *htb_ev_keep(struct htb_events *l, const void *items, size_t n,
+			size_t size)
+{
+	void *copy = alloc_array(n ? n : 1, size);
+
+	cr_assert_not_null(copy);
+	cr_assert_eq(ALLOC_GROW(l->copies, l->n_copies + 1, l->copies_cap), 0);
+	l->copies[l->n_copies++] = copy;
+	if (n)
+		memcpy(copy, items, n * size);
+	return copy;
+}
+
+void htb_ev_reset(struct htb_events *l)
+{
+	l->n = 0;
+}
+
+void htb_ev_free(struct htb_events *l)
+{
+	for (size_t i = 0; i < l->n_copies; i++)
+		free(l->copies[i]);
+	free(l->copies);
+	free(l->ev);
+	memset(l, 0, sizeof(*l));
+}
+
+void htb_ev_class(struct htb_events *l, ht_id id, const char *name)
+{
+	struct ht_event *ev = htb_ev_add(l, HT_EV_CLASS);
+
+	ev->u.class_.id = id;
+	ev->u.class_.name = name;
+}
+
+void htb_ev_thread(struct htb_events *l, ht_id id, const char *name)
+{
+	struct ht_event *ev = htb_ev_add(l, HT_EV_THREAD);
+
+	ev->u.thread.id = id;
+	ev->u.thread.name = name;
+}
+
+void htb_ev_container(struct htb_events *l, enum ht_container_type type,
+		      ht_id id1, ht_id id2)
+{
+	struct ht_ev_begin_container *e =
+		&htb_ev_add(l, HT_EV_BEGIN_CONTAINER)->u.begin_container;
+
+	e->type = type;
+	e->id1 = id1;
+	e->id2 = id2;
+}
+
+struct ht_ev_root_references *htb_ev_roots(struct htb_events *l,
+					   const ht_id *refs, size_t n)
+{
+	struct ht_ev_root_references *e =
+		&htb_ev_add(l, HT_EV_ROOT_REFERENCES)->u.root_references;
+
+	e->count = n;
+	e->refs = htb_ev_keep(l, refs, n, sizeof(*refs));
+	return e;
+}
+
+struct ht_ev_object_references *htb_ev_object(struct htb_events *l, ht_id id,
+					      ht_id cls, uint64_t size,
+					      const ht_id *refs, size_t n)
+{
+	struct ht_ev_object_references *e =
+		&htb_ev_add(l, HT_EV_OBJECT_REFERENCES)->u.object_references;
+
+	e->id = id;
+	e->class_id = cls;
+	e->size = size;
+	e->count = n;
+	e->refs = n ? htb_ev_keep(l, refs, n, sizeof(*refs)) : NULL;
+	return e;
+}
+
+void htb_ev_allocated(struct htb_events *l, ht_id id, ht_id cls,
+		      uint64_t size)
+{
+	struct ht_ev_object_allocated *e =
+		&htb_ev_add(l, HT_EV_OBJECT_ALLOCATED)->u.object_allocated;
+
+	e->id = id;
+	e->class_id = cls;
+	e->size = size;
+}
+
+struct ht_ev_gc_started *htb_ev_gc_started(struct htb_events *l,
+					   uint32_t generations)
+{
+	struct ht_ev_gc_started *e =
+		&htb_ev_add(l, HT_EV_GC_STARTED)->u.gc_started;
+
+	e->generations = generations;
+	return e;
+}
+
+void htb_ev_gc_finished(struct htb_events *l)
+{
+	htb_ev_add(l, HT_EV_GC_FINISHED);
+}
+
+void htb_ev_bounds(struct htb_events *l,
+		   const struct ht_generation_range *ranges, size_t n)
+{
+	struct ht_ev_generation_bounds *e =
+		&htb_ev_add(l, HT_EV_GENERATION_BOUNDS)->u.generation_bounds;
+
+	e->count = n;
+	e->ranges = htb_ev_keep(l, ranges, n, sizeof(*ranges));
+}
+
+void htb_ev_moved(struct htb_events *l, const struct ht_moved_block *blocks,
+		  size_t n)
+{
+	struct ht_ev_moved_references *e =
+		&htb_ev_add(l, HT_EV_MOVED_REFERENCES)->u.moved_references;
+
+	e->count = n;
+	e->blocks = htb_ev_keep(l, blocks, n, sizeof(*blocks));
+}
+
+void htb_ev_surviving(struct htb_events *l,
+		      const struct ht_surviving_block *blocks, size_t n)
+{
+	struct ht_ev_surviving_references *e =
+		&htb_ev_add(l, HT_EV_SURVIVING_REFERENCES)->u.surviving_references;
+
+	e->count = n;
+	e->blocks = htb_ev_keep(l, blocks, n, sizeof(*blocks));
 }

@@ -3,8 +3,9 @@
  * format.h independently of the library's writer, so that the reader can be
  * tested before the writer exists and the writer can later be checked
  * against it. Also: comparing events, a sample trace of a few dumps and GCs
- * in several chunks, and opening a trace held in memory (seekable) or fed
- * through a pipe (not seekable).
+ * in several chunks, opening a trace held in memory (seekable) or fed
+ * through a pipe (not seekable), and the events of a trace written by hand
+ * (struct htb_events), which the analyses' tests replay or write.
  */
 #ifndef HT_HTBUILD_H
 #define HT_HTBUILD_H
@@ -18,6 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* This struct is not an API; it may change from one release to the next. */
 struct htb_chunk {
 	uint64_t offset;      /* of the chunk header */
 	uint64_t end;         /* one past the payload */
@@ -25,12 +27,14 @@ struct htb_chunk {
 	uint32_t events;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct htb_entry {
 	unsigned kind; /* HT_INDEX_DUMP, HT_INDEX_GC */
 	uint64_t event;
 	uint64_t offset;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct htb {
 	uint8_t *data;
 	size_t len, cap;
@@ -105,5 +109,56 @@ struct ht_reader *htb_open_pipe(const void *data, size_t len, pid_t *child,
 /* Reads b from memory to its end, and returns the error that ended it:
  * the test fails if b does not open, or reads without error. */
 struct ht_error htb_read_error(const struct htb *b);
+
+/*
+ * Events written by hand, one call an event, each zeroed but for its type,
+ * and copies of the arrays they point to, which live until htb_ev_free
+ * (htb_ev_reset forgets the events and keeps the copies, which a graph
+ * built from them may still hold): the traces of the analyses' tests, fed
+ * to a replay or written with htb_chunk. ev moves as it grows: a pointer
+ * htb_ev_add returns is good until the next event.
+ * This struct is not an API; it may change from one release to the next.
+ */
+struct htb_events {
+	struct ht_event *ev;
+	size_t n, cap;
+	void **copies;
+	size_t n_copies, copies_cap;
+};
+
+struct ht_event *htb_ev_add(struct htb_events *l, enum ht_event_type type);
+/* A copy of n items of size bytes, never NULL (even for n == 0). */
+const void *htb_ev_keep(struct htb_events *l, const void *items, size_t n,
+			size_t size);
+void htb_ev_reset(struct htb_events *l);
+void htb_ev_free(struct htb_events *l);
+
+/* The events the analyses' traces are made of; the arrays are copied. */
+void htb_ev_class(struct htb_events *l, ht_id id, const char *name);
+void htb_ev_thread(struct htb_events *l, ht_id id, const char *name);
+void htb_ev_container(struct htb_events *l, enum ht_container_type type,
+		      ht_id id1, ht_id id2);
+struct ht_ev_root_references *htb_ev_roots(struct htb_events *l,
+					   const ht_id *refs, size_t n);
+/* refs NULL when n is 0. */
+struct ht_ev_object_references *htb_ev_object(struct htb_events *l, ht_id id,
+					      ht_id cls, uint64_t size,
+					      const ht_id *refs, size_t n);
+void htb_ev_allocated(struct htb_events *l, ht_id id, ht_id cls,
+		      uint64_t size);
+struct ht_ev_gc_started *htb_ev_gc_started(struct htb_events *l,
+					   uint32_t generations);
+void htb_ev_gc_finished(struct htb_events *l);
+void htb_ev_bounds(struct htb_events *l,
+		   const struct ht_generation_range *ranges, size_t n);
+void htb_ev_moved(struct htb_events *l, const struct ht_moved_block *blocks,
+		  size_t n);
+void htb_ev_surviving(struct htb_events *l,
+		      const struct ht_surviving_block *blocks, size_t n);
+
+/* HTB_ARRAY(type, ...): a compound array of type and its length, as two
+ * arguments, for the makers above. */
+#define HTB_ARRAY(type, ...) ((const type[]){__VA_ARGS__}),             \
+	(sizeof((const type[]){__VA_ARGS__}) / sizeof(type))
 
 #endif

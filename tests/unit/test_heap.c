@@ -11,6 +11,8 @@
 #include "analysis/heap.h"
 #include "analysis/values.h"
 #include "lib/read/source.h"
+#include "htbuild.h"
+#include "util/alloc.h"
 #include "testheap.h"
 #include "testutil.h"
 
@@ -20,50 +22,12 @@
 
 /* ---- A trace in memory -------------------------------------------------- */
 
-/* The events of one test, with the arrays they point to copied into pools
- * that live as long as the process (one test). */
-static struct ht_event events[1 << 17];
-static size_t n_events;
-static ht_id id_pool[1 << 16];
-static size_t n_ids;
-static uint8_t byte_pool[4096];
-static size_t n_bytes;
-
-static const ht_id *pool_ids(const ht_id *ids, size_t n)
-{
-	ht_id *p = id_pool + n_ids;
-
-	cr_assert_leq(n_ids + n, sizeof(id_pool) / sizeof(*id_pool));
-	memcpy(p, ids, n * sizeof(*ids));
-	n_ids += n;
-	return p;
-}
-
-static const uint8_t *pool_bytes(const uint8_t *b, size_t n)
-{
-	uint8_t *p = byte_pool + n_bytes;
-
-	cr_assert_leq(n_bytes + n, sizeof(byte_pool));
-	memcpy(p, b, n);
-	n_bytes += n;
-	return p;
-}
-
-static struct ht_event *add_event(enum ht_event_type type)
-{
-	cr_assert_lt(n_events, sizeof(events) / sizeof(*events));
-	memset(&events[n_events], 0, sizeof(events[n_events]));
-	events[n_events].type = type;
-	return &events[n_events++];
-}
+/* The events of one test (htbuild.h). */
+static struct htb_events evs;
 
 static void container(enum ht_container_type type, ht_id id1, ht_id id2)
 {
-	struct ht_event *ev = add_event(HT_EV_BEGIN_CONTAINER);
-
-	ev->u.begin_container.type = type;
-	ev->u.begin_container.id1 = id1;
-	ev->u.begin_container.id2 = id2;
+	htb_ev_container(&evs, type, id1, id2);
 }
 
 static void begin_dump(void)
@@ -78,12 +42,7 @@ static void end_dump(void)
 
 static struct ht_ev_root_references *roots_of(size_t n, const ht_id *refs)
 {
-	struct ht_ev_root_references *e =
-		&add_event(HT_EV_ROOT_REFERENCES)->u.root_references;
-
-	e->count = n;
-	e->refs = pool_ids(refs, n);
-	return e;
+	return htb_ev_roots(&evs, refs, n);
 }
 
 static struct ht_ev_object_references *object_of(ht_id id, ht_id cls,
@@ -91,14 +50,9 @@ static struct ht_ev_object_references *object_of(ht_id id, ht_id cls,
 						 size_t n, const ht_id *refs)
 {
 	struct ht_ev_object_references *e =
-		&add_event(HT_EV_OBJECT_REFERENCES)->u.object_references;
+		htb_ev_object(&evs, id, cls, size, refs, n);
 
-	e->id = id;
-	e->class_id = cls;
-	e->size = size;
 	e->flags = flags;
-	e->count = n;
-	e->refs = n ? pool_ids(refs, n) : NULL;
 	return e;
 }
 
@@ -114,7 +68,7 @@ static struct ht_ev_object_references *object_of(ht_id id, ht_id cls,
 
 static void named(enum ht_event_type type, ht_id id, const char *name)
 {
-	struct ht_event *ev = add_event(type);
+	struct ht_event *ev = htb_ev_add(&evs, type);
 
 	if (type == HT_EV_CLASS) {
 		ev->u.class_.id = id;
@@ -127,28 +81,20 @@ static void named(enum ht_event_type type, ht_id id, const char *name)
 
 static void gc_started(void)
 {
-	add_event(HT_EV_GC_STARTED)->u.gc_started.generations = 0x3;
+	htb_ev_gc_started(&evs, 0x3);
 }
 
 static void gc_finished(void)
 {
-	add_event(HT_EV_GC_FINISHED);
+	htb_ev_gc_finished(&evs);
 }
 
 static void bounds(size_t n, const struct ht_generation_range *ranges)
 {
-	static struct ht_generation_range pool[64];
-	static size_t used;
-	struct ht_event *ev = add_event(HT_EV_GENERATION_BOUNDS);
-
-	cr_assert_leq(used + n, 64);
-	memcpy(pool + used, ranges, n * sizeof(*ranges));
-	ev->u.generation_bounds.count = n;
-	ev->u.generation_bounds.ranges = pool + used;
-	used += n;
+	htb_ev_bounds(&evs, ranges, n);
 }
 
-/* A source over events[]; it fails at the end when fail_at_end is set. */
+/* A source over evs; it fails at the end when fail_at_end is set. */
 struct array_source {
 	size_t next;
 	bool fail_at_end;
@@ -158,7 +104,7 @@ static int array_next(void *self, struct ht_event *ev, struct ht_error *err)
 {
 	struct array_source *a = self;
 
-	if (a->next == n_events) {
+	if (a->next == evs.n) {
 		if (!a->fail_at_end)
 			return 0;
 		err->code = HT_E_CORRUPT;
@@ -166,7 +112,7 @@ static int array_next(void *self, struct ht_event *ev, struct ht_error *err)
 			 "array: chunk CRC mismatch");
 		return -1;
 	}
-	*ev = events[a->next++];
+	*ev = evs.ev[a->next++];
 	return 1;
 }
 
@@ -281,7 +227,7 @@ static void declare_fields(size_t n, const struct ht_field *fields)
 {
 	static struct ht_field pool[64];
 	static size_t used;
-	struct ht_event *ev = add_event(HT_EV_FIELDS);
+	struct ht_event *ev = htb_ev_add(&evs, HT_EV_FIELDS);
 
 	cr_assert_leq(used + n, 64);
 	memcpy(pool + used, fields, n * sizeof(*fields));
@@ -310,7 +256,7 @@ static void with_ref_fields(struct ht_ev_object_references *e, size_t n,
 			    const ht_id *fields)
 {
 	cr_assert_eq(e->count, n);
-	e->ref_fields = pool_ids(fields, n);
+	e->ref_fields = htb_ev_keep(&evs, fields, n, sizeof(*fields));
 }
 
 #define REF_FIELDS(e, ...)                                                  \
@@ -330,7 +276,7 @@ static void fields_trace(bool in_order)
 	begin_dump();
 	container(HT_C_RT_CLASS, 0x20, 0);
 	roots_of(1, (const ht_id[]){0x1000})->root_fields =
-		pool_ids((const ht_id[]){2}, 1);
+		htb_ev_keep(&evs, (const ht_id[]){2}, 1, sizeof(ht_id));
 	container(HT_C_HEAP, 0, 0);
 	if (in_order) {
 		REF_FIELDS(OBJ(0x1000, 0x10, 16, 0x1100, 0x1100), 1, 9);
@@ -585,11 +531,12 @@ Test(gc_dump, roots_with_kinds_flags_and_ids)
 
 	gc_started();
 	e = ROOTS(0x100, 0x200, 0x300);
-	e->kinds = pool_bytes((const uint8_t[]){HT_ROOT_STACK, HT_ROOT_HANDLE,
-						HT_ROOT_FINALIZER}, 3);
-	e->root_flags = pool_bytes((const uint8_t[]){0, HT_ROOT_WEAK,
-						     HT_ROOT_PINNING}, 3);
-	e->root_ids = pool_ids((const ht_id[]){0x7ffe, 0, 0x55}, 3);
+	e->kinds = htb_ev_keep(&evs, (const uint8_t[]){HT_ROOT_STACK,
+		HT_ROOT_HANDLE, HT_ROOT_FINALIZER}, 3, 1);
+	e->root_flags = htb_ev_keep(&evs, (const uint8_t[]){0, HT_ROOT_WEAK,
+		HT_ROOT_PINNING}, 3, 1);
+	e->root_ids = htb_ev_keep(&evs, (const ht_id[]){0x7ffe, 0, 0x55}, 3,
+				  sizeof(ht_id));
 	OBJ(0x100, 0xc1, 24, 0x200);
 	LEAF(0x200, 0xc1, 24);
 	LEAF(0x300, 0xc1, 24);
@@ -793,7 +740,7 @@ Test(objects, ids_in_halves_over_runs_and_blocks)
 {
 	const uint32_t first[] = {0, 100, 65530, 65534, 65540, 69000};
 
-	ids_in_runs(first, sizeof(first) / sizeof(*first), 70000);
+	ids_in_runs(first, ARRAY_SIZE(first), 70000);
 }
 
 Test(objects, ids_of_many_high_halves_kept_whole)
@@ -940,7 +887,7 @@ static void shuffled_heap(unsigned seed, ht_id spread)
 Test(objects, many_in_random_order_over_64_bits)
 {
 	for (unsigned seed = 1; seed <= 3; seed++) {
-		n_events = n_ids = 0;
+		htb_ev_reset(&evs);
 		shuffled_heap(seed, UINT64_MAX / 16);
 	}
 }
@@ -948,7 +895,7 @@ Test(objects, many_in_random_order_over_64_bits)
 Test(objects, many_in_random_order_close_together)
 {
 	for (unsigned seed = 1; seed <= 3; seed++) {
-		n_events = n_ids = 0;
+		htb_ev_reset(&evs);
 		shuffled_heap(seed, 5000);
 	}
 }
@@ -1145,7 +1092,7 @@ Test(names, as_known_when_the_dump_ended)
 
 	named(HT_EV_CLASS, 0x1, "Old");
 	named(HT_EV_CLASS, 0x1, "Renamed");
-	ev = add_event(HT_EV_CLASS);
+	ev = htb_ev_add(&evs, HT_EV_CLASS);
 	ev->u.class_ = (struct ht_ev_class){.id = 0x2, .name = "Sized",
 					    .has_size = true, .size = 48};
 	named(HT_EV_THREAD, 0x7, "worker");
@@ -1257,7 +1204,7 @@ Test(generations, given_by_a_later_part)
 	OBJ_MORE(0x30, 0x1, 8, 0);
 	OBJ(0x10, 0x1, 8, 0)->has_generation = true;
 	OBJ(0x30, 0x1, 8, 0)->has_generation = true;
-	events[n_events - 1].u.object_references.generation = 2;
+	evs.ev[evs.n - 1].u.object_references.generation = 2;
 	end_dump();
 	h = scan_last();
 	cr_assert_eq(heap_generation(h, heap_find(h, 0x10)), 0);
@@ -1330,7 +1277,7 @@ Test(testdata, diamond)
 	cr_assert_eq(h->n_references, 11);
 	cr_assert_eq(h->n_dangling, 0);
 	cr_assert_eq(h->n_roots, 2);
-	assert_expected(h, x, sizeof(x) / sizeof(*x));
+	assert_expected(h, x, ARRAY_SIZE(x));
 	cr_assert_eq(heap_dominators(h, &d, NULL), 0);
 	cr_assert_eq(d.reachable, 8);
 	cr_assert_eq(d.unreachable, 1);
@@ -1394,7 +1341,7 @@ Test(testdata, msvm_threads)
 	cr_assert_eq(n_fields(h, 0x2200), 4);
 	for (size_t i = 0; i < 4; i++)
 		cr_assert_eq(field(h, 0x2200, i), array_fields[i]);
-	assert_expected(h, x, sizeof(x) / sizeof(*x));
+	assert_expected(h, x, ARRAY_SIZE(x));
 	cr_assert_eq(heap_dominators(h, &d, NULL), 0);
 	cr_assert_eq(d.reachable, 10);
 	cr_assert_eq(d.unreachable, 0);
@@ -1438,7 +1385,7 @@ Test(testdata, clr_weak)
 		cr_assert_eq(heap_generation(h, heap_find(h, x[i].id)),
 			     generations[i], "0x%llx",
 			     (unsigned long long)x[i].id);
-	assert_expected(h, x, sizeof(x) / sizeof(*x));
+	assert_expected(h, x, ARRAY_SIZE(x));
 	cr_assert_eq(heap_dominators(h, &d, NULL), 0);
 	cr_assert_eq(d.reachable, 6);
 	cr_assert_eq(d.unreachable, 5);
@@ -1453,30 +1400,22 @@ Test(testdata, clr_weak)
 static void with_values(struct ht_ev_object_references *e, size_t n,
 			const ht_id *fields, const uint64_t *values)
 {
-	static uint64_t pool[256];
-	static size_t used;
-
-	cr_assert_leq(used + n, 256);
-	memcpy(pool + used, values, n * sizeof(*values));
 	e->n_values = n;
-	e->value_fields = pool_ids(fields, n);
-	e->values = pool + used;
-	used += n;
+	e->value_fields = htb_ev_keep(&evs, fields, n, sizeof(*fields));
+	e->values = htb_ev_keep(&evs, values, n, sizeof(*values));
 }
 
 static void with_array(struct ht_ev_object_references *e, uint8_t type,
 		       uint64_t length, const void *data, uint64_t stored,
 		       uint64_t hash)
 {
-	static struct ht_array_values pool[16];
-	static size_t used;
-
-	cr_assert_lt(used, 16);
-	pool[used] = (struct ht_array_values){
+	struct ht_array_values array = {
 		.type = type, .length = length, .stored = stored,
-		.data = pool_bytes(data, stored * ht_value_type_width(type)),
+		.data = htb_ev_keep(&evs, data,
+				    stored * ht_value_type_width(type), 1),
 		.hash = hash};
-	e->array = &pool[used++];
+
+	e->array = htb_ev_keep(&evs, &array, 1, sizeof(array));
 }
 
 /* Each field and value of object's record, as "name=value ...". */

@@ -2,11 +2,13 @@
  * test_names.c - names as a developer reads them (src/analysis/names.c):
  * steps through instance and static fields and array elements, class
  * objects, and roots of every container and CLR kind, on a small graph
- * made by hand; and the names a trace without fields keeps.
+ * made by hand; the names a trace without fields keeps; and the one table
+ * of root flags' names.
  */
 #include <criterion/criterion.h>
 
 #include "analysis/names.h"
+#include "util/alloc.h"
 
 #include <string.h>
 
@@ -53,13 +55,13 @@ static struct heap h;
 static void with_fields(void)
 {
 	h = (struct heap){
-		.n_classes = sizeof(classes) / sizeof(*classes),
+		.n_classes = ARRAY_SIZE(classes),
 		.classes = classes,
 		.n_threads = 1,
 		.threads = threads,
 		.n_methods = 1,
 		.methods = methods,
-		.n_fields = sizeof(fields) / sizeof(*fields),
+		.n_fields = ARRAY_SIZE(fields),
 		.fields = fields,
 		.n = 4,
 		.id = ids,
@@ -130,7 +132,7 @@ Test(steps, array_elements_by_index, .init = with_fields)
 
 Test(steps, array_elements_as_the_jvm_spells_arrays, .init = with_fields)
 {
-	static struct heap_class jvm[sizeof(classes) / sizeof(*classes)];
+	static struct heap_class jvm[ARRAY_SIZE(classes)];
 
 	memcpy(jvm, classes, sizeof(classes));
 	jvm[2].name = "[Ljava.lang.Object;";
@@ -142,7 +144,7 @@ Test(steps, array_elements_as_the_jvm_spells_arrays, .init = with_fields)
  * names it, and the elements keep their indexes. */
 Test(steps, links_by_name_and_elements_after_them, .init = with_fields)
 {
-	static struct heap_field with_link[sizeof(fields) / sizeof(*fields) + 1];
+	static struct heap_field with_link[ARRAY_SIZE(fields) + 1];
 	static uint32_t linked_field[] = {2, 1, 3, 4, 5, 0, 0};
 	static uint64_t linked_start[] = {0, 1, 4, 7, 7};
 	static uint64_t linked_refs_start[] = {0, 1, 4, 7, 7};
@@ -287,4 +289,32 @@ Test(roots, group_in_the_runtime_words)
 	cr_assert_str_eq(root_kind_words(0, HT_ROOT_STACK), "local");
 	cr_assert_str_eq(root_kind_words(0, HT_ROOT_HANDLE), "GC handle");
 	cr_assert_null(root_kind_words(HT_C_HEAP, HEAP_NO_KIND));
+}
+
+/* Every root flag has its token (JSON's root_flags, describe's text) and
+ * its word (root_text), the ones they always had; no other bit has. */
+Test(names, root_flags_have_one_token_and_one_word_each)
+{
+	static const struct {
+		unsigned bit;
+		const char *token, *word;
+	} want[] = {
+		{HT_ROOT_PINNING, "pinning", "pinned"},
+		{HT_ROOT_WEAK, "weak", "weak"},
+		{HT_ROOT_INTERIOR, "interior", "interior"},
+		{HT_ROOT_REFCOUNTED, "refcounted", "refcounted"},
+	};
+	unsigned all = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		const struct root_flag_name *f = root_flag_named(want[i].bit);
+
+		cr_assert_not_null(f, "bit 0x%x", want[i].bit);
+		cr_assert_str_eq(f->token, want[i].token);
+		cr_assert_str_eq(f->word, want[i].word);
+		all |= want[i].bit;
+	}
+	for (unsigned bit = 1; bit; bit <<= 1)
+		if (!(all & bit))
+			cr_assert_null(root_flag_named(bit), "bit 0x%x", bit);
 }

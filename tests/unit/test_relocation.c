@@ -12,6 +12,8 @@
  */
 #include <criterion/criterion.h>
 
+#include "htbuild.h"
+#include "util/alloc.h"
 #include "reloc_reference.h"
 #include "analysis/relocation.h"
 #include "lib/read/replay.h"
@@ -22,51 +24,30 @@
 
 /* ---- A trace in memory -------------------------------------------------- */
 
-#define MAX_EVENTS 4096
-#define MAX_ITEMS 16384
-
-static struct ht_event events[MAX_EVENTS];
-static size_t n_events;
-static struct ht_moved_block moved_pool[MAX_ITEMS];
-static struct ht_surviving_block surviving_pool[MAX_ITEMS];
-static struct ht_generation_range range_pool[MAX_ITEMS];
-static size_t n_moved, n_surviving, n_ranges;
+/* The events of one test (htbuild.h). */
+static struct htb_events evs;
 
 static void reset_trace(void)
 {
-	n_events = n_moved = n_surviving = n_ranges = 0;
-}
-
-static struct ht_event *add_event(enum ht_event_type type)
-{
-	cr_assert_lt(n_events, MAX_EVENTS);
-	memset(&events[n_events], 0, sizeof(events[n_events]));
-	events[n_events].type = type;
-	return &events[n_events++];
+	htb_ev_reset(&evs);
 }
 
 static void alloc(ht_id id, ht_id cls, uint64_t size)
 {
-	struct ht_event *ev = add_event(HT_EV_OBJECT_ALLOCATED);
-
-	ev->u.object_allocated.id = id;
-	ev->u.object_allocated.class_id = cls;
-	ev->u.object_allocated.size = size;
+	htb_ev_allocated(&evs, id, cls, size);
 }
 
 static void gc_start(uint32_t generations)
 {
-	add_event(HT_EV_GC_STARTED)->u.gc_started.generations = generations;
+	htb_ev_gc_started(&evs, generations);
 }
 
 static void gc_end(void)
 {
-	add_event(HT_EV_GC_FINISHED);
+	htb_ev_gc_finished(&evs);
 }
 
-#define GENS(...) gens_of((const unsigned[]){__VA_ARGS__},              \
-			  sizeof((const unsigned[]){__VA_ARGS__}) /     \
-				  sizeof(unsigned))
+#define GENS(...) gens_of(HTB_ARRAY(unsigned, __VA_ARGS__))
 
 static uint32_t gens_of(const unsigned *g, size_t n)
 {
@@ -77,49 +58,17 @@ static uint32_t gens_of(const unsigned *g, size_t n)
 	return bits;
 }
 
-static void bounds_of(const struct ht_generation_range *r, size_t n)
-{
-	struct ht_event *ev = add_event(HT_EV_GENERATION_BOUNDS);
-
-	cr_assert_leq(n_ranges + n, MAX_ITEMS);
-	memcpy(range_pool + n_ranges, r, n * sizeof(*r));
-	ev->u.generation_bounds.count = n;
-	ev->u.generation_bounds.ranges = range_pool + n_ranges;
-	n_ranges += n;
-}
-
-static void moved_of(const struct ht_moved_block *b, size_t n)
-{
-	struct ht_event *ev = add_event(HT_EV_MOVED_REFERENCES);
-
-	cr_assert_leq(n_moved + n, MAX_ITEMS);
-	memcpy(moved_pool + n_moved, b, n * sizeof(*b));
-	ev->u.moved_references.count = n;
-	ev->u.moved_references.blocks = moved_pool + n_moved;
-	n_moved += n;
-}
-
-static void surviving_of(const struct ht_surviving_block *b, size_t n)
-{
-	struct ht_event *ev = add_event(HT_EV_SURVIVING_REFERENCES);
-
-	cr_assert_leq(n_surviving + n, MAX_ITEMS);
-	memcpy(surviving_pool + n_surviving, b, n * sizeof(*b));
-	ev->u.surviving_references.count = n;
-	ev->u.surviving_references.blocks = surviving_pool + n_surviving;
-	n_surviving += n;
-}
-
-#define ARRAY(type, ...) ((const type[]){__VA_ARGS__}),                 \
-	(sizeof((const type[]){__VA_ARGS__}) / sizeof(type))
-#define BOUNDS(...) bounds_of(ARRAY(struct ht_generation_range, __VA_ARGS__))
-#define MOVED(...) moved_of(ARRAY(struct ht_moved_block, __VA_ARGS__))
+#define BOUNDS(...)                                                     \
+	htb_ev_bounds(&evs, HTB_ARRAY(struct ht_generation_range, __VA_ARGS__))
+#define MOVED(...)                                                      \
+	htb_ev_moved(&evs, HTB_ARRAY(struct ht_moved_block, __VA_ARGS__))
 #define SURVIVING(...)                                                  \
-	surviving_of(ARRAY(struct ht_surviving_block, __VA_ARGS__))
+	htb_ev_surviving(&evs,                                        \
+			 HTB_ARRAY(struct ht_surviving_block, __VA_ARGS__))
 
 static void container(enum ht_container_type type)
 {
-	add_event(HT_EV_BEGIN_CONTAINER)->u.begin_container.type = type;
+	htb_ev_container(&evs, type, 0, 0);
 }
 
 static void dump_begin(void)
@@ -136,13 +85,7 @@ static void dump_end(void)
 static struct ht_ev_object_references *object(ht_id id, ht_id cls,
 					      uint64_t size)
 {
-	struct ht_ev_object_references *e =
-		&add_event(HT_EV_OBJECT_REFERENCES)->u.object_references;
-
-	e->id = id;
-	e->class_id = cls;
-	e->size = size;
-	return e;
+	return htb_ev_object(&evs, id, cls, size, NULL, 0);
 }
 
 static void object_gen(ht_id id, ht_id cls, uint64_t size, unsigned gen)
@@ -198,8 +141,8 @@ static void run_with(bool reports_survivors, struct rref_outcome *o,
 		cr_assert_eq(reloc_watch_object(p.tracker, i), 0);
 	r = replayer_new(&cb, &p);
 	cr_assert_not_null(r);
-	for (size_t i = 0; i < n_events; i++)
-		cr_assert_eq(replayer_feed(r, &events[i], NULL), 0,
+	for (size_t i = 0; i < evs.n; i++)
+		cr_assert_eq(replayer_feed(r, &evs.ev[i], NULL), 0,
 			     "event %zu: %s", i, reloc_error(p.tracker));
 	cr_assert_eq(replayer_finish(r, NULL), 0, "%s",
 		     reloc_error(p.tracker));
@@ -757,7 +700,7 @@ Test(deaths, none_when_dumps_list_objects_in_other_orders)
 		0x1008, 0x7ff000000000, 0x40, 0x2000000040, 0xfff8,
 		0x200000000040, 0x10000, 0x3fffffffff8, 0x1010, 0x48, 0x800,
 	};
-	const size_t n = sizeof(ids) / sizeof(ids[0]);
+	const size_t n = ARRAY_SIZE(ids);
 
 	dump_begin();
 	for (size_t i = 0; i < n; i++)
@@ -929,8 +872,8 @@ Test(watch, by_id)
 	reloc_watch_id(t, 0x08);
 	reloc_callbacks(&cb);
 	r = replayer_new(&cb, t);
-	for (size_t i = 0; i < n_events; i++)
-		cr_assert_eq(replayer_feed(r, &events[i], NULL), 0);
+	for (size_t i = 0; i < evs.n; i++)
+		cr_assert_eq(replayer_feed(r, &evs.ev[i], NULL), 0);
 	replayer_finish(r, NULL);
 	cr_assert_eq(reloc_finish(t), 0);
 	replayer_free(r);
@@ -1237,7 +1180,7 @@ static void random_bounds(void)
 	for (size_t i = 0; i < n; i++)
 		r[i] = (struct ht_generation_range){
 			(uint32_t)rnd(5), rid(), rnd(64), 0};
-	bounds_of(r, n);
+	htb_ev_bounds(&evs, r, n);
 }
 
 static void random_blocks(void)
@@ -1255,11 +1198,11 @@ static void random_blocks(void)
 		for (size_t i = 0; i < ns; i++)
 			s[i] = (struct ht_surviving_block){rid(), rnd(20)};
 		if (rnd(2)) {
-			moved_of(m, nm);
-			surviving_of(s, ns);
+			htb_ev_moved(&evs, m, nm);
+			htb_ev_surviving(&evs, s, ns);
 		} else {
-			surviving_of(s, ns);
-			moved_of(m, nm);
+			htb_ev_surviving(&evs, s, ns);
+			htb_ev_moved(&evs, m, nm);
 		}
 	}
 }
@@ -1438,11 +1381,11 @@ static void honest_trace(void)
 /* The GC references of the trace in memory: the last GC's objects. */
 static struct ht_ev_object_references *last_gc_reference(void)
 {
-	for (size_t i = n_events; i > 0; i--) {
-		if (events[i - 1].type == HT_EV_GC_STARTED)
+	for (size_t i = evs.n; i > 0; i--) {
+		if (evs.ev[i - 1].type == HT_EV_GC_STARTED)
 			return NULL;
-		if (events[i - 1].type == HT_EV_OBJECT_REFERENCES)
-			return &events[i - 1].u.object_references;
+		if (evs.ev[i - 1].type == HT_EV_OBJECT_REFERENCES)
+			return &evs.ev[i - 1].u.object_references;
 	}
 	return NULL;
 }

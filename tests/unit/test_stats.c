@@ -22,50 +22,17 @@
 
 /* ---- A trace in memory -------------------------------------------------- */
 
-#define MAX_EVENTS 256
-
-/* The events of one test, and the arrays they point to, copied into one
- * arena that lives as long as the test. */
-static struct ht_event events[MAX_EVENTS];
-static size_t n_events;
-static _Alignas(max_align_t) unsigned char arena[1 << 16];
-static size_t arena_used;
-
-static struct ht_event *add_event(enum ht_event_type type)
-{
-	cr_assert_lt(n_events, MAX_EVENTS);
-	memset(&events[n_events], 0, sizeof(events[n_events]));
-	events[n_events].type = type;
-	return &events[n_events++];
-}
-
-/* A copy of n items of `size` bytes, aligned for any of them. */
-static const void *kept(const void *items, size_t n, size_t size)
-{
-	size_t at = (arena_used + _Alignof(max_align_t) - 1) &
-		    ~(_Alignof(max_align_t) - 1);
-
-	cr_assert_leq(at + n * size, sizeof(arena));
-	memcpy(arena + at, items, n * size);
-	arena_used = at + n * size;
-	return arena + at;
-}
+/* The events of one test (htbuild.h). */
+static struct htb_events evs;
 
 static void class_named(ht_id id, const char *name)
 {
-	struct ht_event *ev = add_event(HT_EV_CLASS);
-
-	ev->u.class_.id = id;
-	ev->u.class_.name = name;
+	htb_ev_class(&evs, id, name);
 }
 
 static void container(enum ht_container_type type, ht_id id1, ht_id id2)
 {
-	struct ht_event *ev = add_event(HT_EV_BEGIN_CONTAINER);
-
-	ev->u.begin_container.type = type;
-	ev->u.begin_container.id1 = id1;
-	ev->u.begin_container.id2 = id2;
+	htb_ev_container(&evs, type, id1, id2);
 }
 
 static void dump_begin(void)
@@ -85,12 +52,7 @@ static void dump_end(void)
 
 static struct ht_ev_root_references *roots_of(const ht_id *refs, size_t n)
 {
-	struct ht_ev_root_references *e =
-		&add_event(HT_EV_ROOT_REFERENCES)->u.root_references;
-
-	e->count = n;
-	e->refs = kept(refs, n, sizeof(*refs));
-	return e;
+	return htb_ev_roots(&evs, refs, n);
 }
 
 /* A GC's roots: each with its CLR kind and root flags. */
@@ -99,23 +61,15 @@ static void kinded_roots_of(const ht_id *refs, size_t n,
 {
 	struct ht_ev_root_references *e = roots_of(refs, n);
 
-	e->kinds = kept(kinds, n, 1);
-	e->root_flags = kept(flags, n, 1);
+	e->kinds = htb_ev_keep(&evs, kinds, n, 1);
+	e->root_flags = htb_ev_keep(&evs, flags, n, 1);
 }
 
 static struct ht_ev_object_references *object_of(ht_id id, ht_id cls,
 						 uint64_t size,
 						 const ht_id *refs, size_t n)
 {
-	struct ht_ev_object_references *e =
-		&add_event(HT_EV_OBJECT_REFERENCES)->u.object_references;
-
-	e->id = id;
-	e->class_id = cls;
-	e->size = size;
-	e->count = n;
-	e->refs = n ? kept(refs, n, sizeof(*refs)) : NULL;
-	return e;
+	return htb_ev_object(&evs, id, cls, size, refs, n);
 }
 
 static void object_in_generation(ht_id id, ht_id cls, uint64_t size,
@@ -129,72 +83,41 @@ static void object_in_generation(ht_id id, ht_id cls, uint64_t size,
 
 static void allocated(ht_id id, ht_id cls, uint64_t size)
 {
-	struct ht_event *ev = add_event(HT_EV_OBJECT_ALLOCATED);
-
-	ev->u.object_allocated.id = id;
-	ev->u.object_allocated.class_id = cls;
-	ev->u.object_allocated.size = size;
+	htb_ev_allocated(&evs, id, cls, size);
 }
 
 static void gc_started(uint32_t generations)
 {
-	add_event(HT_EV_GC_STARTED)->u.gc_started.generations = generations;
+	htb_ev_gc_started(&evs, generations);
 }
 
 static void numbered_gc_started(uint64_t gc, uint32_t generations,
 				enum ht_gc_reason reason)
 {
-	struct ht_ev_gc_started *e = &add_event(HT_EV_GC_STARTED)->u.gc_started;
+	struct ht_ev_gc_started *e = htb_ev_gc_started(&evs, generations);
 
 	e->has_gc = true;
 	e->gc = gc;
-	e->generations = generations;
 	e->reason = reason;
 }
 
 static void gc_finished(void)
 {
-	add_event(HT_EV_GC_FINISHED);
+	htb_ev_gc_finished(&evs);
 }
 
-static void bounds_of(const struct ht_generation_range *r, size_t n)
-{
-	struct ht_ev_generation_bounds *e =
-		&add_event(HT_EV_GENERATION_BOUNDS)->u.generation_bounds;
-
-	e->count = n;
-	e->ranges = kept(r, n, sizeof(*r));
-}
-
-static void moved_of(const struct ht_moved_block *b, size_t n)
-{
-	struct ht_ev_moved_references *e =
-		&add_event(HT_EV_MOVED_REFERENCES)->u.moved_references;
-
-	e->count = n;
-	e->blocks = kept(b, n, sizeof(*b));
-}
-
-static void surviving_of(const struct ht_surviving_block *b, size_t n)
-{
-	struct ht_ev_surviving_references *e =
-		&add_event(HT_EV_SURVIVING_REFERENCES)->u.surviving_references;
-
-	e->count = n;
-	e->blocks = kept(b, n, sizeof(*b));
-}
-
-#define ARRAY(type, ...) ((const type[]){__VA_ARGS__}),                 \
-	(sizeof((const type[]){__VA_ARGS__}) / sizeof(type))
-#define ROOTS(...) roots_of(ARRAY(ht_id, __VA_ARGS__))
+#define ROOTS(...) roots_of(HTB_ARRAY(ht_id, __VA_ARGS__))
 #define OBJ(id, cls, size, ...)                                         \
-	object_of(id, cls, size, ARRAY(ht_id, __VA_ARGS__))
+	object_of(id, cls, size, HTB_ARRAY(ht_id, __VA_ARGS__))
 #define LEAF(id, cls, size) object_of(id, cls, size, NULL, 0)
-#define BOUNDS(...) bounds_of(ARRAY(struct ht_generation_range, __VA_ARGS__))
-#define MOVED(...) moved_of(ARRAY(struct ht_moved_block, __VA_ARGS__))
+#define BOUNDS(...)                                                     \
+	htb_ev_bounds(&evs, HTB_ARRAY(struct ht_generation_range, __VA_ARGS__))
+#define MOVED(...)                                                      \
+	htb_ev_moved(&evs, HTB_ARRAY(struct ht_moved_block, __VA_ARGS__))
 #define SURVIVING(...)                                                  \
-	surviving_of(ARRAY(struct ht_surviving_block, __VA_ARGS__))
-#define GENS(...) gens_of(ARRAY(unsigned, __VA_ARGS__))
+	htb_ev_surviving(&evs,                                          \
+			 HTB_ARRAY(struct ht_surviving_block, __VA_ARGS__))
+#define GENS(...) gens_of(HTB_ARRAY(unsigned, __VA_ARGS__))
 
 static uint32_t gens_of(const unsigned *g, size_t n)
 {
@@ -221,7 +144,7 @@ static struct ht_reader *open_trace(void)
 
 	if (!trace.len) {
 		htb_start(&trace, &header);
-		htb_chunk(&trace, events, n_events);
+		htb_chunk(&trace, evs.ev, evs.n);
 		htb_finish(&trace);
 	}
 	r = htb_open_memory(trace.data, trace.len, &err);
@@ -345,12 +268,12 @@ Test(roots, grouped_by_kind)
 	const struct dump_stats *d;
 
 	gc_started(GENS(0));
-	kinded_roots_of(ARRAY(ht_id, 0x2000, 0x2100, 0x2200),
+	kinded_roots_of(HTB_ARRAY(ht_id, 0x2000, 0x2100, 0x2200),
 			(const uint8_t[]){HT_ROOT_STACK, HT_ROOT_HANDLE,
 					  HT_ROOT_HANDLE},
 			(const uint8_t[]){0, HT_ROOT_WEAK, HT_ROOT_PINNING});
 	ROOTS(0x2300);
-	kinded_roots_of(ARRAY(ht_id, 0x2400), (const uint8_t[]){
+	kinded_roots_of(HTB_ARRAY(ht_id, 0x2400), (const uint8_t[]){
 			HT_ROOT_FINALIZER}, (const uint8_t[]){0});
 	LEAF(0x2000, 0x500, 8);
 	LEAF(0x2100, 0x500, 8);
@@ -416,10 +339,10 @@ Test(reachability, unreachable_dangling_and_duplicates)
 
 static void fields_of(const struct ht_field *f, size_t n)
 {
-	struct ht_event *ev = add_event(HT_EV_FIELDS);
+	struct ht_event *ev = htb_ev_add(&evs, HT_EV_FIELDS);
 
 	ev->u.fields.count = n;
-	ev->u.fields.fields = kept(f, n, sizeof(*f));
+	ev->u.fields.fields = htb_ev_keep(&evs, f, n, sizeof(*f));
 }
 
 /*
@@ -794,9 +717,9 @@ Test(gcs, before_damage)
 	gc_started(GENS(1));
 	gc_finished();
 	htb_start(&trace, &header);
-	htb_chunk(&trace, events, 2);
+	htb_chunk(&trace, evs.ev, 2);
 	second = trace.len;
-	htb_chunk(&trace, events + 2, 2);
+	htb_chunk(&trace, evs.ev + 2, 2);
 	trace.len = second + (trace.len - second) / 2;
 	r = htb_open_memory(trace.data, trace.len, &err);
 	cr_assert_not_null(r, "%s", err.message);
@@ -814,8 +737,8 @@ TestSuite(pauses, .fini = forget);
 
 static void timed(uint64_t t)
 {
-	events[n_events - 1].has_time = true;
-	events[n_events - 1].time = t;
+	evs.ev[evs.n - 1].has_time = true;
+	evs.ev[evs.n - 1].time = t;
 }
 
 /* Nearest rank on 1..100 ms, given out of order: p50 is the 50th
@@ -891,7 +814,7 @@ Test(pauses, from_a_timed_trace)
 	gc_finished();
 	timed(10000);
 	htb_start(&trace, &header);
-	htb_chunk(&trace, events, n_events);
+	htb_chunk(&trace, evs.ev, evs.n);
 	htb_finish(&trace);
 	scan_gcs();
 	cr_assert(gcs.has_times);
@@ -926,7 +849,7 @@ Test(pauses, none_without_times)
 	gc_started(GENS(0));
 	gc_finished();
 	htb_start(&trace, &header);
-	htb_chunk(&trace, events, n_events);
+	htb_chunk(&trace, evs.ev, evs.n);
 	htb_finish(&trace);
 	scan_gcs();
 	cr_assert_not(gcs.has_times);

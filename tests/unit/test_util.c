@@ -3,8 +3,8 @@
  * refuses overflow without touching the array (alloc.h), the keyed id
  * map and how long its probes get on ids chosen to collide under the
  * Fibonacci hashing it replaced (idmap.h), the size formatter
- * (humanize.h), and UTF-8 repaired and converted from modified UTF-8
- * (utf8.h).
+ * (humanize.h), UTF-8 repaired and converted from modified UTF-8
+ * (utf8.h), and the lower bound (search.h) against a linear scan.
  */
 #include <criterion/criterion.h>
 
@@ -14,6 +14,7 @@
 #include "util/utf8.h"
 #include "util/membudget.h"
 #include "util/procfile.h"
+#include "util/search.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -225,6 +226,63 @@ Test(idmap, each_table_draws_its_own_key)
 	cr_assert_neq(a.key, b.key);
 	idmap_free(&a);
 	idmap_free(&b);
+}
+
+/* ---- search.h ------------------------------------------------------------ */
+
+/* The first index at or after key, by a plain scan: what LOWER_BOUND must
+ * agree with. */
+static size_t scan_lower_bound(const uint32_t *v, size_t lo, size_t hi,
+			       uint32_t key)
+{
+	while (lo < hi && v[lo] < key)
+		lo++;
+	return lo;
+}
+
+Test(search, lower_bound_agrees_with_a_scan_at_every_key_and_range)
+{
+	/* runs of equal values, gaps, and both ends */
+	static const uint32_t v[] = {1, 1, 3, 5, 5, 5, 8, 13, 13, 21};
+	const size_t n = ARRAY_SIZE(v);
+
+	for (size_t lo = 0; lo <= n; lo++)
+		for (size_t hi = lo; hi <= n; hi++)
+			for (uint32_t key = 0; key <= 22; key++) {
+				size_t got = LOWER_BOUND(lo, hi, i, v[i] < key);
+
+				cr_assert_eq(got, scan_lower_bound(v, lo, hi, key),
+					     "[%zu, %zu) key %u", lo, hi, key);
+			}
+}
+
+Test(search, lower_bound_of_an_empty_range_is_its_start)
+{
+	size_t probes = 0;
+
+	cr_assert_eq(LOWER_BOUND(7, 7, i, (probes++, i < 100)), 7);
+	cr_assert_eq(probes, 0);
+}
+
+Test(search, lower_bound_near_size_max_does_not_wrap)
+{
+	/* lo + hi would wrap; the midpoint must not */
+	size_t lo = SIZE_MAX - 10, hi = SIZE_MAX - 1;
+
+	cr_assert_eq(LOWER_BOUND(lo, hi, i, i < SIZE_MAX - 4), SIZE_MAX - 4);
+	cr_assert_eq(LOWER_BOUND(lo, hi, i, true), hi);
+	cr_assert_eq(LOWER_BOUND(lo, hi, i, false), lo);
+}
+
+/* The last row at or before a key, as search.h says to find it. */
+Test(search, the_last_row_at_or_before_is_the_one_before_the_bound)
+{
+	static const uint32_t starts[] = {10, 20, 30};
+	size_t at = LOWER_BOUND(0, ARRAY_SIZE(starts), i, starts[i] <= 25);
+
+	cr_assert_eq(at, 2);
+	cr_assert_eq(starts[at - 1], 20);
+	cr_assert_eq(LOWER_BOUND(0, ARRAY_SIZE(starts), i, starts[i] <= 5), 0);
 }
 
 /* ---- humanize.h ---------------------------------------------------------- */
@@ -492,7 +550,7 @@ Test(utf8, string_units_become_utf8)
 		{ "", 0, UNITS_UTF16BE, 99, "", 0 },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		char out[64];
 		size_t chars = 99; /* the units read */
 		size_t len = utf8_from_units(out, (const uint8_t *)cases[i].units,

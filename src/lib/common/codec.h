@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Delta bases of one chunk. */
+/* Delta bases of one chunk.
+ * This struct is not an API; it may change from one release to the next. */
 struct codec_bases {
 	ht_id object;
 	ht_id class_;
@@ -28,6 +29,7 @@ struct codec_bases {
  * follows it. Only gc_started, gc_finished and begin_container have it. */
 #define CODEC_TIMED 0x80u
 
+/* This struct is not an API; it may change from one release to the next. */
 struct codec_enc {
 	uint8_t *start;
 	uint8_t *p;
@@ -76,7 +78,8 @@ void codec_put_surviving(struct codec_enc *e, size_t count,
 #define CODEC_SURVIVING_BOUND (2 * 10u)
 
 /* Decoding. The decoded event points into arrays owned by the decoder,
- * valid until the next codec_get_event or codec_dec_free. */
+ * valid until the next codec_get_event or codec_dec_free.
+ * This struct is not an API; it may change from one release to the next. */
 struct codec_dec {
 	const uint8_t *start;
 	const uint8_t *p;

@@ -63,6 +63,7 @@
 #define HT_INDEX_DUMP 1
 #define HT_INDEX_GC 2
 
+/* This struct is not an API; it may change from one release to the next. */
 struct ht_chunk_header {
 	uint8_t kind;
 	uint8_t compression;

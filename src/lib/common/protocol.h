@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* This struct is not an API; it may change from one release to the next. */
 struct proto_state {
 	uint8_t in_dump : 1;     /* between C_BEGIN and C_END */
 	uint8_t aborted : 1;     /* a result of abort was seen in this dump */

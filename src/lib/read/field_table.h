@@ -24,6 +24,7 @@
  * one declared, at most this many entries. */
 #define FIELD_TABLE_DENSE (UINT32_C(1) << 22)
 
+/* This struct is not an API; it may change from one release to the next. */
 struct field_table {
 	uint32_t *dense;     /* id -> entry index + 1, 0 = undeclared */
 	size_t dense_cap;
@@ -35,7 +36,8 @@ struct field_table {
 	uint64_t charged;    /* to the memory budget */
 };
 
-/* A declaration, packed: a trace may declare millions. */
+/* A declaration, packed: a trace may declare millions.
+ * This struct is not an API; it may change from one release to the next. */
 struct field_entry {
 	ht_id id;
 	ht_id class_id;

@@ -26,12 +26,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* This struct is not an API; it may change from one release to the next. */
 struct pass_chunk {
 	uint64_t offset;
 	uint32_t length;  /* of the stored payload */
 	uint32_t crc;     /* of the stored payload */
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct pass_log {
 	struct pass_chunk *chunk;
 	size_t n, cap;

@@ -10,6 +10,7 @@
 #include "lib/common/error.h"
 #include "lib/common/format.h"
 #include "util/utf8.h"
+#include "util/alloc.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -122,7 +123,7 @@ static const struct input_form input_forms[] = {
 };
 
 #define SNIFF_BYTES 1
-#define N_FORMS (sizeof(input_forms) / sizeof(input_forms[0]))
+#define N_FORMS (ARRAY_SIZE(input_forms))
 
 static const struct input_form *form_of(const unsigned char *head, size_t n)
 {

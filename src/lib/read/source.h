@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 
+/* This struct is not an API; it may change from one release to the next. */
 struct ht_source_ops {
 	const char *format; /* "ht", "yaml", ... */
 	/* As ht_reader_next. */
@@ -23,6 +24,7 @@ struct ht_source_ops {
 	void (*close)(void *self);
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct ht_reader {
 	const struct ht_source_ops *ops;
 	void *self;

@@ -13,6 +13,7 @@
 
 #include "lib/common/error.h"
 #include "util/utf8.h"
+#include "util/alloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -148,7 +149,7 @@ static bool is_yaml_special(const char *s)
 		"true", "false", "yes", "no", "on", "off", "null", "y", "n",
 	};
 
-	for (size_t i = 0; i < sizeof(specials) / sizeof(specials[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(specials); i++)
 		if (strcasecmp(s, specials[i]) == 0)
 			return true;
 	return false;

@@ -1,0 +1,7 @@
+/* record-mono.c - the command including a recorder's room, beside what it
+ * may include (check-layers.py's fixture). */
+#include <heaptrace/trace.h>
+#include "recorders/core/options.h"
+#include "recorders/dump_on.h"
+#include "recorders/mono/rootmap.h"
+#include "lib/read/reader.h"

@@ -1,0 +1,1 @@
+/* stray.c - a folder of src/ in no layer (check-layers.py's fixture). */
