@@ -27,9 +27,9 @@ CALLS = r"\b(error_msg|warning_msg|usage_error|err_plain|err_at_offset|" \
 KNOWN = {
     ("src/cli/parse-options.c", "unknown option '-"):
         "cataloged as unknown option 'OPTION'",
-    ("src/lib/read/yaml_read.c", "must be a number, not null"):
+    ("src/lib/read/yaml_fields.c", "must be a number, not null"):
         "cataloged as 'FIELD' must be a number, not KIND",
-    ("src/lib/read/yaml_read.c", "must be a number, not a string"):
+    ("src/lib/read/yaml_fields.c", "must be a number, not a string"):
         "cataloged as 'FIELD' must be a number, not KIND",
     ("src/lib/read/yaml_read.c", "no input"):
         "a caller's mistake: no command opens YAML without a stream",
