@@ -9,6 +9,8 @@
  */
 #include "analysis/heap_internal.h"
 
+#include "analysis/reach.h"
+
 #include "util/alloc.h"
 
 #include <stdlib.h>
