@@ -18,7 +18,10 @@
  * the same signature dominates, so that nothing counts twice.
  */
 #include "analysis/diff.h"
+#include "analysis/dominators.h"
+#include "analysis/levels.h"
 #include "analysis/names.h"
+#include "analysis/reach.h"
 
 #include "lib/common/error.h"
 #include "analysis/relocation.h"

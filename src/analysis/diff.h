@@ -32,6 +32,7 @@
 #ifndef HT_DIFF_H
 #define HT_DIFF_H
 
+#include "analysis/dominators.h"
 #include "analysis/heap.h"
 
 #include <stdbool.h>

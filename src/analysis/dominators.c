@@ -34,7 +34,11 @@
  * Also here, for the analyses that walk the tree (diff, flame, the class
  * table): the tree as child lists, and the retained size per class.
  */
+#include "analysis/dominators.h"
+
 #include "analysis/heap.h"
+#include "analysis/levels.h"
+#include "analysis/reach.h"
 
 #include "lib/common/error.h"
 #include "util/alloc.h"

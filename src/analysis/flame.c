@@ -11,6 +11,7 @@
  * (parent, name rank) keys: no recursion anywhere, since dominator trees
  * of real heaps are as deep as their longest linked list.
  */
+#include "analysis/dominators.h"
 #include "analysis/flame.h"
 #include "analysis/names.h"
 

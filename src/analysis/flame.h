@@ -12,6 +12,7 @@
 #ifndef HT_FLAME_H
 #define HT_FLAME_H
 
+#include "analysis/dominators.h"
 #include "analysis/heap.h"
 
 #include <stdint.h>

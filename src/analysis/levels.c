@@ -8,6 +8,9 @@
  * ask of an edge only a bit of its object (heap_follows), since a dump has
  * few Reference objects among many.
  */
+#include "analysis/levels.h"
+#include "analysis/reach.h"
+
 #include "analysis/heap.h"
 
 #include "lib/common/error.h"

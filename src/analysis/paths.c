@@ -10,7 +10,11 @@
  * roots on one object are two paths. The reversed edges are built per
  * query: a path query is rare, and they would double the graph if kept.
  */
+#include "analysis/paths.h"
+
 #include "analysis/heap.h"
+#include "analysis/levels.h"
+#include "analysis/reach.h"
 
 #include "lib/common/error.h"
 #include "util/alloc.h"

@@ -7,6 +7,9 @@
  * come from a replay of their own: a caller reads the trace twice, the
  * GCs first, then the dumps one at a time.
  */
+#include "analysis/dominators.h"
+#include "analysis/levels.h"
+#include "analysis/reach.h"
 #include "analysis/stats.h"
 
 #include "lib/common/error.h"

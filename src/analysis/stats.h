@@ -15,7 +15,9 @@
 #ifndef HT_STATS_H
 #define HT_STATS_H
 
+#include "analysis/dominators.h"
 #include "analysis/heap.h"
+#include "analysis/levels.h"
 #include "analysis/relocation.h"
 
 #include <stdbool.h>

@@ -9,6 +9,7 @@
  * Threads and frames are few (thousands) next to objects, so sorting
  * them costs nothing worth a cleverer structure.
  */
+#include "analysis/dominators.h"
 #include "analysis/threads.h"
 #include "lib/common/error.h"
 #include "util/idmap.h"

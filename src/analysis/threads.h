@@ -15,6 +15,7 @@
 #ifndef HT_THREADS_H
 #define HT_THREADS_H
 
+#include "analysis/dominators.h"
 #include "analysis/heap.h"
 
 #include <stddef.h>

@@ -19,6 +19,8 @@
 #include "cli/parse-options.h"
 
 #include "analysis/diff.h"
+#include "analysis/dominators.h"
+#include "analysis/levels.h"
 #include "util/alloc.h"
 
 #include <getopt.h>

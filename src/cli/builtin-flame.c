@@ -3,6 +3,8 @@
  * flame graph, in folded stacks for flamegraph.pl, inferno or speedscope,
  * or as a self-contained icicle SVG to open in a browser (flame-render.h).
  */
+#include "analysis/dominators.h"
+#include "analysis/levels.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/describe.h"

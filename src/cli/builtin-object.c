@@ -3,6 +3,9 @@
  * sizes, generation, immediate dominator, the roots that hold it, the
  * objects that refer to it and those it refers to.
  */
+#include "analysis/dominators.h"
+#include "analysis/levels.h"
+#include "analysis/reach.h"
 #include "analysis/values.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"

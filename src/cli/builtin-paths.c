@@ -14,6 +14,9 @@
 #include "util/membudget.h"
 
 #include "analysis/labels.h"
+#include "analysis/levels.h"
+#include "analysis/paths.h"
+#include "analysis/reach.h"
 
 #include <stdlib.h>
 #include <string.h>

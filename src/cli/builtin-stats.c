@@ -23,6 +23,7 @@
 #include "cli/output.h"
 #include "cli/parse-options.h"
 
+#include "analysis/levels.h"
 #include "analysis/stats.h"
 #include "util/humanize.h"
 #include "util/membudget.h"

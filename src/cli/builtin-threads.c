@@ -13,6 +13,8 @@
 #include "cli/output.h"
 #include "cli/parse-options.h"
 
+#include "analysis/dominators.h"
+#include "analysis/levels.h"
 #include "analysis/threads.h"
 
 #include <stdlib.h>

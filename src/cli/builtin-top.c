@@ -12,7 +12,9 @@
 #include "cli/output.h"
 #include "cli/parse-options.h"
 
+#include "analysis/dominators.h"
 #include "analysis/labels.h"
+#include "analysis/levels.h"
 #include "analysis/stats.h"
 
 #include <stdlib.h>

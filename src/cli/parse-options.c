@@ -3,6 +3,7 @@
  * into the option lines of its --help (parse-options.h), and the parsers
  * of the options most commands share.
  */
+#include "analysis/levels.h"
 #include "cli/parse-options.h"
 
 #include <assert.h>

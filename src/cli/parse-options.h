@@ -12,7 +12,7 @@
 #ifndef HT_PARSE_OPTIONS_H
 #define HT_PARSE_OPTIONS_H
 
-#include "analysis/heap.h"
+#include "analysis/levels.h"
 #include "cli/cli.h"
 
 #include <stdbool.h>

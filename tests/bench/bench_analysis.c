@@ -20,6 +20,7 @@
  * Usage: bench_analysis [OBJECTS] [--shuffled] [--fields]
  * Exits 1 when the peak passes the memory budget.
  */
+#include "analysis/dominators.h"
 #include "analysis/heap.h"
 #include "lib/read/source.h"
 

@@ -21,8 +21,12 @@
 #include "fuzz.h"
 
 #include "analysis/collections.h"
+#include "analysis/dominators.h"
 #include "analysis/heap.h"
 #include "analysis/labels.h"
+#include "analysis/levels.h"
+#include "analysis/paths.h"
+#include "analysis/reach.h"
 #include "analysis/threads.h"
 #include "analysis/waste.h"
 #include "../unit/reloc_reference.h"

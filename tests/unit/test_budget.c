@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 
+#include "analysis/dominators.h"
 #include "cli/budget.h"
 #include "testutil.h"
 

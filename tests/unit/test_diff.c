@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "analysis/diff.h"
+#include "analysis/dominators.h"
 #include "testutil.h"
 
 #include <inttypes.h>

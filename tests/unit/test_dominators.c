@@ -9,6 +9,7 @@
  */
 #include <criterion/criterion.h>
 
+#include "analysis/dominators.h"
 #include "analysis/heap.h"
 #include "testutil.h"
 #include "util/membudget.h"

@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 
+#include "analysis/dominators.h"
 #include "analysis/flame.h"
 #include "cli/flame-render.h"
 #include "testheap.h"

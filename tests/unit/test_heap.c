@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 
+#include "analysis/dominators.h"
 #include "analysis/heap.h"
 #include "analysis/values.h"
 #include "lib/read/source.h"

@@ -10,7 +10,11 @@
  */
 #include <criterion/criterion.h>
 
+#include "analysis/dominators.h"
 #include "analysis/heap.h"
+#include "analysis/levels.h"
+#include "analysis/paths.h"
+#include "analysis/reach.h"
 #include "testheap.h"
 #include "testutil.h"
 #include "util/membudget.h"

@@ -8,6 +8,8 @@
 #include <criterion/criterion.h>
 
 #include "analysis/heap.h"
+#include "analysis/levels.h"
+#include "analysis/paths.h"
 #include "testheap.h"
 #include "testutil.h"
 #include "util/membudget.h"

@@ -12,6 +12,8 @@
  */
 #include <criterion/criterion.h>
 
+#include "analysis/dominators.h"
+#include "analysis/levels.h"
 #include "analysis/stats.h"
 #include "htbuild.h"
 #include "testutil.h"
