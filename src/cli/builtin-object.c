@@ -87,7 +87,7 @@ static int find_referrers(struct object_report *r)
 
 static size_t listed_count(const struct object_report *r, size_t n)
 {
-	return r->max_refs == 0 || n < r->max_refs ? n : (size_t)r->max_refs;
+	return limit_shown(r->max_refs, n);
 }
 
 static uint64_t reference_count(const struct object_report *r)

@@ -301,8 +301,7 @@ static void print_roots_text(const struct dump_stats *ds)
 /* How many of the dump's classes (biggest first) are listed: -n's. */
 static size_t class_rows(const struct stats *s, const struct dump_stats *ds)
 {
-	return s->limit == 0 || s->limit > ds->n_classes ? ds->n_classes
-							 : (size_t)s->limit;
+	return limit_shown(s->limit, ds->n_classes);
 }
 
 static void print_classes_text(const struct stats *s,

@@ -144,8 +144,7 @@ static void select_objects(const struct top *t, uint32_t *best, size_t k)
 
 static size_t shown_count(const struct top *t, size_t available)
 {
-	return t->limit == 0 || t->limit > available ? available
-						     : (size_t)t->limit;
+	return limit_shown(t->limit, available);
 }
 
 static void print_objects_text(const struct top *t, const uint32_t *best,
