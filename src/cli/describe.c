@@ -5,6 +5,7 @@
 #include "cli/describe.h"
 
 #include "cli/escape.h"
+#include "util/alloc.h"
 #include "util/text.h"
 #include "util/utf8.h"
 
@@ -86,7 +87,7 @@ static const struct {
 	{HT_ROOT_REFCOUNTED, "refcounted"},
 };
 
-#define N_ROOT_FLAGS (sizeof(root_flag_names) / sizeof(root_flag_names[0]))
+#define N_ROOT_FLAGS ARRAY_SIZE(root_flag_names)
 
 static const char *container_name(unsigned container)
 {
