@@ -8,6 +8,7 @@
  */
 #include "cli/budget.h"
 
+#include "util/alloc.h"
 #include "util/grouped.h"
 
 #include <errno.h>
@@ -34,7 +35,7 @@ static const struct {
 	{"TiB", 1099511627776.0L},
 };
 
-#define N_UNITS (sizeof(units) / sizeof(units[0]))
+#define N_UNITS ARRAY_SIZE(units)
 #define MAX_DIGITS 30
 
 const char *budget_metric_name(enum diff_metric m)
@@ -117,8 +118,7 @@ static bool take_metric(const char *left, size_t *n, enum diff_metric *m)
 			dot = left + i;
 	if (!dot)
 		return false;
-	for (size_t k = 0; k < sizeof(metric_names) / sizeof(metric_names[0]);
-	     k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(metric_names); k++) {
 		size_t len = strlen(metric_names[k]);
 
 		if ((size_t)(left + *n - dot - 1) == len &&
@@ -171,8 +171,7 @@ static int parse_waste(const char *s, size_t n, struct budget *b, char *why,
 		       size_t len)
 {
 	b->subject = BUDGET_WASTE;
-	for (size_t k = 0; k < sizeof(waste_names) / sizeof(waste_names[0]);
-	     k++) {
+	for (size_t k = 0; k < ARRAY_SIZE(waste_names); k++) {
 		if (strlen(waste_names[k]) == n &&
 		    strncmp(s, waste_names[k], n) == 0) {
 			b->waste = (enum budget_waste)k;

@@ -417,8 +417,7 @@ static size_t changed_classes(const struct diff *d)
 
 static size_t shown(const struct diff_cmd *c, size_t available)
 {
-	return c->limit == 0 || c->limit > available ? available
-						     : (size_t)c->limit;
+	return limit_shown(c->limit, available);
 }
 
 static uint64_t magnitude(int64_t v)

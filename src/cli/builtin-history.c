@@ -8,10 +8,17 @@
  * a first replay through the tracker finds the objects that held it at
  * some point (or held it in dump N), by their serial numbers; a second
  * replay watches those from their first event and collects every step of
- * their lives. A pipe is first copied to a temporary file (load-dump.c)
- * so that it can be read twice. When the trace has times (format version
- * 3), the second replay also notes when each GC started and each dump
- * began, and a step a GC or dump caused is shown at that time.
+ * their lives. A pipe is first copied to a temporary file
+ * (analysis/session.c) so that it can be read twice. When the trace has
+ * times (format version 3), the second replay also notes when each GC
+ * started and each dump began, and a step a GC or dump caused is shown at
+ * that time.
+ *
+ * This command still computes, the exception among the analysis
+ * commands: the two replays, the holders and the time tables are here,
+ * since their callbacks also drive the terminal's progress and say the
+ * CLI's messages. Moving them to analysis (a history lookup beside
+ * relocation.h, with the progress as a hook) is issue 27's work left.
  */
 #include "cli/builtin.h"
 #include "cli/class-names.h"

@@ -1,11 +1,13 @@
 /*
  * builtin-object.c - `heaptrace object`: one object of a dump: its class,
  * sizes, generation, immediate dominator, the roots that hold it, the
- * objects that refer to it and those it refers to.
+ * objects that refer to it and those it refers to. What holds it is
+ * analysis's (referrers.h); this file finds the object and renders.
  */
 #include "analysis/dominators.h"
 #include "analysis/levels.h"
 #include "analysis/reach.h"
+#include "analysis/referrers.h"
 #include "analysis/values.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
@@ -14,8 +16,6 @@
 #include "cli/load-dump.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
-#include "util/alloc.h"
-#include "util/membudget.h"
 #include "util/utf8.h"
 
 #include <getopt.h>
@@ -33,11 +33,6 @@ static const struct command_usage usage = {
 		"it, its referrers and its references; its values, a string's text\n"
 		"and an array's first elements when the trace has them. Exits 1\n"
 		"when the dump has no object ID.\n",
-};
-
-struct referrer {
-	uint32_t object;
-	uint32_t field;
 };
 
 struct object_report {
@@ -58,39 +53,9 @@ struct object_report {
 	size_t n_roots;             /* roots that hold the target directly */
 };
 
-static bool listed(const struct object_report *r, size_t i)
-{
-	return r->max_refs == 0 || i < r->max_refs;
-}
-
-/* References are stored forward only: one pass over every object's
- * fields finds the referrers, already in id order. */
-static int find_referrers(struct object_report *r)
-{
-	const struct heap *h = r->h;
-	size_t cap = 0;
-
-	for (uint32_t i = 0; i < h->n; i++) {
-		for (uint64_t e = heap_ref_start(h, i); e < heap_ref_start(h, i + 1); e++) {
-			if (h->ref[e] != r->target)
-				continue;
-			if (listed(r, r->n_referrers)) {
-				if (ALLOC_GROW(r->referrers,
-					       r->n_referrers + 1, cap) < 0)
-					return -1;
-				r->referrers[r->n_referrers].object = i;
-				r->referrers[r->n_referrers].field =
-					(uint32_t)(e - heap_ref_start(h, i));
-			}
-			r->n_referrers++;
-		}
-	}
-	return 0;
-}
-
 static size_t listed_count(const struct object_report *r, size_t n)
 {
-	return r->max_refs == 0 || n < r->max_refs ? n : (size_t)r->max_refs;
+	return limit_shown(r->max_refs, n);
 }
 
 static uint64_t reference_count(const struct object_report *r)
@@ -597,32 +562,6 @@ static int report_structured(const struct object_report *r)
 
 /* ---- the command --------------------------------------------------------- */
 
-static size_t count_roots(const struct heap *h, uint32_t target)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < h->n_roots; i++)
-		n += h->roots[i].object == target;
-	return n;
-}
-
-/* The strongest level that reaches the target, where the dump has
- * referents (a trace without them says nothing new). */
-static int strongest_level(struct object_report *r, struct ht_error *err)
-{
-	uint8_t *levels;
-	uint64_t charged = 0;
-
-	r->reach_level = HEAP_LEVEL_UNREACHABLE + 1;
-	if (!r->h->n_referents)
-		return 0;
-	if (heap_reach_levels(r->h, &levels, &charged, err) < 0)
-		return -1;
-	r->reach_level = levels[r->target];
-	budget_array_free(levels, r->h->n, 1, &charged);
-	return 0;
-}
-
 static int describe_object(struct object_report *r, const struct heap *h,
 			   bool damaged)
 {
@@ -639,14 +578,15 @@ static int describe_object(struct object_report *r, const struct heap *h,
 		/* in a damaged trace the damage is the news, as with history */
 		return damaged ? EXIT_UNREADABLE : EXIT_FINDING;
 	}
-	if (strongest_level(r, &err) < 0 ||
+	if (referrers_reach_level(h, r->target, &r->reach_level, &err) < 0 ||
 	    heap_dominators_at(h, r->level, &d, &err) < 0) {
 		analysis_failed(r->path, &err);
 		return EXIT_UNREADABLE;
 	}
 	r->d = &d;
-	r->n_roots = count_roots(h, r->target);
-	if (find_referrers(r) < 0) {
+	r->n_roots = referrers_roots(h, r->target);
+	if (referrers_find(h, r->target, r->max_refs, &r->referrers,
+			   &r->n_referrers) < 0) {
 		error_msg("out of memory");
 		heap_dominators_free(&d);
 		return EXIT_UNREADABLE;

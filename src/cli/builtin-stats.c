@@ -10,7 +10,7 @@
  *
  * The figures are computed in analysis/stats.c; this drives and renders.
  * The input is read twice (a pipe is first copied to a temporary file,
- * load-dump.c): stats_scan_gcs first gathers the GCs, counts the dumps and
+ * analysis/session.c): stats_scan_gcs first gathers the GCs, counts the dumps and
  * runs the relocation tracker, then heap_scan builds the dumps' graphs one
  * at a time, and each dump's figures are written as soon as they are
  * known, so that a trace of thousands of dumps is not held in memory.
@@ -302,8 +302,7 @@ static void print_roots_text(const struct dump_stats *ds)
 /* How many of the dump's classes (biggest first) are listed: -n's. */
 static size_t class_rows(const struct stats *s, const struct dump_stats *ds)
 {
-	return s->limit == 0 || s->limit > ds->n_classes ? ds->n_classes
-							 : (size_t)s->limit;
+	return limit_shown(s->limit, ds->n_classes);
 }
 
 static void print_classes_text(const struct stats *s,

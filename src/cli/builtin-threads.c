@@ -44,9 +44,7 @@ struct threads_cmd {
 
 static size_t shown_threads(const struct threads_cmd *c)
 {
-	size_t n = c->t->n_threads;
-
-	return c->limit == 0 || c->limit > n ? n : (size_t)c->limit;
+	return limit_shown(c->limit, c->t->n_threads);
 }
 
 /* ---- text ---------------------------------------------------------------- */

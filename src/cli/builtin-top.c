@@ -2,7 +2,9 @@
  * builtin-top.c - `heaptrace top`: the biggest retainers of a dump, as
  * objects ordered by retained or self size, or as classes ordered by
  * retained size, self bytes or count; with --class, one class's instances
- * (a Java developer's "list objects" of a class).
+ * (a Java developer's "list objects" of a class). The ranking is
+ * analysis's (top.h, and class_table in stats.h); this file chooses and
+ * renders.
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
@@ -16,6 +18,8 @@
 #include "analysis/labels.h"
 #include "analysis/levels.h"
 #include "analysis/stats.h"
+#include "analysis/top.h"
+#include "util/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +62,6 @@ struct top {
 	uint64_t n_instances;
 	enum heap_level level;
 	const struct heap *h;
-	const struct heap_dominators *d;
 	/* the retained sizes of the objects listed, in order: the graph
 	 * their labels are read from has no dominators */
 	uint64_t *shown_retained;
@@ -66,88 +69,9 @@ struct top {
 
 /* ---- objects ------------------------------------------------------------- */
 
-static uint64_t object_key(const struct top *t, uint32_t i)
-{
-	return t->by == KEY_SELF ? heap_size(t->h, i) : t->d->retained[i];
-}
-
-/* Whether object a is listed before b: larger key first, then lower id
- * (objects are sorted by id, so lower index). */
-static bool ranks_before(const struct top *t, uint32_t a, uint32_t b)
-{
-	uint64_t ka = object_key(t, a), kb = object_key(t, b);
-
-	return ka != kb ? ka > kb : a < b;
-}
-
-/* The k best are kept in a heap whose root is the worst of them, so each
- * further object costs log k: top -n 20 of ten million objects stays fast. */
-static void sift_down(const struct top *t, uint32_t *heap, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, worst = i;
-		uint32_t tmp;
-
-		if (l < n && ranks_before(t, heap[worst], heap[l]))
-			worst = l;
-		if (r < n && ranks_before(t, heap[worst], heap[r]))
-			worst = r;
-		if (worst == i)
-			return;
-		tmp = heap[i];
-		heap[i] = heap[worst];
-		heap[worst] = tmp;
-		i = worst;
-	}
-}
-
-static void sift_up(const struct top *t, uint32_t *heap, size_t i)
-{
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		uint32_t tmp;
-
-		if (!ranks_before(t, heap[parent], heap[i]))
-			return;
-		tmp = heap[i];
-		heap[i] = heap[parent];
-		heap[parent] = tmp;
-		i = parent;
-	}
-}
-
-/* The first k objects in listing order, into best[0..k). */
-static void select_objects(const struct top *t, uint32_t *best, size_t k)
-{
-	size_t n = 0;
-
-	if (k == 0)
-		return;
-	for (uint32_t i = 0; i < t->h->n; i++) {
-		if (t->in_class && !t->in_class[heap_class_slot(t->h, i)])
-			continue;
-		if (n < k) {
-			best[n] = i;
-			sift_up(t, best, n++);
-		} else if (ranks_before(t, i, best[0])) {
-			best[0] = i;
-			sift_down(t, best, n, 0);
-		}
-	}
-	/* taking the worst off the heap, one by one, fills it from the back */
-	while (n > 1) {
-		uint32_t worst = best[0];
-
-		best[0] = best[--n];
-		sift_down(t, best, n, 0);
-		best[n] = worst;
-	}
-}
-
 static size_t shown_count(const struct top *t, size_t available)
 {
-	return t->limit == 0 || t->limit > available ? available
-						     : (size_t)t->limit;
+	return limit_shown(t->limit, available);
 }
 
 static void print_objects_text(const struct top *t, const uint32_t *best,
@@ -329,28 +253,6 @@ static enum class_order class_order_of(enum top_key by)
 	return CLASS_BY_RETAINED;
 }
 
-/* Marks the class slots named t->class_name (several when class loaders
- * load classes of one name) and counts their instances: 0, or -1 when
- * out of memory. */
-static int find_class(struct top *t)
-{
-	const struct heap *h = t->h;
-	bool any = false;
-
-	t->in_class = calloc(h->n_classes + 1, sizeof(*t->in_class));
-	if (!t->in_class)
-		return -1;
-	for (size_t i = 0; i < h->n_classes; i++) {
-		const char *name = h->classes[i].name;
-
-		if (name && strcmp(name, t->class_name) == 0)
-			any = t->in_class[i] = true;
-	}
-	for (uint32_t i = 0; any && i < h->n; i++)
-		t->n_instances += t->in_class[heap_class_slot(h, i)];
-	return 0;
-}
-
 /*
  * The objects listed keep their retained sizes; the graph's dominators go,
  * and the labels' values are read (reload_for_labels). EXIT_DONE, or the
@@ -367,7 +269,6 @@ static int read_labels(struct top *t, struct loaded_dump *ld,
 		for (size_t i = 0; i < k; i++)
 			t->shown_retained[i] = d->retained[best[i]];
 	heap_dominators_free(d);
-	t->d = NULL;
 	if (!t->shown_retained) {
 		error_msg("out of memory");
 		return EXIT_UNREADABLE;
@@ -397,8 +298,8 @@ static int run_top(struct top *t)
 		return EXIT_UNREADABLE;
 	}
 	t->h = ld.heap;
-	t->d = &d;
-	if (t->class_name && find_class(t) < 0) {
+	if (t->class_name && top_class_slots(t->h, t->class_name, &t->in_class,
+					     &t->n_instances) < 0) {
 		rc = -1;
 	} else if (t->class_name && t->n_instances == 0) {
 		error_msg("%s: dump %llu has no instance of %s", t->path,
@@ -417,7 +318,8 @@ static int run_top(struct top *t)
 						 : t->h->n);
 		best = malloc((k ? k : 1) * sizeof(*best));
 		if (best)
-			select_objects(t, best, k);
+			top_objects(t->h, t->by == KEY_SELF ? NULL : d.retained,
+				    t->in_class, best, k);
 		else
 			rc = -1;
 	}
@@ -447,7 +349,7 @@ out:
 
 static int parse_key(const char *cmd, const char *arg, void *by)
 {
-	for (size_t i = 0; i < sizeof(key_names) / sizeof(key_names[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(key_names); i++) {
 		if (strcmp(arg, key_names[i]) == 0) {
 			*(enum top_key *)by = (enum top_key)i;
 			return EXIT_DONE;

@@ -57,8 +57,7 @@ struct waste_cmd {
 
 static size_t shown(const struct waste_cmd *c, const struct waste_duplicates *d)
 {
-	return c->limit == 0 || c->limit > d->n_groups ? d->n_groups
-						       : (size_t)c->limit;
+	return limit_shown(c->limit, d->n_groups);
 }
 
 /* The name of a holder: the field ("demo.Session.name", "static
@@ -207,9 +206,7 @@ static void print_collections_summary(const struct waste_collection_row *a)
 
 static size_t rows_shown(const struct waste_cmd *c)
 {
-	size_t n = c->w.collections.n_rows;
-
-	return c->limit == 0 || c->limit > n ? n : (size_t)c->limit;
+	return limit_shown(c->limit, c->w.collections.n_rows);
 }
 
 static void print_collections_text(const struct waste_cmd *c)

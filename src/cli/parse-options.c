@@ -181,6 +181,11 @@ int parse_number_option(const char *cmd, const char *arg, void *limit)
 	return EXIT_DONE;
 }
 
+size_t limit_shown(uint64_t limit, size_t available)
+{
+	return limit == 0 || limit > available ? available : (size_t)limit;
+}
+
 int parse_retained_option(const char *cmd, const char *arg, void *level)
 {
 	int l = heap_level_parse(arg);

@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -155,6 +156,9 @@ struct command_usage {
 int parse_dump_option(const char *cmd, const char *arg, void *select);
 int parse_format_option(const char *cmd, const char *arg, void *format);
 int parse_number_option(const char *cmd, const char *arg, void *limit);
+/* How many of `available` rows a limit such as -n's lists: all when it
+ * is 0 or more than there are, else the limit. */
+size_t limit_shown(uint64_t limit, size_t available);
 int parse_retained_option(const char *cmd, const char *arg, void *level);
 /* says what is wrong as heaptrace, not as cmd (OPTION_GLOBAL) */
 int parse_hprof_oops_option(const char *cmd, const char *arg, void *opts);
