@@ -16,7 +16,7 @@ ALLOWED = {
     "analysis": {"util", "lib/common", "lib/read"},
     "recorders": {"util", "lib/common", "lib/record"},
     "cli": {"util", "lib/common", "lib/record", "lib/read", "analysis",
-            "recorders/dump_on.h"},
+            "recorders/core/options.h"},
     "tools": {"util", "lib/common", "lib/record"},
 }
 

@@ -4,7 +4,7 @@
  *
  *   CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER={any GUID}
  *   CORECLR_PROFILER_PATH=/path/libheaptrace-clr.so
- *   HEAPTRACE_CLR_OPTIONS=dump=major,every=1,alloc HEAPTRACE_OUTPUT=FILE
+ *   HEAPTRACE_CLR_OPTIONS=dump-on=major,every=1,alloc HEAPTRACE_OUTPUT=FILE
  *   dotnet app.dll
  *
  * (`heaptrace record` sets these.) What the runtime tells, and what it
@@ -52,13 +52,17 @@
  * GC callbacks run with the program's threads suspended, possibly inside
  * malloc: that path uses the shim, atomics, and memory allocated before.
  */
-#include "recorders/cmdline.h"
 #include "recorders/clr/corprof.h"
 #include "recorders/clr/names.h"
-#include "recorders/idset.h"
-#include "recorders/options.h"
-#include "recorders/report.h"
-#include "recorders/restore.h"
+#include "recorders/core/dump_policy.h"
+#include "recorders/core/guard.h"
+#include "recorders/core/idset.h"
+#include "recorders/core/options.h"
+#include "recorders/core/report.h"
+#include "recorders/core/restore.h"
+#include "recorders/core/say.h"
+#include "recorders/core/trace.h"
+#include "util/alloc.h"
 
 #include <heaptrace/record.h>
 
@@ -69,7 +73,6 @@
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +82,6 @@
 
 #include "ht_config.h"
 
-#define DEFAULT_OUTPUT "heaptrace.ht"
 #define DUMP_SIGNAL SIGUSR1
 /* Roots are passed to the shim in batches from the stack. */
 #define BATCH 256
@@ -152,12 +154,7 @@ static struct {
 	struct clr_info *info;
 	int info_level;        /* the highest ICorProfilerInfo obtained */
 	struct rec_options opt;
-	char *output;
-	struct ht_recorder *rec;
-
-	/* guard for closing while a callback may still record */
-	_Atomic int inflight;
-	_Atomic bool closed;
+	struct rec_trace trace;  /* the trace, and the guard around it */
 
 	/* GCs: one at a time (the runtime serializes them). The tables a GC
 	 * uses (bounds, dependent handles) are replaced by the recorder
@@ -228,46 +225,24 @@ static struct {
 	_Atomic bool forcing;
 } state;
 
-/* ---- flags, messages, and the recording guard ----------------------------- */
-
-static bool flag(_Atomic bool *f)
-{
-	return atomic_load_explicit(f, memory_order_acquire);
-}
-
-static void set_flag(_Atomic bool *f, bool value)
-{
-	atomic_store_explicit(f, value, memory_order_release);
-}
+/* ---- the recording guard (recorders/core/guard.h) ------------------------ */
 
 static void leave(void)
 {
-	atomic_fetch_sub_explicit(&state.inflight, 1, memory_order_release);
+	guard_leave(&state.trace.guard);
 }
 
-/* enter() and close_recorder() each write one variable and then read the
- * other: sequentially consistent, so that they cannot both miss. */
+/* Not before the trace is open: the runtime may call before Initialize
+ * has opened it, or when it could not. */
 static bool enter(void)
 {
-	atomic_fetch_add(&state.inflight, 1);
-	if (atomic_load(&state.closed) || !state.rec) {
+	if (!guard_enter(&state.trace.guard))
+		return false;
+	if (!state.trace.rec) {
 		leave();
 		return false;
 	}
 	return true;
-}
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "heaptrace: clr recorder: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static bool same_guid(const struct clr_guid *a, const struct clr_guid *b)
@@ -321,7 +296,8 @@ static bool wait_for(_Atomic uint64_t *done, uint64_t target, unsigned ms)
 	return true;
 }
 
-static void progress(_Atomic uint64_t *done, uint64_t value)
+/* Moves a counter the waiters look at (wait_for), and wakes them. */
+static void announce(_Atomic uint64_t *done, uint64_t value)
 {
 	atomic_store(done, value);
 	sem_post(&state.progress);
@@ -432,7 +408,7 @@ static void name_class(uint64_t id, void *ctx)
 		return;
 	clrn_init(&b, name, sizeof(name));
 	clrn_class_name(&runtime_source, id, &b);
-	ht_class(state.rec, id, name, false, 0);
+	ht_class(state.trace.rec, id, name, false, 0);
 	idset_add(&state.classes_named, id, false);
 }
 
@@ -494,7 +470,7 @@ static void name_method(uint64_t id, void *ctx)
 		return;
 	clrn_init(&b, name, sizeof(name));
 	method_name(id, &b);
-	ht_method(state.rec, id, name);
+	ht_method(state.trace.rec, id, name);
 	idset_add(&state.methods_named, id, false);
 }
 
@@ -699,7 +675,7 @@ static size_t own_fields(clr_uptr cls, clr_uptr module,
 			.has_offset = true,
 			.offset = out[k].offset,
 		};
-		ht_fields(state.rec, 1, &f);
+		ht_fields(state.trace.rec, 1, &f);
 		k++;
 	}
 	release_metadata(md);
@@ -1094,7 +1070,7 @@ static void dependent_now(uint64_t key, uint64_t value)
 		return;
 	}
 	atomic_fetch_add(&state.dependents_early, 1);
-	ht_object_references(state.rec, key, cls, size, HT_OBJ_MORE_REFERENCES,
+	ht_object_references(state.trace.rec, key, cls, size, HT_OBJ_MORE_REFERENCES,
 			     1, &value, &flag, -1, HT_RESULT_OK);
 }
 
@@ -1222,9 +1198,9 @@ static void record_object(uint64_t id, uint64_t cls, uint64_t size,
 			},
 		};
 
-		ht_record_event(state.rec, &ev);
+		ht_record_event(state.trace.rec, &ev);
 	} else {
-		ht_object_references_fields(state.rec, id, cls, size,
+		ht_object_references_fields(state.trace.rec, id, cls, size,
 					    k ? HT_OBJ_MORE_REFERENCES : 0, n,
 					    refs, NULL, fields, -1,
 					    HT_RESULT_OK);
@@ -1233,7 +1209,7 @@ static void record_object(uint64_t id, uint64_t cls, uint64_t size,
 		return;
 	for (size_t i = 0; i < k; i++)
 		flags[i] = HT_REF_DEPENDENT;
-	ht_object_references(state.rec, id, cls, size, 0, k, values, flags, -1,
+	ht_object_references(state.trace.rec, id, cls, size, 0, k, values, flags, -1,
 			     HT_RESULT_OK);
 }
 
@@ -1248,7 +1224,7 @@ static void record_frozen_roots(const struct frozen *f)
 	for (size_t done = 0; done < f->n;) {
 		size_t m = f->n - done < BATCH ? f->n - done : BATCH;
 
-		ht_root_references(state.rec, m, f->ids + done, obj_flags,
+		ht_root_references(state.trace.rec, m, f->ids + done, obj_flags,
 				   kinds, root_flags, ids, HT_RESULT_OK);
 		done += m;
 	}
@@ -1295,7 +1271,7 @@ static void record_bounds(void)
 			.length = state.clr_bounds[i].length,
 			.reserved = state.clr_bounds[i].reserved,
 		};
-	ht_generation_bounds(state.rec, m, state.bounds);
+	ht_generation_bounds(state.trace.rec, m, state.bounds);
 }
 
 static void swap(struct clr_generation_range **c,
@@ -1336,30 +1312,16 @@ static void bounds_make_room(void)
 	free(h);
 }
 
-static bool due(uint64_t ordinal)
-{
-	return ordinal % state.opt.every == 0;
-}
-
-static bool qualifies(uint32_t generations)
-{
-	switch (state.opt.dump_on) {
-	case DUMP_ON_MAJOR:
-		return (generations & (1u << 2)) != 0;
-	case DUMP_ON_EVERY_GC:
-		return true;
-	default:
-		return false;
-	}
-}
-
+/* A forced dump's GC, or one that qualifies (a major one collects
+ * generation 2) and is due (dump_policy.h). */
 static bool dump_this_gc(uint32_t generations)
 {
 	if (flag(&state.forced_pending))
 		return true;
-	if (flag(&state.exiting) || !qualifies(generations))
+	if (flag(&state.exiting) ||
+	    !dump_qualifies(&state.opt, (generations & (1u << 2)) != 0))
 		return false;
-	return due(++state.qualifying);
+	return dump_due(&state.opt, ++state.qualifying);
 }
 
 static clr_hresult on_gc_started(CLR_THIS, int n, clr_bool collected[],
@@ -1384,7 +1346,7 @@ static clr_hresult on_gc_started(CLR_THIS, int n, clr_bool collected[],
 	 * it, they could be written after the moves of a server GC's other
 	 * threads, which the shim orders only at a GC's start and end. */
 	record_bounds();
-	ht_gc_started(state.rec, atomic_fetch_add(&state.gc_number, 1), gens,
+	ht_gc_started(state.trace.rec, atomic_fetch_add(&state.gc_number, 1), gens,
 		      reason == 1 ? HT_GC_INDUCED : HT_GC_OTHER);
 	leave();
 	return CLR_S_OK;
@@ -1398,7 +1360,7 @@ static clr_hresult on_moved(CLR_THIS, clr_ulong n, clr_uptr old_starts[],
 	(void)self;
 	if (!enter())
 		return CLR_E_FAIL;
-	ht_moved_references(state.rec, n, old_starts, new_starts, lengths);
+	ht_moved_references(state.trace.rec, n, old_starts, new_starts, lengths);
 	leave();
 	return CLR_E_FAIL;
 }
@@ -1409,7 +1371,7 @@ static clr_hresult on_surviving(CLR_THIS, clr_ulong n, clr_uptr starts[],
 	(void)self;
 	if (!enter())
 		return CLR_E_FAIL;
-	ht_surviving_references(state.rec, n, starts, lengths);
+	ht_surviving_references(state.trace.rec, n, starts, lengths);
 	leave();
 	return CLR_E_FAIL;
 }
@@ -1432,7 +1394,7 @@ static clr_hresult on_roots(CLR_THIS, clr_ulong n, clr_uptr refs[],
 			if (kinds[done + i] == CLR_ROOT_STACK)
 				saw_method(ids[done + i]);
 		}
-		ht_root_references(state.rec, m, refs + done, obj_flags, k8,
+		ht_root_references(state.trace.rec, m, refs + done, obj_flags, k8,
 				   f8, ids + done, HT_RESULT_OK);
 		done += m;
 	}
@@ -1514,11 +1476,11 @@ static clr_hresult on_gc_finished(CLR_THIS)
 		record_frozen_objects();
 	}
 	record_bounds();
-	ht_gc_finished(state.rec);
+	ht_gc_finished(state.trace.rec);
 	set_flag(&state.dump_gc, false);
 	if (dump && flag(&state.forced_pending)) {
 		set_flag(&state.forced_pending, false);
-		progress(&state.dumps_done, atomic_load(&state.dumps_asked));
+		announce(&state.dumps_done, atomic_load(&state.dumps_asked));
 	}
 	tables_leave_gc();
 	request(REQ_AFTER_GC);
@@ -1549,7 +1511,7 @@ static clr_hresult on_allocated(CLR_THIS, clr_uptr object, clr_uptr cls)
 	if (!enter())
 		return CLR_S_OK;
 	state.info->vtbl->GetObjectSize2(state.info, object, &size);
-	ht_object_allocated(state.rec, object, cls, size);
+	ht_object_allocated(state.trace.rec, object, cls, size);
 	saw_class(cls);
 	leave();
 	return CLR_S_OK;
@@ -1565,7 +1527,7 @@ static clr_hresult on_thread_name(CLR_THIS, clr_uptr thread, clr_ulong n,
 		return CLR_S_OK;
 	clrn_from_utf16(utf8, sizeof(utf8), name ? name : (clr_wchar *)"\0",
 			name ? n : 0);
-	ht_thread(state.rec, thread, utf8);
+	ht_thread(state.trace.rec, thread, utf8);
 	leave();
 	return CLR_S_OK;
 }
@@ -1576,7 +1538,7 @@ static void name_by_os_id(clr_uptr thread, clr_ulong os_id)
 	char name[48];
 
 	snprintf(name, sizeof(name), "thread %lu", (unsigned long)os_id);
-	ht_thread(state.rec, thread, name);
+	ht_thread(state.trace.rec, thread, name);
 }
 
 static clr_hresult on_thread_created(CLR_THIS, clr_uptr thread)
@@ -1608,7 +1570,7 @@ static void *forcer_main(void *arg)
 		say("ForceGC failed (0x%08x): no dump now",
 		    (unsigned)hr);
 		set_flag(&state.forced_pending, false);
-		progress(&state.dumps_done, atomic_load(&state.dumps_asked));
+		announce(&state.dumps_done, atomic_load(&state.dumps_asked));
 	}
 	set_flag(&state.forcing, false);
 	return NULL;
@@ -1636,7 +1598,7 @@ static void force_dump(void)
 	if (rc != 0) {
 		set_flag(&state.forcing, false);
 		set_flag(&state.forced_pending, false);
-		progress(&state.dumps_done, atomic_load(&state.dumps_asked));
+		announce(&state.dumps_done, atomic_load(&state.dumps_asked));
 	}
 }
 
@@ -1644,7 +1606,7 @@ static void force_dump(void)
 
 static void after_gc(void)
 {
-	report_if_failed(state.rec);
+	report_if_failed(state.trace.rec);
 	bounds_make_room();
 	dependents_make_room();
 	/* a walk adds without growing: room for this many new ids */
@@ -1676,7 +1638,7 @@ static void *recorder_main(void *arg)
 			idset_for_each(&state.classes_seen,
 				       find_string_class_of, NULL);
 			name_new_ids();
-			progress(&state.name_done, asked);
+			announce(&state.name_done, asked);
 		}
 		if (bits & REQ_QUIT)
 			break;
@@ -1762,11 +1724,6 @@ static void catch_dump_signal(void)
 
 /* ---- closing --------------------------------------------------------------- */
 
-static const char *plural(uint64_t n)
-{
-	return n == 1 ? "" : "s";
-}
-
 /* HEAPTRACE_VERBOSE: what the shim saw, and what this recorder dropped. */
 static void report_stats(void)
 {
@@ -1774,52 +1731,40 @@ static void report_stats(void)
 
 	if (!getenv("HEAPTRACE_VERBOSE"))
 		return;
-	ht_recorder_stats(state.rec, &st);
+	ht_recorder_stats(state.trace.rec, &st);
 	say("%s: %llu event%s, %llu GC%s, %llu bytes (%llu before "
 	    "compression), %llu wait%s for a buffer, %llu event%s dropped, "
 	    "%llu dependent handle%s before the key's fields, %llu dropped, "
 	    "%llu GC%s with generation bounds cut, %llu dump%s named late "
 	    "(the longest wait for names %llu ms), %llu class%s without a "
-	    "field table, %llu string%s with their text", state.output,
-	    (unsigned long long)st.events, plural(st.events),
-	    (unsigned long long)st.gcs, plural(st.gcs),
+	    "field table, %llu string%s with their text", state.trace.output,
+	    (unsigned long long)st.events, plural_s(st.events),
+	    (unsigned long long)st.gcs, plural_s(st.gcs),
 	    (unsigned long long)st.bytes_written,
 	    (unsigned long long)st.bytes_uncompressed,
-	    (unsigned long long)st.waits, plural(st.waits),
-	    (unsigned long long)st.dropped_events, plural(st.dropped_events),
+	    (unsigned long long)st.waits, plural_s(st.waits),
+	    (unsigned long long)st.dropped_events, plural_s(st.dropped_events),
 	    (unsigned long long)state.dependents_early,
-	    plural(state.dependents_early),
+	    plural_s(state.dependents_early),
 	    (unsigned long long)state.dependents_dropped,
-	    (unsigned long long)state.bounds_cut, plural(state.bounds_cut),
+	    (unsigned long long)state.bounds_cut, plural_s(state.bounds_cut),
 	    (unsigned long long)state.naming_late,
-	    plural(state.naming_late),
+	    plural_s(state.naming_late),
 	    (unsigned long long)state.naming_longest_ms,
 	    (unsigned long long)state.fields_failed,
 	    state.fields_failed == 1 ? "" : "es",
 	    (unsigned long long)state.strings_valued,
-	    plural(state.strings_valued));
+	    plural_s(state.strings_valued));
 }
 
+/* Closes the trace once no callback is recording (waiting a little for
+ * one that is); a callback that comes later records nothing. */
 static void close_recorder(void)
 {
-	struct ht_error err;
-	struct timespec tick = {0, 1000 * 1000};
-
-	if (!state.rec || atomic_exchange(&state.closed, true))
+	if (!state.trace.rec || !guard_close(&state.trace.guard))
 		return;
 	stop_recorder_thread();
-	for (int i = 0; i < 2000 && atomic_load(&state.inflight) > 0; i++)
-		nanosleep(&tick, NULL);
-	if (atomic_load(&state.inflight) > 0) {
-		say("%s: a thread is still recording; the trace is left "
-		    "without its index", state.output);
-		return;
-	}
-	report_stats();
-	if (ht_recorder_close(state.rec, &err) != HT_OK) {
-		say("%s", err.message);
-		report_failure(err.message);
-	}
+	trace_finish(&state.trace, report_stats);
 }
 
 /* The exit dump, forced from our thread while the runtime still runs
@@ -1827,11 +1772,11 @@ static void close_recorder(void)
 static clr_hresult on_shutdown(CLR_THIS)
 {
 	(void)self;
-	if (!state.rec || flag(&state.closed))
+	if (!state.trace.rec || flag(&state.trace.guard.closed))
 		return CLR_S_OK;
 	if (!dump_now(EXIT_DUMP_WAIT_MS))
 		say("%s: no dump at exit: the runtime did not collect within "
-		    "%d seconds", state.output, EXIT_DUMP_WAIT_MS / 1000);
+		    "%d seconds", state.trace.output, EXIT_DUMP_WAIT_MS / 1000);
 	set_flag(&state.exiting, true);
 	close_recorder();
 	return CLR_S_OK;
@@ -1857,7 +1802,7 @@ static void at_exit(void)
  * does not cancel it.
  */
 static const int ending_signals[] = {SIGTERM, SIGINT};
-#define N_ENDING (sizeof(ending_signals) / sizeof(ending_signals[0]))
+#define N_ENDING ARRAY_SIZE(ending_signals)
 
 static void on_ending_signal(int sig)
 {
@@ -1876,10 +1821,10 @@ static void *ender_main(void *arg)
 	while (sem_wait(&state.ending) != 0 && errno == EINTR)
 		;
 	sig = atomic_load(&state.ending_signal);
-	if (state.rec && !flag(&state.closed) && !flag(&state.exiting)) {
+	if (state.trace.rec && !flag(&state.trace.guard.closed) && !flag(&state.exiting)) {
 		if (!dump_now(EXIT_DUMP_WAIT_MS))
 			say("%s: no dump at exit: the runtime did not collect "
-			    "within %d seconds", state.output,
+			    "within %d seconds", state.trace.output,
 			    EXIT_DUMP_WAIT_MS / 1000);
 		set_flag(&state.exiting, true);
 		close_recorder();
@@ -1983,42 +1928,23 @@ static const struct ht_record_options record_options = {
 	.times = true, /* GC starts and finishes, dumps: for pauses */
 };
 
-static bool open_trace(void)
+static bool open_clr_trace(void)
 {
-	char every[24], pid[24], version[128], *cmd = process_command_line();
-	struct ht_metadata meta[] = {
-		{"recorder", "libheaptrace-clr " HT_VERSION},
-		{"dump_on", dump_on_name(state.opt.dump_on)},
-		{"every", every},
-		{"allocations", state.opt.allocations ? "yes" : "no"},
-		{"pid", pid},
-		{"values", "strings"}, /* last: only when recorded */
-	};
+	char version[128];
+	struct trace_metadata meta;
 	struct ht_header h = {
-		.version = HT_FORMAT_VERSION,
 		.runtime = "clr",
 		.runtime_version = version,
-		.pointer_size = (uint32_t)sizeof(void *),
 		.reports_survivors = true,
-		.command_line = cmd,
-		.has_start_time = true,
-		.start_time = (int64_t)time(NULL),
-		.n_metadata = sizeof(meta) / sizeof(meta[0]) -
-			      !state.string_layout,
-		.metadata = meta,
 	};
-	struct ht_error err;
 
 	runtime_version(version, sizeof(version));
-	snprintf(every, sizeof(every), "%u", state.opt.every);
-	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-	state.rec = ht_recorder_open(state.output, &h, &record_options, &err);
-	free(cmd);
-	if (!state.rec) {
-		say("cannot record: %s", err.message);
-		report_failure(err.message);
-	}
-	return state.rec != NULL;
+	trace_metadata_of(&meta, "libheaptrace-clr " HT_VERSION, &state.opt,
+			  state.string_layout ? "strings" : NULL);
+	h.metadata = meta.m;
+	h.n_metadata = meta.n;
+	state.trace.rec = trace_open(state.trace.output, &h, &record_options);
+	return state.trace.rec != NULL;
 }
 
 /* The highest ICorProfilerInfo the runtime gives, 4 at least. */
@@ -2033,7 +1959,7 @@ static bool get_info(void *unknown)
 	};
 	struct clr_info *u = unknown;
 
-	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(levels); i++) {
 		void *p = NULL;
 
 		if (u->vtbl->QueryInterface(u, &levels[i].iid, &p) ==
@@ -2070,6 +1996,7 @@ static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 			 CLR_MONITOR_CLASS_LOADS;
 
 	(void)self;
+	say_as("clr", NULL);
 	state.wake[0] = state.wake[1] = -1;
 	if (!get_info(info_unknown)) {
 		say("the runtime offers no ICorProfilerInfo4; not recording");
@@ -2079,7 +2006,7 @@ static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 	options = getenv("HEAPTRACE_CLR_OPTIONS");
 	options = strdup(options ? options : "");
 	env_output = getenv("HEAPTRACE_OUTPUT");
-	env_output = strdup(env_output ? env_output : DEFAULT_OUTPUT);
+	env_output = strdup(env_output ? env_output : REC_DEFAULT_OUTPUT);
 	report_channel_open(getenv("HEAPTRACE_REPORT_FD"));
 	restore_clr_environment();
 	if (!options || !env_output) {
@@ -2090,16 +2017,16 @@ static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 		say("HEAPTRACE_CLR_OPTIONS: %s; not recording", err);
 		goto fail;
 	}
-	state.output = state.opt.output ? strdup(state.opt.output)
+	state.trace.output = state.opt.output ? strdup(state.opt.output)
 					 : strdup(env_output);
-	if (!state.output || !allocate_tables()) {
+	if (!state.trace.output || !allocate_tables()) {
 		say("out of memory; not recording");
 		goto fail;
 	}
 	if (state.opt.values && !(state.string_layout = string_layout()))
 		say("the runtime gives no string layout: strings are recorded "
 		    "without their text");
-	if (!open_trace())
+	if (!open_clr_trace())
 		goto fail;
 	if (state.opt.allocations)
 		mask |= CLR_ENABLE_OBJECT_ALLOCATED |
@@ -2121,8 +2048,8 @@ static clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 	free(env_output);
 	return CLR_S_OK;
 fail_open:
-	ht_recorder_close(state.rec, NULL);
-	state.rec = NULL;
+	ht_recorder_close(state.trace.rec, NULL);
+	state.trace.rec = NULL;
 fail:
 	free(options);
 	free(env_output);
@@ -2141,7 +2068,7 @@ static clr_hresult callback_query(CLR_THIS, const struct clr_guid *iid,
 		CLR_IID_CALLBACK9,  CLR_IID_CALLBACK10, CLR_IID_CALLBACK11,
 	};
 
-	for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(ours); i++) {
 		if (same_guid(iid, &ours[i])) {
 			*out = self;
 			return CLR_S_OK;

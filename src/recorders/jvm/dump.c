@@ -54,6 +54,9 @@
 
 #define NO_CLASS UINT32_MAX
 
+/* The structs below are dump.c's scratch, not an API; they may change
+ * from one release to the next. */
+
 /* One object of the dump. Its references are its link to its class
  * (class_ref, when the walk reported it), n_slots entries of d->slots from
  * first (fields or elements in order, 0 for null), then n_extra entries of
@@ -1124,12 +1127,12 @@ static int walk(struct dump *d, const char *why)
 	d->walk_base = d->ag->next_tag;
 	err = (*jv)->FollowReferences(jv, 0, NULL, NULL, &cb, d);
 	if (d->no_memory) {
-		agent_warn("dump (%s) skipped: out of memory during the heap "
+		say("dump (%s) skipped: out of memory during the heap "
 			   "walk", why);
 		return -1;
 	}
 	if (err != JVMTI_ERROR_NONE) {
-		agent_warn("dump (%s) skipped: the heap walk failed (JVMTI "
+		say("dump (%s) skipped: the heap walk failed (JVMTI "
 			   "FollowReferences error %d)", why, (int)err);
 		return -1;
 	}
@@ -1153,13 +1156,13 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	if (!d) {
-		agent_warn("dump (%s) skipped: out of memory", why);
+		say("dump (%s) skipped: out of memory", why);
 		return -1;
 	}
 	/* classes first: the walk gives each object its class's tag, 0 for
 	 * a class not tagged yet */
 	if (classes_sweep(ag, jni) < 0)
-		agent_warn("some classes could not be looked at; their "
+		say("some classes could not be looked at; their "
 			   "objects' references are listed unordered");
 	if (walk(d, why) < 0)
 		return -1;
@@ -1171,7 +1174,7 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 	name_threads(ag, jni);
 	qsort(d->roots, d->n_roots, sizeof(*d->roots), compare_roots);
 	if (add_stack_frames(d, jni) < 0) {
-		agent_warn("dump (%s) skipped: out of memory", why);
+		say("dump (%s) skipped: out of memory", why);
 		return -1;
 	}
 	name_frames(d);
@@ -1184,19 +1187,19 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 		qsort(d->arrays, d->n_arrays, sizeof(*d->arrays),
 		      compare_arrays);
 	if (prepare_scratch(d) < 0) {
-		agent_warn("dump (%s) skipped: out of memory", why);
+		say("dump (%s) skipped: out of memory", why);
 		return -1;
 	}
 	record_dump(d);
 	ag->dumps_taken++;
 	if (ag->opt.verbose && ag->opt.values)
-		agent_warn("dump %llu (%s): %zu objects, %zu roots, %zu values, "
+		say("dump %llu (%s): %zu objects, %zu roots, %zu values, "
 			   "%zu arrays, %.1f ms (walk %.1f ms)",
 			   (unsigned long long)ag->dumps_taken - 1, why,
 			   d->n_objs, d->n_roots, d->n_values, d->n_arrays,
 			   elapsed_ms(&start), walked_ms);
 	else if (ag->opt.verbose)
-		agent_warn("dump %llu (%s): %zu objects, %zu roots, %.1f ms "
+		say("dump %llu (%s): %zu objects, %zu roots, %.1f ms "
 			   "(walk %.1f ms)",
 			   (unsigned long long)ag->dumps_taken - 1, why,
 			   d->n_objs, d->n_roots, elapsed_ms(&start),

@@ -2,7 +2,7 @@
  * mono-profiler.c - libmono-profiler-heaptrace: a Mono profiler module that
  * records the runtime's GCs and heap walks through the heaptrace shim.
  *
- *   mono --profile=heaptrace:dump=major,every=1,alloc,output=FILE prog.exe
+ *   mono --profile=heaptrace:dump-on=major,every=1,alloc,output=FILE prog.exe
  *
  * What Mono tells, and what it becomes in the trace:
  *   - GC start and end with the generation: gc_started / gc_finished. One
@@ -43,11 +43,14 @@
  * the shim's ht_* calls, Mono's plain getters, atomics and data allocated
  * beforehand (rootmap.h, idset.h).
  */
-#include "recorders/cmdline.h"
-#include "recorders/idset.h"
-#include "recorders/options.h"
-#include "recorders/report.h"
-#include "recorders/restore.h"
+#include "recorders/core/dump_policy.h"
+#include "recorders/core/guard.h"
+#include "recorders/core/idset.h"
+#include "recorders/core/options.h"
+#include "recorders/core/report.h"
+#include "recorders/core/restore.h"
+#include "recorders/core/say.h"
+#include "recorders/core/trace.h"
 #include "recorders/mono/rootmap.h"
 #include "util/alloc.h"
 
@@ -68,7 +71,6 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +80,6 @@
 
 #include "ht_config.h"
 
-#define DEFAULT_OUTPUT "heaptrace.ht"
 #define DUMP_SIGNAL SIGUSR1
 /* Mono hands at most 128 references per call of the walk callback; a
  * longer piece is passed on in parts of this size. */
@@ -150,14 +151,9 @@ static struct {
 	struct _MonoProfiler prof;
 	MonoProfilerHandle handle;
 	struct rec_options opt;
-	char *output;
-	struct ht_recorder *rec;
+	struct rec_trace trace;  /* the trace, and the guard around it */
 	struct rootmap roots;
 	struct idset classes;
-
-	/* guard for closing while a callback may still record */
-	_Atomic int inflight;
-	_Atomic bool closed;
 
 	_Atomic bool runtime_ready;  /* runtime initialized: names, requests */
 	_Atomic bool requested;      /* a walk is due at the next major */
@@ -225,51 +221,16 @@ static struct {
 	_Atomic int ending_signal;   /* SIGTERM or SIGINT received, or 0 */
 } state;
 
-/* ---- flags, and the recording guard -------------------------------------- */
+/* ---- the recording guard (recorders/core/guard.h) ----------------------- */
 
-static bool flag(_Atomic bool *f)
+static bool enter(void)
 {
-	return atomic_load_explicit(f, memory_order_acquire);
-}
-
-static void set_flag(_Atomic bool *f, bool value)
-{
-	atomic_store_explicit(f, value, memory_order_release);
-}
-
-/* enter() and close_recorder() each write one variable and then read the
- * other: sequentially consistent, so that they cannot both miss. */
-static int inflight(void)
-{
-	return atomic_load(&state.inflight);
+	return guard_enter(&state.trace.guard);
 }
 
 static void leave(void)
 {
-	atomic_fetch_sub_explicit(&state.inflight, 1, memory_order_release);
-}
-
-static bool enter(void)
-{
-	atomic_fetch_add(&state.inflight, 1);
-	if (atomic_load(&state.closed)) {
-		leave();
-		return false;
-	}
-	return true;
-}
-
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "heaptrace: mono recorder: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	guard_leave(&state.trace.guard);
 }
 
 /* ---- class names --------------------------------------------------------- */
@@ -337,7 +298,7 @@ static void name_class_in_pause(MonoClass *k)
 	if (idset_contains(&state.classes, id))
 		return;
 	plain_class_name(k, state.class_name, sizeof(state.class_name));
-	ht_class(state.rec, id, state.class_name, false, 0);
+	ht_class(state.trace.rec, id, state.class_name, false, 0);
 	idset_add(&state.classes, id, true);
 }
 
@@ -356,13 +317,13 @@ static void on_class_loaded(MonoProfiler *prof, MonoClass *k)
 	} else if (flag(&state.runtime_ready)) {
 		char *name = mono_type_get_name(mono_class_get_type(k));
 
-		ht_class(state.rec, (ht_id)(uintptr_t)k,
+		ht_class(state.trace.rec, (ht_id)(uintptr_t)k,
 			 name ? name : plain_class_name(k, buf, sizeof(buf)),
 			 false, 0);
 		mono_free(name);
 	} else {
 		plain_class_name(k, buf, sizeof(buf));
-		ht_class(state.rec, (ht_id)(uintptr_t)k, buf, false, 0);
+		ht_class(state.trace.rec, (ht_id)(uintptr_t)k, buf, false, 0);
 		if (strchr(buf, '`'))
 			remember_early(k);
 	}
@@ -380,7 +341,7 @@ static void rename_early_classes(void)
 		char *name = mono_type_get_name(mono_class_get_type(k));
 
 		if (name)
-			ht_class(state.rec, (ht_id)(uintptr_t)k, name, false,
+			ht_class(state.trace.rec, (ht_id)(uintptr_t)k, name, false,
 				 0);
 		mono_free(name);
 	}
@@ -395,7 +356,7 @@ static void on_thread_name(MonoProfiler *prof, uintptr_t tid, const char *name)
 	(void)prof;
 	if (!name || !enter())
 		return;
-	ht_thread(state.rec, (ht_id)tid, name);
+	ht_thread(state.trace.rec, (ht_id)tid, name);
 	leave();
 }
 
@@ -458,13 +419,13 @@ struct field_batch {
 static void batch_flush(struct field_batch *b)
 {
 	if (b->n)
-		ht_fields(state.rec, b->n, b->f);
+		ht_fields(state.trace.rec, b->n, b->f);
 	b->n = 0;
 }
 
 static void batch_add(struct field_batch *b, struct ht_field f)
 {
-	if (b->n == sizeof(b->f) / sizeof(b->f[0]))
+	if (b->n == ARRAY_SIZE(b->f))
 		batch_flush(b);
 	b->f[b->n++] = f;
 }
@@ -776,7 +737,7 @@ static void record_start_bounds(bool with_old)
 	struct ht_generation_range g[3];
 
 	both_generations(g);
-	ht_generation_bounds(state.rec, with_old ? 3 : 1, g);
+	ht_generation_bounds(state.trace.rec, with_old ? 3 : 1, g);
 }
 
 /* At a GC's finish: both, so that an object carried out of the nursery
@@ -786,7 +747,7 @@ static void record_finish_bounds(void)
 	struct ht_generation_range g[3];
 
 	both_generations(g);
-	ht_generation_bounds(state.rec, 3, g);
+	ht_generation_bounds(state.trace.rec, 3, g);
 }
 
 /* A GC that proves the old generation's dead but was not walked (another
@@ -798,7 +759,7 @@ static void record_old_kept(void)
 	uint64_t lengths[2] = {state.nursery_start,
 			       (uint64_t)0 - state.nursery_end};
 
-	ht_surviving_references(state.rec, 2, starts, lengths);
+	ht_surviving_references(state.trace.rec, 2, starts, lengths);
 }
 
 /* A GC whose roots Mono did not report (the pause that starts a
@@ -810,7 +771,7 @@ static void record_nursery_kept(void)
 	ht_id start = state.nursery_start;
 	uint64_t length = state.nursery_end - state.nursery_start;
 
-	ht_surviving_references(state.rec, 1, &start, &length);
+	ht_surviving_references(state.trace.rec, 1, &start, &length);
 }
 
 /* Roots into the nursery, reported once the collection is done: Mono
@@ -831,14 +792,14 @@ static void record_nursery_survivors(uint64_t count,
 		if (!in_nursery(a))
 			continue;
 		if (n == BATCH) {
-			ht_surviving_references(state.rec, n, starts, lengths);
+			ht_surviving_references(state.trace.rec, n, starts, lengths);
 			n = 0;
 		}
 		starts[n] = a;
 		lengths[n++] = 1;
 	}
 	if (n)
-		ht_surviving_references(state.rec, n, starts, lengths);
+		ht_surviving_references(state.trace.rec, n, starts, lengths);
 }
 
 /* ---- allocations, moves -------------------------------------------------- */
@@ -850,7 +811,7 @@ static size_t batch(uint64_t left)
 	return left < BATCH ? (size_t)left : BATCH;
 }
 
-static uint64_t heap_size(uint64_t size)
+static uint64_t size_in_heap(uint64_t size)
 {
 	return (size + 7) & ~(uint64_t)7; /* objects are 8-byte aligned */
 }
@@ -866,7 +827,7 @@ static uint64_t heap_size(uint64_t size)
  * is not known yet: 0, which the first dump that shows it fills in. */
 static uint64_t allocated_size(MonoObject *obj)
 {
-	uint64_t size = heap_size(mono_object_get_size(obj));
+	uint64_t size = size_in_heap(mono_object_get_size(obj));
 
 	if (size < SMALL_OBJECT_MAX && mono_gc_get_generation(obj) != 0)
 		return 0;
@@ -878,7 +839,7 @@ static void on_allocation(MonoProfiler *prof, MonoObject *obj)
 	(void)prof;
 	if (!enter())
 		return;
-	ht_object_allocated(state.rec, (ht_id)(uintptr_t)obj,
+	ht_object_allocated(state.trace.rec, (ht_id)(uintptr_t)obj,
 			    (ht_id)(uintptr_t)mono_object_get_class(obj),
 			    allocated_size(obj));
 	leave();
@@ -922,7 +883,7 @@ static void on_moves(MonoProfiler *prof, MonoObject *const *objects,
 			if (state.gc_proves_old)
 				note_destination(new_ids[i]);
 		}
-		ht_moved_references(state.rec, n, old_ids, new_ids, lengths);
+		ht_moved_references(state.trace.rec, n, old_ids, new_ids, lengths);
 		done += n;
 	}
 	leave();
@@ -1036,7 +997,7 @@ static void on_gc_roots(MonoProfiler *prof, uint64_t count,
 			classify_root((uintptr_t)addresses[done + i], &kinds[i],
 				      &root_flags[i], &ids[i], &fields[i]);
 		}
-		ht_root_references_fields(state.rec, n, refs, flags, kinds,
+		ht_root_references_fields(state.trace.rec, n, refs, flags, kinds,
 					  root_flags, ids, fields,
 					  HT_RESULT_OK);
 		done += n;
@@ -1062,10 +1023,10 @@ static void piece_record(struct piece *p, bool more)
 			},
 		};
 
-		ht_record_event(state.rec, &ev);
+		ht_record_event(state.trace.rec, &ev);
 		p->has_text = false;
 	} else {
-		ht_object_references_fields(state.rec, p->id, p->class_id,
+		ht_object_references_fields(state.trace.rec, p->id, p->class_id,
 					    p->size,
 					    more ? HT_OBJ_MORE_REFERENCES : 0,
 					    p->n, p->refs, NULL,
@@ -1114,7 +1075,7 @@ static void walked_survivors_flush(void)
 	for (size_t i = 0; i < state.n_walked_survivors; i++)
 		lengths[i] = 1;
 	if (state.n_walked_survivors)
-		ht_surviving_references(state.rec, state.n_walked_survivors,
+		ht_surviving_references(state.trace.rec, state.n_walked_survivors,
 					state.walked_survivors, lengths);
 	state.n_walked_survivors = 0;
 }
@@ -1225,7 +1186,7 @@ static int on_walk_object(MonoObject *obj, MonoClass *klass, uintptr_t size,
 		p->valid = true;
 		p->id = id;
 		p->class_id = (ht_id)(uintptr_t)klass;
-		p->size = heap_size(mono_object_get_size(obj));
+		p->size = size_in_heap(mono_object_get_size(obj));
 		p->generation = mono_gc_get_generation(obj);
 		p->fields = state.tables_held ? class_fields_of(klass, 0)
 					      : NULL;
@@ -1273,22 +1234,10 @@ static uint32_t collected_generations(int gen)
 	return gen >= 31 ? UINT32_MAX : (1u << (gen + 1)) - 1;
 }
 
-/* Would the next qualifying collection be one to dump at? */
-static bool due(uint64_t ordinal)
-{
-	return ordinal % state.opt.every == 0;
-}
-
+/* Does a collection of gen count for --every (dump_policy.h)? */
 static bool qualifies(int gen)
 {
-	switch (state.opt.dump_on) {
-	case DUMP_ON_MAJOR:
-		return gen >= state.max_gen;
-	case DUMP_ON_EVERY_GC:
-		return true;
-	default:
-		return false;
-	}
+	return dump_qualifies(&state.opt, gen >= state.max_gen);
 }
 
 static void pause_begin(uint32_t gen, bool serial)
@@ -1303,7 +1252,7 @@ static void pause_begin(uint32_t gen, bool serial)
 	state.induced_pause = walkable && requested && !stopping;
 	state.walk_pause = walkable && !stopping &&
 			   (requested || (qualifies((int)gen) &&
-					  due(state.qualifying + 1)));
+					  dump_due(&state.opt, state.qualifying + 1)));
 	if (state.walk_pause) {
 		/* held only by a thread growing them after its pause */
 		state.tables_held = tables_claim();
@@ -1341,7 +1290,7 @@ static void gc_close(void)
 			record_old_kept();
 		record_finish_bounds();
 	}
-	ht_gc_finished(state.rec);
+	ht_gc_finished(state.trace.rec);
 	state.gc_open = false;
 	if (state.gc_proves_old) {
 		if (state.n_dests > state.most_dests || state.dests_overflow)
@@ -1358,7 +1307,7 @@ static void gc_close(void)
 static void gc_open_as(int gen, bool proving_old)
 {
 	gc_close();
-	ht_gc_started(state.rec, state.gc_number++, collected_generations(gen),
+	ht_gc_started(state.trace.rec, state.gc_number++, collected_generations(gen),
 		      state.induced_pause ? HT_GC_INDUCED : HT_GC_OTHER);
 	state.gc_proves_old = proving_old && flag(&state.nursery_known) &&
 			      state.dests && dests_claim();
@@ -1389,7 +1338,7 @@ static void gc_start(int gen)
 	if (state.induced_pause || !qualifies(gen))
 		return;
 	state.qualifying++;
-	if (due(state.qualifying) && !state.walk_pause &&
+	if (dump_due(&state.opt, state.qualifying) && !state.walk_pause &&
 	    !flag(&state.stopping)) {
 		set_flag(&state.requested, true);
 		state.notify_after = true;
@@ -1451,7 +1400,7 @@ static void dests_make_room(void)
  * that may be done from here, and only once the world runs again. */
 static void after_pause(void)
 {
-	report_if_failed(state.rec);
+	report_if_failed(state.trace.rec);
 	field_tables_make_room();
 	dests_make_room();
 	if (state.notify_after && flag(&state.runtime_ready))
@@ -1503,7 +1452,7 @@ static void on_finalized(MonoProfiler *prof)
 	if (flag(&state.requested) &&
 	    !flag(&state.concurrent) &&
 	    !flag(&state.stopping) &&
-	    !flag(&state.closed))
+	    !flag(&state.trace.guard.closed))
 		mono_gc_collect(mono_gc_max_generation());
 }
 
@@ -1518,7 +1467,7 @@ static void on_finalized(MonoProfiler *prof)
  * itself (Mono.Unix.UnixSignal) replaces this, and ends as it chooses.
  */
 static const int ending_signals[] = {SIGTERM, SIGINT};
-#define N_ENDING (sizeof(ending_signals) / sizeof(ending_signals[0]))
+#define N_ENDING ARRAY_SIZE(ending_signals)
 
 static void on_dump_signal(int sig)
 {
@@ -1538,7 +1487,7 @@ static void close_recorder(void);
  * the signal, now with its default action. */
 static void end_by_signal(int sig)
 {
-	if (flag(&state.runtime_ready) && !flag(&state.closed)) {
+	if (flag(&state.runtime_ready) && !flag(&state.trace.guard.closed)) {
 		/* the exit dump wants a thread the runtime knows */
 		mono_thread_attach(mono_get_root_domain());
 		on_shutdown_begin(NULL);
@@ -1637,16 +1586,11 @@ static void stop_signal_helper(void)
 static void on_shutdown_begin(MonoProfiler *prof)
 {
 	(void)prof;
-	if (flag(&state.closed))
+	if (flag(&state.trace.guard.closed))
 		return;
 	set_flag(&state.requested, true);
 	mono_gc_collect(mono_gc_max_generation());
 	set_flag(&state.stopping, true);
-}
-
-static const char *plural(uint64_t n)
-{
-	return n == 1 ? "" : "s";
 }
 
 /* HEAPTRACE_VERBOSE: what the shim saw, waits for free buffers included
@@ -1658,50 +1602,34 @@ static void report_stats(void)
 
 	if (!getenv("HEAPTRACE_VERBOSE"))
 		return;
-	ht_recorder_stats(state.rec, &st);
+	ht_recorder_stats(state.trace.rec, &st);
 	roots = atomic_load(&state.roots.dropped);
 	unmapped = atomic_load(&state.classes_unmapped);
 	say("%s: %llu event%s, %llu GC%s, %llu bytes (%llu before "
 	    "compression), %llu wait%s for a buffer, %llu event%s dropped, "
 	    "%llu root update%s dropped, %llu class%s without a field table, "
 	    "%llu string%s with their text",
-	    state.output,
-	    (unsigned long long)st.events, plural(st.events),
-	    (unsigned long long)st.gcs, plural(st.gcs),
+	    state.trace.output,
+	    (unsigned long long)st.events, plural_s(st.events),
+	    (unsigned long long)st.gcs, plural_s(st.gcs),
 	    (unsigned long long)st.bytes_written,
 	    (unsigned long long)st.bytes_uncompressed,
-	    (unsigned long long)st.waits, plural(st.waits),
-	    (unsigned long long)st.dropped_events, plural(st.dropped_events),
-	    (unsigned long long)roots, plural(roots),
+	    (unsigned long long)st.waits, plural_s(st.waits),
+	    (unsigned long long)st.dropped_events, plural_s(st.dropped_events),
+	    (unsigned long long)roots, plural_s(roots),
 	    (unsigned long long)unmapped, unmapped == 1 ? "" : "es",
 	    (unsigned long long)state.strings_valued,
-	    plural(state.strings_valued));
+	    plural_s(state.strings_valued));
 }
 
 /* Closes the trace once no callback is recording (waiting a little for
  * one that is); a callback that comes later records nothing. */
 static void close_recorder(void)
 {
-	struct ht_error err;
-	struct timespec tick = {0, 1000 * 1000};
-
-	if (atomic_exchange(&state.closed, true))
+	if (!guard_close(&state.trace.guard))
 		return;
 	stop_signal_helper();
-	for (int i = 0; i < 2000 && inflight() > 0; i++)
-		nanosleep(&tick, NULL);
-	if (inflight() > 0) {
-		/* a thread stuck in a callback still uses the recorder: what
-		 * was written stays readable without the index */
-		say("%s: a thread is still recording; the trace is left "
-		    "without its index", state.output);
-		return;
-	}
-	report_stats();
-	if (ht_recorder_close(state.rec, &err) != HT_OK) {
-		say("%s", err.message);
-		report_failure(err.message);
-	}
+	trace_finish(&state.trace, report_stats);
 }
 
 static void on_shutdown_end(MonoProfiler *prof)
@@ -1716,10 +1644,10 @@ static void on_shutdown_end(MonoProfiler *prof)
  * still take one (outside a pause, before its shutdown began). */
 static void at_exit(void)
 {
-	if (!state.rec)
+	if (!state.trace.rec)
 		return;
 	if (flag(&state.runtime_ready) && !flag(&state.stopping) &&
-	    !flag(&state.closed) && !flag(&state.in_pause)) {
+	    !flag(&state.trace.guard.closed) && !flag(&state.in_pause)) {
 		mono_thread_attach(mono_get_root_domain());
 		on_shutdown_begin(NULL);
 	}
@@ -1754,45 +1682,27 @@ static const struct ht_record_options record_options = {
 	.times = true, /* GC starts and finishes, dumps: for pauses */
 };
 
-static bool open_trace(void)
+static bool open_mono_trace(void)
 {
-	char every[24], pid[24], *cmd = process_command_line();
 	char *version = mono_get_runtime_build_info();
-	struct ht_metadata meta[] = {
-		{"recorder", "libmono-profiler-heaptrace " HT_VERSION},
-		{"dump_on", dump_on_name(state.opt.dump_on)},
-		{"every", every},
-		{"allocations", state.opt.allocations ? "yes" : "no"},
-		{"pid", pid},
-		{"values", "strings"}, /* last: only when recorded */
-	};
+	struct trace_metadata meta;
 	struct ht_header h = {
-		.version = HT_FORMAT_VERSION,
 		.runtime = "mono",
 		.runtime_version = version,
-		.pointer_size = (uint32_t)sizeof(void *),
 		/* every survivor inside the bounds recorded at a GC's start
 		 * (the nursery): moved, or pinned and reported as a root */
 		.reports_survivors = true,
-		.command_line = cmd,
-		.has_start_time = true,
-		.start_time = (int64_t)time(NULL),
-		.n_metadata = sizeof(meta) / sizeof(meta[0]) -
-			      !(state.opt.values && little_endian()),
-		.metadata = meta,
 	};
-	struct ht_error err;
 
-	snprintf(every, sizeof(every), "%u", state.opt.every);
-	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-	state.rec = ht_recorder_open(state.output, &h, &record_options, &err);
-	free(cmd);
+	trace_metadata_of(&meta, "libmono-profiler-heaptrace " HT_VERSION,
+			  &state.opt,
+			  state.opt.values && little_endian() ? "strings"
+							      : NULL);
+	h.metadata = meta.m;
+	h.n_metadata = meta.n;
+	state.trace.rec = trace_open(state.trace.output, &h, &record_options);
 	mono_free(version);
-	if (!state.rec) {
-		say("cannot record: %s", err.message);
-		report_failure(err.message);
-	}
-	return state.rec != NULL;
+	return state.trace.rec != NULL;
 }
 
 static void install_callbacks(void)
@@ -1830,13 +1740,14 @@ static char *output_path(const char *env_output)
 {
 	if (state.opt.output)
 		return strdup(state.opt.output);
-	return strdup(env_output ? env_output : DEFAULT_OUTPUT);
+	return strdup(env_output ? env_output : REC_DEFAULT_OUTPUT);
 }
 
 void mono_profiler_init_heaptrace(const char *desc)
 {
 	char err[256], *env_output = getenv("HEAPTRACE_OUTPUT");
 
+	say_as("mono", NULL);
 	/* read before the environment is put back, which unsets them */
 	check_module(getenv("HEAPTRACE_MODULE"));
 	report_channel_open(getenv("HEAPTRACE_REPORT_FD"));
@@ -1848,9 +1759,9 @@ void mono_profiler_init_heaptrace(const char *desc)
 		free(env_output);
 		return;
 	}
-	state.output = output_path(env_output);
+	state.trace.output = output_path(env_output);
 	free(env_output);
-	if (!state.output || rootmap_init(&state.roots, 512) < 0 ||
+	if (!state.trace.output || rootmap_init(&state.roots, 512) < 0 ||
 	    idset_init(&state.classes, 8192) < 0 ||
 	    field_tables_alloc(&state.ft, FIRST_FIELD_CLASSES,
 			       FIRST_FIELD_SLOTS) < 0 ||
@@ -1865,7 +1776,7 @@ void mono_profiler_init_heaptrace(const char *desc)
 	state.max_gen = mono_gc_max_generation();
 	if (state.max_gen < 0)
 		state.max_gen = 1;
-	if (!open_trace())
+	if (!open_mono_trace())
 		return;
 	if (start_signal_helper(state.opt.dump_on == DUMP_ON_SIGNAL) < 0)
 		say("cannot catch SIGUSR1 for dump=signal, SIGTERM and SIGINT: "
