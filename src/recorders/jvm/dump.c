@@ -306,8 +306,8 @@ static bool find_referrer(struct dump *d, jlong tag, uint32_t *index)
 	return true;
 }
 
-static int add_root(struct dump *d, enum root_group group, ht_id owner,
-		    jint depth, jmethodID method, jlong target)
+static int note_root(struct dump *d, enum root_group group, ht_id owner,
+		     jint depth, jmethodID method, jlong target)
 {
 	struct root_rec *r;
 
@@ -344,8 +344,8 @@ static int root_class_object(struct dump *d, jlong class_object)
 	rc = idmap_get_or_add(&d->class_roots, (uint64_t)class_object, &unused);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
-	return add_root(d, G_CLASS, (ht_id)class_object, -1, NULL,
-			class_object);
+	return note_root(d, G_CLASS, (ht_id)class_object, -1, NULL,
+			 class_object);
 }
 
 static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
@@ -353,27 +353,27 @@ static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 {
 	switch (kind) {
 	case JVMTI_HEAP_REFERENCE_THREAD:
-		return add_root(d, G_THREAD, (ht_id)target, -1, NULL, target);
+		return note_root(d, G_THREAD, (ht_id)target, -1, NULL, target);
 	case JVMTI_HEAP_REFERENCE_STACK_LOCAL:
-		if (add_root(d, G_THREAD, (ht_id)info->stack_local.thread_tag,
-			     info->stack_local.depth, info->stack_local.method,
-			     target) < 0)
+		if (note_root(d, G_THREAD, (ht_id)info->stack_local.thread_tag,
+			      info->stack_local.depth, info->stack_local.method,
+			      target) < 0)
 			return -1;
 		d->roots[d->n_roots - 1].location =
 			info->stack_local.location;
 		return 0;
 	case JVMTI_HEAP_REFERENCE_JNI_LOCAL:
-		return add_root(d, G_THREAD, (ht_id)info->jni_local.thread_tag,
-				info->jni_local.depth, info->jni_local.method,
-				target);
+		return note_root(d, G_THREAD, (ht_id)info->jni_local.thread_tag,
+				 info->jni_local.depth, info->jni_local.method,
+				 target);
 	case JVMTI_HEAP_REFERENCE_JNI_GLOBAL:
-		return add_root(d, G_STRONG, 0, -1, NULL, target);
+		return note_root(d, G_STRONG, 0, -1, NULL, target);
 	case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
 		return root_class_object(d, target);
 	case JVMTI_HEAP_REFERENCE_MONITOR:
-		return add_root(d, G_MONITOR, 0, -1, NULL, target);
+		return note_root(d, G_MONITOR, 0, -1, NULL, target);
 	default:
-		return add_root(d, G_OTHER, 0, -1, NULL, target);
+		return note_root(d, G_OTHER, 0, -1, NULL, target);
 	}
 }
 
@@ -772,8 +772,8 @@ static int add_thread_frames(struct dump *d, jthread thread, ht_id owner,
 			at++;
 		if (at < to && d->roots[at].depth == depth)
 			continue;
-		if (add_root(d, G_THREAD, owner, depth, fr[depth].method,
-			     0) < 0)
+		if (note_root(d, G_THREAD, owner, depth, fr[depth].method,
+			      0) < 0)
 			return -1;
 		d->roots[d->n_roots - 1].location = fr[depth].location;
 		d->roots[d->n_roots - 1].empty = true;

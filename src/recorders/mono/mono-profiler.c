@@ -341,8 +341,8 @@ static void rename_early_classes(void)
 		char *name = mono_type_get_name(mono_class_get_type(k));
 
 		if (name)
-			ht_class(state.trace.rec, (ht_id)(uintptr_t)k, name, false,
-				 0);
+			ht_class(state.trace.rec, (ht_id)(uintptr_t)k, name,
+				 false, 0);
 		mono_free(name);
 	}
 	free(state.early);
@@ -792,7 +792,8 @@ static void record_nursery_survivors(uint64_t count,
 		if (!in_nursery(a))
 			continue;
 		if (n == BATCH) {
-			ht_surviving_references(state.trace.rec, n, starts, lengths);
+			ht_surviving_references(state.trace.rec, n, starts,
+						lengths);
 			n = 0;
 		}
 		starts[n] = a;
@@ -883,7 +884,8 @@ static void on_moves(MonoProfiler *prof, MonoObject *const *objects,
 			if (state.gc_proves_old)
 				note_destination(new_ids[i]);
 		}
-		ht_moved_references(state.trace.rec, n, old_ids, new_ids, lengths);
+		ht_moved_references(state.trace.rec, n, old_ids, new_ids,
+				    lengths);
 		done += n;
 	}
 	leave();
@@ -997,8 +999,8 @@ static void on_gc_roots(MonoProfiler *prof, uint64_t count,
 			classify_root((uintptr_t)addresses[done + i], &kinds[i],
 				      &root_flags[i], &ids[i], &fields[i]);
 		}
-		ht_root_references_fields(state.trace.rec, n, refs, flags, kinds,
-					  root_flags, ids, fields,
+		ht_root_references_fields(state.trace.rec, n, refs, flags,
+					  kinds, root_flags, ids, fields,
 					  HT_RESULT_OK);
 		done += n;
 	}
@@ -1075,7 +1077,8 @@ static void walked_survivors_flush(void)
 	for (size_t i = 0; i < state.n_walked_survivors; i++)
 		lengths[i] = 1;
 	if (state.n_walked_survivors)
-		ht_surviving_references(state.trace.rec, state.n_walked_survivors,
+		ht_surviving_references(state.trace.rec,
+					state.n_walked_survivors,
 					state.walked_survivors, lengths);
 	state.n_walked_survivors = 0;
 }
@@ -1096,7 +1099,7 @@ static void note_walked(ht_id id)
 }
 
 /* Ids in place, ascending: a heap sort, which allocates nothing. */
-static void sift_down(ht_id *a, size_t root, size_t n)
+static void ids_sift_down(ht_id *a, size_t root, size_t n)
 {
 	for (;;) {
 		size_t child = 2 * root + 1;
@@ -1118,13 +1121,13 @@ static void sift_down(ht_id *a, size_t root, size_t n)
 static void sort_ids(ht_id *a, size_t n)
 {
 	for (size_t i = n / 2; i-- > 0;)
-		sift_down(a, i, n);
+		ids_sift_down(a, i, n);
 	for (size_t end = n; end > 1; end--) {
 		ht_id t = a[0];
 
 		a[0] = a[end - 1];
 		a[end - 1] = t;
-		sift_down(a, 0, end - 1);
+		ids_sift_down(a, 0, end - 1);
 	}
 }
 
@@ -1245,14 +1248,14 @@ static void pause_begin(uint32_t gen, bool serial)
 	bool walkable = (int)gen >= state.max_gen && serial;
 	bool stopping = flag(&state.stopping);
 	bool requested = flag(&state.requested);
+	bool due = dump_due(&state.opt, state.qualifying + 1);
 
 	set_flag(&state.in_pause, true);
 	state.gc_open = false;
 	state.notify_after = false;
 	state.induced_pause = walkable && requested && !stopping;
 	state.walk_pause = walkable && !stopping &&
-			   (requested || (qualifies((int)gen) &&
-					  dump_due(&state.opt, state.qualifying + 1)));
+			   (requested || (qualifies((int)gen) && due));
 	if (state.walk_pause) {
 		/* held only by a thread growing them after its pause */
 		state.tables_held = tables_claim();
@@ -1307,7 +1310,8 @@ static void gc_close(void)
 static void gc_open_as(int gen, bool proving_old)
 {
 	gc_close();
-	ht_gc_started(state.trace.rec, state.gc_number++, collected_generations(gen),
+	ht_gc_started(state.trace.rec, state.gc_number++,
+		      collected_generations(gen),
 		      state.induced_pause ? HT_GC_INDUCED : HT_GC_OTHER);
 	state.gc_proves_old = proving_old && flag(&state.nursery_known) &&
 			      state.dests && dests_claim();
@@ -1408,7 +1412,7 @@ static void after_pause(void)
 	state.notify_after = false;
 }
 
-static void on_gc_event(MonoProfiler *prof, MonoProfilerGCEvent ev,
+static void on_gc_phase(MonoProfiler *prof, MonoProfilerGCEvent ev,
 			uint32_t gen, mono_bool serial)
 {
 	(void)prof;
@@ -1715,7 +1719,7 @@ static void install_callbacks(void)
 	mono_profiler_set_runtime_shutdown_end_callback(h, on_shutdown_end);
 	mono_profiler_set_class_loaded_callback(h, on_class_loaded);
 	mono_profiler_set_thread_name_callback(h, on_thread_name);
-	mono_profiler_set_gc_event_callback(h, on_gc_event);
+	mono_profiler_set_gc_event_callback(h, on_gc_phase);
 	mono_profiler_set_gc_moves_callback(h, on_moves);
 	/* from the start: Mono notes the pinned objects it will report only
 	 * while a roots callback is installed */

@@ -34,8 +34,8 @@ static void refused(const char *text, const char *message)
 	struct rec_options o;
 	char err[256] = "";
 
-	cr_assert_eq(rec_parse_agent_options(text, &o, err, sizeof(err)), -1, "'%s'",
-		     text);
+	cr_assert_eq(rec_parse_agent_options(text, &o, err, sizeof(err)), -1,
+		     "'%s'", text);
 	cr_assert_str_eq(err, message, "'%s'", text);
 	cr_assert_null(o.output);
 }
