@@ -4,6 +4,7 @@
  */
 #include "recorders/clr/names.h"
 
+#include "util/alloc.h"
 #include "util/utf8.h"
 
 #include <inttypes.h>
@@ -54,8 +55,7 @@ const char *clrn_element_type_name(uint32_t elem_type)
 		[0x19] = "System.UIntPtr", [0x1c] = "System.Object",
 	};
 
-	return elem_type < sizeof(names) / sizeof(names[0]) ? names[elem_type]
-							    : NULL;
+	return elem_type < ARRAY_SIZE(names) ? names[elem_type] : NULL;
 }
 
 unsigned clrn_arity(const char *name, size_t *base_len)
