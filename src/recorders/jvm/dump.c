@@ -45,7 +45,7 @@
 #include "recorders/jvm/agent.h"
 #include "util/alloc.h"
 
-#include <heaptrace/trace.h>
+#include <heaptrace/record.h>
 
 #include <stdio.h>
 #include <stdlib.h>
