@@ -38,11 +38,9 @@ RECORD_H = "<heaptrace/record.h>"
 TRACE_H = "<heaptrace/trace.h>"
 
 # What a recorder's room may include and link besides itself: the shim
-# and the helpers, and what the recorders share. "recorders" is the shared
-# files still at the top of src/recorders/ while they move to
-# recorders/core (issue 27); once they have, it goes. Not lib/common: the
-# recorders see only the shim (doc/design.md section 7).
-RECORDER = {"util", "lib/record", RECORD_H, "recorders/core", "recorders"}
+# and the helpers, and what the recorders share (recorders/core). Not
+# lib/common: the recorders see only the shim (doc/design.md section 7).
+RECORDER = {"util", "lib/record", RECORD_H, "recorders/core"}
 
 # What each folder of src/ may include and link besides itself (doc/design.md
 # section 7): a folder, a header named by its path, or a public header.
@@ -52,7 +50,7 @@ ALLOWED = {
     "lib/record": {"util", "lib/common", RECORD_H, TRACE_H},
     "lib/read": {"util", "lib/common", TRACE_H},
     "analysis": {"util", "lib/common", "lib/read", TRACE_H},
-    "recorders": RECORDER - {"recorders"},
+    "recorders": RECORDER,
     "recorders/core": RECORDER - {"recorders/core"},
     "recorders/mono": RECORDER,
     "recorders/jvm": RECORDER,
@@ -60,8 +58,7 @@ ALLOWED = {
     # the dump modes and the option grammar heaptrace record shares with
     # the recorders
     "cli": {"util", "lib/common", "lib/record", "lib/read", "analysis",
-            "recorders/dump_on.h", "recorders/core/options.h",
-            RECORD_H, TRACE_H},
+            "recorders/core/options.h", RECORD_H, TRACE_H},
     "tools": {"util", "lib/common", "lib/record", RECORD_H},
 }
 

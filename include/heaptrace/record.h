@@ -25,6 +25,12 @@
  *    group's events to the writer at once, so a crash loses at most the
  *    group in flight.
  *  - Protocol violations are counted and recorded, never refused.
+ *
+ * A recorder includes this header alone: it brings <heaptrace/trace.h>,
+ * whose part a producer needs is the events' vocabulary (ids, kinds,
+ * flags, struct ht_field, struct ht_array_values) and the values helpers
+ * (ht_value_type_width, ht_array_values_of), which libheaptrace exports
+ * as libheaptrace-read does.
  */
 #ifndef HEAPTRACE_RECORD_H
 #define HEAPTRACE_RECORD_H

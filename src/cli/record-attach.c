@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/escape.h"
 #include "cli/record.h"
+#include "util/alloc.h"
 #include "util/procfile.h"
 
 #include <errno.h>
@@ -332,16 +333,26 @@ static void control_send(struct control *ctl, const char *line)
 static int agent_options(const struct record_options *o,
 			 const struct control *ctl, char *out, size_t len)
 {
+	struct rec_request r = {
+		.dump_on = o->dump_on, .every = o->every, .values = o->values,
+		.control = ctl->path, .report_fd = -1, .output = o->output,
+	};
+	char *args;
+	bool fits;
+
 	if (strchr(o->output, '"')) {
 		error_msg("cannot attach: the trace's path %s has a '\"', which "
 			  "jcmd cannot pass to the JVM", esc_text(o->output));
 		return -1;
 	}
-	if ((size_t)snprintf(out, len, "\"dump-on=%s,every=%u,%scontrol=%s,"
-			     "output=%s\"", dump_on_name(o->dump_on),
-			     o->every ? o->every : 1,
-			     o->values ? "values," : "", ctl->path,
-			     o->output) >= len) {
+	args = rec_options_format(&r);
+	if (!args) {
+		error_msg("out of memory");
+		return -1;
+	}
+	fits = (size_t)snprintf(out, len, "\"%s\"", args) < len;
+	free(args);
+	if (!fits) {
 		error_msg("cannot attach: the trace's path is too long");
 		return -1;
 	}
@@ -471,7 +482,7 @@ static void on_dump(int sig)
 }
 
 static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
-#define N_STOP (sizeof(stop_signals) / sizeof(stop_signals[0]))
+#define N_STOP ARRAY_SIZE(stop_signals)
 
 struct attach_signals {
 	struct sigaction stop[N_STOP], dump;

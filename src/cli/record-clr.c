@@ -15,6 +15,7 @@
  * are not recorded into the same trace.
  */
 #include "cli/record.h"
+#include "util/alloc.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -57,28 +58,35 @@ static const char *const arch_paths[] = {
 static int clr_prepare(const struct record_options *o, char ***argv,
 		       struct env_edit *env, struct ht_error *err)
 {
-	char path[PATH_MAX], options[96];
+	struct rec_request r = {
+		.dump_on = o->dump_on, .every = o->every,
+		.allocations = o->allocations, .values = o->values,
+		.report_fd = -1, /* HEAPTRACE_REPORT_FD, below */
+	};
+	char path[PATH_MAX], *options = NULL;
 
 	if (find_recorder("clr", CLR_RECORDER, path, sizeof(path), err) < 0)
 		return -1;
 	if (has_suffix((*argv)[0], ".dll") && argv_insert(argv, 0, "dotnet") < 0)
 		goto nomem;
-	snprintf(options, sizeof(options), "dump=%s,every=%u%s%s",
-		 dump_on_name(o->dump_on), o->every ? o->every : 1,
-		 o->allocations ? ",alloc" : "", o->values ? ",values" : "");
-	if (env_override(env, "CORECLR_ENABLE_PROFILING", "1") < 0 ||
+	/* the trace's path goes in HEAPTRACE_OUTPUT: see above */
+	options = rec_options_format(&r);
+	if (!options ||
+	    env_override(env, "CORECLR_ENABLE_PROFILING", "1") < 0 ||
 	    env_override(env, "CORECLR_PROFILER", CLR_PROFILER_GUID) < 0 ||
 	    env_override(env, "CORECLR_PROFILER_PATH", path) < 0 ||
 	    env_override(env, "HEAPTRACE_CLR_OPTIONS", options) < 0 ||
 	    env_override(env, "HEAPTRACE_OUTPUT", o->output) < 0 ||
 	    env_report_fd(env, o->report_fd) < 0)
 		goto nomem;
-	for (size_t i = 0; i < sizeof(arch_paths) / sizeof(arch_paths[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(arch_paths); i++)
 		if (getenv(arch_paths[i]) &&
 		    env_override(env, arch_paths[i], NULL) < 0)
 			goto nomem;
+	free(options);
 	return 0;
 nomem:
+	free(options);
 	return record_error(err, "out of memory");
 }
 

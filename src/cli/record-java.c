@@ -56,21 +56,25 @@ static int launcher_option(struct env_edit *env, const char *option,
 static int java_prepare(const struct record_options *o, char ***argv,
 			struct env_edit *env, struct ht_error *err)
 {
-	char path[PATH_MAX], report[32], *option;
+	struct rec_request r = {
+		.dump_on = o->dump_on, .every = o->every, .values = o->values,
+		.report_fd = o->report_fd, .output = o->output,
+	};
+	char path[PATH_MAX], *args, *option;
 	size_t len;
 	int rc;
 
 	if (find_recorder("jvm", JAVA_RECORDER, path, sizeof(path), err) < 0)
 		return -1;
-	len = strlen(path) + strlen(o->output) + 128;
-	option = malloc(len);
-	if (!option)
+	args = rec_options_format(&r);
+	len = args ? strlen(path) + strlen(args) + 32 : 0;
+	option = args ? malloc(len) : NULL;
+	if (!option) {
+		free(args);
 		return record_error(err, "out of memory");
-	snprintf(report, sizeof(report), "report=%d,", o->report_fd);
-	snprintf(option, len, "-agentpath:%s=dump-on=%s,every=%u,%s%soutput=%s",
-		 path, dump_on_name(o->dump_on), o->every ? o->every : 1,
-		 o->values ? "values," : "", o->report_fd >= 0 ? report : "",
-		 o->output);
+	}
+	snprintf(option, len, "-agentpath:%s=%s", path, args);
+	free(args);
 	if (!java_recognizes(*argv)) {
 		rc = launcher_option(env, option, err);
 		free(option);

@@ -91,7 +91,14 @@ static bool mono_recognizes(char **argv)
 static int mono_prepare(const struct record_options *o, char ***argv,
 			struct env_edit *env, struct ht_error *err)
 {
-	char path[PATH_MAX], option[128], *slash;
+	struct rec_request r = {
+		.dump_on = o->dump_on, .every = o->every,
+		.allocations = o->allocations, .values = o->values,
+		.report_fd = -1, /* HEAPTRACE_REPORT_FD, below */
+	};
+	char path[PATH_MAX], *slash, *args, *option;
+	size_t len;
+	int rc;
 
 	if (find_recorder("mono", MONO_RECORDER, path, sizeof(path), err) < 0)
 		return -1;
@@ -100,20 +107,28 @@ static int mono_prepare(const struct record_options *o, char ***argv,
 	if (!is_mono((*argv)[0]) && has_suffix((*argv)[0], ".exe") &&
 	    argv_insert(argv, 0, "mono") < 0)
 		goto nomem;
-	snprintf(option, sizeof(option),
-		 "--profile=heaptrace:dump=%s,every=%u%s%s",
-		 dump_on_name(o->dump_on), o->every ? o->every : 1,
-		 o->allocations ? ",alloc" : "", o->values ? ",values" : "");
+	/* the trace's path goes in HEAPTRACE_OUTPUT: see above */
+	args = rec_options_format(&r);
+	len = args ? strlen(args) + 32 : 0;
+	option = args ? malloc(len) : NULL;
+	if (!option) {
+		free(args);
+		goto nomem;
+	}
+	snprintf(option, len, "--profile=heaptrace:%s", args);
+	free(args);
 	/* the module checks that it is the one loaded: Mono prefers a copy in
 	 * its own installation directory to the library path */
 	if (env_override(env, "HEAPTRACE_MODULE", path) < 0)
 		goto nomem;
 	slash = strrchr(path, '/');
 	*slash = '\0';
-	if (env_append(env, "LD_LIBRARY_PATH", path, ":", true) < 0 ||
-	    env_append(env, "MONO_ENV_OPTIONS", option, " ", false) < 0 ||
-	    env_override(env, "HEAPTRACE_OUTPUT", o->output) < 0 ||
-	    env_report_fd(env, o->report_fd) < 0)
+	rc = env_append(env, "LD_LIBRARY_PATH", path, ":", true) < 0 ||
+	     env_append(env, "MONO_ENV_OPTIONS", option, " ", false) < 0 ||
+	     env_override(env, "HEAPTRACE_OUTPUT", o->output) < 0 ||
+	     env_report_fd(env, o->report_fd) < 0;
+	free(option);
+	if (rc)
 		goto nomem;
 	return 0;
 nomem:

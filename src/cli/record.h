@@ -13,7 +13,7 @@
 
 #include <heaptrace/trace.h>
 
-#include "recorders/dump_on.h"
+#include "recorders/core/options.h"
 
 #include <stdbool.h>
 #include <stddef.h>

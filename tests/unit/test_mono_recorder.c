@@ -3,12 +3,13 @@
  * argument parser, the registered root ranges and the set of named
  * classes, including what they do when a pause finds a writer's lock held.
  */
-#include "recorders/idset.h"
-#include "recorders/options.h"
+#include "recorders/core/idset.h"
+#include "recorders/core/options.h"
 #include "recorders/mono/rootmap.h"
 
 #include <criterion/criterion.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- options ------------------------------------------------------------- */
@@ -51,6 +52,61 @@ Test(options, all_of_them)
 	cr_assert(o.values);
 	cr_assert(!o.allocations);
 	cr_assert_str_eq(dump_on_name(DUMP_ON_EXIT), "exit");
+}
+
+/* dump-on= is the spelling `heaptrace record` writes for every recorder;
+ * dump=, the old one of the Mono and CLR recorders, is still read, and a
+ * refusal names the key as it was written. */
+Test(options, one_spelling_and_the_old_one)
+{
+	struct rec_options o;
+	char err[256] = "";
+
+	cr_assert_eq(rec_parse_options("dump-on=exit", &o, err, sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(o.dump_on, DUMP_ON_EXIT);
+	cr_assert_eq(rec_parse_options("dump-on=sometimes", &o, err,
+				       sizeof(err)), -1);
+	cr_assert_str_eq(err, "dump-on= takes major, every-gc, exit or "
+			 "signal, not 'sometimes'");
+	cr_assert_eq(rec_parse_agent_options("dump=signal", &o, err,
+					     sizeof(err)), 0, "%s", err);
+	cr_assert_eq(o.dump_on, DUMP_ON_SIGNAL);
+	rec_free_options(&o);
+}
+
+/* What `heaptrace record` writes is what the recorders read back. */
+Test(options, written_as_read)
+{
+	struct rec_request r = {
+		.dump_on = DUMP_ON_EVERY_GC, .every = 4, .allocations = true,
+		.values = true, .report_fd = -1, .output = "/tmp/a,b c.ht",
+	};
+	struct rec_options o;
+	char err[256] = "", *text = rec_options_format(&r);
+
+	cr_assert_str_eq(text, "dump-on=every-gc,every=4,alloc,values,"
+			 "output=/tmp/a,b c.ht");
+	cr_assert_eq(rec_parse_options(text, &o, err, sizeof(err)), 0, "%s",
+		     err);
+	cr_assert_eq(o.dump_on, DUMP_ON_EVERY_GC);
+	cr_assert_eq(o.every, 4);
+	cr_assert(o.allocations && o.values);
+	cr_assert_str_eq(o.output, "/tmp/a,b c.ht");
+	rec_free_options(&o);
+	free(text);
+	r = (struct rec_request){.dump_on = DUMP_ON_MAJOR, .values = true,
+				 .control = "/tmp/s", .report_fd = 7,
+				 .output = "/t.ht"};
+	text = rec_options_format(&r);
+	cr_assert_str_eq(text, "dump-on=major,every=1,values,control=/tmp/s,"
+			 "report=7,output=/t.ht");
+	cr_assert_eq(rec_parse_agent_options(text, &o, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_str_eq(o.control, "/tmp/s");
+	cr_assert_str_eq(o.report, "7");
+	rec_free_options(&o);
+	free(text);
 }
 
 /* Each refusal with its message, word for word (DIAGNOSTICS in

@@ -7,7 +7,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "recorders/report.h"
+#include "recorders/core/report.h"
 
 #include <heaptrace/record.h>
 

@@ -5,7 +5,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "recorders/restore.h"
+#include "recorders/core/restore.h"
 
 #include <stdio.h>
 #include <stdlib.h>

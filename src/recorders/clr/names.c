@@ -4,6 +4,7 @@
  */
 #include "recorders/clr/names.h"
 
+#include "util/alloc.h"
 #include "util/utf8.h"
 
 #include <inttypes.h>
@@ -54,8 +55,7 @@ const char *clrn_element_type_name(uint32_t elem_type)
 		[0x19] = "System.UIntPtr", [0x1c] = "System.Object",
 	};
 
-	return elem_type < sizeof(names) / sizeof(names[0]) ? names[elem_type]
-							    : NULL;
+	return elem_type < ARRAY_SIZE(names) ? names[elem_type] : NULL;
 }
 
 unsigned clrn_arity(const char *name, size_t *base_len)
@@ -83,8 +83,8 @@ static void unknown_class(uint64_t cls, struct clrn_buf *b)
 	clrn_put(b, id);
 }
 
-static void class_name(const struct clrn_source *src, uint64_t cls,
-		       struct clrn_buf *b, int depth);
+static void format_class(const struct clrn_source *src, uint64_t cls,
+			 struct clrn_buf *b, int depth);
 
 static void array_name(const struct clrn_source *src, unsigned rank,
 		       uint64_t elem, uint32_t elem_type, struct clrn_buf *b,
@@ -93,7 +93,7 @@ static void array_name(const struct clrn_source *src, unsigned rank,
 	const char *prim = clrn_element_type_name(elem_type);
 
 	if (elem)
-		class_name(src, elem, b, depth + 1);
+		format_class(src, elem, b, depth + 1);
 	else if (prim)
 		clrn_put(b, prim);
 	else
@@ -115,7 +115,7 @@ static void put_args(const struct clrn_source *src, const struct clrn_type *t,
 		if (depth >= CLRN_MAX_DEPTH)
 			clrn_put(b, "...");
 		else
-			class_name(src, t->args[*next], b, depth + 1);
+			format_class(src, t->args[*next], b, depth + 1);
 	}
 	clrn_put(b, ">");
 }
@@ -142,8 +142,8 @@ static void type_name(const struct clrn_source *src, const struct clrn_type *t,
 	}
 }
 
-static void class_name(const struct clrn_source *src, uint64_t cls,
-		       struct clrn_buf *b, int depth)
+static void format_class(const struct clrn_source *src, uint64_t cls,
+			 struct clrn_buf *b, int depth)
 {
 	struct clrn_type t;
 	unsigned rank = 0;
@@ -170,7 +170,7 @@ static void class_name(const struct clrn_source *src, uint64_t cls,
 void clrn_class_name(const struct clrn_source *src, uint64_t cls,
 		     struct clrn_buf *b)
 {
-	class_name(src, cls, b, 0);
+	format_class(src, cls, b, 0);
 }
 
 size_t clrn_from_utf16(char *out, size_t len, const uint16_t *in, size_t n)

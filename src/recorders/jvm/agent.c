@@ -21,34 +21,28 @@
  * stays loaded but idle, since HotSpot cannot unload an agent, until it is
  * attached again: then it records anew, into the new trace.
  */
-#include "recorders/cmdline.h"
 #include "recorders/jvm/agent.h"
-#include "recorders/report.h"
-#include "recorders/restore.h"
+#include "recorders/core/dump_policy.h"
+#include "recorders/core/report.h"
+#include "recorders/core/restore.h"
+#include "recorders/core/trace.h"
+#include "util/alloc.h"
 
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* JVMTI calls the events without a context: there is one agent. */
 static struct agent the_agent;
 
-void agent_warn(const char *fmt, ...)
+/* Each message goes to heaptrace too: attached, the JVM's standard error
+ * is not the user's. */
+static void tell_heaptrace(const char *message)
 {
-	char buf[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, AGENT_PREFIX "%s\n", buf);
-	/* attached, the JVM's standard error is not the user's */
-	control_report(&the_agent, buf);
+	control_report(&the_agent, message);
 }
 
 /* ---- dumps --------------------------------------------------------------- */
@@ -107,7 +101,7 @@ static uint64_t counted_gcs(struct agent *ag, JNIEnv *jni, uint64_t gcs,
 	majors = gcbeans_major_count(jni);
 	if (majors < 0) {
 		if (!warned)
-			agent_warn("cannot tell major GCs from minor ones "
+			say("cannot tell major GCs from minor ones "
 				   "(java.management unavailable): dumping "
 				   "after every GC");
 		warned = true;
@@ -144,8 +138,7 @@ static int catch_sigusr1(void)
 static void JNICALL agent_main(jvmtiEnv *jv, JNIEnv *jni, void *arg)
 {
 	struct agent *ag = arg;
-	bool gc_dumps = ag->opt.dump_on == DUMP_ON_MAJOR ||
-			ag->opt.dump_on == DUMP_ON_EVERY_GC;
+	bool gc_dumps = dump_after_gcs(&ag->opt);
 	jlong poll = ag->opt.dump_on == DUMP_ON_SIGNAL ? SIGNAL_POLL_MS : 0;
 	uint64_t gcs_seen = 0, pending = 0;
 	unsigned long signals_seen = 0;
@@ -225,7 +218,7 @@ static void start_agent_thread(struct agent *ag, JNIEnv *jni)
 	ag->thread_running = true;
 	if (agent_thread(ag, jni, "heaptrace", agent_main, ag) < 0) {
 		ag->thread_running = false;
-		agent_warn("cannot start the agent thread: no dumps after GCs "
+		say("cannot start the agent thread: no dumps after GCs "
 			   "or on SIGUSR1");
 	}
 }
@@ -249,7 +242,7 @@ static void JNICALL on_data_dump(jvmtiEnv *jv)
 	 * Java thread: it can walk the heap */
 	if ((*ag->vm)->GetEnv(ag->vm, (void **)&jni, JNI_VERSION_1_8) !=
 	    JNI_OK) {
-		agent_warn("dump request from a thread without JNI: ignored");
+		say("dump request from a thread without JNI: ignored");
 		return;
 	}
 	agent_take_dump(ag, jni, "requested");
@@ -273,17 +266,13 @@ static void close_recorder(struct agent *ag)
 {
 	jvmtiEnv *jv = ag->jvmti;
 	struct ht_recorder *rec;
-	struct ht_error err;
 
 	(*jv)->RawMonitorEnter(jv, ag->record_lock);
 	rec = ag->closed ? NULL : ag->rec;
 	ag->closed = true;
 	(*jv)->RawMonitorExit(jv, ag->record_lock);
-	if (rec && ht_recorder_close(rec, &err) != HT_OK) {
-		agent_warn("%s", err.message);
-		report_failure(err.message);
-	} else if (rec && ag->opt.verbose)
-		agent_warn("%llu dump%s written to %s",
+	if (rec && trace_close_recorder(rec) && ag->opt.verbose)
+		say("%llu dump%s written to %s",
 			   (unsigned long long)ag->dumps_taken,
 			   ag->dumps_taken == 1 ? "" : "s", ag->opt.output);
 }
@@ -341,7 +330,6 @@ static int open_recorder(struct agent *ag)
 	jvmtiEnv *jv = ag->jvmti;
 	char *version = property(jv, "java.vm.version");
 	char *vm_name = property(jv, "java.vm.name");
-	char *command = process_command_line();
 	struct ht_metadata meta[6] = {
 		{"recorder", "libheaptrace-jvmti"},
 		{"object_ids", "jvmti-tags"},
@@ -350,17 +338,11 @@ static int open_recorder(struct agent *ag)
 	};
 	size_t n_meta = 4;
 	struct ht_header h = {
-		.version = HT_FORMAT_VERSION,
 		.runtime = "jvm",
 		.runtime_version = version,
-		.pointer_size = (uint32_t)sizeof(void *),
 		.reports_survivors = false,
-		.command_line = command,
-		.has_start_time = true,
-		.start_time = (int64_t)time(NULL),
 		.metadata = meta,
 	};
-	struct ht_error err;
 
 	if (ag->attached)
 		meta[n_meta++] = (struct ht_metadata){"attached", "yes"};
@@ -368,14 +350,9 @@ static int open_recorder(struct agent *ag)
 	if (ag->opt.values)
 		meta[n_meta++] = (struct ht_metadata){"values", "fields"};
 	h.n_metadata = n_meta;
-	ag->rec = ht_recorder_open(ag->opt.output, &h, &record_options, &err);
-	if (!ag->rec) {
-		agent_warn("cannot record: %s", err.message);
-		report_failure(err.message);
-	}
+	ag->rec = trace_open(ag->opt.output, &h, &record_options);
 	(*jv)->Deallocate(jv, (unsigned char *)version);
 	(*jv)->Deallocate(jv, (unsigned char *)vm_name);
-	free(command);
 	return ag->rec ? 0 : -1;
 }
 
@@ -387,7 +364,7 @@ static int add_capabilities(jvmtiEnv *jv)
 	caps.can_tag_objects = 1;
 	caps.can_generate_garbage_collection_events = 1;
 	if ((*jv)->AddCapabilities(jv, &caps) != JVMTI_ERROR_NONE) {
-		agent_warn("the JVM cannot tag objects or report GCs to an "
+		say("the JVM cannot tag objects or report GCs to an "
 			   "agent");
 		return -1;
 	}
@@ -420,7 +397,7 @@ static int set_events(jvmtiEnv *jv, bool attached)
 	if ((*jv)->SetEventCallbacks(jv, &cb, (jint)sizeof(cb)) !=
 	    JVMTI_ERROR_NONE)
 		return -1;
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(events); i++)
 		if ((*jv)->SetEventNotificationMode(jv, JVMTI_ENABLE, events[i],
 						    NULL) != JVMTI_ERROR_NONE)
 			return -1;
@@ -447,7 +424,7 @@ static int start_threads(struct agent *ag)
 
 	if ((*ag->vm)->GetEnv(ag->vm, (void **)&jni, JNI_VERSION_1_8) !=
 	    JNI_OK) {
-		agent_warn("attached from a thread without JNI");
+		say("attached from a thread without JNI");
 		return -1;
 	}
 	start_agent_thread(ag, jni);
@@ -506,14 +483,14 @@ static int resume_recording(struct agent *ag)
 	(*jv)->RawMonitorEnter(jv, ag->record_lock);
 	ag->closed = false;
 	(*jv)->RawMonitorExit(jv, ag->record_lock);
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(events); i++)
 		if ((*jv)->SetEventNotificationMode(jv, JVMTI_ENABLE, events[i],
 						    NULL) != JVMTI_ERROR_NONE) {
-			agent_warn("cannot enable the JVMTI events");
+			say("cannot enable the JVMTI events");
 			return -1;
 		}
 	if (ag->opt.dump_on == DUMP_ON_SIGNAL && catch_sigusr1() < 0) {
-		agent_warn("cannot catch SIGUSR1 for dump-on=signal");
+		say("cannot catch SIGUSR1 for dump-on=signal");
 		return -1;
 	}
 	return start_threads(ag);
@@ -523,15 +500,15 @@ static int resume_recording(struct agent *ag)
  * HotSpot cannot unload, records anew into the new trace. */
 static jint record_again(struct agent *ag, const char *options)
 {
-	struct agent_options opt;
+	struct rec_options opt;
 	char err[512];
 	int old = atomic_load(&ag->control);
 
-	if (options_parse(options, &opt, err, sizeof(err)) < 0) {
-		agent_warn("%s", err);
+	if (rec_parse_agent_options(options, &opt, err, sizeof(err)) < 0) {
+		say("%s", err);
 		return JNI_ERR;
 	}
-	options_free(&ag->opt);
+	rec_free_options(&ag->opt);
 	ag->opt = opt;
 	/* the last recording's reader has left: the descriptor is free */
 	atomic_store(&ag->control, -1);
@@ -557,22 +534,22 @@ static jint record_again(struct agent *ag, const char *options)
  * to a JVM launched with it, it refuses. */
 static jint loaded_again(struct agent *ag, const char *options, bool attached)
 {
-	struct agent_options again;
+	struct rec_options again;
 	char err[512];
 
 	if (!attached) {
-		agent_warn("loaded twice: the second is ignored");
+		say("loaded twice: the second is ignored");
 		return JNI_OK;
 	}
 	if (ag->attached && !attached_recording_on(ag))
 		return record_again(ag, options);
-	if (options_parse(options, &again, err, sizeof(err)) == 0 &&
+	if (rec_parse_agent_options(options, &again, err, sizeof(err)) == 0 &&
 	    again.control)
 		control_refuse(again.control,
 			       ag->attached ? "this JVM is being recorded "
 			       "by an attached agent already" :
 			       "this JVM runs with the agent already");
-	options_free(&again);
+	rec_free_options(&again);
 	return JNI_ERR;
 }
 
@@ -592,19 +569,19 @@ static jint start_recording(struct agent *ag, JavaVM *vm, bool attached)
 	places_init(&ag->places);
 	if ((*vm)->GetEnv(vm, (void **)&ag->jvmti, JVMTI_VERSION_1_2) !=
 	    JNI_OK) {
-		agent_warn("this JVM offers no JVMTI 1.2 environment");
+		say("this JVM offers no JVMTI 1.2 environment");
 		return JNI_ERR;
 	}
 	if (add_capabilities(ag->jvmti) < 0 || create_monitors(ag) < 0 ||
 	    open_recorder(ag) < 0)
 		return JNI_ERR;
 	if (set_events(ag->jvmti, attached) < 0) {
-		agent_warn("cannot enable the JVMTI events");
+		say("cannot enable the JVMTI events");
 		return JNI_ERR;
 	}
 	/* the JVM leaves SIGUSR1 alone */
 	if (ag->opt.dump_on == DUMP_ON_SIGNAL && catch_sigusr1() < 0) {
-		agent_warn("cannot catch SIGUSR1 for dump-on=signal");
+		say("cannot catch SIGUSR1 for dump-on=signal");
 		return JNI_ERR;
 	}
 	if (attached && start_threads(ag) < 0)
@@ -618,11 +595,12 @@ jint agent_start(JavaVM *vm, const char *options, bool attached)
 	char err[512];
 	jint rc;
 
+	say_as("java", tell_heaptrace);
 	if (ag->jvmti)
 		return loaded_again(ag, options, attached);
 	atomic_store(&ag->control, -1);
-	if (options_parse(options, &ag->opt, err, sizeof(err)) < 0) {
-		agent_warn("%s", err);
+	if (rec_parse_agent_options(options, &ag->opt, err, sizeof(err)) < 0) {
+		say("%s", err);
 		return JNI_ERR;
 	}
 	ag->attached = attached;
@@ -663,5 +641,5 @@ JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
 	ag->dump = NULL;
 	classes_free(&ag->classes);
 	places_free(&ag->places);
-	options_free(&ag->opt);
+	rec_free_options(&ag->opt);
 }

@@ -13,9 +13,10 @@
  *             it becomes, in the Microsoft VM's container model;
  * frames.c    where a frame is: its method and line, as a method event;
  * gcbeans.c   telling major GCs from minor ones;
- * jnames.c    Java's names for types;
- * options.c   the agent's option string.
- * The tables map ids to indexes with util/idmap.h.
+ * jnames.c    Java's names for types.
+ * What every recorder shares (the option string, opening and closing the
+ * trace, messages) is in recorders/core. The tables map ids to indexes
+ * with util/idmap.h.
  *
  * Object ids are JVMTI tags that the agent hands out: an object keeps its
  * id for its whole life, across GCs and dumps. Class ids are the tags of
@@ -31,7 +32,8 @@
 
 #include "util/idmap.h"
 #include "recorders/jvm/jnames.h"
-#include "recorders/jvm/options.h"
+#include "recorders/core/options.h"
+#include "recorders/core/say.h"
 
 #include <heaptrace/record.h>
 
@@ -41,10 +43,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-/* what its messages on the program's standard error start with: the
- * words of heaptrace record's own, "the java recorder" */
-#define AGENT_PREFIX "heaptrace: java recorder: "
 
 enum class_kind {
 	CLASS_INSTANCE,        /* fields in slots, by the layout below */
@@ -70,6 +68,7 @@ enum class_kind {
  * reference is reported from the class that declares it, numbered in that
  * class's own count: own_first_index is the index of its first field
  * there (the fields of its interfaces and superclasses come before).
+ * This struct is not an API; it may change from one release to the next.
  */
 struct class_info {
 	ht_id tag;
@@ -93,6 +92,8 @@ struct class_info {
 	ht_id strength_field;
 };
 
+/* This struct and those below are not an API; they may change from one
+ * release to the next. */
 struct class_table {
 	struct class_info *v;
 	size_t n, cap;
@@ -117,10 +118,12 @@ struct place_table {
 
 struct dump; /* dump.c's scratch, kept between dumps */
 
+/* The agent's state, one for the process. This struct is not an API; it
+ * may change from one release to the next. */
 struct agent {
 	JavaVM *vm;
 	jvmtiEnv *jvmti;
-	struct agent_options opt;
+	struct rec_options opt;
 	struct ht_recorder *rec;
 
 	/* Serializes the group events: a GC's gc_started and gc_finished
@@ -158,9 +161,6 @@ struct agent {
 	atomic_int control;
 	atomic_bool control_running; /* its thread has not left */
 };
-
-/* "heaptrace: java recorder: message" on standard error. */
-void agent_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- agent.c, for attach.c ---- */
 

@@ -60,7 +60,7 @@ int control_connect(struct agent *ag)
 	int fd = connect_to(ag->opt.control);
 
 	if (fd < 0) {
-		agent_warn("cannot reach heaptrace at %s: %s", ag->opt.control,
+		say("cannot reach heaptrace at %s: %s", ag->opt.control,
 			   strerror(errno));
 		return -1;
 	}
@@ -97,7 +97,7 @@ void control_refuse(const char *path, const char *message)
 {
 	int fd = connect_to(path);
 
-	fprintf(stderr, AGENT_PREFIX "%s\n", message);
+	say_here(message);
 	if (fd < 0)
 		return;
 	send_line(fd, message);
@@ -153,7 +153,7 @@ int control_start(struct agent *ag, JNIEnv *jni)
 	atomic_store(&ag->control_running, true);
 	if (agent_thread(ag, jni, "heaptrace control", control_main, ag) < 0) {
 		atomic_store(&ag->control_running, false);
-		agent_warn("cannot start the agent's control thread");
+		say("cannot start the agent's control thread");
 		return -1;
 	}
 	return 0;

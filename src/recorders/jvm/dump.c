@@ -45,7 +45,7 @@
 #include "recorders/jvm/agent.h"
 #include "util/alloc.h"
 
-#include <heaptrace/trace.h>
+#include <heaptrace/record.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +53,9 @@
 #include <time.h>
 
 #define NO_CLASS UINT32_MAX
+
+/* The structs below are dump.c's scratch, not an API; they may change
+ * from one release to the next. */
 
 /* One object of the dump. Its references are its link to its class
  * (class_ref, when the walk reported it), n_slots entries of d->slots from
@@ -303,8 +306,8 @@ static bool find_referrer(struct dump *d, jlong tag, uint32_t *index)
 	return true;
 }
 
-static int add_root(struct dump *d, enum root_group group, ht_id owner,
-		    jint depth, jmethodID method, jlong target)
+static int note_root(struct dump *d, enum root_group group, ht_id owner,
+		     jint depth, jmethodID method, jlong target)
 {
 	struct root_rec *r;
 
@@ -341,8 +344,8 @@ static int root_class_object(struct dump *d, jlong class_object)
 	rc = idmap_get_or_add(&d->class_roots, (uint64_t)class_object, &unused);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
-	return add_root(d, G_CLASS, (ht_id)class_object, -1, NULL,
-			class_object);
+	return note_root(d, G_CLASS, (ht_id)class_object, -1, NULL,
+			 class_object);
 }
 
 static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
@@ -350,27 +353,27 @@ static int root_reference(struct dump *d, jvmtiHeapReferenceKind kind,
 {
 	switch (kind) {
 	case JVMTI_HEAP_REFERENCE_THREAD:
-		return add_root(d, G_THREAD, (ht_id)target, -1, NULL, target);
+		return note_root(d, G_THREAD, (ht_id)target, -1, NULL, target);
 	case JVMTI_HEAP_REFERENCE_STACK_LOCAL:
-		if (add_root(d, G_THREAD, (ht_id)info->stack_local.thread_tag,
-			     info->stack_local.depth, info->stack_local.method,
-			     target) < 0)
+		if (note_root(d, G_THREAD, (ht_id)info->stack_local.thread_tag,
+			      info->stack_local.depth, info->stack_local.method,
+			      target) < 0)
 			return -1;
 		d->roots[d->n_roots - 1].location =
 			info->stack_local.location;
 		return 0;
 	case JVMTI_HEAP_REFERENCE_JNI_LOCAL:
-		return add_root(d, G_THREAD, (ht_id)info->jni_local.thread_tag,
-				info->jni_local.depth, info->jni_local.method,
-				target);
+		return note_root(d, G_THREAD, (ht_id)info->jni_local.thread_tag,
+				 info->jni_local.depth, info->jni_local.method,
+				 target);
 	case JVMTI_HEAP_REFERENCE_JNI_GLOBAL:
-		return add_root(d, G_STRONG, 0, -1, NULL, target);
+		return note_root(d, G_STRONG, 0, -1, NULL, target);
 	case JVMTI_HEAP_REFERENCE_SYSTEM_CLASS:
 		return root_class_object(d, target);
 	case JVMTI_HEAP_REFERENCE_MONITOR:
-		return add_root(d, G_MONITOR, 0, -1, NULL, target);
+		return note_root(d, G_MONITOR, 0, -1, NULL, target);
 	default:
-		return add_root(d, G_OTHER, 0, -1, NULL, target);
+		return note_root(d, G_OTHER, 0, -1, NULL, target);
 	}
 }
 
@@ -769,8 +772,8 @@ static int add_thread_frames(struct dump *d, jthread thread, ht_id owner,
 			at++;
 		if (at < to && d->roots[at].depth == depth)
 			continue;
-		if (add_root(d, G_THREAD, owner, depth, fr[depth].method,
-			     0) < 0)
+		if (note_root(d, G_THREAD, owner, depth, fr[depth].method,
+			      0) < 0)
 			return -1;
 		d->roots[d->n_roots - 1].location = fr[depth].location;
 		d->roots[d->n_roots - 1].empty = true;
@@ -1124,12 +1127,12 @@ static int walk(struct dump *d, const char *why)
 	d->walk_base = d->ag->next_tag;
 	err = (*jv)->FollowReferences(jv, 0, NULL, NULL, &cb, d);
 	if (d->no_memory) {
-		agent_warn("dump (%s) skipped: out of memory during the heap "
+		say("dump (%s) skipped: out of memory during the heap "
 			   "walk", why);
 		return -1;
 	}
 	if (err != JVMTI_ERROR_NONE) {
-		agent_warn("dump (%s) skipped: the heap walk failed (JVMTI "
+		say("dump (%s) skipped: the heap walk failed (JVMTI "
 			   "FollowReferences error %d)", why, (int)err);
 		return -1;
 	}
@@ -1153,13 +1156,13 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	if (!d) {
-		agent_warn("dump (%s) skipped: out of memory", why);
+		say("dump (%s) skipped: out of memory", why);
 		return -1;
 	}
 	/* classes first: the walk gives each object its class's tag, 0 for
 	 * a class not tagged yet */
 	if (classes_sweep(ag, jni) < 0)
-		agent_warn("some classes could not be looked at; their "
+		say("some classes could not be looked at; their "
 			   "objects' references are listed unordered");
 	if (walk(d, why) < 0)
 		return -1;
@@ -1171,7 +1174,7 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 	name_threads(ag, jni);
 	qsort(d->roots, d->n_roots, sizeof(*d->roots), compare_roots);
 	if (add_stack_frames(d, jni) < 0) {
-		agent_warn("dump (%s) skipped: out of memory", why);
+		say("dump (%s) skipped: out of memory", why);
 		return -1;
 	}
 	name_frames(d);
@@ -1184,19 +1187,19 @@ int dump_heap(struct agent *ag, JNIEnv *jni, const char *why)
 		qsort(d->arrays, d->n_arrays, sizeof(*d->arrays),
 		      compare_arrays);
 	if (prepare_scratch(d) < 0) {
-		agent_warn("dump (%s) skipped: out of memory", why);
+		say("dump (%s) skipped: out of memory", why);
 		return -1;
 	}
 	record_dump(d);
 	ag->dumps_taken++;
 	if (ag->opt.verbose && ag->opt.values)
-		agent_warn("dump %llu (%s): %zu objects, %zu roots, %zu values, "
+		say("dump %llu (%s): %zu objects, %zu roots, %zu values, "
 			   "%zu arrays, %.1f ms (walk %.1f ms)",
 			   (unsigned long long)ag->dumps_taken - 1, why,
 			   d->n_objs, d->n_roots, d->n_values, d->n_arrays,
 			   elapsed_ms(&start), walked_ms);
 	else if (ag->opt.verbose)
-		agent_warn("dump %llu (%s): %zu objects, %zu roots, %.1f ms "
+		say("dump %llu (%s): %zu objects, %zu roots, %.1f ms "
 			   "(walk %.1f ms)",
 			   (unsigned long long)ag->dumps_taken - 1, why,
 			   d->n_objs, d->n_roots, elapsed_ms(&start),

@@ -4,7 +4,7 @@
 #include "recorders/jvm/jnames.h"
 #include "util/utf8.h"
 
-#include <heaptrace/trace.h>
+#include <heaptrace/record.h>
 
 #include <stdlib.h>
 #include <string.h>

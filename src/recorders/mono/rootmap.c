@@ -149,7 +149,7 @@ void rootmap_remove(struct rootmap *m, uintptr_t start, bool in_pause)
 }
 
 /* Heap sort by start: qsort may allocate, and this runs in a pause. */
-static void sift_down(struct root_range *a, size_t i, size_t n)
+static void ranges_sift_down(struct root_range *a, size_t i, size_t n)
 {
 	for (;;) {
 		size_t big = i, l = 2 * i + 1, r = l + 1;
@@ -171,13 +171,13 @@ static void sift_down(struct root_range *a, size_t i, size_t n)
 static void sort_ranges(struct root_range *a, size_t n)
 {
 	for (size_t i = n / 2; i-- > 0;)
-		sift_down(a, i, n);
+		ranges_sift_down(a, i, n);
 	for (size_t end = n; end > 1; end--) {
 		struct root_range tmp = a[0];
 
 		a[0] = a[end - 1];
 		a[end - 1] = tmp;
-		sift_down(a, 0, end - 1);
+		ranges_sift_down(a, 0, end - 1);
 	}
 }
 

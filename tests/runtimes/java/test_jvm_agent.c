@@ -8,7 +8,7 @@
 
 #include "util/idmap.h"
 #include "recorders/jvm/jnames.h"
-#include "recorders/jvm/options.h"
+#include "recorders/core/options.h"
 
 #include <heaptrace/trace.h>
 
@@ -17,12 +17,12 @@
 
 /* ---- options ------------------------------------------------------------- */
 
-static struct agent_options parsed(const char *text)
+static struct rec_options parsed(const char *text)
 {
-	struct agent_options o;
+	struct rec_options o;
 	char err[256] = "";
 
-	cr_assert_eq(options_parse(text, &o, err, sizeof(err)), 0,
+	cr_assert_eq(rec_parse_agent_options(text, &o, err, sizeof(err)), 0,
 		     "'%s': %s", text, err);
 	return o;
 }
@@ -31,43 +31,43 @@ static struct agent_options parsed(const char *text)
  * heaptrace(1)). */
 static void refused(const char *text, const char *message)
 {
-	struct agent_options o;
+	struct rec_options o;
 	char err[256] = "";
 
-	cr_assert_eq(options_parse(text, &o, err, sizeof(err)), -1, "'%s'",
-		     text);
+	cr_assert_eq(rec_parse_agent_options(text, &o, err, sizeof(err)), -1,
+		     "'%s'", text);
 	cr_assert_str_eq(err, message, "'%s'", text);
 	cr_assert_null(o.output);
 }
 
 Test(jvm_options, defaults)
 {
-	struct agent_options o = parsed(NULL);
+	struct rec_options o = parsed(NULL);
 
-	cr_assert_str_eq(o.output, DEFAULT_OUTPUT);
+	cr_assert_str_eq(o.output, REC_DEFAULT_OUTPUT);
 	cr_assert_eq(o.dump_on, DUMP_ON_MAJOR);
 	cr_assert_eq(o.every, 1);
 	cr_assert(!o.verbose);
 	cr_assert(!o.values);
-	options_free(&o);
+	rec_free_options(&o);
 	o = parsed("");
-	cr_assert_str_eq(o.output, DEFAULT_OUTPUT);
-	options_free(&o);
+	cr_assert_str_eq(o.output, REC_DEFAULT_OUTPUT);
+	rec_free_options(&o);
 }
 
 /* report=FD: the descriptor `heaptrace record` gives, digits only; none
  * when not given. */
 Test(jvm_options, report_channel)
 {
-	struct agent_options o =
+	struct rec_options o =
 		parsed("dump-on=major,every=1,report=7,output=/tmp/a,b.ht");
 
 	cr_assert_str_eq(o.report, "7");
 	cr_assert_str_eq(o.output, "/tmp/a,b.ht");
-	options_free(&o);
+	rec_free_options(&o);
 	o = parsed("output=t.ht");
 	cr_assert_str_eq(o.report, "");
-	options_free(&o);
+	rec_free_options(&o);
 	refused("report=x", "unknown option 'report=x' (options: dump-on=WHEN, "
 		"every=N, verbose, values, control=SOCKET, report=FD, "
 		"output=FILE last)");
@@ -78,7 +78,7 @@ Test(jvm_options, report_channel)
 
 Test(jvm_options, every_option)
 {
-	struct agent_options o =
+	struct rec_options o =
 		parsed("dump-on=every-gc,every=3,verbose,output=/tmp/t.ht");
 
 	cr_assert_eq(o.dump_on, DUMP_ON_EVERY_GC);
@@ -86,19 +86,19 @@ Test(jvm_options, every_option)
 	cr_assert(o.verbose);
 	cr_assert_str_eq(o.output, "/tmp/t.ht");
 	cr_assert_str_eq(dump_on_name(o.dump_on), "every-gc");
-	options_free(&o);
+	rec_free_options(&o);
 }
 
 /* values: each dump carries values (heaptrace record --values), a word
  * without "=" as verbose is */
 Test(jvm_options, values_option)
 {
-	struct agent_options o = parsed("dump-on=exit,values,output=/tmp/t.ht");
+	struct rec_options o = parsed("dump-on=exit,values,output=/tmp/t.ht");
 
 	cr_assert(o.values);
 	cr_assert_eq(o.dump_on, DUMP_ON_EXIT);
 	cr_assert_str_eq(o.output, "/tmp/t.ht");
-	options_free(&o);
+	rec_free_options(&o);
 	refused("values=yes", "unknown option 'values=yes' (options: "
 		"dump-on=WHEN, every=N, verbose, values, control=SOCKET, "
 		"report=FD, output=FILE last)");
@@ -106,20 +106,20 @@ Test(jvm_options, values_option)
 
 Test(jvm_options, output_takes_the_rest_commas_and_all)
 {
-	struct agent_options o =
+	struct rec_options o =
 		parsed("dump-on=signal,output=/tmp/a,b=c,dump-on=exit.ht");
 
 	cr_assert_eq(o.dump_on, DUMP_ON_SIGNAL);
 	cr_assert_str_eq(o.output, "/tmp/a,b=c,dump-on=exit.ht");
-	options_free(&o);
+	rec_free_options(&o);
 }
 
 Test(jvm_options, empty_items_are_skipped)
 {
-	struct agent_options o = parsed(",,dump-on=exit,,");
+	struct rec_options o = parsed(",,dump-on=exit,,");
 
 	cr_assert_eq(o.dump_on, DUMP_ON_EXIT);
-	options_free(&o);
+	rec_free_options(&o);
 }
 
 Test(jvm_options, bad_values_are_refused_with_a_reason)
@@ -152,23 +152,23 @@ Test(jvm_options, bad_values_are_refused_with_a_reason)
  * ends at the next comma */
 Test(jvm_options, control_names_the_socket_of_an_attached_recording)
 {
-	struct agent_options o =
+	struct rec_options o =
 		parsed("dump-on=exit,control=/tmp/ht-1/control,output=/t.ht");
 
 	cr_assert_str_eq(o.control, "/tmp/ht-1/control");
 	cr_assert_str_eq(o.output, "/t.ht");
-	options_free(&o);
+	rec_free_options(&o);
 	o = parsed("output=/t.ht");
 	cr_assert_null(o.control, "no socket when launched");
-	options_free(&o);
+	rec_free_options(&o);
 }
 
 Test(jvm_options, largest_every)
 {
-	struct agent_options o = parsed("every=1000000000");
+	struct rec_options o = parsed("every=1000000000");
 
 	cr_assert_eq(o.every, 1000000000);
-	options_free(&o);
+	rec_free_options(&o);
 }
 
 /* ---- names --------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /*
  * report.c - the channel from a recorder to `heaptrace record` (report.h).
  */
-#include "recorders/report.h"
+#include "recorders/core/report.h"
 
 #include <heaptrace/record.h>
 

@@ -1,7 +1,7 @@
 /*
  * cmdline.c - the recorded process's command line (cmdline.h).
  */
-#include "recorders/cmdline.h"
+#include "recorders/core/cmdline.h"
 
 #include "util/procfile.h"
 

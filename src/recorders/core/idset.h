@@ -1,7 +1,8 @@
 /*
  * idset.h - a set of non-zero ids (the classes already named in the
  * trace, those a dump has used), asked from inside GC pauses without a
- * lock or malloc: the Mono and CLR recorders' tables.
+ * lock or malloc: the Mono and CLR recorders' tables (recorders/core,
+ * for any recorder whose GC callbacks meet ids).
  *
  * Open addressing with linear probing; an id goes in with one
  * compare-and-swap. Outside a pause, adds serialize on a mutex and the
@@ -19,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* These structs are not an API; they may change from one release to the
+ * next. */
 struct idset_table {
 	size_t mask;           /* capacity - 1, capacity a power of two */
 	_Atomic uint64_t *keys;

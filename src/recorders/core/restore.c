@@ -2,7 +2,7 @@
  * restore.c - the environment `heaptrace record` changed, put back
  * (restore.h).
  */
-#include "recorders/restore.h"
+#include "recorders/core/restore.h"
 
 #include <stdio.h>
 #include <stdlib.h>

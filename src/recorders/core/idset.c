@@ -2,7 +2,7 @@
  * idset.c - a set of ids readable and, within limits, writable inside a
  * GC pause (idset.h).
  */
-#include "recorders/idset.h"
+#include "recorders/core/idset.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,332 @@
+/*
+ * callbacks.c - what the runtime tells the CoreCLR profiler, and what it
+ * becomes in the trace (clr-profiler.c says which event is which): GCs
+ * and their moves, the heap walk of a GC to dump (roots, dependent
+ * handles, objects with their fields and strings' text), allocations,
+ * threads. GC callbacks run with the program's threads suspended,
+ * possibly inside malloc: this path uses the shim, atomics, and memory
+ * allocated before.
+ */
+#include "recorders/clr/clr.h"
+#include "recorders/core/dump_policy.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---- the objects of a dump ------------------------------------------------- */
+
+/* An object (with its contents when it is a string whose text is
+ * recorded), then the values its dependent handles keep alive, as a
+ * continuation with each reference flagged HT_REF_DEPENDENT. */
+static void record_object(uint64_t id, uint64_t cls, uint64_t size,
+			  size_t n, const ht_id *refs, const ht_id *fields)
+{
+	uint64_t values[64];
+	uint32_t flags[64];
+	size_t k = dependents_of(id, values, 64);
+	struct ht_array_values text;
+
+	if (string_contents((clr_uptr)id, cls, size, &text)) {
+		struct ht_event ev = {
+			.type = HT_EV_OBJECT_REFERENCES,
+			.u.object_references = {
+				.id = id, .class_id = cls, .size = size,
+				.flags = k ? HT_OBJ_MORE_REFERENCES : 0,
+				.count = n, .refs = refs, .ref_fields = fields,
+				.result = HT_RESULT_OK, .array = &text,
+			},
+		};
+
+		ht_record_event(state.trace.rec, &ev);
+	} else {
+		ht_object_references_fields(state.trace.rec, id, cls, size,
+					    k ? HT_OBJ_MORE_REFERENCES : 0, n,
+					    refs, NULL, fields, -1,
+					    HT_RESULT_OK);
+	}
+	if (!k)
+		return;
+	for (size_t i = 0; i < k; i++)
+		flags[i] = HT_REF_DEPENDENT;
+	ht_object_references(state.trace.rec, id, cls, size, 0, k, values,
+			     flags, -1, HT_RESULT_OK);
+}
+
+/* The runtime never frees them: each is also a root, of kind other. */
+static void record_frozen_roots(const struct frozen *f)
+{
+	uint32_t obj_flags[BATCH] = {0};
+	uint8_t kinds[BATCH], root_flags[BATCH] = {0};
+	ht_id ids[BATCH] = {0};
+
+	memset(kinds, HT_ROOT_OTHER, sizeof(kinds));
+	for (size_t done = 0; done < f->n;) {
+		size_t m = f->n - done < BATCH ? f->n - done : BATCH;
+
+		ht_root_references(state.trace.rec, m, f->ids + done, obj_flags,
+				   kinds, root_flags, ids, HT_RESULT_OK);
+		done += m;
+	}
+}
+
+static void record_frozen_objects(void)
+{
+	struct frozen *f;
+
+	atomic_fetch_add(&state.frozen_readers, 1);
+	f = atomic_load(&state.frozen);
+	for (size_t i = 0; f && i < f->n; i++) {
+		size_t n = f->ref_start[i + 1] - f->ref_start[i];
+		static const ht_id none[1];
+
+		record_object(f->ids[i], f->classes[i], f->sizes[i], n,
+			      n ? f->refs + f->ref_start[i] : none, NULL);
+	}
+	if (f)
+		record_frozen_roots(f);
+	atomic_fetch_sub(&state.frozen_readers, 1);
+}
+
+/* A forced dump's GC, or one that qualifies (a major one collects
+ * generation 2) and is due (dump_policy.h). */
+static bool dump_this_gc(uint32_t generations)
+{
+	if (flag(&state.forced_pending))
+		return true;
+	if (flag(&state.exiting) ||
+	    !dump_qualifies(&state.opt, (generations & (1u << 2)) != 0))
+		return false;
+	return dump_due(&state.opt, ++state.qualifying);
+}
+
+clr_hresult on_collection_started(CLR_THIS, int n, clr_bool collected[],
+				  int32_t reason)
+{
+	uint32_t gens = 0;
+	bool dump;
+
+	(void)self;
+	if (!enter())
+		return CLR_S_OK;
+	tables_enter_gc();
+	for (int i = 0; i < n && i <= HT_GEN_MAX; i++)
+		if (collected[i])
+			gens |= 1u << i;
+	dump = dump_this_gc(gens);
+	if (dump)
+		dependents_clear();
+	set_flag(&state.dump_gc, dump);
+	/* The bounds at the start go just before gc_started, which the
+	 * shim writes after every other thread's events: recorded after
+	 * it, they could be written after the moves of a server GC's other
+	 * threads, which the shim orders only at a GC's start and end. */
+	record_bounds();
+	ht_gc_started(state.trace.rec, atomic_fetch_add(&state.gc_number, 1),
+		      gens, reason == 1 ? HT_GC_INDUCED : HT_GC_OTHER);
+	leave();
+	return CLR_S_OK;
+}
+
+/* Blocks as given; failing makes the runtime skip the older callback
+ * with 32-bit lengths. */
+clr_hresult on_moved(CLR_THIS, clr_ulong n, clr_uptr old_starts[],
+		     clr_uptr new_starts[], clr_uptr lengths[])
+{
+	(void)self;
+	if (!enter())
+		return CLR_E_FAIL;
+	ht_moved_references(state.trace.rec, n, old_starts, new_starts,
+			    lengths);
+	leave();
+	return CLR_E_FAIL;
+}
+
+clr_hresult on_surviving(CLR_THIS, clr_ulong n, clr_uptr starts[],
+			 clr_uptr lengths[])
+{
+	(void)self;
+	if (!enter())
+		return CLR_E_FAIL;
+	ht_surviving_references(state.trace.rec, n, starts, lengths);
+	leave();
+	return CLR_E_FAIL;
+}
+
+clr_hresult on_root_references(CLR_THIS, clr_ulong n, clr_uptr refs[],
+			       int32_t kinds[], int32_t flags[], clr_uptr ids[])
+{
+	uint32_t obj_flags[BATCH] = {0};
+	uint8_t k8[BATCH], f8[BATCH];
+
+	(void)self;
+	if (!flag(&state.dump_gc) || !enter())
+		return CLR_S_OK;
+	for (clr_ulong done = 0; done < n;) {
+		size_t m = n - done < BATCH ? n - done : BATCH;
+
+		for (size_t i = 0; i < m; i++) {
+			k8[i] = (uint8_t)kinds[done + i];
+			f8[i] = (uint8_t)flags[done + i];
+			if (kinds[done + i] == CLR_ROOT_STACK)
+				saw_method(ids[done + i]);
+		}
+		ht_root_references(state.trace.rec, m, refs + done, obj_flags,
+				   k8, f8, ids + done, HT_RESULT_OK);
+		done += m;
+	}
+	leave();
+	return CLR_S_OK;
+}
+
+clr_hresult on_dependents(CLR_THIS, clr_ulong n, clr_uptr keys[],
+			  clr_uptr values[], clr_uptr handles[])
+{
+	(void)self;
+	(void)handles;
+	if (!flag(&state.dump_gc) || !enter())
+		return CLR_S_OK;
+	for (clr_ulong i = 0; i < n; i++)
+		if (keys[i] && values[i])
+			dependent_add(keys[i], values[i]);
+	leave();
+	return CLR_S_OK;
+}
+
+/* Failing stops the walk until the next GC: what a GC not dumped does
+ * at its first object. */
+clr_hresult on_object_references(CLR_THIS, clr_uptr object, clr_uptr cls,
+				 clr_ulong n, clr_uptr refs[])
+{
+	clr_uptr size = 0;
+	const struct class_fields *c;
+	ht_id fields[BATCH];
+
+	(void)self;
+	if (!flag(&state.dump_gc) || !enter())
+		return CLR_E_FAIL;
+	state.info->vtbl->GetObjectSize2(state.info, object, &size);
+	saw_class(cls);
+	c = fields_lookup(cls);
+	if (c && c->n && n <= BATCH) {
+		match_fields(c, object, size, n, refs, fields);
+		record_object(object, cls, size, n, refs, fields);
+	} else {
+		record_object(object, cls, size, n, refs, NULL);
+	}
+	leave();
+	return CLR_S_OK;
+}
+
+/* Names the dump's new classes and methods through the recorder thread,
+ * which reads metadata while this thread holds the GC. */
+static void name_dump(void)
+{
+	uint64_t ticket, start = ms_now(), took;
+
+	if (!state.thread_started)
+		return;
+	ticket = atomic_fetch_add(&state.name_asked, 1) + 1;
+	request(REQ_NAME);
+	if (!wait_counter(&state.name_done, ticket, NAMING_WAIT_MS))
+		atomic_fetch_add(&state.naming_late, 1);
+	took = ms_now() - start;
+	if (took > state.naming_longest_ms)
+		state.naming_longest_ms = took;
+}
+
+clr_hresult on_collection_finished(CLR_THIS)
+{
+	bool dump;
+
+	(void)self;
+	if (!enter())
+		return CLR_S_OK;
+	dump = flag(&state.dump_gc);
+	if (dump) {
+		size_t used = atomic_load(&state.dependents_used);
+
+		if (used > atomic_load(&state.dependents_peak))
+			atomic_store(&state.dependents_peak, used);
+		/* the recorder thread lists the non-GC heap, then names */
+		name_dump();
+		record_frozen_objects();
+	}
+	record_bounds();
+	ht_gc_finished(state.trace.rec);
+	set_flag(&state.dump_gc, false);
+	if (dump && flag(&state.forced_pending)) {
+		set_flag(&state.forced_pending, false);
+		announce(&state.dumps_done, atomic_load(&state.dumps_asked));
+	}
+	tables_leave_gc();
+	request(REQ_AFTER_GC);
+	leave();
+	return CLR_S_OK;
+}
+
+/* ---- allocations, threads -------------------------------------------------- */
+
+/* On the loading thread, outside any GC: the class's field table, ready
+ * before any object of it is walked. */
+clr_hresult on_class_loaded(CLR_THIS, clr_uptr cls, clr_hresult status)
+{
+	(void)self;
+	if (CLR_FAILED(status) || !enter())
+		return CLR_S_OK;
+	find_string_class(cls);
+	prepare_fields(cls, true);
+	leave();
+	return CLR_S_OK;
+}
+
+clr_hresult on_allocated(CLR_THIS, clr_uptr object, clr_uptr cls)
+{
+	clr_uptr size = 0;
+
+	(void)self;
+	if (!enter())
+		return CLR_S_OK;
+	state.info->vtbl->GetObjectSize2(state.info, object, &size);
+	ht_object_allocated(state.trace.rec, object, cls, size);
+	saw_class(cls);
+	leave();
+	return CLR_S_OK;
+}
+
+clr_hresult on_thread_name(CLR_THIS, clr_uptr thread, clr_ulong n,
+			   clr_wchar name[])
+{
+	char utf8[1024];
+
+	(void)self;
+	if (!enter())
+		return CLR_S_OK;
+	clrn_from_utf16(utf8, sizeof(utf8), name ? name : (clr_wchar *)"\0",
+			name ? n : 0);
+	ht_thread(state.trace.rec, thread, utf8);
+	leave();
+	return CLR_S_OK;
+}
+
+/* A thread is known by its system id until the program names it. */
+static void name_by_os_id(clr_uptr thread, clr_ulong os_id)
+{
+	char name[48];
+
+	snprintf(name, sizeof(name), "thread %lu", (unsigned long)os_id);
+	ht_thread(state.trace.rec, thread, name);
+}
+
+clr_hresult on_thread_created(CLR_THIS, clr_uptr thread)
+{
+	clr_ulong os_id = 0;
+
+	(void)self;
+	if (!enter())
+		return CLR_S_OK;
+	if (state.info->vtbl->GetThreadInfo(state.info, thread, &os_id) ==
+		    CLR_S_OK && os_id)
+		name_by_os_id(thread, os_id);
+	leave();
+	return CLR_S_OK;
+}

@@ -1,0 +1,429 @@
+/*
+ * fields.c - the reference fields of classes, and strings' contents.
+ *
+ * ObjectReferences gives no offsets: each class's reference fields (its
+ * own and inherited, from GetClassLayout and the fields' signatures) are
+ * laid out outside GCs, declared by a `fields` event, and published in a
+ * lock-free map that the walk reads to tell which field a reference was
+ * read from. A string's length and units are read in the walk where the
+ * runtime's string layout says.
+ */
+#include "recorders/clr/clr.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- reference fields ------------------------------------------------------ */
+
+static size_t class_slot(uint64_t id)
+{
+	return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+/* In a GC as well: the fields of class cls, or NULL. */
+const struct class_fields *fields_lookup(uint64_t cls)
+{
+	struct field_map *m = atomic_load(&state.fields);
+
+	if (!m)
+		return NULL;
+	for (size_t i = class_slot(cls) & m->mask;; i = (i + 1) & m->mask) {
+		uint64_t k = atomic_load_explicit(&m->keys[i],
+						  memory_order_acquire);
+
+		if (k == cls)
+			return atomic_load(&m->values[i]);
+		if (k == 0)
+			return NULL;
+	}
+}
+
+struct field_map *field_map_new(size_t cap)
+{
+	struct field_map *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->mask = cap - 1;
+	m->keys = calloc(cap, sizeof(*m->keys));
+	m->values = calloc(cap, sizeof(*m->values));
+	if (!m->keys || !m->values) {
+		free(m->keys);
+		free(m->values);
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void field_map_put(struct field_map *m, uint64_t cls,
+			  struct class_fields *f)
+{
+	size_t i = class_slot(cls) & m->mask;
+
+	while (atomic_load(&m->keys[i]) != 0 &&
+	       atomic_load(&m->keys[i]) != cls)
+		i = (i + 1) & m->mask;
+	atomic_store(&m->values[i], f);
+	atomic_store_explicit(&m->keys[i], cls, memory_order_release);
+}
+
+/* Under fields_lock: room for one more, in a bigger copy if need be. */
+static struct field_map *field_map_room(void)
+{
+	struct field_map *m = atomic_load(&state.fields), *n;
+
+	if (!m || state.fields_used + 1 <= (m->mask + 1) / 2)
+		return m;
+	n = field_map_new(2 * (m->mask + 1));
+	if (!n)
+		return NULL;
+	for (size_t i = 0; i <= m->mask; i++) {
+		uint64_t k = atomic_load(&m->keys[i]);
+
+		if (k)
+			field_map_put(n, k, atomic_load(&m->values[i]));
+	}
+	n->retired_next = m;
+	atomic_store(&state.fields, n);
+	return n;
+}
+
+/* The typedef's name, into out. */
+static void type_def_name(struct clr_metadata *md, clr_token td, char *out,
+			  size_t len)
+{
+	clr_wchar w[CLRN_SEGMENT_MAX];
+	clr_ulong n = 0, flags = 0;
+	clr_token extends = 0;
+
+	out[0] = '\0';
+	if (md && !CLR_FAILED(md->vtbl->GetTypeDefProps(md, td, w,
+							CLRN_SEGMENT_MAX, &n,
+							&flags, &extends)))
+		clrn_from_utf16(out, len, w,
+				n < CLRN_SEGMENT_MAX ? n : CLRN_SEGMENT_MAX);
+}
+
+/* A value type's class derives from System.ValueType or System.Enum. */
+static bool is_value_class(clr_uptr cls)
+{
+	clr_uptr module = 0, parent = 0, pm = 0, pp = 0, args[1];
+	clr_token td = 0, ptd = 0;
+	clr_ulong n_args = 0;
+	struct clr_metadata *md;
+	char name[CLRN_SEGMENT_MAX];
+
+	if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
+		    state.info, cls, &module, &td, &parent, 0, &n_args,
+		    args)) || !parent ||
+	    CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
+		    state.info, parent, &pm, &ptd, &pp, 0, &n_args, args)))
+		return false;
+	md = metadata_of(pm);
+	type_def_name(md, ptd, name, sizeof(name));
+	release_metadata(md);
+	return strcmp(name, "System.ValueType") == 0 ||
+	       strcmp(name, "System.Enum") == 0;
+}
+
+/* Does a field of this signature hold a reference? A type parameter does
+ * when the class's argument for it is no value type. */
+static bool sig_is_reference(const uint8_t *sig, size_t len, clr_uptr cls)
+{
+	clr_uptr module = 0, parent = 0, args[CLRN_MAX_ARGS];
+	clr_token td = 0;
+	clr_ulong n_args = 0;
+	unsigned param = 0;
+
+	switch (clrn_field_sig(sig, len, &param)) {
+	case CLRN_HOLDS_REFERENCE:
+		return true;
+	case CLRN_HOLDS_TYPE_PARAM:
+		if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
+			    state.info, cls, &module, &td, &parent,
+			    CLRN_MAX_ARGS, &n_args, args)) ||
+		    param >= n_args || param >= CLRN_MAX_ARGS)
+			return false;
+		return !is_value_class(args[param]);
+	default:
+		return false;
+	}
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct field_ref *x = a, *y = b;
+
+	return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* Declares the reference fields among a class's own laid-out ones, each
+ * into out[] with a new id; how many. */
+static size_t own_fields(clr_uptr cls, clr_uptr module,
+			 const struct clr_field_offset *lay, size_t n,
+			 uint32_t extra, struct field_ref *out)
+{
+	struct clr_metadata *md = metadata_of(module);
+	size_t k = 0;
+
+	if (!md)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		clr_wchar w[CLRN_SEGMENT_MAX];
+		char name[CLRN_SEGMENT_MAX * 3];
+		clr_ulong len = 0, attr = 0, sig_size = 0, ctype = 0, csize = 0;
+		const uint8_t *sig = NULL;
+		const void *cval = NULL;
+		clr_token td = 0;
+		struct ht_field f;
+
+		if (CLR_FAILED(md->vtbl->GetFieldProps(
+			    md, lay[i].field, &td, w, CLRN_SEGMENT_MAX, &len,
+			    &attr, &sig, &sig_size, &ctype, &cval, &csize)) ||
+		    (attr & 0x10) || !sig_is_reference(sig, sig_size, cls))
+			continue; /* static, or no reference */
+		clrn_from_utf16(name, sizeof(name), w,
+				len < CLRN_SEGMENT_MAX ? len : CLRN_SEGMENT_MAX);
+		out[k] = (struct field_ref){lay[i].offset + extra,
+					    ++state.last_field};
+		f = (struct ht_field){
+			.id = out[k].id,
+			.class_id = cls,
+			.name = name,
+			.kind = HT_FIELD_INSTANCE,
+			.has_offset = true,
+			.offset = out[k].offset,
+		};
+		ht_fields(state.trace.rec, 1, &f);
+		k++;
+	}
+	release_metadata(md);
+	return k;
+}
+
+static const struct class_fields *class_fields_of(clr_uptr cls, int depth);
+
+/* Under fields_lock, outside GCs: the table of a class that is no array,
+ * NULL when the runtime cannot lay it out yet. */
+static struct class_fields *build_fields(clr_uptr cls, int depth)
+{
+	clr_uptr module = 0, parent = 0, args[CLRN_MAX_ARGS];
+	clr_token td = 0;
+	clr_ulong n_args = 0, n_lay = 0, size = 0;
+	const struct class_fields *up = NULL;
+	struct clr_field_offset *lay = NULL;
+	struct class_fields *f;
+	size_t inherited, k = 0;
+	uint32_t extra;
+
+	if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
+		    state.info, cls, &module, &td, &parent, CLRN_MAX_ARGS,
+		    &n_args, args)))
+		return NULL;
+	if (parent && depth < 64 && !(up = class_fields_of(parent, depth + 1)))
+		return NULL;
+	if (CLR_FAILED(state.info->vtbl->GetClassLayout(state.info, cls, NULL,
+							0, &n_lay, &size)))
+		return NULL;
+	if (n_lay && (!(lay = calloc(n_lay, sizeof(*lay))) ||
+		      CLR_FAILED(state.info->vtbl->GetClassLayout(
+			      state.info, cls, lay, n_lay, &n_lay, &size)))) {
+		free(lay);
+		return NULL;
+	}
+	inherited = up ? up->n : 0;
+	f = malloc(sizeof(*f) + (inherited + n_lay) * sizeof(f->f[0]));
+	if (f) {
+		if (inherited)
+			memcpy(f->f, up->f, inherited * sizeof(f->f[0]));
+		/* a boxed value type's fields follow its MethodTable pointer */
+		extra = n_lay && is_value_class(cls) ? sizeof(void *) : 0;
+		k = own_fields(cls, module, lay, n_lay, extra,
+			       f->f + inherited);
+		f->n = inherited + k;
+		qsort(f->f, f->n, sizeof(f->f[0]), by_offset);
+		if (k)
+			saw_class(cls); /* the declaring class gets named */
+	}
+	free(lay);
+	return f;
+}
+
+static const struct class_fields *class_fields_of(clr_uptr cls, int depth)
+{
+	static struct class_fields none; /* arrays: elements are no fields */
+	const struct class_fields *have = fields_lookup(cls);
+	struct class_fields *f;
+	struct field_map *m;
+	uint32_t et = 0;
+	clr_uptr base = 0;
+	clr_ulong rank = 0;
+
+	if (have)
+		return have;
+	if (state.info->vtbl->IsArrayClass(state.info, cls, &et, &base,
+					   &rank) == CLR_S_OK)
+		f = &none;
+	else if (!(f = build_fields(cls, depth)))
+		return NULL;
+	m = field_map_room();
+	if (!m) {
+		if (f != &none)
+			free(f);
+		return NULL;
+	}
+	field_map_put(m, cls, f);
+	state.fields_used++;
+	return f;
+}
+
+/* Outside GCs: makes the table of class cls, if it has none yet. The
+ * recorder thread does not wait for the lock, which a thread of the
+ * program may hold while a GC waits for the recorder thread. */
+void prepare_fields(clr_uptr cls, bool wait)
+{
+	if (!cls || fields_lookup(cls))
+		return;
+	if (!wait) {
+		if (pthread_mutex_trylock(&state.fields_lock) != 0)
+			return; /* at the next dump's end */
+	} else {
+		pthread_mutex_lock(&state.fields_lock);
+	}
+	if (!class_fields_of(cls, 0))
+		atomic_fetch_add(&state.fields_failed, 1);
+	pthread_mutex_unlock(&state.fields_lock);
+}
+
+void prepare_fields_of(uint64_t cls, void *ctx)
+{
+	(void)ctx;
+	prepare_fields((clr_uptr)cls, false);
+}
+
+/* In the walk: the field each reference was read from, by matching the
+ * pointers the class's fields hold with the references reported (each
+ * pointer used once: two fields may hold the same object). */
+void match_fields(const struct class_fields *c, clr_uptr object,
+		  uint64_t size, size_t n, const clr_uptr *refs,
+		  ht_id *out)
+{
+	uint64_t held[MATCH_FIELDS_MAX];
+	size_t m = c->n < MATCH_FIELDS_MAX ? c->n : MATCH_FIELDS_MAX;
+	size_t cursor = 0;
+
+	for (size_t j = 0; j < m; j++) {
+		held[j] = 0;
+		if (c->f[j].offset + sizeof(uint64_t) <= size)
+			memcpy(&held[j], (const void *)(object + c->f[j].offset),
+			       sizeof(uint64_t));
+	}
+	for (size_t i = 0; i < n; i++) {
+		out[i] = 0;
+		if (!refs[i])
+			continue;
+		/* mostly in the fields' order: look from the last match on */
+		for (size_t t = 0; t < m; t++) {
+			size_t j = (cursor + t) % m;
+
+			if (held[j] == refs[i]) {
+				out[i] = c->f[j].id;
+				held[j] = 0;
+				cursor = j + 1;
+				break;
+			}
+		}
+	}
+}
+
+/* ---- strings' contents (--values) ------------------------------------------ */
+
+/* At the start: where a string's length and UTF-16 units lie, as offsets
+ * from the object's start. The units are recorded as the object's array
+ * of chars, which the trace wants little-endian: the runtime's own order
+ * on the platforms CoreCLR runs on, so no copy is needed. */
+bool string_layout(void)
+{
+	clr_ulong length_at = 0, units_at = 0;
+
+	if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__ ||
+	    CLR_FAILED(state.info->vtbl->GetStringLayout2(state.info,
+							  &length_at,
+							  &units_at)))
+		return false;
+	state.string_length_at = length_at;
+	state.string_units_at = units_at;
+	return true;
+}
+
+/* Outside GCs (a class's load, the recorder thread), with values on:
+ * System.String's class id, once, from the module of System.Object, in
+ * which the chain of parents of any class ends. The walk knows a string
+ * by its class id alone: it may not read metadata. */
+void find_string_class(clr_uptr cls)
+{
+	static const clr_wchar string_name[] = {
+		'S', 'y', 's', 't', 'e', 'm', '.', 'S', 't', 'r', 'i', 'n',
+		'g', 0};
+	clr_uptr module = 0, parent = 0, args[1], string = 0;
+	clr_token td = 0;
+	clr_ulong n_args = 0;
+	struct clr_metadata *md;
+	char name[CLRN_SEGMENT_MAX];
+
+	if (!state.string_layout || atomic_load(&state.string_class))
+		return;
+	for (int depth = 0; cls && depth < 64; depth++, cls = parent)
+		if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
+			    state.info, cls, &module, &td, &parent, 0, &n_args,
+			    args)) || !parent)
+			break;
+	/* an interface's chain ends in itself */
+	md = module ? metadata_of(module) : NULL;
+	type_def_name(md, td, name, sizeof(name));
+	if (md && strcmp(name, "System.Object") == 0 &&
+	    !CLR_FAILED(md->vtbl->FindTypeDefByName(md, string_name, 0,
+						    &td)) &&
+	    !CLR_FAILED(state.info->vtbl->GetClassFromToken(state.info, module,
+							    td, &string)))
+		atomic_store(&state.string_class, string);
+	release_metadata(md);
+}
+
+void find_string_class_of(uint64_t cls, void *ctx)
+{
+	(void)ctx;
+	find_string_class((clr_uptr)cls);
+}
+
+/*
+ * In the walk: the contents of object, of class cls and size bytes, when
+ * it is a string, into *out; false otherwise. Reading the object's memory
+ * here is safe: ObjectReferences comes while the runtime holds every
+ * managed thread suspended for the GC, after the GC has moved what it
+ * moves, so the object is where its id says and nothing writes to it
+ * (nor could: a string is immutable once made); the length is checked
+ * against the object's size before a unit is read. A non-GC heap object
+ * (a literal) never moves and is never freed.
+ */
+bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
+		     struct ht_array_values *out)
+{
+	uint32_t units;
+
+	if (!cls || cls != atomic_load_explicit(&state.string_class,
+						memory_order_relaxed) ||
+	    (uint64_t)state.string_length_at + sizeof(units) > size)
+		return false;
+	memcpy(&units, (const void *)(object + state.string_length_at),
+	       sizeof(units));
+	if (state.string_units_at + 2 * (uint64_t)units > size)
+		return false;
+	atomic_fetch_add_explicit(&state.strings_valued, 1,
+				  memory_order_relaxed);
+	return ht_array_values_of(HT_TYPE_CHAR,
+				  (const uint8_t *)(object +
+						    state.string_units_at),
+				  units, out);
+}
