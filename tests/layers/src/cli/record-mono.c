@@ -2,6 +2,5 @@
  * may include (check-layers.py's fixture). */
 #include <heaptrace/trace.h>
 #include "recorders/core/options.h"
-#include "recorders/dump_on.h"
 #include "recorders/mono/rootmap.h"
 #include "lib/read/reader.h"

@@ -5,7 +5,7 @@
 #include <heaptrace/trace.h>
 #include <mono/metadata/profiler.h>
 #include "recorders/core/guard.h"
-#include "recorders/options.h"
+#include "recorders/core/options.h"
 #include "recorders/jvm/agent.h"
 #include "lib/common/names.h"
 #include "lib/record/writer.h"
