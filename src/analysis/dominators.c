@@ -1,6 +1,6 @@
 /*
  * dominators.c - the dominator tree of a dump's graph and the retained
- * sizes it gives (heap.h), by the semi-NCA algorithm:
+ * sizes it gives (dominators.h), by the semi-NCA algorithm:
  *
  *  1. a depth-first search from a virtual root, whose children are the
  *     objects of the roots that count at the level asked (strong roots, and

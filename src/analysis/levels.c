@@ -1,8 +1,9 @@
 /*
- * levels.c - reachability levels (heap.h): the names of the levels, the
- * index of the references held less than strongly (a Reference's
- * referent, named by a field of a soft, weak, final or phantom kind), and
- * the strongest level at which each object is reachable.
+ * levels.c - reachability levels (levels.h, reach.h): the names of the
+ * levels, the index of the references held less than strongly (a
+ * Reference's referent, named by a field of a soft, weak, final or
+ * phantom kind), and the strongest level at which each object is
+ * reachable.
  *
  * The index is built once per dump, when its graph is: the analyses then
  * ask of an edge only a bit of its object (heap_follows), since a dump has

@@ -1,6 +1,6 @@
 /*
  * paths.c - the shortest chains of references from the roots to an object
- * (heap.h).
+ * (paths.h).
  *
  * One breadth-first search goes backwards from the target over reversed
  * edges and leaves at each object it reaches the next hop toward the

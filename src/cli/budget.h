@@ -3,7 +3,7 @@
  * An expression names a figure of the diff and a condition on it; when
  * the condition holds, the budget is broken and diff exits 1.
  *
- * The grammar (heaptrace(1), BUDGETS, says the same):
+ * The grammar (heaptrace-diff(1), BUDGETS, says the same):
  *
  *   EXPR    = SUBJECT [ "." METRIC ] OP VALUE
  *   SUBJECT = "total" | "class:" NAME | "retained:" NAME | "object:" ID

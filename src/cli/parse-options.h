@@ -122,7 +122,7 @@ struct command_usage {
 /*
  * --retained LEVEL, into an enum heap_level: the reachability level at
  * which a command computes dominators, retained sizes and root paths
- * (heaptrace(1), REACHABILITY LEVELS); the default is strong.
+ * (heaptrace(1), Reachability levels); the default is strong.
  */
 #define OPT_RETAINED(v) \
 	OPT_CALLBACK(0, "retained", "LEVEL", \

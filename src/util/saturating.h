@@ -6,7 +6,7 @@
  * dump's own sizes are refused past 2^63 (heap.c), but the figures of
  * GCs sum sizes and lengths from the whole trace, so they stop at
  * UINT64_MAX instead: an answer that is plainly a ceiling, never a wrong
- * small one (heaptrace(1), stats).
+ * small one (heaptrace-stats(1)).
  */
 #ifndef HT_SATURATING_H
 #define HT_SATURATING_H

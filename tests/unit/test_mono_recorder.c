@@ -110,7 +110,7 @@ Test(options, written_as_read)
 }
 
 /* Each refusal with its message, word for word (DIAGNOSTICS in
- * heaptrace(1); the module adds "; not recording"). */
+ * heaptrace-record(1); the module adds "; not recording"). */
 static void refused(const char *args, const char *message)
 {
 	struct rec_options o;

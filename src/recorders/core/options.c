@@ -57,7 +57,7 @@ enum key {
 
 /* The spellings; a key with a value is written KEY=VALUE. "dump" and
  * "allocations" are old spellings, still read so that option strings
- * written for earlier recorders (and by hand, after heaptrace(1)) keep
+ * written for earlier recorders (and by hand, after heaptrace-record(1)) keep
  * their meaning: the Mono and CLR recorders took dump= where the agent
  * and `record --dump-on` said dump-on=. */
 static const struct {
@@ -77,7 +77,7 @@ static const struct {
 };
 
 /* What one recorder takes: a mask of 1 << KEY_*, and the list its
- * message for an unknown option gives (its words as heaptrace(1)'s
+ * message for an unknown option gives (its words as heaptrace-record(1)'s
  * DIAGNOSTICS catalogs them). This struct is not an API; it may change
  * from one release to the next. */
 struct rec_grammar {

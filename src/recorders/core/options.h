@@ -27,7 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* When a recorder dumps the heap, besides at exit (heaptrace(1),
+/* When a recorder dumps the heap, besides at exit (heaptrace-record(1),
  * record). */
 enum dump_on {
 	DUMP_ON_MAJOR,     /* at major (full) collections */
@@ -53,7 +53,7 @@ struct rec_options {
 	unsigned every;       /* walk at every Nth qualifying collection */
 	bool allocations;     /* alloc: record object_allocated */
 	bool values;          /* strings' contents, Java's fields and arrays
-				 (heaptrace(1), --values) */
+				 (heaptrace-record(1), --values) */
 	bool verbose;         /* a line on stderr per dump */
 	char *output;         /* malloc'ed; NULL: the caller picks a default */
 	/* Attached (heaptrace record --pid): the Unix socket heaptrace

@@ -1,9 +1,9 @@
 /*
  * say.h - a recorder's messages to the user of `heaptrace record`, on
  * the program's standard error: "heaptrace: WHO recorder: message", the
- * words of record's own (heaptrace(1), DIAGNOSTICS). A recorder that has
- * another listener (the JVMTI agent attached by record --pid, whose
- * standard error is the JVM's) gets each message handed to it too. That
+ * words of record's own (heaptrace-record(1), DIAGNOSTICS). A recorder
+ * that has another listener (the JVMTI agent attached by record --pid,
+ * whose standard error is the JVM's) gets each message handed to it too. That
  * the trace could not be written goes to `record` by report.h besides.
  */
 #ifndef HT_RECORDERS_SAY_H

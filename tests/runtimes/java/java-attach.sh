@@ -16,7 +16,7 @@
 # 4. --duration stops the recording by itself.
 #    Then a second recording of the same JVM, checked the same way, and a
 #    third attach, during it, refused.
-# 5. What record says, word for word (DIAGNOSTICS in heaptrace(1)): an
+# 5. What record says, word for word (DIAGNOSTICS in heaptrace-record(1)): an
 #    attach to a JVM launched with the agent, a process that is not a JVM,
 #    one that does not exist, one of another user (when run as root), one
 #    whose attach listener is off, and the usage errors of --pid and

@@ -9,7 +9,7 @@
 # program and against the HPROF dump of the same moment. Then
 # records once in each other --dump-on mode and checks the traces, the
 # exit status passed through, and the messages of record and of the agent,
-# word for word (DIAGNOSTICS in heaptrace(1)).
+# word for word (DIAGNOSTICS in heaptrace-record(1)).
 #
 # usage: java-test.sh HEAPTRACE SOURCE_DIR WORK_DIR
 # Exits 77 (skipped) without java, javac, jcmd or python3. Under

@@ -28,7 +28,7 @@ static struct rec_options parsed(const char *text)
 }
 
 /* Refused with this message, word for word (DIAGNOSTICS in
- * heaptrace(1)). */
+ * heaptrace-record(1)). */
 static void refused(const char *text, const char *message)
 {
 	struct rec_options o;

@@ -6,7 +6,7 @@
 # through their lifetimes; cross-checks the per-class counts with Mono's
 # own log profiler;
 # checks the exit status, and the failures `record` and the module must
-# report, word for word (DIAGNOSTICS in heaptrace(1)).
+# report, word for word (DIAGNOSTICS in heaptrace-record(1)).
 # Exits 77 (skipped) where Mono, the module or jq is missing.
 #
 # In a sanitizer build the module is instrumented, and mono, which is not,
@@ -395,7 +395,7 @@ else
 fi
 
 # ---- what record must refuse or report --------------------------------------
-# Word for word, as DIAGNOSTICS in heaptrace(1) catalogs them.
+# Word for word, as DIAGNOSTICS in heaptrace-record(1) catalogs them.
 
 # same FILE WHAT EXPECTED_LINE...: FILE holds exactly the lines given.
 same() {
@@ -469,8 +469,8 @@ same "$work/err" "a mono that cannot be executed" \
 ok "record reports a recorder that does not load or cannot be found, a command it does not know, a program it cannot run"
 
 # ---- what the module itself says, on the program's standard error ----------
-# It is loaded by hand here, as heaptrace(1) shows, with arguments record
-# would never give.
+# It is loaded by hand here, as heaptrace-record(1) shows, with arguments
+# record would never give.
 
 # module OUTFILE ARGS [N]: runs KnownHeap (N list nodes) with the module,
 # its standard error in OUTFILE.
