@@ -21,7 +21,7 @@
  * relocation.h, with the progress as a hook) is issue 27's work left.
  */
 #include "cli/builtin.h"
-#include "cli/class-names.h"
+#include "analysis/class_names.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
 #include "cli/escape.h"
