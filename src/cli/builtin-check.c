@@ -5,6 +5,13 @@
  * itself counted, and whether the index agrees with the events. The
  * relocation tracker rides along and proves that the dumps show what its
  * rules predict (doc/design.md section 3, the relocation proof).
+ *
+ * This command computes, the exception among the commands, by what it
+ * is: its answer is the list of what the replay met, collected here as
+ * the reader's protocol checks (lib/read) and the tracker's proof
+ * (analysis/relocation.h) report it, held back where the end of the
+ * trace decides (an open GC or dump), and the index compared with the
+ * counts the replay made. No other answer needs that list.
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
