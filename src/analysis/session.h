@@ -40,6 +40,13 @@ struct session_voice {
 	/* the most memory an input may cost, 0 for the default of its size
 	 * (session_budget); read when an input is prepared */
 	const uint64_t *max_memory;
+	/* progress on a long pass: begun with what reads and the input's
+	 * name (NULL back when none is shown), told the events read and the
+	 * offset reached, ended; each takes NULL and does nothing. The
+	 * passes of history.h call them; NULL hooks show nothing. */
+	void *(*progress_start)(const char *what, const char *path);
+	void (*progress_update)(void *p, uint64_t events, uint64_t offset);
+	void (*progress_end)(void *p);
 };
 
 /* Sets the memory budget (util/membudget.h) of an input of `bytes`:

@@ -5,15 +5,23 @@
  * itself counted, and whether the index agrees with the events. The
  * relocation tracker rides along and proves that the dumps show what its
  * rules predict (doc/design.md section 3, the relocation proof).
+ *
+ * This command computes, the exception among the commands, by what it
+ * is: its answer is the list of what the replay met, collected here as
+ * the reader's protocol checks (lib/read) and the tracker's proof
+ * (analysis/relocation.h) report it, held back where the end of the
+ * trace decides (an open GC or dump), and the index compared with the
+ * counts the replay made. No other answer needs that list.
  */
 #include "cli/builtin.h"
-#include "cli/class-names.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
 #include "cli/escape.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
 #include "cli/parse-options.h"
+
+#include "analysis/class_names.h"
 #include "analysis/relocation.h"
 #include "util/alloc.h"
 #include "util/membudget.h"
@@ -33,6 +41,7 @@ static const struct command_usage usage = {
 		"when it found a problem, 3 when FILE cannot be read at all.\n",
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct found {
 	uint64_t event;
 	uint64_t offset, chunk_offset;
@@ -41,6 +50,7 @@ struct found {
 	char detail[256];
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct check {
 	const char *path;
 	uint64_t max;
@@ -73,7 +83,7 @@ static bool holds_back(struct check *c, const struct ht_violation *v)
 {
 	if (v->code != HT_V_GC_UNFINISHED && v->code != HT_V_DUMP_UNFINISHED)
 		return false;
-	if (c->n_unfinished < sizeof(c->unfinished) / sizeof(c->unfinished[0]))
+	if (c->n_unfinished < ARRAY_SIZE(c->unfinished))
 		c->unfinished[c->n_unfinished++] = *v;
 	return true;
 }
@@ -289,6 +299,7 @@ static void print_place(FILE *f, const char *path, const struct found *v)
 			(unsigned long long)v->chunk_offset);
 }
 
+/* This struct is not an API; it may change from one release to the next. */
 struct index_mismatch {
 	bool any;
 	char text[3][160];

@@ -8,6 +8,12 @@
  * until the trace ends) and once more through the relocation tracker,
  * which matches the objects of the two dumps through their moves. Two
  * traces are loaded one after the other and matched by path (diff.h).
+ *
+ * This command still computes, an exception said here: the window of
+ * dumps kept while the trace is read, and which two of them it compares
+ * (choose_dumps), are in this file, since the dump session (session.h)
+ * loads one dump and has no window of several yet. The figures, the
+ * matching and the budgets' test are analysis's (diff.h) and budget.c's.
  */
 #include "cli/budget.h"
 #include "cli/builtin.h"

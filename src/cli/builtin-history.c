@@ -4,24 +4,13 @@
  * in place, kept, promoted), the dumps that report it, and its death or
  * loss, by the relocation rules of doc/design.md section 3 (relocation.h).
  *
- * Ids are reused after compaction, so an id names no object by itself:
- * a first replay through the tracker finds the objects that held it at
- * some point (or held it in dump N), by their serial numbers; a second
- * replay watches those from their first event and collects every step of
- * their lives. A pipe is first copied to a temporary file
- * (analysis/session.c) so that it can be read twice. When the trace has
- * times (format version 3), the second replay also notes when each GC
- * started and each dump began, and a step a GC or dump caused is shown at
- * that time.
- *
- * This command still computes, the exception among the analysis
- * commands: the two replays, the holders and the time tables are here,
- * since their callbacks also drive the terminal's progress and say the
- * CLI's messages. Moving them to analysis (a history lookup beside
- * relocation.h, with the progress as a hook) is issue 27's work left.
+ * The lookup is analysis/history.h's (two replays of an input that can be
+ * read twice: a pipe is first copied, analysis/session.c); this file
+ * parses the options, says the lookup's findings in heaptrace(1)'s words
+ * and exit statuses, and renders the lives, each step at its time when
+ * the trace has times.
  */
 #include "cli/builtin.h"
-#include "cli/class-names.h"
 #include "cli/cli.h"
 #include "cli/describe.h"
 #include "cli/escape.h"
@@ -29,10 +18,8 @@
 #include "cli/output.h"
 #include "cli/parse-options.h"
 
-#include "analysis/relocation.h"
-#include "util/alloc.h"
+#include "analysis/history.h"
 #include "util/humanize.h"
-#include "util/membudget.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -50,281 +37,16 @@ static const struct command_usage usage = {
 		"Exits 1 when no object had ID.\n",
 };
 
-struct history {
+/* This struct is not an API; it may change from one release to the next. */
+struct history_command {
 	const char *path;
 	struct input input;
 	struct ht_reader_options reader_options;
 	int format;
 	int64_t select;          /* a dump number, or -1: every holder */
 	ht_id target;
-	bool damaged;
-	uint64_t dumps_in_trace;
-
-	struct reloc *tracker;
-	struct progress *progress;
-	struct ht_reader *reader;
-	bool collect;            /* the second replay: steps and names */
-
-	uint32_t *holders;       /* serials of the objects asked for */
-	size_t n_holders, cap_holders;
-	struct reloc_step *steps;
-	size_t n_steps, cap_steps;
-	struct class_names classes;
-	bool out_of_memory;
-
-	/* the times of the second replay, NO_TIME where none was given */
-	bool timed;              /* the trace has times */
-	uint64_t *gc_times;      /* by GC number: its start */
-	size_t n_gc_times, cap_gc_times;
-	uint64_t *dump_times;    /* by dump number: its begin (a GC's
-				    references: the GC's start) */
-	size_t n_dump_times, cap_dump_times;
-	/* the last GC as the tracker closed it, and the one the trace is cut
-	 * off inside (never closed, its process ended there), -1 if none */
-	struct reloc_gc_summary last_gc;
-	bool any_gc;
-	int64_t cut_off_gc;
+	struct history found;
 };
-
-#define NO_TIME UINT64_MAX
-
-/* ---- times --------------------------------------------------------------- */
-
-/* Sets times[at] (growing the table, NO_TIME between); -1 when out of
- * memory. */
-static int set_time(uint64_t **times, size_t *n, size_t *cap, int64_t at,
-		    uint64_t t)
-{
-	size_t i = (size_t)at;
-
-	if (at < 0)
-		return 0;
-	if (i >= *n) {
-		if (i >= SIZE_MAX / sizeof(**times) - 1 ||
-		    ALLOC_GROW(*times, i + 1, *cap) < 0)
-			return -1;
-		while (*n <= i)
-			(*times)[(*n)++] = NO_TIME;
-	}
-	(*times)[i] = t;
-	return 0;
-}
-
-static uint64_t time_at(const uint64_t *times, size_t n, int64_t at)
-{
-	return at >= 0 && (size_t)at < n ? times[at] : NO_TIME;
-}
-
-/* The second replay's note of a GC's start or a dump's begin. */
-static int note_time(struct history *h, const struct ht_event *ev,
-		     const struct ht_replay_state *st)
-{
-	if (!ev->has_time)
-		return 0;
-	h->timed = true;
-	if (ev->type == HT_EV_GC_STARTED)
-		return set_time(&h->gc_times, &h->n_gc_times, &h->cap_gc_times,
-				st->gc, ev->time);
-	if (ev->type == HT_EV_BEGIN_CONTAINER &&
-	    ev->u.begin_container.type == HT_C_BEGIN)
-		return set_time(&h->dump_times, &h->n_dump_times,
-				&h->cap_dump_times, st->dump, ev->time);
-	return 0;
-}
-
-/* When a step happened: its dump's begin, else its GC's start. */
-static uint64_t step_time(const struct history *h, const struct reloc_step *s)
-{
-	if (s->kind == RELOC_END)
-		return NO_TIME;
-	if (s->dump >= 0)
-		return time_at(h->dump_times, h->n_dump_times, s->dump);
-	return time_at(h->gc_times, h->n_gc_times, s->gc);
-}
-
-/* ---- the replays --------------------------------------------------------- */
-
-/* First replay: an object that holds the id (in dump N, with --dump). */
-static void note_holder(void *ctx, const struct reloc_step *s)
-{
-	struct history *h = ctx;
-
-	if (h->select >= 0 && !(s->kind == RELOC_SEEN && s->dump == h->select &&
-				s->to == h->target))
-		return;
-	if (h->n_holders && h->holders[h->n_holders - 1] == s->object)
-		return;
-	if (ALLOC_GROW(h->holders, h->n_holders + 1, h->cap_holders) < 0) {
-		h->out_of_memory = true;
-		return;
-	}
-	h->holders[h->n_holders++] = s->object;
-}
-
-/* Second replay: every step of the watched objects. */
-static void note_step(void *ctx, const struct reloc_step *s)
-{
-	struct history *h = ctx;
-
-	if (ALLOC_GROW(h->steps, h->n_steps + 1, h->cap_steps) < 0) {
-		h->out_of_memory = true;
-		return;
-	}
-	h->steps[h->n_steps++] = *s;
-}
-
-static int on_event(void *ctx, const struct ht_event *ev,
-		    const struct ht_replay_state *st)
-{
-	struct history *h = ctx;
-
-	progress_update(h->progress, st->event_index + 1,
-			ht_reader_position(h->reader).offset);
-	if (h->collect && ev->type == HT_EV_CLASS &&
-	    class_names_add(&h->classes, &ev->u.class_) < 0) {
-		h->out_of_memory = true;
-		return 1;
-	}
-	if (h->collect && note_time(h, ev, st) < 0) {
-		h->out_of_memory = true;
-		return 1;
-	}
-	if (h->out_of_memory)
-		return 1;
-	return reloc_on_event(h->tracker, ev, st);
-}
-
-static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
-{
-	struct history *h = ctx;
-	uint64_t t = time_at(h->gc_times, h->n_gc_times, st->gc);
-
-	/* a GC's references happened in that GC */
-	if (h->collect && st->gc_dump && t != NO_TIME &&
-	    set_time(&h->dump_times, &h->n_dump_times, &h->cap_dump_times,
-		     st->dump, t) < 0) {
-		h->out_of_memory = true;
-		return 1;
-	}
-	return reloc_on_dump_begin(h->tracker, st);
-}
-
-static int on_dump_end(void *ctx, const struct ht_replay_state *st)
-{
-	return reloc_on_dump_end(((struct history *)ctx)->tracker, st);
-}
-
-static void note_gc(void *ctx, const struct reloc_gc_summary *g)
-{
-	struct history *h = ctx;
-
-	h->last_gc = *g;
-	h->any_gc = true;
-}
-
-/* The tracker of one replay: watching the id (first) or the holders. */
-static struct reloc *new_tracker(struct history *h, bool reports_survivors)
-{
-	struct reloc_hooks hooks = {
-		.ctx = h,
-		.step = h->collect ? note_step : note_holder,
-		.gc_done = note_gc,
-	};
-	struct reloc *t = reloc_new(reports_survivors, &hooks);
-
-	if (!t)
-		return NULL;
-	if (!h->collect) {
-		reloc_watch_id(t, h->target);
-		return t;
-	}
-	for (size_t i = 0; i < h->n_holders; i++) {
-		if (reloc_watch_object(t, h->holders[i]) < 0) {
-			reloc_free(t);
-			return NULL;
-		}
-	}
-	return t;
-}
-
-/* One replay. EXIT_DONE, or the exit status once said why not. */
-static int replay(struct history *h)
-{
-	struct ht_replay_callbacks cb = {
-		.on_dump_begin = on_dump_begin,
-		.on_dump_end = on_dump_end,
-	};
-	const struct ht_header *header;
-	struct ht_replay_summary summary;
-	struct ht_error err;
-	int rc;
-
-	h->reader = input_open(&h->input);
-	if (!h->reader)
-		return EXIT_UNREADABLE;
-	header = ht_reader_header(h->reader);
-	h->tracker = new_tracker(h, header->reports_survivors);
-	if (!h->tracker) {
-		ht_reader_close(h->reader);
-		error_msg("out of memory");
-		return EXIT_UNREADABLE;
-	}
-	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
-		cb.on_event[t] = on_event;
-	h->progress = progress_start("history", h->path);
-	rc = ht_replay(h->reader, &cb, h, &summary, &err);
-	if (rc == 0 || (rc < 0 && summary.read_error))
-		rc = reloc_finish(h->tracker) ? 1 : rc;
-	progress_end(h->progress);
-	h->cut_off_gc = (rc == 0 || (rc < 0 && summary.read_error)) &&
-			h->any_gc && !h->last_gc.finished &&
-			ht_reader_cut_off(h->reader) ? h->last_gc.gc : -1;
-	ht_reader_close(h->reader);
-	h->reader = NULL;
-	h->dumps_in_trace = summary.dumps;
-	if (input_end_pass(&h->input) < 0) {
-		rc = EXIT_UNREADABLE;
-	} else if (rc > 0 && mem_budget_exceeded()) {
-		error_msg("%s: %s", h->path, reloc_error(h->tracker));
-		rc = EXIT_UNREADABLE;
-	} else if (rc > 0 || h->out_of_memory) {
-		error_msg("%s", h->out_of_memory ? "out of memory"
-						 : reloc_error(h->tracker));
-		rc = EXIT_UNREADABLE;
-	} else if (rc < 0 && !summary.read_error) {
-		error_msg("%s", err.message);
-		rc = EXIT_UNREADABLE;
-	} else {
-		if (rc < 0 && !h->damaged) {
-			h->damaged = true;
-			warn_damage(&err);
-		}
-		rc = EXIT_DONE;
-	}
-	reloc_free(h->tracker);
-	h->tracker = NULL;
-	return rc;
-}
-
-static int compare_serials(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static void unique_holders(struct history *h)
-{
-	size_t n = 0;
-
-	if (!h->n_holders)
-		return;
-	qsort(h->holders, h->n_holders, sizeof(*h->holders), compare_serials);
-	for (size_t i = 0; i < h->n_holders; i++)
-		if (!n || h->holders[i] != h->holders[n - 1])
-			h->holders[n++] = h->holders[i];
-	h->n_holders = n;
-}
 
 /* ---- names --------------------------------------------------------------- */
 
@@ -343,13 +65,6 @@ static const char *class_text(const struct history *h, ht_id id,
 }
 
 /* ---- what an object is --------------------------------------------------- */
-
-/* One object's steps are steps[first..] with its serial; its last step
- * says what became of it and the most the trace told of it. */
-struct life {
-	uint32_t object;
-	const struct reloc_step *last;
-};
 
 static const char *fate_name(const struct reloc_step *last)
 {
@@ -404,27 +119,6 @@ static const char *cause_name(enum reloc_cause c)
 	default:
 		return NULL;
 	}
-}
-
-/* The objects asked for, in serial order, with their last steps. */
-static struct life *lives_of(const struct history *h, size_t *n)
-{
-	struct life *l = calloc(h->n_holders ? h->n_holders : 1, sizeof(*l));
-
-	if (!l)
-		return NULL;
-	for (size_t i = 0; i < h->n_holders; i++)
-		l[i].object = h->holders[i];
-	for (size_t k = 0; k < h->n_steps; k++) {
-		const struct reloc_step *s = &h->steps[k];
-		uint32_t *at = bsearch(&s->object, h->holders, h->n_holders,
-				       sizeof(*h->holders), compare_serials);
-
-		if (at)
-			l[at - h->holders].last = s;
-	}
-	*n = h->n_holders;
-	return l;
 }
 
 /* ---- text ---------------------------------------------------------------- */
@@ -508,11 +202,11 @@ static void print_lost(const struct history *h, const struct reloc_step *s)
 static void print_step(const struct history *h, const struct reloc_step *s)
 {
 	char when[32], a[24], b[24], g[48], g2[16], g3[16], t[DURATION_TEXT];
-	uint64_t at = step_time(h, s);
+	uint64_t at = history_step_time(h, s);
 
 	printf("  %-10s ", when_text(s, when));
 	if (h->timed)
-		printf("%-11s ", at == NO_TIME ? "" : human_duration(at, t));
+		printf("%-11s ", at == HISTORY_NO_TIME ? "" : human_duration(at, t));
 	generation_suffix(s->generation, g, sizeof(g));
 	switch (s->kind) {
 	case RELOC_ALLOCATED:
@@ -555,7 +249,7 @@ static void print_step(const struct history *h, const struct reloc_step *s)
 	}
 }
 
-static void print_object_text(const struct history *h, const struct life *l)
+static void print_object_text(const struct history *h, const struct history_life *l)
 {
 	char cls[CLASS_TEXT_SIZE], size[SIZE_TEXT], cid[24];
 	const struct reloc_step *last = l->last;
@@ -576,12 +270,12 @@ static void print_object_text(const struct history *h, const struct life *l)
 			print_step(h, &h->steps[k]);
 }
 
-static int report_text(const struct history *h, const struct life *l,
+static int report_text(const struct history *h, const struct history_life *l,
 		       size_t n)
 {
 	char id[24], count[48];
 
-	printf("%s: %s had id %s", esc_text(h->path),
+	printf("%s: %s had id %s", esc_text(h->input->name),
 	       count_of(n, "object", "objects", count), hex_id(h->target, id));
 	if (h->select >= 0)
 		printf(" in dump %lld", (long long)h->select);
@@ -589,7 +283,7 @@ static int report_text(const struct history *h, const struct life *l,
 	if (h->cut_off_gc >= 0)
 		printf("%s: cut off inside gc %lld: the process ended there; "
 		       "the ends below are as of then, and that GC proves no "
-		       "death\n", esc_text(h->path), (long long)h->cut_off_gc);
+		       "death\n", esc_text(h->input->name), (long long)h->cut_off_gc);
 	for (size_t i = 0; i < n; i++)
 		print_object_text(h, &l[i]);
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
@@ -622,7 +316,7 @@ static void out_generation(struct out *o, const char *key, unsigned g)
 }
 
 static void out_object(struct out *o, const struct history *h,
-		       const struct life *l)
+		       const struct history_life *l)
 {
 	const struct reloc_step *last = l->last;
 	char cls[CLASS_TEXT_SIZE];
@@ -646,7 +340,7 @@ static void out_object(struct out *o, const struct history *h,
 static void out_step(struct out *o, const struct history *h,
 		     const struct reloc_step *s)
 {
-	uint64_t at = step_time(h, s);
+	uint64_t at = history_step_time(h, s);
 
 	out_begin_object(o, NULL);
 	out_u64(o, "object", s->object);
@@ -654,7 +348,7 @@ static void out_step(struct out *o, const struct history *h,
 	out_u64(o, "event_index", s->event_index);
 	out_number_or_null(o, "gc", s->gc);
 	out_number_or_null(o, "dump", s->dump);
-	if (h->timed && at != NO_TIME)
+	if (h->timed && at != HISTORY_NO_TIME)
 		out_u64(o, "time", at);
 	else if (h->timed)
 		out_null(o, "time");
@@ -674,15 +368,15 @@ static void out_step(struct out *o, const struct history *h,
 	out_end_object(o);
 }
 
-static int report_structured(const struct history *h, const struct life *l,
-			     size_t n)
+static int report_structured(const struct history *h,
+			     const struct history_life *l, size_t n, int format)
 {
-	struct out *o = out_new(stdout, (enum output_format)h->format);
+	struct out *o = out_new(stdout, (enum output_format)format);
 
 	if (!o)
 		return -1;
 	out_begin_object(o, NULL);
-	out_string(o, "file", h->path);
+	out_string(o, "file", h->input->name);
 	out_id(o, "id", h->target);
 	out_number_or_null(o, "dump", h->select);
 	out_number_or_null(o, "cut_off_gc", h->cut_off_gc);
@@ -709,28 +403,27 @@ static int not_found(const struct history *h)
 	char id[24];
 
 	if (h->select >= 0)
-		error_msg("%s: dump %lld has no object %s%s", h->path,
+		error_msg("%s: dump %lld has no object %s%s", h->input->name,
 			  (long long)h->select, hex_id(h->target, id), before);
 	else
-		error_msg("%s: no object has had id %s%s", h->path,
+		error_msg("%s: no object has had id %s%s", h->input->name,
 			  hex_id(h->target, id), before);
 	return h->damaged ? EXIT_UNREADABLE : EXIT_FINDING;
 }
 
-static int report(struct history *h)
+static int report(const struct history *h, int format)
 {
-	struct life *l;
+	struct history_life *l;
 	size_t n;
 	int rc;
 
-	class_names_sort(&h->classes);
-	l = lives_of(h, &n);
+	l = history_lives(h, &n);
 	if (!l) {
 		error_msg("out of memory");
 		return EXIT_UNREADABLE;
 	}
-	rc = h->format == FORMAT_TEXT ? report_text(h, l, n)
-				      : report_structured(h, l, n);
+	rc = format == FORMAT_TEXT ? report_text(h, l, n)
+				   : report_structured(h, l, n, format);
 	free(l);
 	if (rc < 0) {
 		error_msg("cannot write the report: %m");
@@ -739,40 +432,33 @@ static int report(struct history *h)
 	return analysis_status(h->damaged);
 }
 
-static int run_history(struct history *h)
+static int run_history(struct history_command *c)
 {
-	int status;
+	struct history *h = &c->found;
 
-	if (input_prepare(&h->input, h->path, &h->reader_options) < 0)
+	if (input_prepare(&c->input, c->path, &c->reader_options) < 0)
 		return EXIT_UNREADABLE;
-	status = replay(h);
-	if (status != EXIT_DONE)
-		return status;
-	if (h->select >= 0 && (uint64_t)h->select >= h->dumps_in_trace)
-		return no_such_dump(h->path, h->select, h->dumps_in_trace,
+	switch (history_find(h, &c->input, c->target, c->select)) {
+	case HISTORY_FAILED:
+		return EXIT_UNREADABLE;
+	case HISTORY_NO_SUCH_DUMP:
+		return no_such_dump(c->path, c->select, h->dumps_in_trace,
 				    h->damaged);
-	unique_holders(h);
-	if (!h->n_holders)
+	case HISTORY_NOT_FOUND:
 		return not_found(h);
-	h->collect = true;
-	status = replay(h);
-	if (status != EXIT_DONE)
-		return status;
-	return report(h);
+	default:
+		return report(h, c->format);
+	}
 }
 
-static void free_history(struct history *h)
+static void free_history(struct history_command *c)
 {
-	class_names_free(&h->classes);
-	free(h->holders);
-	free(h->steps);
-	free(h->gc_times);
-	free(h->dump_times);
-	input_release(&h->input);
+	history_free(&c->found);
+	input_release(&c->input);
 }
 
 /* "[FILE] ID": the last operand is the id. */
-static int operands(int argc, char **argv, struct history *h)
+static int operands(int argc, char **argv, struct history_command *h)
 {
 	int n = argc - optind;
 
@@ -790,7 +476,7 @@ static int operands(int argc, char **argv, struct history *h)
 
 int cmd_history(int argc, char **argv)
 {
-	struct history h = {.select = -1};
+	struct history_command h = {.select = -1};
 	const struct cli_option options[] = {
 		OPT_DUMP(&h.select, "only the object that had ID in dump N"),
 		OPT_FORMAT(&h.format),

@@ -46,11 +46,30 @@ int trace_operand(const char *cmd, int argc, char **argv, const char **path)
 
 /* ---- the session, in heaptrace(1)'s words ------------------------------- */
 
+/* The terminal's progress line (cli.h) as the voice's hooks. */
+static void *voice_progress_start(const char *what, const char *path)
+{
+	return progress_start(what, path);
+}
+
+static void voice_progress_update(void *p, uint64_t events, uint64_t offset)
+{
+	progress_update(p, events, offset);
+}
+
+static void voice_progress_end(void *p)
+{
+	progress_end(p);
+}
+
 const struct session_voice cli_voice = {
 	.error = error_msg,
 	.warning = warning_msg,
 	.open = open_trace,
 	.max_memory = &max_memory,
+	.progress_start = voice_progress_start,
+	.progress_update = voice_progress_update,
+	.progress_end = voice_progress_end,
 };
 
 int input_prepare(struct input *in, const char *path,

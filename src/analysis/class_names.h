@@ -1,8 +1,8 @@
 /*
- * class-names.h - the names a trace gives its classes (class events),
- * for the commands that name the classes of objects they follow through
- * a replay rather than through a dump's graph (history, check). The last
- * name given to an id wins.
+ * class_names.h - the names a trace gives its classes (class events),
+ * for the answers that name the classes of objects they follow through
+ * a replay rather than through a dump's graph (history.h, the check
+ * command). The last name given to an id wins.
  */
 #ifndef HT_CLASS_NAMES_H
 #define HT_CLASS_NAMES_H
@@ -13,6 +13,8 @@
 
 struct class_name;
 
+/* This struct is not an API; it may change from one release to the
+ * next. */
 struct class_names {
 	struct class_name *c;
 	size_t n, cap;

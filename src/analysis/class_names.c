@@ -1,16 +1,19 @@
 /*
- * class-names.c - the table of class-names.h: names in arrival order,
+ * class_names.c - the table of class_names.h: names in arrival order,
  * then sorted by id (then arrival), so that the last name of an id is the
  * last of its run.
  */
-#include "cli/class-names.h"
+#include "analysis/class_names.h"
 
 #include "util/alloc.h"
+#include "util/search.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* This struct is not an API; it may change from one release to the
+ * next. */
 struct class_name {
 	ht_id id;
 	char *name;
@@ -51,16 +54,9 @@ void class_names_sort(struct class_names *t)
 
 const char *class_names_find(const struct class_names *t, ht_id id)
 {
-	size_t lo = 0, hi = t->n;
+	/* the last row at or before id: the last name it was given */
+	size_t lo = LOWER_BOUND(0, t->n, i, t->c[i].id <= id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->c[mid].id <= id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo && t->c[lo - 1].id == id ? t->c[lo - 1].name : NULL;
 }
 
