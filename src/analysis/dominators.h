@@ -18,6 +18,7 @@
 
 #define HEAP_VIRTUAL_ROOT (UINT32_MAX - 1) /* idom of objects a root dominates */
 
+/* This struct is not an API; it may change from one release to the next. */
 struct heap_dominators {
 	uint32_t *idom;          /* per object: its immediate dominator's index,
 				    HEAP_VIRTUAL_ROOT, or HEAP_NONE if unreachable */
@@ -45,6 +46,7 @@ void heap_dominators_free(struct heap_dominators *d);
  * edges or more need, taken (true) for any graph. */
 void heap_dominators_wide_rows(bool always);
 
+/* This struct is not an API; it may change from one release to the next. */
 /*
  * Children of each object in the dominator tree, in index (id) order:
  * first[x] is x's first child, next[x] its next sibling, HEAP_NONE ending

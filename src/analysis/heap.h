@@ -42,6 +42,7 @@
 #define HEAP_NO_GENERATION 0xff
 #define HEAP_NO_KIND 0xff
 
+/* This struct is not an API; it may change from one release to the next. */
 struct heap_class {
 	ht_id id;
 	const char *name;  /* NULL when the trace never named it */
@@ -69,6 +70,7 @@ struct heap_big_size {
 	uint64_t size;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 /* A field the trace declared (a `fields` event): edges and roots name it
  * by its index + 1 in h->fields, 0 for none. */
 struct heap_field {
@@ -96,6 +98,7 @@ struct heap_root {
 				 h->fields, HEAP_NO_FIELD if none */
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 /* A thread or stack frame container as the dump begins it: the stacks as
  * the trace gives them, frames that hold no root included (an HPROF
  * source begins every frame of a thread's STACK TRACE). */
@@ -231,6 +234,7 @@ struct heap {
 #define HEAP_LAST_DUMP (-1)
 #define HEAP_ALL_DUMPS (-2)
 
+/* This struct is not an API; it may change from one release to the next. */
 /* What the scan saw of the whole trace. */
 struct heap_scan_report {
 	uint64_t events;
@@ -260,6 +264,7 @@ typedef int (*heap_dump_fn)(void *ctx, struct heap *h, bool *keep);
 int heap_scan(struct ht_reader *r, int64_t select, heap_dump_fn fn, void *ctx,
 	      struct heap_scan_report *report, struct ht_error *err);
 
+/* This struct is not an API; it may change from one release to the next. */
 /* What heap_scan_with keeps beyond the graph. */
 struct heap_scan_options {
 	bool values; /* objects' values and array contents, when the trace

@@ -66,6 +66,7 @@ enum budget_value {
 	BUDGET_PERCENT,   /* +N%, -N%: (after - before) / before * 100 */
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct budget {
 	const char *text;          /* the expression as given (borrowed) */
 	enum budget_subject subject;

@@ -5,6 +5,7 @@
 #ifndef HT_BUILTIN_H
 #define HT_BUILTIN_H
 
+/* This struct is not an API; it may change from one release to the next. */
 struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);

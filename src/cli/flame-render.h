@@ -20,6 +20,7 @@
  */
 int flame_write_folded(const struct flame *f, FILE *out);
 
+/* This struct is not an API; it may change from one release to the next. */
 struct flame_svg_options {
 	unsigned width;          /* pixels; 0 for 1200 */
 	const char *title;       /* NULL for none */

@@ -45,6 +45,7 @@ enum option_flags {
 	OPTION_GLOBAL = 1 << 1,
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 /*
  * One option: an entry of a table that OPT_END() ends. Written with the
  * OPT_* macros below rather than by hand.
@@ -64,6 +65,7 @@ struct cli_option {
 	unsigned flags;        /* enum option_flags */
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 /*
  * What a command's --help says besides its option lines, and how those
  * are laid out.

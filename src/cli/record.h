@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* This struct is not an API; it may change from one release to the next. */
 struct record_options {
 	const char *output;   /* absolute path of the trace to write */
 	enum dump_on dump_on;
@@ -32,6 +33,7 @@ struct record_options {
 };
 
 
+/* This struct is not an API; it may change from one release to the next. */
 /*
  * Changes to the program's environment: each variable set to a value, or
  * unset (value NULL). A variable changed with env_override is also saved
@@ -47,6 +49,7 @@ struct env_var {
 	char *value;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct env_edit {
 	size_t n, cap;
 	struct env_var *vars;
@@ -84,6 +87,7 @@ int argv_insert(char ***argv, size_t at, const char *arg);
 int find_recorder(const char *subdir, const char *file, char *path,
 		  size_t len, struct ht_error *err);
 
+/* This struct is not an API; it may change from one release to the next. */
 struct runtime_recorder {
 	const char *name;  /* "mono", "java", "dotnet": for messages */
 	/* How the runtime takes a recorder it cannot load: the second line
@@ -118,6 +122,7 @@ bool resolve_command(const char *name, char *out, size_t len);
 int record_check_trace(const char *output, const struct runtime_recorder *rt,
 		       const char *end, bool quiet);
 
+/* This struct is not an API; it may change from one release to the next. */
 /* The line on a terminal that shows what the trace at path holds so far
  * ("heaptrace record: 3 GCs, 1 dump, 2.0 MB written"): tick it as often
  * as you like, it looks at the trace when it has grown, and not more often

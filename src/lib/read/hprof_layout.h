@@ -44,6 +44,7 @@ enum jvm_model {
 	JVM_MODELS_
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 struct jvm_layout {
 	const char *name;        /* for the trace's metadata */
 	unsigned header;         /* bytes before the first field of an instance */
@@ -69,6 +70,7 @@ struct field_block {
 	uint32_t offset, size;
 };
 
+/* This struct is not an API; it may change from one release to the next. */
 /*
  * What a subclass needs of the fields of a class, inherited ones
  * included: not where each lies, but the gaps between them, which its
@@ -99,6 +101,7 @@ uint64_t layout_instance_size(const struct jvm_layout *m,
 uint64_t layout_array_size(const struct jvm_layout *m, unsigned t,
 			   uint64_t n);
 
+/* This struct is not an API; it may change from one release to the next. */
 /* Static fields as the class mirror holds them: references, then
  * primitives by width. */
 struct static_counts {

@@ -20,6 +20,7 @@
 /* Generic arguments nested this deep are shown as "...". */
 #define CLRN_MAX_DEPTH 6
 
+/* This struct is not an API; it may change from one release to the next. */
 /* A bounded string being built: what does not fit is cut (at a UTF-8
  * character boundary), `cut` set, and nothing more is added. */
 struct clrn_buf {

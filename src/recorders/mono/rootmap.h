@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* This struct is not an API; it may change from one release to the next. */
 struct root_range {
 	uintptr_t start, end;  /* [start, end) */
 	uint64_t id;           /* what the root is of: thread, class, ... */
