@@ -25,6 +25,7 @@
 #include "lib/common/error.h"
 #include "util/alloc.h"
 #include "util/membudget.h"
+#include "util/search.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -391,19 +392,9 @@ static int add_ref_fields(struct scan *s,
 /* Whether id is among ids[0..n), which ascend. */
 static bool id_listed(const ht_id *ids, size_t n, ht_id id)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = LOWER_BOUND(0, n, mid, ids[mid] < id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ids[mid] == id)
-			return true;
-		if (ids[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
+	return lo < n && ids[lo] == id;
 }
 
 /* e's values and array as a record of the raw dump's arena; *at its

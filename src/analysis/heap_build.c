@@ -12,6 +12,7 @@
 #include "analysis/reach.h"
 
 #include "util/alloc.h"
+#include "util/search.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -299,17 +300,7 @@ static int gather_classes(struct raw_dump *raw, const struct kept_parts *k,
 size_t big_size_slot(const struct heap_big_size *big, size_t n,
 			    uint32_t at)
 {
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (big[mid].object < at)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LOWER_BOUND(0, n, mid, big[mid].object < at);
 }
 
 /* The big size of part p, which raw->big has (it holds the parts that

@@ -8,6 +8,7 @@
 #include "analysis/heap_internal.h"
 
 #include "util/alloc.h"
+#include "util/search.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -245,16 +246,9 @@ const char *heap_class_name(const struct heap *h, uint32_t object, char *buf)
 
 size_t heap_class_slot_of_id(const struct heap *h, ht_id class_id)
 {
-	size_t lo = 0, hi = h->n_classes;
+	size_t lo = LOWER_BOUND(0, h->n_classes, mid,
+				h->classes[mid].id < class_id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (h->classes[mid].id < class_id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < h->n_classes && h->classes[lo].id == class_id
 		? lo : h->n_classes;
 }
@@ -268,16 +262,8 @@ const char *heap_class_name_by_id(const struct heap *h, ht_id class_id)
 
 static const char *find_name(const struct heap_name *list, size_t n, ht_id id)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = LOWER_BOUND(0, n, mid, list[mid].id < id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (list[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n && list[lo].id == id ? list[lo].name : NULL;
 }
 

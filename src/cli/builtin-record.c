@@ -70,15 +70,15 @@ static const struct runtime_recorder *const runtimes[] = {
 	&java_recorder,
 	&clr_recorder,
 };
-#define N_RUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
+#define N_RUNTIMES ARRAY_SIZE(runtimes)
 
 /* Signals meant for the program when they are sent to us. SIGINT and
  * SIGQUIT from a terminal reach the whole process group, the program
  * included: those we only ignore while it runs. */
 static const int forwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 static const int ignored[] = {SIGINT, SIGQUIT};
-#define N_FORWARDED (sizeof(forwarded) / sizeof(forwarded[0]))
-#define N_IGNORED (sizeof(ignored) / sizeof(ignored[0]))
+#define N_FORWARDED ARRAY_SIZE(forwarded)
+#define N_IGNORED ARRAY_SIZE(ignored)
 
 static volatile sig_atomic_t child_pid;
 

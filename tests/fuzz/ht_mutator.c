@@ -52,6 +52,7 @@
  * mutator does not share the decoder's mistakes.
  */
 #include "lib/common/format.h"
+#include "util/alloc.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -810,7 +811,7 @@ static uint64_t hostile(struct rng *r, const struct tok *t, uint64_t left)
 	case 0: return p2 - 1;
 	case 1: return p2;
 	case 2: return p2 + 1;
-	default: return fixed[rnd(r, sizeof(fixed) / sizeof(fixed[0]))];
+	default: return fixed[rnd(r, ARRAY_SIZE(fixed))];
 	}
 }
 

@@ -11,6 +11,7 @@
 #include "analysis/dominators.h"
 #include "cli/budget.h"
 #include "testutil.h"
+#include "util/alloc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -68,7 +69,7 @@ Test(parse, total_metrics)
 		{"total.retained>1", DIFF_RETAINED},
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct budget b = parse_ok(cases[i].text);
 
 		cr_assert_eq(b.subject, BUDGET_TOTAL);
@@ -212,7 +213,7 @@ Test(check, waste_figures_from_totals)
 		{"waste:sparse-collections<-10%", 700, 640, false},
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct budget b = parse_ok(cases[i].text);
 		struct diff_value v;
 
@@ -238,7 +239,7 @@ Test(parse, every_operator)
 		{"total=1", BUDGET_EQ}, {"total==1", BUDGET_EQ},
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct budget b = parse_ok(cases[i].text);
 
 		cr_assert_eq(b.op, cases[i].op, "%s", cases[i].text);
@@ -265,7 +266,7 @@ Test(parse, every_kind_of_value)
 		{"total>-1MiB", BUDGET_CHANGE, -1048576},
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct budget b = parse_ok(cases[i].text);
 
 		cr_assert_eq(b.kind, cases[i].kind, "%s", cases[i].text);
@@ -290,7 +291,7 @@ Test(parse, every_unit_any_case)
 		{"total>2TiB", 2 * 1099511627776.0L},
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct budget b = parse_ok(cases[i].text);
 
 		cr_assert(near(b.value, cases[i].value), "%s: %Lg",
@@ -511,7 +512,7 @@ Test(figures, from_one_yaml)
 	cr_assert_eq(heap_dominators(got[0], &da, &err), 0);
 	cr_assert_eq(heap_dominators(got[1], &db, &err), 0);
 	cr_assert_eq(diff_compute(&d, got[0], &da, got[1], &db, match, &err), 0);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct budget b = parse_ok(cases[i].text);
 		struct diff_value v;
 		bool found = budget_figures(&b, &d, &v);

@@ -6,6 +6,7 @@
  * tested in test_mono_recorder.c).
  */
 #include "recorders/clr/names.h"
+#include "util/alloc.h"
 
 #include <criterion/criterion.h>
 
@@ -62,7 +63,7 @@ static const struct fake_class table[] = {
 
 static const struct fake_class *find(uint64_t id)
 {
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
 		if (table[i].id == id)
 			return &table[i];
 	return NULL;

@@ -10,11 +10,11 @@
 #include "lib/common/codec.h"
 #include "htbuild.h"
 #include "lib/common/varint.h"
+#include "util/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -131,7 +131,7 @@ Test(codec, class_round_trips_with_and_without_size_and_name)
 		{ .type = HT_EV_CLASS, .u.class_ = { 0, "", false, 0 } },
 	};
 
-	assert_round_trip(evs, N(evs));
+	assert_round_trip(evs, ARRAY_SIZE(evs));
 }
 
 Test(codec, thread_and_method_round_trip)
@@ -143,7 +143,7 @@ Test(codec, thread_and_method_round_trip)
 		{ .type = HT_EV_METHOD, .u.method = { 0, "" } },
 	};
 
-	assert_round_trip(evs, N(evs));
+	assert_round_trip(evs, ARRAY_SIZE(evs));
 }
 
 Test(codec, object_allocated_round_trips)
@@ -157,7 +157,7 @@ Test(codec, object_allocated_round_trips)
 		  .u.object_allocated = { UINT64_MAX, 0, 0 } },
 	};
 
-	assert_round_trip(evs, N(evs));
+	assert_round_trip(evs, ARRAY_SIZE(evs));
 }
 
 Test(codec, gc_started_round_trips_with_and_without_number)
@@ -173,7 +173,7 @@ Test(codec, gc_started_round_trips_with_and_without_number)
 		  .u.gc_started = { false, 0, 0, HT_GC_INDUCED } },
 	};
 
-	assert_round_trip(evs, N(evs));
+	assert_round_trip(evs, ARRAY_SIZE(evs));
 }
 
 Test(codec, generation_bounds_round_trip)
@@ -186,12 +186,12 @@ Test(codec, generation_bounds_round_trip)
 	};
 	const struct ht_event evs[] = {
 		{ .type = HT_EV_GENERATION_BOUNDS,
-		  .u.generation_bounds = { N(r), r } },
+		  .u.generation_bounds = { ARRAY_SIZE(r), r } },
 		{ .type = HT_EV_GENERATION_BOUNDS,
 		  .u.generation_bounds = { 0, NULL } },
 	};
 
-	assert_round_trip(evs, N(evs));
+	assert_round_trip(evs, ARRAY_SIZE(evs));
 }
 
 Test(codec, moved_and_surviving_references_round_trip)
@@ -208,16 +208,16 @@ Test(codec, moved_and_surviving_references_round_trip)
 	};
 	const struct ht_event evs[] = {
 		{ .type = HT_EV_MOVED_REFERENCES,
-		  .u.moved_references = { N(m), m } },
+		  .u.moved_references = { ARRAY_SIZE(m), m } },
 		{ .type = HT_EV_SURVIVING_REFERENCES,
-		  .u.surviving_references = { N(s), s } },
+		  .u.surviving_references = { ARRAY_SIZE(s), s } },
 		{ .type = HT_EV_MOVED_REFERENCES,
 		  .u.moved_references = { 0, NULL } },
 		{ .type = HT_EV_SURVIVING_REFERENCES,
 		  .u.surviving_references = { 0, NULL } },
 	};
 
-	assert_round_trip(evs, N(evs));
+	assert_round_trip(evs, ARRAY_SIZE(evs));
 }
 
 Test(codec, gc_finished_round_trips)
@@ -246,7 +246,7 @@ Test(codec, times_round_trip_as_deltas)
 		{ .type = HT_EV_GC_FINISHED, .has_time = true, .time = 0 },
 	};
 
-	assert_round_trip(evs, N(evs));
+	assert_round_trip(evs, ARRAY_SIZE(evs));
 }
 
 /* A time costs its delta: close times take a byte or two, not eight. */
@@ -258,7 +258,7 @@ Test(codec, a_time_is_a_delta_from_the_chunks_previous_one)
 		{ .type = HT_EV_GC_FINISHED, .has_time = true,
 		  .time = 5000000050u },
 	};
-	struct payload p = encode(evs, N(evs));
+	struct payload p = encode(evs, ARRAY_SIZE(evs));
 
 	/* type byte with the time bit, then zigzag(50) = 100: one byte */
 	cr_assert_eq(p.ends[1] - p.ends[0], 2);
@@ -292,7 +292,7 @@ Test(codec, begin_container_round_trips_every_type)
 	evs[HT_C_LAST] = (struct ht_event){
 		.type = HT_EV_BEGIN_CONTAINER,
 		.u.begin_container = { (enum ht_container_type)99, 0, 0 } };
-	assert_round_trip(evs, N(evs));
+	assert_round_trip(evs, ARRAY_SIZE(evs));
 }
 
 Test(codec, root_references_round_trip_with_each_optional_array)
@@ -311,7 +311,7 @@ Test(codec, root_references_round_trip_with_each_optional_array)
 			const struct ht_event ev = {
 				.type = HT_EV_ROOT_REFERENCES,
 				.u.root_references = {
-					.count = N(refs),
+					.count = ARRAY_SIZE(refs),
 					.refs = refs,
 					.flags = flags,
 					.kinds = mask & 1 ? kinds : NULL,
@@ -350,7 +350,7 @@ Test(codec, object_references_round_trip_with_each_optional_field)
 					.class_id = 0x100,
 					.size = 48,
 					.flags = HT_OBJ_MORE_REFERENCES,
-					.count = N(refs),
+					.count = ARRAY_SIZE(refs),
 					.refs = refs,
 					.ref_flags = mask & 1 ? ref_flags
 							      : NULL,
@@ -448,14 +448,14 @@ Test(codec, null_refs_are_kept_and_do_not_move_the_delta_base)
 {
 	const ht_id refs[] = { 0, 0x1008, 0, 0, 0x1010, 0 };
 
-	assert_refs_round_trip(0x1000, refs, N(refs));
+	assert_refs_round_trip(0x1000, refs, ARRAY_SIZE(refs));
 }
 
 Test(codec, refs_equal_to_the_previous_one_round_trip)
 {
 	const ht_id refs[] = { 0x1000, 0x1000, 0x1000, 0x2000, 0x2000 };
 
-	assert_refs_round_trip(0x1000, refs, N(refs));
+	assert_refs_round_trip(0x1000, refs, ARRAY_SIZE(refs));
 }
 
 Test(codec, refs_whose_delta_hits_the_int64_limits_escape_to_absolute)
@@ -474,7 +474,7 @@ Test(codec, refs_whose_delta_hits_the_int64_limits_escape_to_absolute)
 					 .count = 1, .refs = refs } };
 	struct payload p;
 
-	assert_refs_round_trip(1, refs, N(refs));
+	assert_refs_round_trip(1, refs, ARRAY_SIZE(refs));
 	/* type, options, id, class, size, flags, count: one byte each; then
 	 * the escape marker and the 10-byte absolute id */
 	p = encode(&ev, 1);
@@ -488,9 +488,9 @@ Test(codec, refs_far_from_the_object_round_trip)
 	const ht_id refs[] = { 1, UINT64_MAX, 2, UINT64_MAX - 1,
 			       0x7fffffffffffffffull, 0x8000000000000000ull };
 
-	assert_refs_round_trip(0x8000000000000000ull, refs, N(refs));
-	assert_refs_round_trip(UINT64_MAX, refs, N(refs));
-	assert_refs_round_trip(1, refs, N(refs));
+	assert_refs_round_trip(0x8000000000000000ull, refs, ARRAY_SIZE(refs));
+	assert_refs_round_trip(UINT64_MAX, refs, ARRAY_SIZE(refs));
+	assert_refs_round_trip(1, refs, ARRAY_SIZE(refs));
 }
 
 /* ---- the shim's parallel forms ---------------------------------------- */
@@ -500,20 +500,20 @@ Test(codec, parallel_moved_form_encodes_like_the_event)
 	const ht_id olds[] = { 0x1000, 0x2000, UINT64_MAX, 0 };
 	const ht_id news[] = { 0x800, 0x1800, 0, UINT64_MAX };
 	const uint64_t lengths[] = { 0x10, 0x20, 1, UINT64_MAX };
-	struct ht_moved_block blocks[N(olds)];
-	uint8_t a[64 + N(olds) * CODEC_MOVED_BOUND];
+	struct ht_moved_block blocks[ARRAY_SIZE(olds)];
+	uint8_t a[64 + ARRAY_SIZE(olds) * CODEC_MOVED_BOUND];
 	uint8_t b[sizeof(a)];
 	struct codec_enc ea, eb;
 	struct ht_event ev = { .type = HT_EV_MOVED_REFERENCES };
 
-	for (size_t i = 0; i < N(olds); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(olds); i++)
 		blocks[i] = (struct ht_moved_block){ olds[i], news[i],
 						     lengths[i] };
-	ev.u.moved_references.count = N(blocks);
+	ev.u.moved_references.count = ARRAY_SIZE(blocks);
 	ev.u.moved_references.blocks = blocks;
 	codec_enc_init(&ea, a, sizeof(a));
 	codec_enc_init(&eb, b, sizeof(b));
-	codec_put_moved(&ea, N(olds), olds, news, lengths);
+	codec_put_moved(&ea, ARRAY_SIZE(olds), olds, news, lengths);
 	codec_put_event(&eb, &ev);
 	cr_assert_eq(codec_enc_used(&ea), codec_enc_used(&eb));
 	cr_assert_arr_eq(a, b, codec_enc_used(&ea));
@@ -524,19 +524,19 @@ Test(codec, parallel_surviving_form_encodes_like_the_event)
 {
 	const ht_id starts[] = { 0x1000, 0x10, UINT64_MAX, 0 };
 	const uint64_t lengths[] = { 0x10, 0, UINT64_MAX, 3 };
-	struct ht_surviving_block blocks[N(starts)];
-	uint8_t a[64 + N(starts) * CODEC_SURVIVING_BOUND];
+	struct ht_surviving_block blocks[ARRAY_SIZE(starts)];
+	uint8_t a[64 + ARRAY_SIZE(starts) * CODEC_SURVIVING_BOUND];
 	uint8_t b[sizeof(a)];
 	struct codec_enc ea, eb;
 	struct ht_event ev = { .type = HT_EV_SURVIVING_REFERENCES };
 
-	for (size_t i = 0; i < N(starts); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(starts); i++)
 		blocks[i] = (struct ht_surviving_block){ starts[i], lengths[i] };
-	ev.u.surviving_references.count = N(blocks);
+	ev.u.surviving_references.count = ARRAY_SIZE(blocks);
 	ev.u.surviving_references.blocks = blocks;
 	codec_enc_init(&ea, a, sizeof(a));
 	codec_enc_init(&eb, b, sizeof(b));
-	codec_put_surviving(&ea, N(starts), starts, lengths);
+	codec_put_surviving(&ea, ARRAY_SIZE(starts), starts, lengths);
 	codec_put_event(&eb, &ev);
 	cr_assert_eq(codec_enc_used(&ea), codec_enc_used(&eb));
 	cr_assert_arr_eq(a, b, codec_enc_used(&ea));
@@ -785,7 +785,7 @@ static void random_event(struct random_event *r)
 
 static void random_event_free(struct random_event *r)
 {
-	for (size_t i = 0; i < N(r->arrays); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(r->arrays); i++)
 		free(r->arrays[i]);
 }
 
@@ -952,7 +952,7 @@ Test(codec, header_start_time_may_be_negative_or_extreme)
 {
 	const int64_t times[] = { -1, INT64_MIN, INT64_MAX, 0 };
 
-	for (size_t i = 0; i < N(times); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(times); i++) {
 		const struct ht_header h = {
 			.version = HT_FORMAT_VERSION, .runtime = "mono",
 			.pointer_size = 8, .has_start_time = true,
@@ -1039,7 +1039,7 @@ Test(codec, unknown_event_types_are_refused)
 {
 	const uint8_t types[] = { 0, HT_EV_LAST + 1, 0x7f, 0x80, 0xff };
 
-	for (size_t i = 0; i < N(types); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
 		const char *why = NULL;
 
 		cr_assert_eq(decode_bytes(&types[i], 1, &why), -1, "type %u",
@@ -1152,7 +1152,7 @@ Test(codec, counts_larger_than_the_payload_are_refused_before_allocating)
 		HT_EV_OBJECT_REFERENCES,
 	};
 
-	for (size_t i = 0; i < N(types); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
 		uint8_t buf[64];
 		size_t len = huge_count_payload(types[i], buf);
 		const char *why = NULL;
@@ -1192,7 +1192,7 @@ Test(codec, unknown_option_bits_are_refused)
 		{ HT_EV_OBJECT_REFERENCES, 3 << 2, 0 },      /* result 3 */
 	};
 
-	for (size_t i = 0; i < N(cases); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		const char *why = NULL;
 
 		cr_assert_eq(decode_bytes(cases[i], 3, &why), -1, "case %zu", i);
@@ -1304,7 +1304,7 @@ Test(codec, values_round_trip_with_their_fields)
 		.u.object_references = {
 			.id = 0x1000, .class_id = 0x100, .size = 64,
 			.count = 1, .refs = refs, .ref_fields = ref_fields,
-			.n_values = N(values), .value_fields = value_fields,
+			.n_values = ARRAY_SIZE(values), .value_fields = value_fields,
 			.values = values } };
 
 	assert_one_round_trips(&ev);
@@ -1327,7 +1327,7 @@ Test(codec, array_contents_round_trip_whole_or_as_a_prefix)
 	const struct ht_array_values empty = { .type = HT_TYPE_BOOLEAN };
 	struct ht_event evs[4];
 
-	for (size_t i = 0; i < N(evs); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(evs); i++)
 		evs[i] = (struct ht_event){
 			.type = HT_EV_OBJECT_REFERENCES,
 			.u.object_references = { .id = 0x1000 + 0x40 * i,
@@ -1340,7 +1340,7 @@ Test(codec, array_contents_round_trip_whole_or_as_a_prefix)
 	evs[3].u.object_references.n_values = 1;
 	evs[3].u.object_references.value_fields = length_field;
 	evs[3].u.object_references.values = length;
-	assert_round_trip(evs, N(evs));
+	assert_round_trip(evs, ARRAY_SIZE(evs));
 }
 
 /* A primitive field's type, with and without an offset; a field with no
@@ -1360,7 +1360,7 @@ Test(codec, a_field_type_round_trips_and_costs_nothing_when_absent)
 	};
 	const struct ht_event ev = {
 		.type = HT_EV_FIELDS,
-		.u.fields = { N(typed), typed } };
+		.u.fields = { ARRAY_SIZE(typed), typed } };
 	struct ht_event one = {
 		.type = HT_EV_FIELDS, .u.fields = { 1, &typed[2] } };
 	struct ht_event untyped = {
@@ -1400,7 +1400,7 @@ Test(codec, malformed_values_are_refused)
 		  "array hash cut off" },
 	};
 
-	for (size_t i = 0; i < N(cases); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		uint8_t buf[32];
 		const char *why = NULL;
 
@@ -1428,7 +1428,7 @@ Test(codec, value_types_have_the_jvm_numbers_names_and_widths)
 		{ 9, "short", 2 },  { 10, "int", 4 },    { 11, "long", 8 },
 	};
 
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
 		cr_assert_str_eq(ht_value_type_name(types[i].type),
 				 types[i].name);
 		cr_assert_eq(ht_value_type_parse(types[i].name),

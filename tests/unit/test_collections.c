@@ -17,6 +17,7 @@
 #include "analysis/heap.h"
 #include "analysis/labels.h"
 #include "testutil.h"
+#include "util/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +118,7 @@ Test(collections, measured_with_values)
 	};
 	struct heap *h = load(true);
 
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
 		check(h, &want[i]);
 	heap_free(h);
 }
@@ -139,7 +140,7 @@ Test(collections, sizes_unknown_without_values)
 	};
 	struct heap *h = load(false);
 
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
 		check(h, &want[i]);
 	heap_free(h);
 }
@@ -159,7 +160,7 @@ Test(collections, odd_fields_make_unknown_figures)
 	};
 	struct heap *h = load_file("analysis/collections-odd.yaml", true);
 
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
 		check(h, &want[i]);
 	heap_free(h);
 }
@@ -186,7 +187,7 @@ Test(collections, other_objects_are_none)
 	/* an array, an entry, a counter cell, a struct array */
 	static const ht_id others[] = {0x2000, 0x3000, 0x1050, 0x2009};
 
-	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++)
 		cr_assert_not(collection_of(h, heap_find(h, others[i]), &c),
 			      "0x%llx", (unsigned long long)others[i]);
 	heap_free(h);
@@ -218,7 +219,7 @@ Test(collections, kinds_by_class_name)
 		 "System.Collections.Generic.Queue"},
 	};
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		const struct collection_kind *k =
 			collection_kind_of_class(names[i].name);
 
@@ -275,7 +276,7 @@ Test(labels, with_values)
 	};
 	struct heap *h = load(true);
 
-	check_labels(h, want, sizeof(want) / sizeof(want[0]));
+	check_labels(h, want, ARRAY_SIZE(want));
 	heap_free(h);
 }
 
@@ -288,7 +289,7 @@ Test(labels, without_values)
 	};
 	struct heap *h = load(false);
 
-	check_labels(h, want, sizeof(want) / sizeof(want[0]));
+	check_labels(h, want, ARRAY_SIZE(want));
 	heap_free(h);
 }
 

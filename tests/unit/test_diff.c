@@ -11,6 +11,7 @@
 #include "analysis/diff.h"
 #include "analysis/dominators.h"
 #include "testutil.h"
+#include "util/alloc.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -169,7 +170,7 @@ Test(one_trace, match_by_relocation)
 	struct fixture f;
 
 	one_trace(&f, testdata("diff/one.yaml"), 0, 1);
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
 		uint32_t a = f.a_of_b[index_of(f.b, want[i].after)];
 
 		if (want[i].before)

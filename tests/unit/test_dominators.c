@@ -13,6 +13,7 @@
 #include "analysis/heap.h"
 #include "testutil.h"
 #include "util/membudget.h"
+#include "util/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,7 +121,7 @@ Test(examples, diamond)
 	/* root -> A; A -> B, C; B -> D; C -> D; D -> E */
 	const uint64_t sizes[] = {10, 20, 30, 40, 50};
 	const uint32_t refs[] = {B, C, END, D, END, D, END, E, END, END};
-	struct heap *h = graph(5, sizes, refs, sizeof(refs) / sizeof(*refs));
+	struct heap *h = graph(5, sizes, refs, ARRAY_SIZE(refs));
 	struct heap_dominators d;
 
 	add_root(h, A, false);
@@ -141,7 +142,7 @@ Test(examples, cycle_through_the_root)
 	/* root -> A -> B -> C -> A */
 	const uint64_t sizes[] = {1, 2, 4};
 	const uint32_t refs[] = {B, END, C, END, A, END};
-	struct heap *h = graph(3, sizes, refs, sizeof(refs) / sizeof(*refs));
+	struct heap *h = graph(3, sizes, refs, ARRAY_SIZE(refs));
 	struct heap_dominators d;
 
 	add_root(h, A, false);
@@ -166,7 +167,7 @@ Test(examples, chain)
 	/* root -> A -> B -> C -> D */
 	const uint64_t sizes[] = {1, 10, 100, 1000};
 	const uint32_t refs[] = {B, END, C, END, D, END, END};
-	struct heap *h = graph(4, sizes, refs, sizeof(refs) / sizeof(*refs));
+	struct heap *h = graph(4, sizes, refs, ARRAY_SIZE(refs));
 	struct heap_dominators d;
 
 	add_root(h, A, false);
@@ -184,7 +185,7 @@ Test(examples, weak_roots_retain_nothing)
 	/* strong -> A; weak -> B; B -> A, C; D alone; C -> null, dangling */
 	const uint64_t sizes[] = {1, 2, 4, 8};
 	const uint32_t refs[] = {END, A, C, END, NUL, DANGLING, END, END};
-	struct heap *h = graph(4, sizes, refs, sizeof(refs) / sizeof(*refs));
+	struct heap *h = graph(4, sizes, refs, ARRAY_SIZE(refs));
 	struct heap_dominators d;
 
 	add_root(h, A, false);
@@ -212,7 +213,7 @@ Test(examples, two_entries_into_a_loop)
 	const uint64_t sizes[] = {1, 2, 4, 8, 16, 32, 64};
 	const uint32_t refs[] = {B, C, END, D, END, E, END, E, END,
 				 D, F, END, G, END, END};
-	struct heap *h = graph(7, sizes, refs, sizeof(refs) / sizeof(*refs));
+	struct heap *h = graph(7, sizes, refs, ARRAY_SIZE(refs));
 	struct heap_dominators d;
 
 	add_root(h, A, false);

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "cli/escape.h"
+#include "util/alloc.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -59,7 +60,7 @@ Test(text, ordinary_names_are_the_same_pointer)
 		"C:\\app\\x.exe", "",
 	};
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		cr_assert_eq(esc_text(names[i]), names[i]);
 	cr_assert_null(esc_text(NULL));
 }

@@ -17,6 +17,7 @@
 #include "lib/read/hprof_layout.h"
 #include "lib/read/source.h"
 #include "testutil.h"
+#include "util/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1399,7 +1400,7 @@ Test(hprof, thread_names_in_any_order)
 	static const char *orders[] = {"tsa", "tas", "sta", "sat", "ats",
 				       "ast"};
 
-	for (size_t i = 0; i < sizeof(orders) / sizeof(orders[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(orders); i++)
 		check_thread_name(orders[i], 0, "main", 4, 8, "main");
 }
 

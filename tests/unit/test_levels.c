@@ -18,6 +18,7 @@
 #include "testheap.h"
 #include "testutil.h"
 #include "util/membudget.h"
+#include "util/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -108,9 +109,9 @@ Test(example, each_object_at_its_strongest_level)
 	uint64_t charged = 0;
 	uint8_t *levels;
 
-	cr_assert_eq(h->n, sizeof(want) / sizeof(want[0]));
+	cr_assert_eq(h->n, ARRAY_SIZE(want));
 	cr_assert_eq(heap_reach_levels(h, &levels, &charged, &err), 0);
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
 		cr_assert_eq(levels[at(h, want[i].id)], want[i].level,
 			     "0x%llx at %s, not %s",
 			     (unsigned long long)want[i].id,
@@ -136,7 +137,7 @@ Test(example, retained_sizes_at_each_level)
 	};
 	struct heap *h = levels_dump();
 
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
 		struct heap_dominators d;
 		struct ht_error err;
 		uint32_t idom;

@@ -12,6 +12,7 @@
 #include "analysis/heap.h"
 #include "htbuild.h"
 #include "lib/common/varint.h"
+#include "util/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +72,7 @@ Test(limits, every_array_count_is_bounded_by_the_chunk)
 		{ HT_EV_ROOT_REFERENCES, "root references" },
 	};
 
-	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(arrays); i++) {
 		uint8_t buf[32], *p = buf;
 		struct ht_error err;
 
@@ -233,7 +234,7 @@ Test(limits, dump_whose_sizes_overflow_64_bits_is_refused)
 	struct htb b;
 
 	htb_start(&b, htb_sample_header());
-	htb_chunk(&b, evs, sizeof(evs) / sizeof(evs[0]));
+	htb_chunk(&b, evs, ARRAY_SIZE(evs));
 	htb_finish(&b);
 	r = htb_open_memory(b.data, b.len, &err);
 	cr_assert_not_null(r, "%s", err.message);
@@ -269,7 +270,7 @@ Test(limits, dump_just_under_the_byte_limit_is_built)
 	struct htb b;
 
 	htb_start(&b, htb_sample_header());
-	htb_chunk(&b, evs, sizeof(evs) / sizeof(evs[0]));
+	htb_chunk(&b, evs, ARRAY_SIZE(evs));
 	htb_finish(&b);
 	r = htb_open_memory(b.data, b.len, &err);
 	cr_assert_not_null(r, "%s", err.message);

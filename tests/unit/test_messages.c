@@ -13,6 +13,7 @@
 #include "htbuild.h"
 #include "testutil.h"
 #include "lib/common/varint.h"
+#include "util/alloc.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -160,7 +161,7 @@ Test(messages, undecodable_events_say_why)
 		  "unknown object_references options" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct ht_error err = event_error(cases[i].bytes, cases[i].len);
 
 		assert_says(err, cases[i].why);

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 
 #include "lib/common/protocol.h"
+#include "util/alloc.h"
 
 #include <string.h>
 
@@ -200,7 +201,7 @@ static const enum ht_container_type frames[] = {
 	HT_C_RT_JIT, HT_C_RT_NATIVE, HT_C_RT_NATIVEGC, HT_C_RT_COM,
 	HT_C_RT_INTERPRETED, HT_C_RT_FASTINTERPRETED, HT_C_RT_INTERNALFRAME,
 };
-#define N_FRAMES (sizeof(frames) / sizeof(frames[0]))
+#define N_FRAMES (ARRAY_SIZE(frames))
 
 /* ---- A heap dump is C_BEGIN ... C_END ----------------------------------- */
 
@@ -690,7 +691,7 @@ Test(bounds, between_body_events_are_reported_on_the_next_body_event)
 {
 	struct ht_event body[] = {moved(), surviving(), roots(), object()};
 
-	for (size_t i = 0; i < sizeof(body) / sizeof(body[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(body); i++) {
 		struct proto_state s = in_gc_dump();
 
 		CLEAN(&s, moved());
@@ -731,7 +732,7 @@ Test(values, container_types_out_of_range_leave_the_state_alone)
 {
 	static const unsigned bad[] = {0, HT_C_LAST + 1, 255, 1000};
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct proto_state s = in_thread(), before = in_thread();
 		struct proto_state out = fresh(), out_before = fresh();
 
@@ -860,7 +861,7 @@ Test(trace, a_step_is_a_function_of_state_and_event)
 	};
 	struct proto_state s = fresh();
 
-	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(evs); i++) {
 		struct proto_state a = s, b = s;
 		unsigned fa, fb;
 

@@ -8,6 +8,7 @@
 
 #include "lib/read/replay.h"
 #include "lib/read/source.h"
+#include "util/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,7 +384,7 @@ Test(numbering, dumps_of_both_kinds_and_gcs_count_from_zero)
 		{0, -1}, {0, -1}, {0, 0}, {0, 0}, {0, 0},
 		{0, 1}, {1, 1}, {1, 1}, {2, 1}, {2, 1}, {2, 1},
 	};
-	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(at); i++) {
 		cr_assert_eq(rec.at[i].event_index, i);
 		cr_assert_eq(rec.at[i].dump, at[i].dump, "event %zu", i);
 		cr_assert_eq(rec.at[i].gc, at[i].gc, "event %zu", i);
@@ -557,7 +558,7 @@ Test(continuation, joined_across_other_objects)
 		false, false, false, false, true, true, true, false,
 	};
 	cr_assert_eq(rec.n_violations, 0);
-	for (size_t i = 0; i < sizeof(continues) / sizeof(continues[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(continues); i++)
 		cr_assert_eq(rec.at[i].continuation, continues[i],
 			     "event %zu", i);
 }
@@ -899,7 +900,7 @@ Test(violations, name_the_dumps_and_gcs_involved)
 		"C_HEAP outside a heap dump",
 		"moved_references outside a GC",
 	};
-	cr_assert_eq(rec.n_violations, sizeof(details) / sizeof(details[0]));
+	cr_assert_eq(rec.n_violations, ARRAY_SIZE(details));
 	for (size_t i = 0; i < rec.n_violations; i++)
 		cr_assert_str_eq(rec.violations[i].detail, details[i]);
 }
@@ -919,7 +920,7 @@ Test(violations, name_the_container_or_field)
 		"root_references (2 refs) in C_HEAP of dump 0",
 		"C_RT_CLASS (id1 0x30) after C_HEAP in dump 0",
 	};
-	cr_assert_eq(rec.n_violations, sizeof(details) / sizeof(details[0]));
+	cr_assert_eq(rec.n_violations, ARRAY_SIZE(details));
 	for (size_t i = 0; i < rec.n_violations; i++)
 		cr_assert_str_eq(rec.violations[i].detail, details[i]);
 }

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 
 #include "lib/common/varint.h"
+#include "util/alloc.h"
 
 #include <string.h>
 
@@ -84,7 +85,7 @@ Test(varint, zigzag_round_trips_at_the_extremes)
 				   INT64_MAX, INT64_MIN, INT64_MAX - 1,
 				   INT64_MIN + 1 };
 
-	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(values); i++)
 		cr_assert_eq(zigzag_decode(zigzag_encode(values[i])), values[i]);
 	cr_assert_eq(zigzag_decode(UINT64_MAX), INT64_MIN);
 	cr_assert_eq(zigzag_decode(UINT64_MAX - 1), INT64_MAX);
@@ -151,13 +152,13 @@ Test(varint, padded_zero_within_ten_bytes_is_accepted)
 Test(varint, consecutive_varints_read_back_in_order)
 {
 	const uint64_t values[] = { 5, 0, UINT64_MAX, 128, 300, 1ull << 35 };
-	uint8_t buf[sizeof(values) / sizeof(values[0]) * VARINT_MAX];
+	uint8_t buf[ARRAY_SIZE(values) * VARINT_MAX];
 	uint8_t *w = buf;
 	const uint8_t *p = buf;
 
-	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(values); i++)
 		w = varint_put(w, values[i]);
-	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(values); i++) {
 		uint64_t out;
 
 		cr_assert_eq(varint_get(&p, w, &out), 0);

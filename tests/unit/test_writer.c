@@ -20,6 +20,7 @@
 #include "lib/common/codec.h"
 #include "lib/common/format.h"
 #include "lib/common/varint.h"
+#include "util/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1834,7 +1835,6 @@ Test(writer, strengths_need_version_3)
 
 /* ---- values (version 3) -------------------------------------------------- */
 
-#define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* An object too large for a buffer is split, and its values and array
  * contents, which are never split, come whole with its last part. */
@@ -1949,13 +1949,13 @@ Test(writer, values_refused)
 	rec = open_or_die(tmp_path("values-refused.ht"), NULL);
 	cr_assert_eq(ht_fields(rec, 1, int_field), HT_OK);
 	cr_assert_eq(ht_record_event(rec, &obj), HT_OK);
-	for (size_t i = 0; i < N(bad_fields); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(bad_fields); i++)
 		cr_assert_eq(ht_fields(rec, 1, bad_fields[i]), HT_E_INVALID,
 			     "field %zu", i);
 	zero.u.object_references.value_fields = field_zero;
 	cr_assert_eq(ht_record_event(rec, &zero), HT_E_INVALID);
 	with_array.u.object_references.n_values = 0;
-	for (size_t i = 0; i < N(bad_arrays); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad_arrays); i++) {
 		with_array.u.object_references.array = &bad_arrays[i];
 		cr_assert_eq(ht_record_event(rec, &with_array), HT_E_INVALID,
 			     "array %zu", i);

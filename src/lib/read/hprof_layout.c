@@ -122,13 +122,12 @@ static const struct contended contended_classes[] = {
 	 {{"demand", OWN_GROUP}, {"waiting", OWN_GROUP}}},
 };
 
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct injected *injected_of(const char *name)
 {
 	if (!name)
 		return NULL;
-	for (size_t i = 0; i < N_OF(injected_fields); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(injected_fields); i++)
 		if (strcmp(injected_fields[i].class_name, name) == 0)
 			return &injected_fields[i];
 	return NULL;
@@ -138,7 +137,7 @@ static const struct contended *contended_of(const char *name)
 {
 	if (!name)
 		return NULL;
-	for (size_t i = 0; i < N_OF(contended_classes); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(contended_classes); i++)
 		if (strcmp(contended_classes[i].class_name, name) == 0)
 			return &contended_classes[i];
 	return NULL;
@@ -150,7 +149,7 @@ static const struct contended_field *contended_field(const struct contended *c,
 {
 	if (!c || !name)
 		return NULL;
-	for (size_t i = 0; i < N_OF(c->fields) && c->fields[i].field; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(c->fields) && c->fields[i].field; i++)
 		if (strcmp(c->fields[i].field, name) == 0)
 			return &c->fields[i];
 	return NULL;
@@ -369,7 +368,7 @@ static void place_group(struct builder *b, const struct jvm_layout *m,
 {
 	static const unsigned widths[] = {8, 4, 2, 1};
 
-	for (size_t w = 0; w < N_OF(widths); w++)
+	for (size_t w = 0; w < ARRAY_SIZE(widths); w++)
 		for (uint32_t i = 0; i < g->count[widths[w]]; i++)
 			place(b, widths[w], append_only);
 	for (uint32_t i = 0; i < g->refs; i++)
@@ -395,7 +394,7 @@ int layout_class(const struct jvm_layout *m, const struct class_fields *c,
 {
 	const struct injected *inj = injected_of(c->name);
 	const struct contended *con = contended_of(c->name);
-	struct group root = {0}, groups[N_OF(contended_classes[0].fields)];
+	struct group root = {0}, groups[ARRAY_SIZE(contended_classes[0].fields)];
 	uint32_t n_groups = 0;
 	struct builder b = {0};
 	bool append_only = start_from_super(&b, m, super);
@@ -408,7 +407,7 @@ int layout_class(const struct jvm_layout *m, const struct class_fields *c,
 		group_add(f ? group_for(groups, &n_groups, f) : &root, m,
 			  c->types[i]);
 	}
-	for (size_t i = 0; inj && i < N_OF(inj->types) && inj->types[i]; i++) {
+	for (size_t i = 0; inj && i < ARRAY_SIZE(inj->types) && inj->types[i]; i++) {
 		if (inj->types[i] == WORD_FIELD)
 			root.count[m->word]++;
 		else

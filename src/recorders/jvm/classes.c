@@ -263,7 +263,7 @@ void classes_declare_links(struct agent *ag)
 
 	if (ag->next_field_id != 1)
 		return;
-	ht_fields(ag->rec, sizeof(links) / sizeof(*links), links);
+	ht_fields(ag->rec, ARRAY_SIZE(links), links);
 	ag->next_field_id = HT_LINK_ID_END;
 }
 

@@ -15,6 +15,7 @@
  * program recorded with other modes never loads java.management.
  */
 #include "recorders/jvm/agent.h"
+#include "util/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ static bool is_minor(const char *name)
 		"Copy", "PS Scavenge", "ParNew",
 	};
 
-	for (size_t i = 0; i < sizeof(young) / sizeof(young[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(young); i++)
 		if (strcmp(name, young[i]) == 0)
 			return true;
 	return strstr(name, "Young") || strstr(name, "Minor") ||
