@@ -20,7 +20,8 @@ import sys
 
 # the functions whose string arguments are messages
 CALLS = r"\b(error_msg|warning_msg|usage_error|err_plain|err_at_offset|" \
-        r"err_at_line|err_sys|record_error|fail|say|damage|" \
+        r"err_at_line|err_sys|record_error|fail|say|damage|hprof_fail|" \
+        r"hprof_damage|" \
         r"fail_at|bad)\s*\("
 
 # (file, piece): why it is not in the catalog word for word

@@ -67,7 +67,7 @@ static void raw_clear(struct raw_dump *raw)
 	raw->bytes = 0;
 }
 
-void raw_free(struct raw_dump *raw)
+void heap_raw_free(struct raw_dump *raw)
 {
 	free(raw->id);
 	free(raw->cls);
@@ -244,7 +244,7 @@ static int deliver(struct scan *s)
 	uint64_t dump = s->meta.dump;
 	struct heap *h = NULL;
 	bool keep = false;
-	int rc = build_graph(&s->raw, &s->meta, &h);
+	int rc = heap_build_graph(&s->raw, &s->meta, &h);
 
 	if (rc == BUILD_LIMIT)
 		return scan_fail(s, HT_E_LIMIT, "dump %" PRIu64 ": an object "
@@ -276,7 +276,7 @@ static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
 	if (!selected(s, st->dump))
 		return 0;
 	/* the dump collected before was not the last one */
-	meta_free(&s->meta);
+	heap_meta_free(&s->meta);
 	raw_clear(&s->raw);
 	s->pending = false;
 	s->collecting = true;
@@ -290,12 +290,12 @@ static int snapshot_meta(struct scan *s)
 {
 	struct dump_meta *m = &s->meta;
 
-	if (snapshot_classes(&s->classes, &s->names, m) < 0 ||
-	    snapshot_names(&s->threads, &s->names, &m->threads,
+	if (heap_snapshot_classes(&s->classes, &s->names, m) < 0 ||
+	    heap_snapshot_names(&s->threads, &s->names, &m->threads,
 			   &m->n_threads) < 0 ||
-	    snapshot_names(&s->methods, &s->names, &m->methods,
+	    heap_snapshot_names(&s->methods, &s->names, &m->methods,
 			   &m->n_methods) < 0 ||
-	    snapshot_fields(&s->fields, &s->names, m) < 0)
+	    heap_snapshot_fields(&s->fields, &s->names, m) < 0)
 		return -1;
 	m->bounds = malloc((s->n_bounds ? s->n_bounds : 1) *
 			   sizeof(*m->bounds));
@@ -336,7 +336,7 @@ static uint32_t class_entry_of_object(struct scan *s, ht_id class_id)
 	if (s->classes.n && class_id == s->last_class)
 		entry = s->last_class_entry;
 	else
-		entry = registry_entry(&s->classes, class_id);
+		entry = heap_registry_entry(&s->classes, class_id);
 	if (entry == NO_ENTRY)
 		return NO_ENTRY;
 	s->last_class = class_id;
@@ -362,7 +362,7 @@ static uint32_t field_entry(struct scan *s, ht_id field)
 		return s->last_field_entry + 1;
 	if (field < DIRECT_FIELDS && s->field_at && s->field_at[field])
 		return s->field_at[field];
-	entry = registry_entry(&s->fields, field);
+	entry = heap_registry_entry(&s->fields, field);
 	if (entry == NO_ENTRY)
 		return UINT32_MAX;
 	s->last_field = field;
@@ -574,12 +574,12 @@ static int on_roots(void *ctx, const struct ht_event *ev,
 static int name_entry(struct scan *s, struct registry *reg, ht_id id,
 		      const char *name, struct name_entry **out)
 {
-	uint32_t entry = registry_entry(reg, id);
+	uint32_t entry = heap_registry_entry(reg, id);
 	uint64_t at;
 
 	if (entry == NO_ENTRY)
 		return -1;
-	at = arena_add(&s->names, name);
+	at = heap_arena_add(&s->names, name);
 	if (at == UINT64_MAX)
 		return -1;
 	*out = &reg->e[entry];
@@ -721,15 +721,15 @@ static int on_gc_finished(void *ctx, const struct ht_event *ev,
 static void scan_free(struct scan *s)
 {
 	free(s->names.buf);
-	registry_free(&s->classes);
-	registry_free(&s->threads);
-	registry_free(&s->methods);
-	registry_free(&s->fields);
+	heap_registry_free(&s->classes);
+	heap_registry_free(&s->threads);
+	heap_registry_free(&s->methods);
+	heap_registry_free(&s->fields);
 	free(s->field_at);
 	free(s->value_field);
 	free(s->bounds);
-	raw_free(&s->raw);
-	meta_free(&s->meta);
+	heap_raw_free(&s->raw);
+	heap_meta_free(&s->meta);
 	free(s);
 }
 

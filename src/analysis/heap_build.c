@@ -158,7 +158,7 @@ static bool degrees_fit(const struct heap *h)
  * write reached (as in resolve_refs_in_place). The array then shrinks to
  * half, or stays whole if that fails.
  */
-uint32_t *narrow_in_place(uint64_t *wide, size_t n)
+uint32_t *heap_narrow_in_place(uint64_t *wide, size_t n)
 {
 	unsigned char *bytes = (unsigned char *)wide;
 	void *narrow = wide;
@@ -179,7 +179,7 @@ static void narrow_ref_starts(struct heap *h)
 {
 	if (h->ref_start[h->n] >= UINT32_MAX)
 		return;
-	h->ref_start32 = narrow_in_place(h->ref_start, (size_t)h->n + 1);
+	h->ref_start32 = heap_narrow_in_place(h->ref_start, (size_t)h->n + 1);
 	h->ref_start = NULL;
 }
 
@@ -190,7 +190,7 @@ static void narrow_ref_ends(struct raw_dump *raw)
 {
 	if (raw->n_parts == 0 || raw->n_refs >= UINT32_MAX)
 		return;
-	raw->ref_end32 = narrow_in_place(raw->ref_end, raw->n_parts);
+	raw->ref_end32 = heap_narrow_in_place(raw->ref_end, raw->n_parts);
 	raw->ref_end = NULL;
 }
 
@@ -297,7 +297,7 @@ static int gather_classes(struct raw_dump *raw, const struct kept_parts *k,
 
 /* Where `at` is, or would go, in a list of big sizes by position (object
  * or part). */
-size_t big_size_slot(const struct heap_big_size *big, size_t n,
+size_t heap_big_size_slot(const struct heap_big_size *big, size_t n,
 			    uint32_t at)
 {
 	return LOWER_BOUND(0, n, mid, big[mid].object < at);
@@ -307,7 +307,7 @@ size_t big_size_slot(const struct heap_big_size *big, size_t n,
  * begin an object with HEAP_BIG_SIZE in raw->size, in part order). */
 static uint64_t raw_big_size(const struct raw_dump *raw, uint32_t p)
 {
-	return raw->big[big_size_slot(raw->big, raw->n_big, p)].size;
+	return raw->big[heap_big_size_slot(raw->big, raw->n_big, p)].size;
 }
 
 /* Sizes by object; the big ones listed again by object, which is id
@@ -391,7 +391,7 @@ static int gather_ref_starts(const struct raw_dump *raw,
 }
 
 /* The resolved refs of the kept parts, object after object. */
-uint32_t *gather_refs(const struct raw_dump *raw,
+uint32_t *heap_gather_refs(const struct raw_dump *raw,
 			     const struct kept_parts *k,
 			     const uint32_t *resolved, uint64_t total)
 {
@@ -475,7 +475,7 @@ static void heap_take_meta(struct heap *h, struct dump_meta *m)
  * resolved where they lie, and only then copied into object order (parts
  * out of order) or left where they are.
  */
-int build_graph(struct raw_dump *raw, struct dump_meta *m,
+int heap_build_graph(struct raw_dump *raw, struct dump_meta *m,
 		       struct heap **out)
 {
 	struct heap *h = calloc(1, sizeof(*h));
@@ -494,24 +494,24 @@ int build_graph(struct raw_dump *raw, struct dump_meta *m,
 	if (rc == 0)
 		narrow_ref_starts(h);
 	if (rc == 0)
-		rc = resolve(raw, &k, h);
+		rc = heap_resolve(raw, &k, h);
 	if (rc == 0)
-		rc = gather_values(raw, &k, h);
+		rc = heap_gather_values(raw, &k, h);
 	if (rc == 0 && k.order)
-		rc = gather_ref_fields(raw, &k, h, &field);
+		rc = heap_gather_ref_fields(raw, &k, h, &field);
 	else if (rc == 0 && raw->ref_field)
-		field = take_ref_fields(raw);
+		field = heap_take_ref_fields(raw);
 	/* the names first: the layouts are per class slot */
 	heap_take_meta(h, m);
 	if (rc == 0)
-		rc = compact_ref_fields(h, field);
+		rc = heap_compact_ref_fields(h, field);
 	if (rc == 0 && heap_index_referents(h) < 0)
 		rc = BUILD_NOMEM;
 	free(k.order);
 	free(k.first);
 done:
-	meta_free(m);
-	raw_free(raw);
+	heap_meta_free(m);
+	heap_raw_free(raw);
 	if (rc < 0) {
 		heap_free(h);
 		return rc;
@@ -563,7 +563,7 @@ void heap_free(struct heap *h)
 
 uint64_t heap_big_size(const struct heap *h, uint32_t object)
 {
-	size_t at = big_size_slot(h->big, h->n_big, object);
+	size_t at = heap_big_size_slot(h->big, h->n_big, object);
 
 	return at < h->n_big && h->big[at].object == object ?
 	       h->big[at].size : HEAP_BIG_SIZE;

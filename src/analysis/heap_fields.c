@@ -16,7 +16,7 @@
 
 /* The field entries of the kept parts, object after object, as
  * gather_refs lays out their refs. */
-int gather_ref_fields(struct raw_dump *raw, const struct kept_parts *k,
+int heap_gather_ref_fields(struct raw_dump *raw, const struct kept_parts *k,
 			     const struct heap *h, uint32_t **out)
 {
 	uint64_t total = heap_ref_start(h, h->n), at = 0;
@@ -133,7 +133,7 @@ static int list_odd_objects(struct heap *h, const uint32_t *field,
 
 /* Replaces the dump's full field array (an entry an edge, freed here) by
  * the layouts, a bit an object, and the odd objects' fields. */
-int compact_ref_fields(struct heap *h, uint32_t *field)
+int heap_compact_ref_fields(struct heap *h, uint32_t *field)
 {
 	uint64_t odd_edges = 0;
 	int rc = -1;
@@ -159,7 +159,7 @@ done:
 }
 
 /* Parts in order: the raw field array is the dump's as it is. */
-uint32_t *take_ref_fields(struct raw_dump *raw)
+uint32_t *heap_take_ref_fields(struct raw_dump *raw)
 {
 	uint32_t *field = raw->ref_field;
 

@@ -229,7 +229,7 @@ static int compress_ids(struct heap *h)
 		return 0;
 	if (list_id_runs(h, runs) < 0)
 		return -1;
-	h->id_lo = narrow_in_place(h->id, h->n);
+	h->id_lo = heap_narrow_in_place(h->id, h->n);
 	h->id = NULL;
 	return 0;
 }
@@ -237,7 +237,7 @@ static int compress_ids(struct heap *h)
 /* ---- Resolving ---------------------------------------------------------- */
 
 /* Turns the raw refs and roots into indices; the refs end in h->ref. */
-int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
+int heap_resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
 {
 	struct id_directory d;
 	uint32_t *resolved;
@@ -257,7 +257,7 @@ int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h)
 		h->ref = resolved;
 		return 0;
 	}
-	h->ref = gather_refs(raw, k, resolved, heap_ref_start(h, h->n));
+	h->ref = heap_gather_refs(raw, k, resolved, heap_ref_start(h, h->n));
 	free(resolved);
 	return h->ref ? 0 : -1;
 }

@@ -68,10 +68,10 @@ struct registry {
 #define NO_ENTRY UINT32_MAX
 
 /* The name's offset + 1, 0 for no name; UINT64_MAX when out of memory. */
-uint64_t arena_add(struct arena *a, const char *name);
+uint64_t heap_arena_add(struct arena *a, const char *name);
 /* The entry of id, created when absent; NO_ENTRY when out of memory. */
-uint32_t registry_entry(struct registry *reg, ht_id id);
-void registry_free(struct registry *reg);
+uint32_t heap_registry_entry(struct registry *reg, ht_id id);
+void heap_registry_free(struct registry *reg);
 
 /* ---- What a dump takes from the trace when it ends (heap_names.c) ------ */
 
@@ -92,12 +92,12 @@ struct dump_meta {
 	struct ht_generation_range *bounds;
 };
 
-void meta_free(struct dump_meta *m);
-int snapshot_classes(const struct registry *reg, const struct arena *names,
+void heap_meta_free(struct dump_meta *m);
+int heap_snapshot_classes(const struct registry *reg, const struct arena *names,
 		     struct dump_meta *m);
-int snapshot_names(const struct registry *reg, const struct arena *names,
+int heap_snapshot_names(const struct registry *reg, const struct arena *names,
 		   struct heap_name **out, size_t *n_out);
-int snapshot_fields(const struct registry *reg, const struct arena *names,
+int heap_snapshot_fields(const struct registry *reg, const struct arena *names,
 		    struct dump_meta *m);
 
 /* ---- A dump as it arrives (heap.c) ------------------------------------- */
@@ -142,7 +142,7 @@ struct raw_dump {
 	uint64_t charged;    /* to the memory budget (util/membudget.h) */
 };
 
-void raw_free(struct raw_dump *raw);
+void heap_raw_free(struct raw_dump *raw);
 
 static inline uint64_t part_end(const struct raw_dump *raw, size_t p)
 {
@@ -185,32 +185,32 @@ static inline bool begins_object(const struct kept_parts *k, size_t i)
 
 /* The graph of the collected dump, consuming raw and m: 0 and *out, or
  * BUILD_NOMEM or BUILD_LIMIT. */
-int build_graph(struct raw_dump *raw, struct dump_meta *m,
+int heap_build_graph(struct raw_dump *raw, struct dump_meta *m,
 		struct heap **out);
 /* Offsets that all fit 4 bytes to 4 bytes, where they lie. */
-uint32_t *narrow_in_place(uint64_t *wide, size_t n);
+uint32_t *heap_narrow_in_place(uint64_t *wide, size_t n);
 /* Where `at` is, or would go, in a list of big sizes by position (object
  * or part). */
-size_t big_size_slot(const struct heap_big_size *big, size_t n, uint32_t at);
+size_t heap_big_size_slot(const struct heap_big_size *big, size_t n, uint32_t at);
 /* The resolved refs of the kept parts, object after object. */
-uint32_t *gather_refs(const struct raw_dump *raw, const struct kept_parts *k,
+uint32_t *heap_gather_refs(const struct raw_dump *raw, const struct kept_parts *k,
 		      const uint32_t *resolved, uint64_t total);
 
 /* ---- Objects by id (heap_ids.c) ---------------------------------------- */
 
 /* Turns the raw refs and roots into indices; the refs end in h->ref. */
-int resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h);
+int heap_resolve(struct raw_dump *raw, struct kept_parts *k, struct heap *h);
 
 /* ---- Fields (heap_fields.c) -------------------------------------------- */
 
-int gather_ref_fields(struct raw_dump *raw, const struct kept_parts *k,
+int heap_gather_ref_fields(struct raw_dump *raw, const struct kept_parts *k,
 		      const struct heap *h, uint32_t **out);
-uint32_t *take_ref_fields(struct raw_dump *raw);
-int compact_ref_fields(struct heap *h, uint32_t *field);
+uint32_t *heap_take_ref_fields(struct raw_dump *raw);
+int heap_compact_ref_fields(struct heap *h, uint32_t *field);
 
 /* ---- Values (heap_values.c) -------------------------------------------- */
 
-int gather_values(struct raw_dump *raw, const struct kept_parts *k,
+int heap_gather_values(struct raw_dump *raw, const struct kept_parts *k,
 		  struct heap *h);
 
 #endif

@@ -18,7 +18,7 @@
 /* ---- Names -------------------------------------------------------------- */
 
 /* The name's offset + 1, 0 for no name; UINT64_MAX when out of memory. */
-uint64_t arena_add(struct arena *a, const char *name)
+uint64_t heap_arena_add(struct arena *a, const char *name)
 {
 	size_t n, at;
 
@@ -39,7 +39,7 @@ static const char *arena_name(const struct arena *a, uint64_t name)
 }
 
 /* The entry of id, created when absent; NO_ENTRY when out of memory. */
-uint32_t registry_entry(struct registry *reg, ht_id id)
+uint32_t heap_registry_entry(struct registry *reg, ht_id id)
 {
 	uint32_t entry;
 
@@ -54,7 +54,7 @@ uint32_t registry_entry(struct registry *reg, ht_id id)
 	return (uint32_t)reg->n++;
 }
 
-void registry_free(struct registry *reg)
+void heap_registry_free(struct registry *reg)
 {
 	idmap_free(&reg->map);
 	free(reg->e);
@@ -62,7 +62,7 @@ void registry_free(struct registry *reg)
 
 /* ---- What a dump takes from the trace when it ends ---------------------- */
 
-void meta_free(struct dump_meta *m)
+void heap_meta_free(struct dump_meta *m)
 {
 	free(m->classes);
 	free(m->threads);
@@ -130,7 +130,7 @@ static const char *copy_name(const struct arena *names, uint64_t name,
 
 /* The classes, each array followed by its names in one allocation (one
  * free, in heap_free), and where each registry entry went. */
-int snapshot_classes(const struct registry *reg,
+int heap_snapshot_classes(const struct registry *reg,
 			    const struct arena *names, struct dump_meta *m)
 {
 	size_t n, bytes;
@@ -166,7 +166,7 @@ int snapshot_classes(const struct registry *reg,
 	return 0;
 }
 
-int snapshot_names(const struct registry *reg,
+int heap_snapshot_names(const struct registry *reg,
 			  const struct arena *names, struct heap_name **out,
 			  size_t *n_out)
 {
@@ -199,7 +199,7 @@ int snapshot_names(const struct registry *reg,
 
 /* Every field named so far, in registry order, so that the entries the
  * raw dump holds need no renumbering: an edge's field is its entry + 1. */
-int snapshot_fields(const struct registry *reg,
+int heap_snapshot_fields(const struct registry *reg,
 			   const struct arena *names, struct dump_meta *m)
 {
 	size_t bytes = 0;

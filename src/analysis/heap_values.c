@@ -13,7 +13,7 @@
 /* Each object's record (the first its parts give), found through a bit
  * and a rank per object and an offset per object that has one; the
  * arena's records become the graph's, its index goes. */
-int gather_values(struct raw_dump *raw, const struct kept_parts *k,
+int heap_gather_values(struct raw_dump *raw, const struct kept_parts *k,
 			 struct heap *h)
 {
 	size_t words = ((size_t)h->n + 63) / 64;

@@ -74,7 +74,7 @@ void reloc_normalize(struct spans *l)
 }
 
 /* The generation ranges of a generation_bounds event, normalized. */
-int spans_of_bounds(struct spans *l,
+int reloc_spans_of_bounds(struct spans *l,
 		    const struct ht_ev_generation_bounds *e)
 {
 	if (ALLOC_GROW(l->s, e->count, l->cap) < 0)
@@ -96,7 +96,7 @@ int spans_of_bounds(struct spans *l,
 	return 0;
 }
 
-int spans_copy(struct spans *to, const struct spans *from)
+int reloc_spans_copy(struct spans *to, const struct spans *from)
 {
 	if (ALLOC_GROW(to->s, from->n, to->cap) < 0)
 		return -1;
@@ -308,7 +308,7 @@ static void objects_compact(struct objects *o, size_t from, size_t m)
 }
 
 /* Rows from + k become rows o->perm[k], in place when the order allows. */
-void objects_reorder(struct objects *o, size_t from, size_t m)
+void reloc_objects_reorder(struct objects *o, size_t from, size_t m)
 {
 	for (size_t k = 1; k < m; k++) {
 		if (o->perm[k] <= o->perm[k - 1]) {
@@ -551,7 +551,7 @@ int reloc_settle(struct reloc *t)
 		}
 		o->perm[k++] = (uint32_t)c;
 	}
-	objects_reorder(o, from, k);
+	reloc_objects_reorder(o, from, k);
 	t->has_gone = false;
 	return 0;
 }

@@ -345,7 +345,7 @@ int reloc_apply_gc(struct reloc *t, bool finished, uint64_t event_index)
 	if (order_movers(t, &gc->blocks, w.movers) < 0)
 		return out_of_memory(t);
 	rows = merge_after_gc(t, w.movers, event_index);
-	objects_reorder(o, 0, rows);
+	reloc_objects_reorder(o, 0, rows);
 	if (gc->has_finish)
 		apply_finish_bounds(t, event_index);
 	t->gcs_applied++;
@@ -377,7 +377,7 @@ static int gc_started(struct reloc *t, const struct ht_ev_gc_started *e,
 	gc->seq = 0;
 	memset(&gc->sum, 0, sizeof(gc->sum));
 	/* until bounds come at its start, the last ones before it rule */
-	if (spans_copy(&gc->start, &t->bounds) < 0)
+	if (reloc_spans_copy(&gc->start, &t->bounds) < 0)
 		return out_of_memory(t);
 	gc->start_source = t->bounds.n ? RELOC_BOUNDS_BEFORE
 				       : RELOC_BOUNDS_NONE;
@@ -396,7 +396,7 @@ static int bounds(struct reloc *t, const struct ht_ev_generation_bounds *e)
 {
 	struct gc_state *gc = &t->gc;
 
-	if (spans_of_bounds(&t->bounds, e) < 0)
+	if (reloc_spans_of_bounds(&t->bounds, e) < 0)
 		return out_of_memory(t);
 	for (size_t i = 0; i < e->count; i++)
 		if (e->ranges[i].generation <= HT_GEN_MAX)
@@ -406,12 +406,12 @@ static int bounds(struct reloc *t, const struct ht_ev_generation_bounds *e)
 	if (!gc->in_body && gc->start_source != RELOC_BOUNDS_START) {
 		if (t->bounds.n == 0)
 			return 0;
-		if (spans_copy(&gc->start, &t->bounds) < 0)
+		if (reloc_spans_copy(&gc->start, &t->bounds) < 0)
 			return out_of_memory(t);
 		gc->start_source = RELOC_BOUNDS_START;
 		return 0;
 	}
-	if (spans_copy(&gc->finish, &t->bounds) < 0)
+	if (reloc_spans_copy(&gc->finish, &t->bounds) < 0)
 		return out_of_memory(t);
 	gc->has_finish = true;
 	return 0;

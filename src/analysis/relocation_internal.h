@@ -338,11 +338,11 @@ static inline void count(uint64_t *objects, uint64_t *bytes, uint64_t size)
 
 /* relocation.c */
 void reloc_normalize(struct spans *l);
-int spans_of_bounds(struct spans *l, const struct ht_ev_generation_bounds *e);
-int spans_copy(struct spans *to, const struct spans *from);
+int reloc_spans_of_bounds(struct spans *l, const struct ht_ev_generation_bounds *e);
+int reloc_spans_copy(struct spans *to, const struct spans *from);
 void reloc_radix_sort(uint32_t *idx, uint32_t *tmp, size_t n,
 		      const uint64_t *key);
-void objects_reorder(struct objects *o, size_t from, size_t m);
+void reloc_objects_reorder(struct objects *o, size_t from, size_t m);
 size_t reloc_add_object(struct reloc *t, ht_id id, ht_id cls, uint64_t size,
 			uint8_t gen, uint64_t born, uint64_t event_index);
 int reloc_allocated(struct reloc *t, const struct ht_ev_object_allocated *e,

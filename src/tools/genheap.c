@@ -180,7 +180,7 @@ int main(int argc, char **argv)
 	r.state = o.seed;
 	catalogue_build(cat, &r);
 	plan_build(&plan, &o, &r);
-	heap_alloc(&h, o.objects, o.refs);
+	genheap_alloc(&h, o.objects, o.refs);
 	lay_out_heap(&h, cat, &plan, &r);
 	assign_owners(&h, &r, &orphans);
 	hold_trees_in_tables(&h, &orphans, &r);
@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 	record_trace(&o, &h, cat, &roots, &r, started);
 	roots_free(&roots);
 	free(orphans.v);
-	heap_free(&h);
+	genheap_free(&h);
 	free(plan.features);
 	free(cat);
 	return 0;

@@ -27,13 +27,13 @@ static void lay_leaf(struct layout *l, size_t i, uint8_t mark)
 
 	if (!rng_chance(l->r, PRIM_ARRAY_SHARE)) {
 		c = pick_from(&cat->by_fields[0], l->r);
-		heap_append(l->h, i, c, cat->v[c].size, 0, mark);
+		genheap_append(l->h, i, c, cat->v[c].size, 0, mark);
 		return;
 	}
 	c = pick_from(&cat->prim_arrays, l->r);
 	len = rng_chance(l->r, 0.01) ? rng_log_uniform(l->r, 256, 65536) :
 				       rng_geometric(l->r, 20.0);
-	heap_append(l->h, i, c, align8(16 + len * cat->v[c].size), 0, mark);
+	genheap_append(l->h, i, c, align8(16 + len * cat->v[c].size), 0, mark);
 }
 
 static void lay_ref_array(struct layout *l, size_t i, size_t len,
@@ -41,7 +41,7 @@ static void lay_ref_array(struct layout *l, size_t i, size_t len,
 {
 	uint16_t c = pick_from(&l->cat->ref_arrays, l->r);
 
-	heap_append(l->h, i, c, align8(16 + 8 * (uint64_t)len), len, mark);
+	genheap_append(l->h, i, c, align8(16 + 8 * (uint64_t)len), len, mark);
 }
 
 static uint8_t next_garbage_mark(struct layout *l)
@@ -59,7 +59,7 @@ static void lay_thread_object(struct layout *l, size_t i, unsigned t)
 {
 	uint16_t c = l->cat->thread;
 
-	heap_append(l->h, i, c, l->cat->v[c].size, l->cat->v[c].fields, 0);
+	genheap_append(l->h, i, c, l->cat->v[c].size, l->cat->v[c].fields, 0);
 	l->h->threads[t] = (uint32_t)i;
 }
 
@@ -92,7 +92,7 @@ static void lay_ordinary(struct layout *l, size_t i, uint64_t ordinary)
 		return;
 	}
 	c = pick_from(&l->cat->by_fields[fields], l->r);
-	heap_append(l->h, i, c, l->cat->v[c].size, fields, mark);
+	genheap_append(l->h, i, c, l->cat->v[c].size, fields, mark);
 }
 
 /* A list allocated node after node: each node owns the next one. Fields
@@ -107,7 +107,7 @@ static size_t lay_chain(struct layout *l, size_t i, const struct feature *f)
 		uint8_t mark = M_NO_ADOPT | M_CHAIN | (k > head ? M_OWNED : 0);
 		uint32_t *field;
 
-		heap_append(h, k, c, l->cat->v[c].size, f->doubly ? 3 : 2,
+		genheap_append(h, k, c, l->cat->v[c].size, f->doubly ? 3 : 2,
 			    mark);
 		field = &h->ref[h->first[k]];
 		field[0] = k < last ? (uint32_t)(k + 1) :
@@ -125,7 +125,7 @@ static size_t lay_huge_array(struct layout *l, size_t i,
 	uint16_t c = rng_chance(l->r, 0.5) ? l->cat->object_array :
 					      l->cat->node_array;
 
-	heap_append(l->h, i, c, align8(16 + 8 * (uint64_t)f->length),
+	genheap_append(l->h, i, c, align8(16 + 8 * (uint64_t)f->length),
 		    f->length, M_NO_ADOPT | M_HUGE);
 	list_push(&l->h->tables, (uint32_t)i);
 	return i + 1;

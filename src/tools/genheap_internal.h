@@ -333,9 +333,9 @@ static inline ht_id method_id(size_t m)
 
 /* genheap_plan.c */
 void catalogue_build(struct catalogue *cat, struct rng *r);
-void heap_alloc(struct heap *h, size_t n, double refs_per_object);
-void heap_free(struct heap *h);
-void heap_append(struct heap *h, size_t i, uint16_t cls, uint64_t size,
+void genheap_alloc(struct heap *h, size_t n, double refs_per_object);
+void genheap_free(struct heap *h);
+void genheap_append(struct heap *h, size_t i, uint16_t cls, uint64_t size,
 		 size_t fields, uint8_t mark);
 size_t array_length(struct rng *r);
 void plan_build(struct plan *p, const struct options *o, struct rng *r);

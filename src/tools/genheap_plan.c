@@ -115,7 +115,7 @@ void catalogue_build(struct catalogue *cat, struct rng *r)
 
 /* ---- The heap ------------------------------------------------------------ */
 
-void heap_alloc(struct heap *h, size_t n, double refs_per_object)
+void genheap_alloc(struct heap *h, size_t n, double refs_per_object)
 {
 	memset(h, 0, sizeof(*h));
 	h->n = n;
@@ -130,7 +130,7 @@ void heap_alloc(struct heap *h, size_t n, double refs_per_object)
 		    sizeof(*h->ref));
 }
 
-void heap_free(struct heap *h)
+void genheap_free(struct heap *h)
 {
 	free(h->id);
 	free(h->cls);
@@ -143,7 +143,7 @@ void heap_free(struct heap *h)
 }
 
 /* Appends object i (the next one) with its fields all undecided. */
-void heap_append(struct heap *h, size_t i, uint16_t cls,
+void genheap_append(struct heap *h, size_t i, uint16_t cls,
 		 uint64_t size, size_t fields, uint8_t mark)
 {
 	XGROW(h->ref, h->slots + fields, h->cap_slots);

@@ -12,7 +12,7 @@
 
 /* ---- Names ------------------------------------------------------------- */
 
-const char *utf8_of(const struct hprof_source *s, uint64_t id)
+const char *hprof_utf8_of(const struct hprof_source *s, uint64_t id)
 {
 	uint32_t i;
 
@@ -33,7 +33,7 @@ static const char *class_name_of(const struct hprof_source *s,
 {
 	const struct loaded_class *l = loaded_of(s, class_id);
 
-	return l ? utf8_of(s, l->name_id) : NULL;
+	return l ? hprof_utf8_of(s, l->name_id) : NULL;
 }
 
 static const char *primitive_name(char c)
@@ -58,7 +58,7 @@ static const char *primitive_name(char c)
  * after a '+' ("Foo$$Lambda$14+0x0000000800c02a00"), after a '/' as Java
  * shows it.
  */
-char *java_name(struct hprof_source *s, const char *internal)
+char *hprof_java_name(struct hprof_source *s, const char *internal)
 {
 	size_t dims = strspn(internal, "[");
 	const char *base = internal + dims;
@@ -74,7 +74,7 @@ char *java_name(struct hprof_source *s, const char *internal)
 		base++;
 		len -= 2;
 	}
-	out = text_alloc(&s->text, len + 2 * dims + 1);
+	out = hprof_text_alloc(&s->text, len + 2 * dims + 1);
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < len; i++)
@@ -139,7 +139,7 @@ static bool chain_extend(struct hprof_source *s, struct hclass *k,
  * above it that lacks them, from the top down, once every super class is
  * known. false while one is missing (or the chain loops or is too deep);
  * the caller says why when it matters. */
-bool chain_ready(struct hprof_source *s, struct hclass *c)
+bool hprof_chain_ready(struct hprof_source *s, struct hclass *c)
 {
 	uint32_t chain[MAX_CLASS_DEPTH + 1];
 	size_t n = 0;
@@ -167,7 +167,7 @@ bool chain_ready(struct hprof_source *s, struct hclass *c)
 
 /* The layout of c under model m, its super classes' first. false if the
  * chain is incomplete or memory runs out. */
-bool class_layout(struct hprof_source *s, struct hclass *c,
+bool hprof_class_layout(struct hprof_source *s, struct hclass *c,
 			 enum jvm_model m)
 {
 	struct hclass *chain[MAX_CLASS_DEPTH + 1];
@@ -175,7 +175,7 @@ bool class_layout(struct hprof_source *s, struct hclass *c,
 
 	if (c->has_layout[m])
 		return true;
-	if (!chain_ready(s, c))
+	if (!hprof_chain_ready(s, c))
 		return false;
 	for (struct hclass *k = c; k && !k->has_layout[m];
 	     k = k->super_id ? class_of(s, k->super_id) : NULL)
@@ -204,14 +204,14 @@ bool class_layout(struct hprof_source *s, struct hclass *c,
 
 /* The size of java.lang.Class without statics, from its dumped fields
  * and those HotSpot adds; the header alone if the dump lacks it. */
-uint64_t mirror_base(struct hprof_source *s)
+uint64_t hprof_mirror_base(struct hprof_source *s)
 {
 	struct hclass *c;
 
 	if (s->has_mirror_base[s->model])
 		return s->mirror_base[s->model];
 	c = s->class_class ? class_of(s, s->class_class) : NULL;
-	if (c && class_layout(s, c, s->model))
+	if (c && hprof_class_layout(s, c, s->model))
 		s->mirror_base[s->model] = c->size[s->model];
 	else
 		s->mirror_base[s->model] = jvm_layouts[s->model].header;
@@ -221,7 +221,7 @@ uint64_t mirror_base(struct hprof_source *s)
 
 /* ---- CLASS_DUMP -------------------------------------------------------- */
 
-const uint8_t *take(struct cursor *c, size_t n)
+const uint8_t *hprof_take(struct cursor *c, size_t n)
 {
 	const uint8_t *p;
 
@@ -254,7 +254,7 @@ struct static_refs {
  * a type then a value; counts the statics into counts, and names their
  * references into refs, when given. On a type HPROF does not define, *bad
  * says where and which. */
-int skip_values(struct cursor *cur, unsigned lead, uint16_t n,
+int hprof_skip_values(struct cursor *cur, unsigned lead, uint16_t n,
 		       struct static_counts *counts, struct static_refs *refs,
 		       struct bad_value *bad)
 {
@@ -262,7 +262,7 @@ int skip_values(struct cursor *cur, unsigned lead, uint16_t n,
 
 	for (uint16_t i = 0; i < n; i++) {
 		uint64_t entry_at = cur->at;
-		const uint8_t *p = take(cur, lead + 1);
+		const uint8_t *p = hprof_take(cur, lead + 1);
 		const char *name;
 		unsigned t, w;
 
@@ -278,7 +278,7 @@ int skip_values(struct cursor *cur, unsigned lead, uint16_t n,
 			/* HotSpot lists pseudo-statics that the mirror
 			 * does not hold: "<resolved_references>",
 			 * "<init_lock>" */
-			name = utf8_of(s, get_id(s, p));
+			name = hprof_utf8_of(s, get_id(s, p));
 			if (!name || name[0] != '<') {
 				if (hprof_type_is_ref(t))
 					counts->refs++;
@@ -287,13 +287,13 @@ int skip_values(struct cursor *cur, unsigned lead, uint16_t n,
 			}
 		}
 		if (refs && hprof_type_is_ref(t)) {
-			refs->names[refs->n++] = utf8_of(s, get_id(s, p));
+			refs->names[refs->n++] = hprof_utf8_of(s, get_id(s, p));
 		} else if (refs && refs->types) {
 			refs->names[refs->room - 1 - refs->n_values] =
-				utf8_of(s, get_id(s, p));
+				hprof_utf8_of(s, get_id(s, p));
 			refs->types[refs->n_values++] = (uint8_t)t;
 		}
-		if (!take(cur, w))
+		if (!hprof_take(cur, w))
 			return -1;
 	}
 	return 0;
@@ -321,13 +321,13 @@ static int give_field_ids(struct hprof_source *s, struct hclass *c,
 	return 0;
 }
 
-int index_class_dump(struct hprof_source *s, const struct body *b,
+int hprof_index_class_dump(struct hprof_source *s, const struct body *b,
 			    uint64_t at)
 {
 	struct cursor cur = {.s = s, .at = at + 1, .end = b->end};
 	unsigned id = s->id_size;
 	struct hclass c = {.offset = at, .thread_name_at = -1};
-	const uint8_t *p = take(&cur, class_dump_fixed(id) + 2);
+	const uint8_t *p = hprof_take(&cur, class_dump_fixed(id) + 2);
 	struct bad_value bad = {0};
 	struct static_refs statics = {0};
 	const char *list = "constant pool entry";
@@ -343,9 +343,9 @@ int index_class_dump(struct hprof_source *s, const struct body *b,
 	c.signers = get_id(s, p + 3 * id + 4);
 	c.domain = get_id(s, p + 4 * id + 4);
 	n = be16(p + class_dump_fixed(id));
-	if (skip_values(&cur, 2, n, NULL, NULL, &bad) < 0)
+	if (hprof_skip_values(&cur, 2, n, NULL, NULL, &bad) < 0)
 		goto bad;
-	if (!(p = take(&cur, 2)))
+	if (!(p = hprof_take(&cur, 2)))
 		goto short_body;
 	list = "static field";
 	/* the first CLASS_DUMP of a class is the one kept (below) */
@@ -356,21 +356,21 @@ int index_class_dump(struct hprof_source *s, const struct body *b,
 					       (sizeof(*statics.names) +
 						(s->want_values ? 1 : 0)));
 		if (!statics.names)
-			return nomem_damage(s, at);
+			return hprof_nomem_damage(s, at);
 		c.static_names = statics.names;
 		if (s->want_values)
 			statics.types = (uint8_t *)(statics.names +
 						    statics.room);
 	}
-	if (skip_values(&cur, id, be16(p), &c.statics,
+	if (hprof_skip_values(&cur, id, be16(p), &c.statics,
 			known ? NULL : &statics, &bad) < 0)
 		goto bad;
 	c.n_static_refs = statics.n;
 	c.n_static_values = statics.n_values;
-	if (!(p = take(&cur, 2)))
+	if (!(p = hprof_take(&cur, 2)))
 		goto short_body;
 	c.n_fields = be16(p);
-	if (!(p = take(&cur, (size_t)c.n_fields * (id + 1))))
+	if (!(p = hprof_take(&cur, (size_t)c.n_fields * (id + 1))))
 		goto short_body;
 	if (known)
 		/* described by an earlier dump: the first wins; the walk goes
@@ -389,13 +389,13 @@ int index_class_dump(struct hprof_source *s, const struct body *b,
 			free(c.types);
 			free(c.names);
 			free(c.static_names);
-			return damage(s, HT_E_CORRUPT, at,
+			return hprof_damage(s, HT_E_CORRUPT, at,
 				      "CLASS_DUMP of class 0x%llx: instance "
 				      "field %u has type %u, not an HPROF type",
 				      (unsigned long long)c.id, i, f[id]);
 		}
 		c.types[i] = f[id];
-		c.names[i] = utf8_of(s, get_id(s, f));
+		c.names[i] = hprof_utf8_of(s, get_id(s, f));
 		c.own_bytes += w;
 		n_refs += hprof_type_is_ref(f[id]);
 		c.n_own_values += s->want_values && !hprof_type_is_ref(f[id]);
@@ -412,38 +412,38 @@ nomem:
 	free(c.types);
 	free(c.names);
 	free(c.static_names);
-	return nomem_damage(s, at);
+	return hprof_nomem_damage(s, at);
 bad:
 	free(c.static_names);
 	c.static_names = NULL;
 	if (!cur.short_body && !cur.io)
-		return damage(s, HT_E_CORRUPT, bad.at,
+		return hprof_damage(s, HT_E_CORRUPT, bad.at,
 			      "CLASS_DUMP of class 0x%llx: %s %u has type %u, "
 			      "not an HPROF type", (unsigned long long)c.id,
 			      list, bad.index, bad.type);
 short_body:
 	free(c.static_names);
 	if (cur.io)
-		return io_damage(s, at);
-	return overrun(s, b, at, S_CLASS_DUMP, 0);
+		return hprof_io_damage(s, at);
+	return hprof_overrun(s, b, at, S_CLASS_DUMP, 0);
 }
 
 /* The size of the CLASS_DUMP at `at` in a walk that only chases names:
  * read again, the first pass having checked it. */
-int64_t class_dump_size(struct hprof_source *s, const struct body *b,
+int64_t hprof_class_dump_size(struct hprof_source *s, const struct body *b,
 			       uint64_t at)
 {
 	struct cursor cur = {.s = s, .at = at + 1, .end = b->end};
 	unsigned id = s->id_size;
-	const uint8_t *p = take(&cur, class_dump_fixed(id) + 2);
+	const uint8_t *p = hprof_take(&cur, class_dump_fixed(id) + 2);
 	struct bad_value bad;
 
-	if (!p || skip_values(&cur, 2, be16(p + class_dump_fixed(id)), NULL, NULL,
+	if (!p || hprof_skip_values(&cur, 2, be16(p + class_dump_fixed(id)), NULL, NULL,
 			      &bad) < 0 ||
-	    !(p = take(&cur, 2)) ||
-	    skip_values(&cur, id, be16(p), NULL, NULL, &bad) < 0 ||
-	    !(p = take(&cur, 2)) ||
-	    !take(&cur, (size_t)be16(p) * (id + 1)))
+	    !(p = hprof_take(&cur, 2)) ||
+	    hprof_skip_values(&cur, id, be16(p), NULL, NULL, &bad) < 0 ||
+	    !(p = hprof_take(&cur, 2)) ||
+	    !hprof_take(&cur, (size_t)be16(p) * (id + 1)))
 		return -1;
 	return (int64_t)(cur.at - at);
 }

@@ -20,7 +20,7 @@
 
 /* ---- Damage ------------------------------------------------------------ */
 
-int damage(struct hprof_source *s, enum ht_error_code code,
+int hprof_damage(struct hprof_source *s, enum ht_error_code code,
 		  uint64_t offset, const char *fmt, ...)
 {
 	char cause[300];
@@ -40,20 +40,20 @@ int damage(struct hprof_source *s, enum ht_error_code code,
 	return -1;
 }
 
-int io_damage(struct hprof_source *s, uint64_t offset)
+int hprof_io_damage(struct hprof_source *s, uint64_t offset)
 {
 	char cause[128];
-	enum ht_error_code code = read_failure(&s->in, cause, sizeof(cause));
+	enum ht_error_code code = hprof_read_failure(&s->in, cause, sizeof(cause));
 
-	damage(s, code, offset, "%s", cause);
+	hprof_damage(s, code, offset, "%s", cause);
 	if (code == HT_E_IO)
 		s->damage.sys_errno = s->in.io_errno ? s->in.io_errno : EIO;
 	return -1;
 }
 
-int nomem_damage(struct hprof_source *s, uint64_t offset)
+int hprof_nomem_damage(struct hprof_source *s, uint64_t offset)
 {
-	return damage(s, HT_E_NOMEM, offset, "%s", nomem_cause());
+	return hprof_damage(s, HT_E_NOMEM, offset, "%s", hprof_nomem_cause());
 }
 
 /* ---- Records ----------------------------------------------------------- */
@@ -78,17 +78,17 @@ static int index_utf8(struct hprof_source *s, uint64_t at, uint32_t len)
 	uint32_t n = len - s->id_size;
 
 	if (n > MAX_UTF8)
-		return damage(s, HT_E_LIMIT, at,
+		return hprof_damage(s, HT_E_LIMIT, at,
 			      "UTF8 record of %u bytes: %u bytes of text, over "
 			      "the %u MiB limit", len, n, MAX_UTF8 >> 20);
 	p = in_at(&s->in, at + RECORD_HEADER_LEN, len);
 	if (!p)
-		return io_damage(s, at);
+		return hprof_io_damage(s, at);
 	if (utf8_valid((const char *)p + s->id_size, n) &&
 	    !memchr(p + s->id_size, 0, n)) {
-		text = text_copy(&s->text, p + s->id_size, n);
+		text = hprof_text_copy(&s->text, p + s->id_size, n);
 	} else {
-		char *t = text_alloc(&s->text, UTF8_REPAIR_BOUND(n) + 1);
+		char *t = hprof_text_alloc(&s->text, UTF8_REPAIR_BOUND(n) + 1);
 
 		if (t)
 			t[utf8_from_modified(t, (const char *)p + s->id_size,
@@ -97,7 +97,7 @@ static int index_utf8(struct hprof_source *s, uint64_t at, uint32_t len)
 	}
 	if (!text || HPROF_GROW(s->utf8_text, s->n_utf8 + 1, s->cap_utf8) < 0 ||
 	    idmap_add(&s->utf8, get_id(s, p), (uint32_t)s->n_utf8) < 0)
-		return nomem_damage(s, at);
+		return hprof_nomem_damage(s, at);
 	s->utf8_text[s->n_utf8++] = text;
 	return 0;
 }
@@ -129,14 +129,14 @@ static int index_load_class(struct hprof_source *s, uint64_t at,
 		.name_id = get_id(s, p + 8 + id),
 		.offset = at,
 	};
-	const char *name = utf8_of(s, l.name_id);
+	const char *name = hprof_utf8_of(s, l.name_id);
 
 	if (HPROF_GROW(s->loaded, s->n_loaded + 1, s->cap_loaded) < 0 ||
 	    idmap_add(&s->loaded_by_serial, l.serial,
 		      (uint32_t)s->n_loaded) < 0 ||
 	    idmap_add(&s->loaded_by_id, l.class_id,
 		      (uint32_t)s->n_loaded) < 0)
-		return nomem_damage(s, at);
+		return hprof_nomem_damage(s, at);
 	s->loaded[s->n_loaded++] = l;
 	if (!name)
 		return 0;
@@ -208,7 +208,7 @@ static int index_frame(struct hprof_source *s, uint64_t at, const uint8_t *p)
 	if (HPROF_GROW(s->frames, s->n_frames + 1, s->cap_frames) < 0 ||
 	    idmap_add(&s->frame_by_id, fr.id, (uint32_t)s->n_frames) < 0 ||
 	    method_of(s, &fr) < 0)
-		return nomem_damage(s, at);
+		return hprof_nomem_damage(s, at);
 	s->frames[s->n_frames++] = fr;
 	return 0;
 }
@@ -219,18 +219,18 @@ static int index_trace(struct hprof_source *s, uint64_t at, uint32_t len)
 	struct trace t;
 
 	if (len - 12 > (uint64_t)MAX_TRACE_FRAMES * s->id_size)
-		return damage(s, HT_E_LIMIT, at,
+		return hprof_damage(s, HT_E_LIMIT, at,
 			      "TRACE record of %u bytes: more than %u frames",
 			      len, MAX_TRACE_FRAMES);
 	p = in_at(&s->in, at + RECORD_HEADER_LEN, len);
 	if (!p)
-		return io_damage(s, at);
+		return hprof_io_damage(s, at);
 	t.serial = be32(p);
 	t.thread_serial = be32(p + 4);
 	t.n_frames = be32(p + 8);
 	t.first = s->n_frame_ids;
 	if ((uint64_t)t.n_frames * s->id_size != len - 12)
-		return damage(s, HT_E_CORRUPT, at,
+		return hprof_damage(s, HT_E_CORRUPT, at,
 			      "TRACE record of %u bytes holds %u frames", len,
 			      t.n_frames);
 	if (HPROF_GROW(s->frame_ids,
@@ -240,7 +240,7 @@ static int index_trace(struct hprof_source *s, uint64_t at, uint32_t len)
 		      (uint32_t)s->n_traces) < 0 ||
 	    idmap_add(&s->trace_by_thread, t.thread_serial,
 		      (uint32_t)s->n_traces) < 0)
-		return nomem_damage(s, at);
+		return hprof_nomem_damage(s, at);
 	for (uint32_t i = 0; i < t.n_frames; i++)
 		s->frame_ids[s->n_frame_ids++] =
 			get_id(s, p + 12 + i * s->id_size);
@@ -255,7 +255,7 @@ static int index_start_thread(struct hprof_source *s, uint64_t at,
 	struct thread *t = thread_entry(s, be32(p));
 
 	if (!t)
-		return nomem_damage(s, at);
+		return hprof_nomem_damage(s, at);
 	if (!t->object)
 		t->object = get_id(s, p + 4);
 	if (!t->has_trace) {
@@ -270,29 +270,29 @@ static int index_start_thread(struct hprof_source *s, uint64_t at,
 
 /* A sub-record of `need` bytes from `at` (0: of a size not known yet)
  * does not fit in its body. */
-int overrun(struct hprof_source *s, const struct body *b, uint64_t at,
+int hprof_overrun(struct hprof_source *s, const struct body *b, uint64_t at,
 		   unsigned sub, uint64_t need)
 {
-	const char *what = sub_name(sub);
+	const char *what = hprof_sub_name(sub);
 
 	if (!need && b->end < b->claimed_end)
-		return damage(s, HT_E_TRUNCATED, at,
+		return hprof_damage(s, HT_E_TRUNCATED, at,
 			      "file ends inside %s %s sub-record",
-			      article(what), what);
+			      hprof_article(what), what);
 	if (!need)
-		return damage(s, HT_E_CORRUPT, at,
+		return hprof_damage(s, HT_E_CORRUPT, at,
 			      "%s sub-record runs past the end of its %s "
-			      "record", what, record_name(b->tag));
+			      "record", what, hprof_record_name(b->tag));
 	if (b->end < b->claimed_end)
-		return damage(s, HT_E_TRUNCATED, at,
+		return hprof_damage(s, HT_E_TRUNCATED, at,
 			      "file ends inside %s %s sub-record (%llu of %llu "
-			      "bytes)", article(what), what,
+			      "bytes)", hprof_article(what), what,
 			      (unsigned long long)(b->end - at),
 			      (unsigned long long)need);
-	return damage(s, HT_E_CORRUPT, at,
+	return hprof_damage(s, HT_E_CORRUPT, at,
 		      "%s sub-record of %llu bytes runs past the end of its "
 		      "%s record (%llu bytes left)", what,
-		      (unsigned long long)need, record_name(b->tag),
+		      (unsigned long long)need, hprof_record_name(b->tag),
 		      (unsigned long long)(b->end - at));
 }
 
@@ -319,7 +319,7 @@ static int add_root(struct hprof_source *s, struct dump *d, uint64_t at,
 		r.thread_serial = be32(p + id);
 		t = thread_entry(s, r.thread_serial);
 		if (!t)
-			return nomem_damage(s, at);
+			return hprof_nomem_damage(s, at);
 		if (r.object)
 			t->object = r.object;
 		if (!t->has_trace) {
@@ -332,7 +332,7 @@ static int add_root(struct hprof_source *s, struct dump *d, uint64_t at,
 		break;
 	}
 	if (HPROF_GROW(d->roots, d->n_roots + 1, d->cap_roots) < 0)
-		return nomem_damage(s, at);
+		return hprof_nomem_damage(s, at);
 	d->roots[d->n_roots++] = r;
 	return 0;
 }
@@ -352,35 +352,35 @@ static int64_t walk_instance(struct hprof_source *s, const struct body *b,
 	uint32_t n;
 
 	if (b->end - at < head)
-		return overrun(s, b, at, S_INSTANCE_DUMP, head);
+		return hprof_overrun(s, b, at, S_INSTANCE_DUMP, head);
 	p = in_at(&s->in, at, head);
 	if (!p)
-		return io_damage(s, at);
+		return hprof_io_damage(s, at);
 	obj = get_id(s, p + 1);
 	class_id = get_id(s, p + 5 + id);
 	n = be32(p + 5 + 2 * id);
 	if (b->end - at - head < n)
-		return overrun(s, b, at, S_INSTANCE_DUMP, (uint64_t)head + n);
+		return hprof_overrun(s, b, at, S_INSTANCE_DUMP, (uint64_t)head + n);
 	c = class_of(s, class_id);
 	if (!w->chase_only && collecting_evidence(s))
-		observe_instance(s, obj, c);
+		hprof_observe_instance(s, obj, c);
 	if (!c || !chain_known(s, c) || n != c->data_bytes ||
 	    n > MAX_INSTANCE_DATA)
 		return (int64_t)head + n;
 	if (c->thread_name_at >= 0 && !w->chase_only) {
 		p = in_at(&s->in, at + head, n);
 		if (!p)
-			return io_damage(s, at);
-		if (chase_thread(s, at, obj, c, p) < 0)
-			return nomem_damage(s, at);
+			return hprof_io_damage(s, at);
+		if (hprof_chase_thread(s, at, obj, c, p) < 0)
+			return hprof_nomem_damage(s, at);
 	} else if (class_id == s->string_class && s->n_strings_wanted) {
 		if (s->string_value_at == STRING_FIELDS_UNKNOWN)
-			find_string_fields(s);
+			hprof_find_string_fields(s);
 		p = in_at(&s->in, at + head, n);
 		if (!p)
-			return io_damage(s, at);
-		if (chase_string(s, at, obj, p, n, w->chase_only) < 0)
-			return nomem_damage(s, at);
+			return hprof_io_damage(s, at);
+		if (hprof_chase_string(s, at, obj, p, n, w->chase_only) < 0)
+			return hprof_nomem_damage(s, at);
 	}
 	return (int64_t)head + n;
 }
@@ -396,27 +396,27 @@ static int64_t walk_array(struct hprof_source *s, const struct body *b,
 	unsigned type, width;
 
 	if (b->end - at < head)
-		return overrun(s, b, at, tag, head);
+		return hprof_overrun(s, b, at, tag, head);
 	p = in_at(&s->in, at, head);
 	if (!p)
-		return io_damage(s, at);
+		return hprof_io_damage(s, at);
 	obj = get_id(s, p + 1);
 	count = be32(p + 5 + id);
 	type = tag == S_OBJ_ARRAY_DUMP ? HPROF_OBJECT : p[9 + id];
 	width = hprof_type_width(type, id);
 	if (!width || (tag == S_PRIM_ARRAY_DUMP && hprof_type_is_ref(type)))
-		return damage(s, HT_E_CORRUPT, at,
+		return hprof_damage(s, HT_E_CORRUPT, at,
 			      "PRIM_ARRAY_DUMP of 0x%llx: element type %u, not "
 			      "a primitive HPROF type",
 			      (unsigned long long)obj, type);
 	bytes = (uint64_t)count * width;
 	if (b->end - at - head < bytes)
-		return overrun(s, b, at, tag, head + bytes);
+		return hprof_overrun(s, b, at, tag, head + bytes);
 	if (!w->chase_only && collecting_evidence(s))
-		observe_array(s, obj, type, count);
+		hprof_observe_array(s, obj, type, count);
 	if (tag == S_PRIM_ARRAY_DUMP && s->n_arrays_wanted &&
-	    chase_array(s, at, obj, type, count) < 0)
-		return s->in.io_errno ? io_damage(s, at) : nomem_damage(s, at);
+	    hprof_chase_array(s, at, obj, type, count) < 0)
+		return s->in.io_errno ? hprof_io_damage(s, at) : hprof_nomem_damage(s, at);
 	return (int64_t)(head + bytes);
 }
 
@@ -431,9 +431,9 @@ static int64_t note_class_dump(struct hprof_source *s, struct dump *d,
 		return size;
 	p = in_at(&s->in, at + 1, s->id_size);
 	if (!p)
-		return io_damage(s, at);
+		return hprof_io_damage(s, at);
 	if (HPROF_GROW(d->classes, d->n_classes + 1, d->cap_classes) < 0)
-		return nomem_damage(s, at);
+		return hprof_nomem_damage(s, at);
 	d->classes[d->n_classes++] = (struct class_ref){
 		.id = get_id(s, p),
 		.offset = at,
@@ -451,31 +451,31 @@ static int64_t walk_sub_record(struct hprof_source *s, struct dump *d,
 	unsigned tag, size;
 
 	if (!p)
-		return io_damage(s, at);
+		return hprof_io_damage(s, at);
 	tag = p[0];
 	switch (tag) {
 	case S_CLASS_DUMP:
 		/* a class object is no neighbour of the instances */
-		observe(&s->evidence, 0, NULL);
-		return note_class_dump(s, d, b, at, index_class_dump(s, b, at));
+		hprof_observe(&s->evidence, 0, NULL);
+		return note_class_dump(s, d, b, at, hprof_index_class_dump(s, b, at));
 	case S_INSTANCE_DUMP:
 		return walk_instance(s, b, at, w);
 	case S_OBJ_ARRAY_DUMP:
 	case S_PRIM_ARRAY_DUMP:
 		return walk_array(s, b, at, tag, w);
 	default:
-		size = root_body_size(tag, s->id_size);
+		size = hprof_root_body_size(tag, s->id_size);
 		if (!size)
-			return damage(s, HT_E_CORRUPT, at,
+			return hprof_damage(s, HT_E_CORRUPT, at,
 				      "unknown heap dump sub-record tag 0x%02x",
 				      tag);
 		if (b->end - at < 1 + size)
-			return overrun(s, b, at, tag, 1 + size);
+			return hprof_overrun(s, b, at, tag, 1 + size);
 		if (w->chase_only)
 			return 1 + size;
 		p = in_at(&s->in, at, 1 + size);
 		if (!p)
-			return io_damage(s, at);
+			return hprof_io_damage(s, at);
 		if (add_root(s, d, at, tag, p + 1) < 0)
 			return -1;
 		return 1 + size;
@@ -484,7 +484,7 @@ static int64_t walk_sub_record(struct hprof_source *s, struct dump *d,
 
 /* Walks the sub-records of one body. The first pass clips the segment to
  * what is intact; a chasing walk stops at w->limit. */
-int walk_body(struct hprof_source *s, struct dump *d, struct body *b,
+int hprof_walk_body(struct hprof_source *s, struct dump *d, struct body *b,
 		     const struct walk *w)
 {
 	uint64_t at = b->record_at + RECORD_HEADER_LEN, body;
@@ -494,7 +494,7 @@ int walk_body(struct hprof_source *s, struct dump *d, struct body *b,
 		const uint8_t *p = in_at(&s->in, at, 1);
 
 		if (w->chase_only && p && p[0] == S_CLASS_DUMP)
-			n = class_dump_size(s, b, at);
+			n = hprof_class_dump_size(s, b, at);
 		else
 			n = walk_sub_record(s, d, b, at, w);
 		if (n < 0) {
@@ -505,9 +505,9 @@ int walk_body(struct hprof_source *s, struct dump *d, struct body *b,
 	}
 	body = b->record_at + RECORD_HEADER_LEN;
 	if (!w->chase_only && b->end < b->claimed_end)
-		return damage(s, HT_E_TRUNCATED, b->end,
+		return hprof_damage(s, HT_E_TRUNCATED, b->end,
 			      "file ends inside the %s record at byte %llu "
-			      "(%llu of its %llu bytes)", record_name(b->tag),
+			      "(%llu of its %llu bytes)", hprof_record_name(b->tag),
 			      (unsigned long long)b->record_at,
 			      (unsigned long long)(b->end - body),
 			      (unsigned long long)(b->claimed_end - body));
@@ -540,20 +540,20 @@ static int index_heap_record(struct hprof_source *s, uint64_t at,
 	b.end = b.claimed_end < s->in.size ? b.claimed_end : s->in.size;
 	if (tag == R_HEAP_DUMP || !s->in_segments) {
 		if (tag == R_HEAP_DUMP && s->in_segments)
-			return damage(s, HT_E_CORRUPT, at,
+			return hprof_damage(s, HT_E_CORRUPT, at,
 				      "HEAP_DUMP record inside a heap dump of "
 				      "segments (no HEAP_DUMP_END before it)");
 		d = open_dump(s, at);
 		if (!d)
-			return nomem_damage(s, at);
+			return hprof_nomem_damage(s, at);
 		d->begin_us = s->record_us;
 		s->in_segments = tag == R_HEAP_DUMP_SEGMENT;
 	}
 	d = &s->dumps[s->n_dumps - 1];
-	rc = walk_body(s, d, &b, &w);
+	rc = hprof_walk_body(s, d, &b, &w);
 	if (b.end > at + RECORD_HEADER_LEN) {
 		if (HPROF_GROW(d->segs, d->n_segs + 1, d->cap_segs) < 0)
-			return nomem_damage(s, at);
+			return hprof_nomem_damage(s, at);
 		d->segs[d->n_segs++] = (struct segment){
 			.offset = at + RECORD_HEADER_LEN,
 			.length = b.end - at - RECORD_HEADER_LEN,
@@ -575,13 +575,13 @@ static int index_record(struct hprof_source *s, uint64_t at, unsigned tag,
 	switch (tag) {
 	case R_UTF8:
 		if (len < s->id_size)
-			return damage(s, HT_E_CORRUPT, at,
+			return hprof_damage(s, HT_E_CORRUPT, at,
 				      "UTF8 record of %u bytes, shorter than "
 				      "an id", len);
 		return index_utf8(s, at, len);
 	case R_TRACE:
 		if (len < 12)
-			return damage(s, HT_E_CORRUPT, at,
+			return hprof_damage(s, HT_E_CORRUPT, at,
 				      "TRACE record of %u bytes, shorter than "
 				      "its header", len);
 		return index_trace(s, at, len);
@@ -603,7 +603,7 @@ static int index_record(struct hprof_source *s, uint64_t at, unsigned tag,
 	case R_START_THREAD:
 		p = in_at(&s->in, at + RECORD_HEADER_LEN, len);
 		if (!p)
-			return io_damage(s, at);
+			return hprof_io_damage(s, at);
 		if (tag == R_LOAD_CLASS)
 			return index_load_class(s, at, p);
 		if (tag == R_FRAME)
@@ -616,7 +616,7 @@ static int index_record(struct hprof_source *s, uint64_t at, unsigned tag,
 
 /* The first pass over every record. Damage stops it (and is noted); only
  * running out of memory for the damage itself cannot happen. */
-void index_file(struct hprof_source *s)
+void hprof_index_file(struct hprof_source *s)
 {
 	uint64_t at = FILE_HEADER_LEN;
 
@@ -627,7 +627,7 @@ void index_file(struct hprof_source *s)
 		int64_t fixed;
 
 		if (s->in.size - at < RECORD_HEADER_LEN) {
-			damage(s, HT_E_TRUNCATED, at,
+			hprof_damage(s, HT_E_TRUNCATED, at,
 			       "file ends inside a record header (%llu of %d "
 			       "bytes)", (unsigned long long)(s->in.size - at),
 			       RECORD_HEADER_LEN);
@@ -635,30 +635,30 @@ void index_file(struct hprof_source *s)
 		}
 		p = in_at(&s->in, at, RECORD_HEADER_LEN);
 		if (!p) {
-			io_damage(s, at);
+			hprof_io_damage(s, at);
 			return;
 		}
 		tag = p[0];
 		s->record_us = be32(p + 1);
 		len = be32(p + 5);
-		fixed = fixed_length(tag, s->id_size);
+		fixed = hprof_fixed_length(tag, s->id_size);
 		if (fixed < 0) {
-			damage(s, HT_E_CORRUPT, at,
+			hprof_damage(s, HT_E_CORRUPT, at,
 			       "unknown record tag 0x%02x", tag);
 			return;
 		}
 		if (fixed > 0 && len != (uint64_t)fixed) {
-			damage(s, HT_E_CORRUPT, at,
+			hprof_damage(s, HT_E_CORRUPT, at,
 			       "%s record of %u bytes (it must have %lld)",
-			       record_name(tag), len, (long long)fixed);
+			       hprof_record_name(tag), len, (long long)fixed);
 			return;
 		}
 		if (tag != R_HEAP_DUMP && tag != R_HEAP_DUMP_SEGMENT &&
 		    s->in.size - at - RECORD_HEADER_LEN < len) {
-			damage(s, HT_E_TRUNCATED, at,
+			hprof_damage(s, HT_E_TRUNCATED, at,
 			       "file ends inside %s %s record (%llu of %u "
-			       "bytes)", article(record_name(tag)),
-			       record_name(tag),
+			       "bytes)", hprof_article(hprof_record_name(tag)),
+			       hprof_record_name(tag),
 			       (unsigned long long)(s->in.size - at -
 						    RECORD_HEADER_LEN), len);
 			return;
@@ -668,7 +668,7 @@ void index_file(struct hprof_source *s)
 		at += RECORD_HEADER_LEN + (uint64_t)len;
 	}
 	if (s->in_segments)
-		damage(s, HT_E_TRUNCATED, at,
+		hprof_damage(s, HT_E_TRUNCATED, at,
 		       "file ends inside a heap dump (no HEAP_DUMP_END after "
 		       "its segments)");
 }

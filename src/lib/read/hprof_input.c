@@ -22,7 +22,7 @@
 
 /* ---- Record framing ---------------------------------------------------- */
 
-const char *record_name(unsigned tag)
+const char *hprof_record_name(unsigned tag)
 {
 	switch (tag) {
 	case R_UTF8: return "UTF8";
@@ -43,7 +43,7 @@ const char *record_name(unsigned tag)
 	}
 }
 
-const char *sub_name(unsigned tag)
+const char *hprof_sub_name(unsigned tag)
 {
 	switch (tag) {
 	case S_ROOT_UNKNOWN: return "ROOT_UNKNOWN";
@@ -65,7 +65,7 @@ const char *sub_name(unsigned tag)
 
 /* "a" or "an" before a record's name, as the name is read out: "an
  * INSTANCE_DUMP", "an UNLOAD_CLASS", but "a UTF8". */
-const char *article(const char *name)
+const char *hprof_article(const char *name)
 {
 	bool vowel = name[0] && strchr("AEIO", name[0]);
 
@@ -73,7 +73,7 @@ const char *article(const char *name)
 }
 
 /* Bytes after the tag of a root sub-record, 0 for other tags. */
-unsigned root_body_size(unsigned tag, unsigned id)
+unsigned hprof_root_body_size(unsigned tag, unsigned id)
 {
 	switch (tag) {
 	case S_ROOT_UNKNOWN:
@@ -96,7 +96,7 @@ unsigned root_body_size(unsigned tag, unsigned id)
 
 /* The exact length of a fixed-size record, 0 for one of any length, or -1
  * for a tag HPROF does not define. */
-int64_t fixed_length(unsigned tag, unsigned id)
+int64_t hprof_fixed_length(unsigned tag, unsigned id)
 {
 	switch (tag) {
 	case R_LOAD_CLASS: return 8 + 2 * id;
@@ -123,7 +123,7 @@ int64_t fixed_length(unsigned tag, unsigned id)
 
 /* Reads into the buffer from off: at least n bytes unless the file ends
  * or reading fails. */
-const uint8_t *in_fill(struct input *in, uint64_t off, size_t n)
+const uint8_t *hprof_in_fill(struct input *in, uint64_t off, size_t n)
 {
 	size_t want = n > READ_SIZE ? n : READ_SIZE;
 	size_t got = 0;
@@ -176,11 +176,11 @@ const uint8_t *in_fill(struct input *in, uint64_t off, size_t n)
  * memory ran out, a read failed, or the file is no longer what the first
  * pass saw: it shrank, or (no read having failed) its bytes no longer add
  * up. A disk's EIO is a failed read, not a change. */
-enum ht_error_code read_failure(const struct input *in, char *cause,
+enum ht_error_code hprof_read_failure(const struct input *in, char *cause,
 				       size_t size)
 {
 	if (in->io_errno == ENOMEM) {
-		snprintf(cause, size, "%s", nomem_cause());
+		snprintf(cause, size, "%s", hprof_nomem_cause());
 		return HT_E_NOMEM;
 	}
 	if (in->io_errno && !in->shrank)
@@ -226,7 +226,7 @@ static int spool(struct hprof_source *s, struct ht_error *err)
 	return 0;
 }
 
-int attach_input(struct hprof_source *s, struct ht_error *err)
+int hprof_attach_input(struct hprof_source *s, struct ht_error *err)
 {
 	struct stat st;
 	off_t at = ftello(s->f);
@@ -239,7 +239,7 @@ int attach_input(struct hprof_source *s, struct ht_error *err)
 	return 0;
 }
 
-int read_file_header(struct hprof_source *s, struct ht_error *err)
+int hprof_read_file_header(struct hprof_source *s, struct ht_error *err)
 {
 	size_t have = s->in.size < FILE_HEADER_LEN ? (size_t)s->in.size
 						   : FILE_HEADER_LEN;
@@ -247,7 +247,7 @@ int read_file_header(struct hprof_source *s, struct ht_error *err)
 	const uint8_t *p = in_at(&s->in, 0, have);
 
 	if (!p && s->in.io_errno == ENOMEM) {
-		err_plain(err, HT_E_NOMEM, s->path, "%s", nomem_cause());
+		err_plain(err, HT_E_NOMEM, s->path, "%s", hprof_nomem_cause());
 		return -1;
 	}
 	if (!p) {
@@ -321,7 +321,7 @@ static int inflate_gzip(struct hprof_source *s, gzFile gz,
 		return -1;
 	}
 	if (zerr == Z_MEM_ERROR) {
-		err_plain(err, HT_E_NOMEM, s->path, "%s", nomem_cause());
+		err_plain(err, HT_E_NOMEM, s->path, "%s", hprof_nomem_cause());
 		return -1;
 	}
 	if (zerr == Z_ERRNO) {
@@ -348,7 +348,7 @@ static int inflate_gzip(struct hprof_source *s, gzFile gz,
 
 /* Puts zlib between the file and the copy, on a descriptor of its own
  * that starts where the gzip does. */
-int attach_gzip(struct hprof_source *s, struct ht_error *err)
+int hprof_attach_gzip(struct hprof_source *s, struct ht_error *err)
 {
 	int fd = dup(s->in.fd), rc;
 	gzFile gz;
@@ -362,7 +362,7 @@ int attach_gzip(struct hprof_source *s, struct ht_error *err)
 	gz = gzdopen(fd, "rb");
 	if (!gz) {
 		close(fd);
-		err_plain(err, HT_E_NOMEM, s->path, "%s", nomem_cause());
+		err_plain(err, HT_E_NOMEM, s->path, "%s", hprof_nomem_cause());
 		return -1;
 	}
 	rc = inflate_gzip(s, gz, err);
@@ -374,7 +374,7 @@ int attach_gzip(struct hprof_source *s, struct ht_error *err)
  * own: "not a trace" would send the user looking at the wrong bytes. One
  * that starts as a dump goes on to read_file_header, which says where a
  * cut one ends. */
-int check_gzipped_hprof(struct hprof_source *s, struct ht_error *err)
+int hprof_check_gzipped(struct hprof_source *s, struct ht_error *err)
 {
 	size_t prefix = strlen(MAGIC_PREFIX);
 	size_t have = s->in.size < prefix ? (size_t)s->in.size : prefix;

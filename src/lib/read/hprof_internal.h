@@ -525,7 +525,7 @@ static inline uint64_t get_id(const struct hprof_source *s, const uint8_t *p)
 
 /* Reads into the buffer from off: at least n bytes unless the file ends
  * or reading fails. */
-const uint8_t *in_fill(struct input *in, uint64_t off, size_t n);
+const uint8_t *hprof_in_fill(struct input *in, uint64_t off, size_t n);
 
 /* n bytes at HPROF offset off, valid until the next read; NULL when the
  * file ends first or reading fails (io_errno says which). */
@@ -535,72 +535,72 @@ static inline const uint8_t *in_at(struct input *in, uint64_t off, size_t n)
 	if (in->buf && off >= in->buf_at && off - in->buf_at <= in->buf_len &&
 	    n <= in->buf_len - (off - in->buf_at))
 		return in->buf + (off - in->buf_at);
-	return in_fill(in, off, n);
+	return hprof_in_fill(in, off, n);
 }
 
 /* The cause to give when the input did not give what was asked of it
  * (read_failure in hprof_input.c). */
-enum ht_error_code read_failure(const struct input *in, char *cause,
+enum ht_error_code hprof_read_failure(const struct input *in, char *cause,
 				size_t size);
 
-const char *record_name(unsigned tag);
-const char *sub_name(unsigned tag);
+const char *hprof_record_name(unsigned tag);
+const char *hprof_sub_name(unsigned tag);
 /* "a" or "an" before a record's name, as the name is read out. */
-const char *article(const char *name);
+const char *hprof_article(const char *name);
 /* Bytes after the tag of a root sub-record, 0 for other tags. */
-unsigned root_body_size(unsigned tag, unsigned id);
+unsigned hprof_root_body_size(unsigned tag, unsigned id);
 /* The exact length of a fixed-size record, 0 for one of any length, or -1
  * for a tag HPROF does not define. */
-int64_t fixed_length(unsigned tag, unsigned id);
+int64_t hprof_fixed_length(unsigned tag, unsigned id);
 
 /* Opening: the input as it is handed over, a gzip inflated, the file
  * header. 0, or -1 with err filled. */
-int attach_input(struct hprof_source *s, struct ht_error *err);
-int attach_gzip(struct hprof_source *s, struct ht_error *err);
-int check_gzipped_hprof(struct hprof_source *s, struct ht_error *err);
-int read_file_header(struct hprof_source *s, struct ht_error *err);
+int hprof_attach_input(struct hprof_source *s, struct ht_error *err);
+int hprof_attach_gzip(struct hprof_source *s, struct ht_error *err);
+int hprof_check_gzipped(struct hprof_source *s, struct ht_error *err);
+int hprof_read_file_header(struct hprof_source *s, struct ht_error *err);
 
 /* ---- Memory and failing: hprof_source.c -------------------------------- */
 
 /* Why an allocation failed: the budget's refusal, or memory ran out. */
-const char *nomem_cause(void);
+const char *hprof_nomem_cause(void);
 /* malloc for what s keeps until it is closed, charged to the budget. */
 void *hprof_alloc(struct hprof_source *s, size_t size);
-char *text_alloc(struct text_store *t, size_t n);
-char *text_copy(struct text_store *t, const void *s, size_t len);
+char *hprof_text_alloc(struct text_store *t, size_t n);
+char *hprof_text_copy(struct text_store *t, const void *s, size_t len);
 
 /* The event pass fails: the error is kept, and given again by every
  * later call. -1. */
-int fail_with(struct hprof_source *s, const struct ht_error *e,
+int hprof_fail_with(struct hprof_source *s, const struct ht_error *e,
 	      struct ht_error *err);
-int fail(struct hprof_source *s, struct ht_error *err,
+int hprof_fail(struct hprof_source *s, struct ht_error *err,
 	 enum ht_error_code code, uint64_t offset, const char *fmt, ...)
 	HT_PRINTF(5, 6);
-int fail_read(struct hprof_source *s, struct ht_error *err,
+int hprof_fail_read(struct hprof_source *s, struct ht_error *err,
 	      uint64_t offset);
 
 /* ---- The index pass: hprof_index.c ------------------------------------- */
 
 /* Notes the first damage of the index pass; what comes after it is not
  * read. Returns -1 so that callers can `return damage(...)`. */
-int damage(struct hprof_source *s, enum ht_error_code code,
+int hprof_damage(struct hprof_source *s, enum ht_error_code code,
 	   uint64_t offset, const char *fmt, ...) HT_PRINTF(4, 5);
-int io_damage(struct hprof_source *s, uint64_t offset);
-int nomem_damage(struct hprof_source *s, uint64_t offset);
+int hprof_io_damage(struct hprof_source *s, uint64_t offset);
+int hprof_nomem_damage(struct hprof_source *s, uint64_t offset);
 /* A sub-record of `need` bytes from `at` (0: of a size not known yet)
  * does not fit in its body. */
-int overrun(struct hprof_source *s, const struct body *b, uint64_t at,
+int hprof_overrun(struct hprof_source *s, const struct body *b, uint64_t at,
 	    unsigned sub, uint64_t need);
 /* Walks the sub-records of one body. */
-int walk_body(struct hprof_source *s, struct dump *d, struct body *b,
+int hprof_walk_body(struct hprof_source *s, struct dump *d, struct body *b,
 	      const struct walk *w);
 /* The first pass over every record. */
-void index_file(struct hprof_source *s);
+void hprof_index_file(struct hprof_source *s);
 
 /* ---- Classes: hprof_classes.c ------------------------------------------ */
 
-const char *utf8_of(const struct hprof_source *s, uint64_t id);
-char *java_name(struct hprof_source *s, const char *internal);
+const char *hprof_utf8_of(const struct hprof_source *s, uint64_t id);
+char *hprof_java_name(struct hprof_source *s, const char *internal);
 
 static inline struct hclass *class_of(struct hprof_source *s, uint64_t id)
 {
@@ -614,21 +614,21 @@ static inline struct hclass *class_of(struct hprof_source *s, uint64_t id)
 	return s->last_class;
 }
 
-bool chain_ready(struct hprof_source *s, struct hclass *c);
+bool hprof_chain_ready(struct hprof_source *s, struct hclass *c);
 
 /* chain_ready, without a call once the chain is known: once per object. */
 static inline bool chain_known(struct hprof_source *s, struct hclass *c)
 {
-	return c->chain_done || chain_ready(s, c);
+	return c->chain_done || hprof_chain_ready(s, c);
 }
 
-bool class_layout(struct hprof_source *s, struct hclass *c,
+bool hprof_class_layout(struct hprof_source *s, struct hclass *c,
 		  enum jvm_model m);
 /* The size of java.lang.Class without statics. */
-uint64_t mirror_base(struct hprof_source *s);
+uint64_t hprof_mirror_base(struct hprof_source *s);
 
-const uint8_t *take(struct cursor *c, size_t n);
-int skip_values(struct cursor *cur, unsigned lead, uint16_t n,
+const uint8_t *hprof_take(struct cursor *c, size_t n);
+int hprof_skip_values(struct cursor *cur, unsigned lead, uint16_t n,
 		struct static_counts *counts, struct static_refs *refs,
 		struct bad_value *bad);
 static inline struct static_value statics_value(const struct hclass *c,
@@ -650,14 +650,14 @@ static inline unsigned class_dump_fixed(unsigned id)
 }
 
 /* A CLASS_DUMP indexed: its size, or -1 once the damage is noted. */
-int index_class_dump(struct hprof_source *s, const struct body *b,
+int hprof_index_class_dump(struct hprof_source *s, const struct body *b,
 		     uint64_t at);
-int64_t class_dump_size(struct hprof_source *s, const struct body *b,
+int64_t hprof_class_dump_size(struct hprof_source *s, const struct body *b,
 			uint64_t at);
 
 /* ---- The object layout: hprof_model.c ---------------------------------- */
 
-void observe(struct evidence *e, uint64_t id, const uint64_t *size);
+void hprof_observe(struct evidence *e, uint64_t id, const uint64_t *size);
 /* Collected for a layout given as well, to say when the addresses
  * contradict it. */
 static inline bool collecting_evidence(const struct hprof_source *s)
@@ -665,23 +665,23 @@ static inline bool collecting_evidence(const struct hprof_source *s)
 	return s->id_size == 8 && s->evidence.pairs < MAX_EVIDENCE_PAIRS;
 }
 
-void observe_instance(struct hprof_source *s, uint64_t id,
+void hprof_observe_instance(struct hprof_source *s, uint64_t id,
 		      struct hclass *c);
-void observe_array(struct hprof_source *s, uint64_t id, unsigned type,
+void hprof_observe_array(struct hprof_source *s, uint64_t id, unsigned type,
 		   uint64_t n);
 /* The layout the option asks for, or the one the addresses fit best. */
-void decide_model(struct hprof_source *s, char *why, size_t size);
+void hprof_decide_model(struct hprof_source *s, char *why, size_t size);
 
 /* ---- Names of threads: hprof_threads.c --------------------------------- */
 
-int chase_thread(struct hprof_source *s, uint64_t at, uint64_t id,
+int hprof_chase_thread(struct hprof_source *s, uint64_t at, uint64_t id,
 		 const struct hclass *c, const uint8_t *data);
-int chase_string(struct hprof_source *s, uint64_t at, uint64_t id,
+int hprof_chase_string(struct hprof_source *s, uint64_t at, uint64_t id,
 		 const uint8_t *data, uint32_t n, bool late);
-int chase_array(struct hprof_source *s, uint64_t at, uint64_t id,
+int hprof_chase_array(struct hprof_source *s, uint64_t at, uint64_t id,
 		unsigned type, uint32_t count);
-void find_string_fields(struct hprof_source *s);
-void name_threads(struct hprof_source *s);
+void hprof_find_string_fields(struct hprof_source *s);
+void hprof_name_threads(struct hprof_source *s);
 
 /* ---- The event pass: hprof_names.c, hprof_roots.c, hprof_objects.c ----- */
 
@@ -707,19 +707,19 @@ static inline ht_id thread_id(const struct thread *t)
 }
 
 /* The names before the first dump: 1 an event, 0 none left, -1 failed. */
-int next_name(struct hprof_source *s, struct ht_event *ev,
+int hprof_next_name(struct hprof_source *s, struct ht_event *ev,
 	      struct ht_error *err);
 
 /* The plan of a dump's roots. 0, or -1 out of memory. */
-int build_plan(struct hprof_source *s, const struct dump *d);
-void container_event(struct hprof_source *s, struct ht_event *ev,
+int hprof_build_plan(struct hprof_source *s, const struct dump *d);
+void hprof_container_event(struct hprof_source *s, struct ht_event *ev,
 		     unsigned type, ht_id id1, ht_id id2, uint64_t offset);
-int step_event(struct hprof_source *s, const struct step *st,
+int hprof_step_event(struct hprof_source *s, const struct step *st,
 	       struct ht_event *ev);
 
 /* The dump's class objects by id, to go out among its other objects. */
-int sort_class_objects(struct hprof_source *s, const struct dump *d);
-int next_object(struct hprof_source *s, struct ht_event *ev,
+int hprof_sort_class_objects(struct hprof_source *s, const struct dump *d);
+int hprof_next_object(struct hprof_source *s, struct ht_event *ev,
 		struct ht_error *err);
 
 #endif

@@ -13,7 +13,7 @@
 
 /* ---- Evidence ---------------------------------------------------------- */
 
-void observe(struct evidence *e, uint64_t id, const uint64_t *size)
+void hprof_observe(struct evidence *e, uint64_t id, const uint64_t *size)
 {
 	if (e->have_prev && id > e->prev_id && e->pairs < MAX_EVIDENCE_PAIRS) {
 		uint64_t gap = id - e->prev_id;
@@ -33,29 +33,29 @@ void observe(struct evidence *e, uint64_t id, const uint64_t *size)
 	}
 }
 
-void observe_instance(struct hprof_source *s, uint64_t id,
+void hprof_observe_instance(struct hprof_source *s, uint64_t id,
 			     struct hclass *c)
 {
 	uint64_t size[3];
 
 	for (int m = 0; m < 3; m++) {
-		if (!c || !class_layout(s, c, (enum jvm_model)m)) {
-			observe(&s->evidence, id, NULL);
+		if (!c || !hprof_class_layout(s, c, (enum jvm_model)m)) {
+			hprof_observe(&s->evidence, id, NULL);
 			return;
 		}
 		size[m] = c->size[m];
 	}
-	observe(&s->evidence, id, size);
+	hprof_observe(&s->evidence, id, size);
 }
 
-void observe_array(struct hprof_source *s, uint64_t id, unsigned type,
+void hprof_observe_array(struct hprof_source *s, uint64_t id, unsigned type,
 			  uint64_t n)
 {
 	uint64_t size[3];
 
 	for (int m = 0; m < 3; m++)
 		size[m] = layout_array_size(&jvm_layouts[m], type, n);
-	observe(&s->evidence, id, size);
+	hprof_observe(&s->evidence, id, size);
 }
 
 /* ---- The decision ------------------------------------------------------ */
@@ -97,7 +97,7 @@ static void check_given(struct hprof_source *s, bool yes)
 }
 
 /* The layout the option asks for, or the one the addresses fit best. */
-void decide_model(struct hprof_source *s, char *why, size_t size)
+void hprof_decide_model(struct hprof_source *s, char *why, size_t size)
 {
 	const struct evidence *e = &s->evidence;
 	enum jvm_model best;

@@ -19,13 +19,13 @@ static bool is_array_name(const char *name)
 static int class_event(struct hprof_source *s, size_t i, struct ht_event *ev)
 {
 	const struct loaded_class *l = &s->loaded[i];
-	const char *internal = utf8_of(s, l->name_id);
+	const char *internal = hprof_utf8_of(s, l->name_id);
 	struct hclass *c;
 	const char *name;
 
 	if (!internal)
 		return 0;
-	name = java_name(s, internal);
+	name = hprof_java_name(s, internal);
 	if (!name)
 		return -1;
 	start_event(s, ev, HT_EV_CLASS, l->offset);
@@ -34,7 +34,7 @@ static int class_event(struct hprof_source *s, size_t i, struct ht_event *ev)
 	/* a class whose instances all have one size */
 	c = class_of(s, l->class_id);
 	if (c && !is_array_name(internal) && l->class_id != s->class_class &&
-	    class_layout(s, c, s->model)) {
+	    hprof_class_layout(s, c, s->model)) {
 		ev->u.class_.has_size = true;
 		ev->u.class_.size = c->size[s->model];
 	}
@@ -58,7 +58,7 @@ static int name_put(struct hprof_source *s, size_t *len, const char *text)
 static int put_place(struct hprof_source *s, size_t *len,
 		     const struct frame *fr)
 {
-	const char *file = fr->source_file ? utf8_of(s, fr->source_file)
+	const char *file = fr->source_file ? hprof_utf8_of(s, fr->source_file)
 					   : NULL;
 	char line[16];
 
@@ -80,14 +80,14 @@ static int put_place(struct hprof_source *s, size_t *len,
  * method, as the JVMTI recorder names methods, then where the frame is. */
 static const char *method_name(struct hprof_source *s, const struct frame *fr)
 {
-	const char *cls = NULL, *method = utf8_of(s, fr->method);
+	const char *cls = NULL, *method = hprof_utf8_of(s, fr->method);
 	const char *java_cls = NULL;
 	size_t len = 0;
 	uint32_t i;
 
 	if (idmap_get(&s->loaded_by_serial, fr->class_serial, &i))
-		cls = utf8_of(s, s->loaded[i].name_id);
-	if (cls && !(java_cls = java_name(s, cls)))
+		cls = hprof_utf8_of(s, s->loaded[i].name_id);
+	if (cls && !(java_cls = hprof_java_name(s, cls)))
 		return NULL;
 	if (name_put(s, &len, java_cls ? java_cls : "?") < 0 ||
 	    name_put(s, &len, ".") < 0 ||
@@ -276,14 +276,14 @@ static int fields_event(struct hprof_source *s, struct ht_event *ev)
 }
 
 /* The names before the first dump: 1 an event, 0 none left, -1 failed. */
-int next_name(struct hprof_source *s, struct ht_event *ev,
+int hprof_next_name(struct hprof_source *s, struct ht_event *ev,
 		     struct ht_error *err)
 {
 	while (s->phase == PH_CLASSES && s->cursor < s->n_loaded) {
 		int rc = class_event(s, s->cursor++, ev);
 
 		if (rc < 0)
-			return fail(s, err, HT_E_NOMEM, 0, "%s", nomem_cause());
+			return hprof_fail(s, err, HT_E_NOMEM, 0, "%s", hprof_nomem_cause());
 		if (rc > 0)
 			return 1;
 	}
@@ -295,7 +295,7 @@ int next_name(struct hprof_source *s, struct ht_event *ev,
 		int rc = fields_event(s, ev);
 
 		if (rc < 0)
-			return fail(s, err, HT_E_NOMEM, 0, "%s", nomem_cause());
+			return hprof_fail(s, err, HT_E_NOMEM, 0, "%s", hprof_nomem_cause());
 		if (rc > 0)
 			return 1;
 		s->phase = PH_THREADS;
@@ -323,7 +323,7 @@ int next_name(struct hprof_source *s, struct ht_event *ev,
 			continue; /* named with the method's first frame */
 		name = method_name(s, fr);
 		if (!name)
-			return fail(s, err, HT_E_NOMEM, 0, "%s", nomem_cause());
+			return hprof_fail(s, err, HT_E_NOMEM, 0, "%s", hprof_nomem_cause());
 		start_event(s, ev, HT_EV_METHOD, 0);
 		ev->u.method.id = fr->id;
 		ev->u.method.name = name;

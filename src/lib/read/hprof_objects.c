@@ -113,7 +113,7 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 {
 	struct cursor cur = {.s = s, .at = cr->offset + 1, .end = cr->end};
 	unsigned id = s->id_size;
-	const uint8_t *p = take(&cur, class_dump_fixed(id) + 2);
+	const uint8_t *p = hprof_take(&cur, class_dump_fixed(id) + 2);
 	ht_id obj, tail[4];
 	struct bad_value bad;
 	uint64_t size;
@@ -126,27 +126,27 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	obj = get_id(s, p);
 	for (int i = 0; i < 4; i++)
 		tail[i] = get_id(s, p + (unsigned)(i + 1) * id + 4);
-	if (skip_values(&cur, 2, be16(p + class_dump_fixed(id)), NULL, NULL,
-			&bad) < 0 || !(p = take(&cur, 2)))
+	if (hprof_skip_values(&cur, 2, be16(p + class_dump_fixed(id)), NULL, NULL,
+			&bad) < 0 || !(p = hprof_take(&cur, 2)))
 		goto changed;
 	count = be16(p);
 	if (reserve_refs(s, (size_t)count + 4) < 0 ||
 	    reserve_ref_fields(s, (size_t)count + 4) < 0)
-		return fail(s, err, HT_E_NOMEM, cr->offset, "%s", nomem_cause());
+		return hprof_fail(s, err, HT_E_NOMEM, cr->offset, "%s", hprof_nomem_cause());
 	c = class_of(s, obj);
 	if (s->want_values &&
 	    (HPROF_GROW(s->value_fields, (size_t)count + 1,
 			s->cap_value_fields) < 0 ||
 	     HPROF_GROW(s->values, (size_t)count + 1, s->cap_values) < 0))
-		return fail(s, err, HT_E_NOMEM, cr->offset, "%s", nomem_cause());
+		return hprof_fail(s, err, HT_E_NOMEM, cr->offset, "%s", hprof_nomem_cause());
 	for (uint16_t i = 0; i < count; i++) {
 		unsigned type, w;
 
-		if (!(p = take(&cur, id + 1)))
+		if (!(p = hprof_take(&cur, id + 1)))
 			goto changed;
 		type = p[id];
 		w = hprof_type_width(type, id);
-		if (!w || !(p = take(&cur, w)))
+		if (!w || !(p = hprof_take(&cur, w)))
 			goto changed;
 		if (!hprof_type_is_ref(type)) {
 			/* as the references: the first CLASS_DUMP's */
@@ -163,13 +163,13 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 					   ? c->first_static + n : 0;
 		s->refs[n++] = get_id(s, p);
 	}
-	if (!(p = take(&cur, 2)) || !take(&cur, (size_t)be16(p) * (id + 1)))
+	if (!(p = hprof_take(&cur, 2)) || !hprof_take(&cur, (size_t)be16(p) * (id + 1)))
 		goto changed;
 	memcpy(s->refs + n, tail, sizeof(tail));
 	for (unsigned i = 0; i < 4; i++)
 		s->ref_fields[n + i] = HT_LINK_ID_SUPER + i;
 	n += 4;
-	size = layout_mirror_size(&jvm_layouts[s->model], mirror_base(s),
+	size = layout_mirror_size(&jvm_layouts[s->model], hprof_mirror_base(s),
 				  c ? &c->statics : &(struct static_counts){0});
 	object_event(s, ev, cr->offset, obj, s->class_class, size, n);
 	ev->u.object_references.ref_fields = s->ref_fields;
@@ -181,8 +181,8 @@ static int class_object(struct hprof_source *s, struct ht_event *ev,
 	return 1;
 changed:
 	if (cur.io)
-		return fail_read(s, err, cr->offset);
-	return fail(s, err, HT_E_IO, cr->offset,
+		return hprof_fail_read(s, err, cr->offset);
+	return hprof_fail(s, err, HT_E_IO, cr->offset,
 		    "the file changed while it was read");
 }
 
@@ -195,7 +195,7 @@ static int bad_class(struct hprof_source *s, struct ht_error *err,
 	uint32_t depth = 0;
 
 	if (!c)
-		return fail(s, err, HT_E_CORRUPT, s->at,
+		return hprof_fail(s, err, HT_E_CORRUPT, s->at,
 			    "INSTANCE_DUMP of 0x%llx: its class 0x%llx has no "
 			    "CLASS_DUMP", (unsigned long long)obj,
 			    (unsigned long long)class_id);
@@ -204,7 +204,7 @@ static int bad_class(struct hprof_source *s, struct ht_error *err,
 
 		c = class_of(s, super);
 		if (!c)
-			return fail(s, err, HT_E_CORRUPT, s->at,
+			return hprof_fail(s, err, HT_E_CORRUPT, s->at,
 				    "INSTANCE_DUMP of 0x%llx: super class "
 				    "0x%llx of its class 0x%llx has no "
 				    "CLASS_DUMP", (unsigned long long)obj,
@@ -212,12 +212,12 @@ static int bad_class(struct hprof_source *s, struct ht_error *err,
 				    (unsigned long long)class_id);
 	}
 	if (depth > MAX_CLASS_DEPTH)
-		return fail(s, err, HT_E_LIMIT, s->at,
+		return hprof_fail(s, err, HT_E_LIMIT, s->at,
 			    "INSTANCE_DUMP of 0x%llx: its class 0x%llx has "
 			    "more than %d super classes, or they loop",
 			    (unsigned long long)obj,
 			    (unsigned long long)class_id, MAX_CLASS_DEPTH);
-	return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
+	return hprof_fail(s, err, HT_E_NOMEM, s->at, "%s", hprof_nomem_cause());
 }
 
 /* The primitive values an instance of c holds in its field bytes p, in
@@ -271,7 +271,7 @@ static int instance_object(struct hprof_source *s, struct ht_event *ev,
 	uint32_t n;
 
 	if (!p)
-		return fail_read(s, err, s->at);
+		return hprof_fail_read(s, err, s->at);
 	obj = get_id(s, p + 1);
 	class_id = get_id(s, p + 5 + id);
 	n = be32(p + 5 + 2 * id);
@@ -279,25 +279,25 @@ static int instance_object(struct hprof_source *s, struct ht_event *ev,
 	if (!c || !chain_known(s, c))
 		return bad_class(s, err, obj, class_id);
 	if (n > MAX_INSTANCE_DATA)
-		return fail(s, err, HT_E_LIMIT, s->at,
+		return hprof_fail(s, err, HT_E_LIMIT, s->at,
 			    "INSTANCE_DUMP of 0x%llx: %u bytes of fields, over "
 			    "the %u MiB limit", (unsigned long long)obj, n,
 			    MAX_INSTANCE_DATA >> 20);
 	if (n != c->data_bytes)
-		return fail(s, err, HT_E_CORRUPT, s->at,
+		return hprof_fail(s, err, HT_E_CORRUPT, s->at,
 			    "INSTANCE_DUMP of 0x%llx holds %u bytes of fields; "
 			    "those of its class 0x%llx take %llu",
 			    (unsigned long long)obj, n,
 			    (unsigned long long)class_id,
 			    (unsigned long long)c->data_bytes);
-	if ((!c->has_layout[s->model] && !class_layout(s, c, s->model)) ||
+	if ((!c->has_layout[s->model] && !hprof_class_layout(s, c, s->model)) ||
 	    (c->n_refs >= s->cap_refs && reserve_refs(s, c->n_refs + 1) < 0) ||
 	    (c->n_refs >= s->cap_ref_fields &&
 	     reserve_ref_fields(s, c->n_refs + 1) < 0))
-		return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
+		return hprof_fail(s, err, HT_E_NOMEM, s->at, "%s", hprof_nomem_cause());
 	p = end - s->at - head >= n ? in_at(&s->in, s->at + head, n) : NULL;
 	if (!p)
-		return fail_read(s, err, s->at);
+		return hprof_fail_read(s, err, s->at);
 	s->refs[0] = class_id;
 	s->ref_fields[0] = HT_LINK_ID_CLASS;
 	instance_refs(s, c, p, s->refs + 1, s->ref_fields + 1);
@@ -305,7 +305,7 @@ static int instance_object(struct hprof_source *s, struct ht_event *ev,
 		     (size_t)c->n_refs + 1);
 	ev->u.object_references.ref_fields = s->ref_fields;
 	if (s->want_values && instance_values(s, c, p, &ev->u.object_references) < 0)
-		return fail(s, err, HT_E_NOMEM, s->at, "%s", nomem_cause());
+		return hprof_fail(s, err, HT_E_NOMEM, s->at, "%s", hprof_nomem_cause());
 	s->at += head + n;
 	return 1;
 }
@@ -389,11 +389,11 @@ static int array_part(struct hprof_source *s, struct ht_event *ev,
 
 	if (first ? array_link(s, s->array_class, n) < 0
 		  : reserve_refs(s, n) < 0)
-		return fail(s, err, HT_E_NOMEM, s->array_sub_at,
-			    "%s", nomem_cause());
+		return hprof_fail(s, err, HT_E_NOMEM, s->array_sub_at,
+			    "%s", hprof_nomem_cause());
 	p = in_at(&s->in, s->array_at, (size_t)n * s->id_size);
 	if (!p)
-		return fail_read(s, err, s->array_sub_at);
+		return hprof_fail_read(s, err, s->array_sub_at);
 	for (uint32_t i = 0; i < n; i++)
 		s->refs[k + i] = get_id(s, p + i * s->id_size);
 	object_event(s, ev, s->array_sub_at, s->array_id, s->array_class,
@@ -421,12 +421,12 @@ static int array_object(struct hprof_source *s, struct ht_event *ev,
 	uint32_t count;
 
 	if (!p)
-		return fail_read(s, err, s->at);
+		return hprof_fail_read(s, err, s->at);
 	count = be32(p + 5 + id);
 	type = tag == S_OBJ_ARRAY_DUMP ? HPROF_OBJECT : p[9 + id];
 	bytes = (uint64_t)count * hprof_type_width(type, id);
 	if (end - s->at - head < bytes)
-		return fail_read(s, err, s->at);
+		return hprof_fail_read(s, err, s->at);
 	s->array_id = get_id(s, p + 1);
 	s->array_size = layout_array_size(&jvm_layouts[s->model], type, count);
 	s->array_sub_at = s->at;
@@ -435,15 +435,15 @@ static int array_object(struct hprof_source *s, struct ht_event *ev,
 		ht_id class_id = s->prim_array_class[type];
 
 		if (array_link(s, class_id, 0) < 0)
-			return fail(s, err, HT_E_NOMEM, s->array_sub_at,
-				    "%s", nomem_cause());
+			return hprof_fail(s, err, HT_E_NOMEM, s->array_sub_at,
+				    "%s", hprof_nomem_cause());
 		object_event(s, ev, s->array_sub_at, s->array_id, class_id,
 			     s->array_size, 1);
 		ev->u.object_references.ref_fields = s->ref_fields;
 		if (s->want_values) {
 			if (array_contents(s, type, count,
 					   s->array_sub_at + head) < 0)
-				return fail_read(s, err, s->array_sub_at);
+				return hprof_fail_read(s, err, s->array_sub_at);
 			ev->u.object_references.array = &s->array;
 		}
 		return 1;
@@ -466,7 +466,7 @@ static int compare_class_refs(const void *x, const void *y)
 }
 
 /* The dump's class objects by id, to go out among its other objects. */
-int sort_class_objects(struct hprof_source *s, const struct dump *d)
+int hprof_sort_class_objects(struct hprof_source *s, const struct dump *d)
 {
 	s->next_class = 0;
 	s->class_in_file = 0;
@@ -490,7 +490,7 @@ static int object_at(struct hprof_source *s, struct ht_event *ev,
 				   : NULL;
 
 	if (!p)
-		return fail_read(s, err, s->at);
+		return hprof_fail_read(s, err, s->at);
 	if (s->next_class < d->n_classes &&
 	    s->by_id[s->next_class].id < get_id(s, p + 1))
 		return class_object(s, ev, &s->by_id[s->next_class++], err);
@@ -506,7 +506,7 @@ static int object_at(struct hprof_source *s, struct ht_event *ev,
  * of their ids (their addresses): the others come in address order, and
  * a dump whose objects all do spares the analyses a sort.
  */
-int next_object(struct hprof_source *s, struct ht_event *ev,
+int hprof_next_object(struct hprof_source *s, struct ht_event *ev,
 		       struct ht_error *err)
 {
 	const struct dump *d = &s->dumps[s->dump];
@@ -534,12 +534,12 @@ int next_object(struct hprof_source *s, struct ht_event *ev,
 		}
 		p = in_at(&s->in, s->at, 1);
 		if (!p)
-			return fail_read(s, err, s->at);
+			return hprof_fail_read(s, err, s->at);
 		switch (p[0]) {
 		case S_CLASS_DUMP:
 			if (s->class_in_file >= d->n_classes ||
 			    d->classes[s->class_in_file].offset != s->at)
-				return fail_read(s, err, s->at);
+				return hprof_fail_read(s, err, s->at);
 			s->at += d->classes[s->class_in_file++].size;
 			break;
 		case S_INSTANCE_DUMP:
@@ -547,9 +547,9 @@ int next_object(struct hprof_source *s, struct ht_event *ev,
 		case S_PRIM_ARRAY_DUMP:
 			return object_at(s, ev, p[0], end, err);
 		default:
-			size = root_body_size(p[0], s->id_size);
+			size = hprof_root_body_size(p[0], s->id_size);
 			if (!size)
-				return fail_read(s, err, s->at);
+				return hprof_fail_read(s, err, s->at);
 			s->at += 1 + size;
 		}
 	}

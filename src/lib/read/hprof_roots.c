@@ -280,7 +280,7 @@ static int plan_classes(struct hprof_source *s, const struct dump *d)
 	return 0;
 }
 
-int build_plan(struct hprof_source *s, const struct dump *d)
+int hprof_build_plan(struct hprof_source *s, const struct dump *d)
 {
 	s->n_plan = 0;
 	s->n_plan_refs = 0;
@@ -304,7 +304,7 @@ static int zero_flags(struct hprof_source *s, size_t n)
 	return 0;
 }
 
-void container_event(struct hprof_source *s, struct ht_event *ev,
+void hprof_container_event(struct hprof_source *s, struct ht_event *ev,
 			    unsigned type, ht_id id1, ht_id id2,
 			    uint64_t offset)
 {
@@ -314,11 +314,11 @@ void container_event(struct hprof_source *s, struct ht_event *ev,
 	ev->u.begin_container.id2 = id2;
 }
 
-int step_event(struct hprof_source *s, const struct step *st,
+int hprof_step_event(struct hprof_source *s, const struct step *st,
 		      struct ht_event *ev)
 {
 	if (!st->roots) {
-		container_event(s, ev, st->type, st->id1, st->id2, st->offset);
+		hprof_container_event(s, ev, st->type, st->id1, st->id2, st->offset);
 		return 0;
 	}
 	if (zero_flags(s, st->count) < 0)

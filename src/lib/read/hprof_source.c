@@ -47,7 +47,7 @@
 /* ---- Memory ------------------------------------------------------------ */
 
 /* Why an allocation failed: the budget's refusal, or memory ran out. */
-const char *nomem_cause(void)
+const char *hprof_nomem_cause(void)
 {
 	static char msg[96];
 
@@ -76,7 +76,7 @@ void *hprof_alloc(struct hprof_source *s, size_t size)
 
 #define TEXT_BLOCK (256u << 10)
 
-char *text_alloc(struct text_store *t, size_t n)
+char *hprof_text_alloc(struct text_store *t, size_t n)
 {
 	char *p;
 
@@ -102,9 +102,9 @@ char *text_alloc(struct text_store *t, size_t n)
 	return p;
 }
 
-char *text_copy(struct text_store *t, const void *s, size_t len)
+char *hprof_text_copy(struct text_store *t, const void *s, size_t len)
 {
-	char *p = text_alloc(t, len + 1);
+	char *p = hprof_text_alloc(t, len + 1);
 
 	if (!p)
 		return NULL;
@@ -174,7 +174,7 @@ static void fill_header(struct hprof_source *s, const char *why)
 
 /* ---- The event pass: failing ------------------------------------------- */
 
-int fail_with(struct hprof_source *s, const struct ht_error *e,
+int hprof_fail_with(struct hprof_source *s, const struct ht_error *e,
 		     struct ht_error *err)
 {
 	s->failure = *e;
@@ -187,7 +187,7 @@ int fail_with(struct hprof_source *s, const struct ht_error *e,
 	return -1;
 }
 
-int fail(struct hprof_source *s, struct ht_error *err,
+int hprof_fail(struct hprof_source *s, struct ht_error *err,
 		enum ht_error_code code, uint64_t offset, const char *fmt, ...)
 {
 	char cause[300];
@@ -203,16 +203,16 @@ int fail(struct hprof_source *s, struct ht_error *err,
 		      (unsigned long long)lost, lost == 1 ? "byte" : "bytes");
 	if (code == HT_E_IO)
 		e.sys_errno = s->in.io_errno;
-	return fail_with(s, &e, err);
+	return hprof_fail_with(s, &e, err);
 }
 
-int fail_read(struct hprof_source *s, struct ht_error *err,
+int hprof_fail_read(struct hprof_source *s, struct ht_error *err,
 		     uint64_t offset)
 {
 	char cause[128];
-	enum ht_error_code code = read_failure(&s->in, cause, sizeof(cause));
+	enum ht_error_code code = hprof_read_failure(&s->in, cause, sizeof(cause));
 
-	return fail(s, err, code, offset, "%s", cause);
+	return hprof_fail(s, err, code, offset, "%s", cause);
 }
 
 /* ---- The event pass ---------------------------------------------------- */
@@ -232,9 +232,9 @@ static int begin_dump(struct hprof_source *s, struct ht_event *ev,
 {
 	const struct dump *d = &s->dumps[s->dump];
 
-	if (build_plan(s, d) < 0 || sort_class_objects(s, d) < 0)
-		return fail(s, err, HT_E_NOMEM, d->offset, "%s", nomem_cause());
-	container_event(s, ev, HT_C_BEGIN, 0, 0, d->offset);
+	if (hprof_build_plan(s, d) < 0 || hprof_sort_class_objects(s, d) < 0)
+		return hprof_fail(s, err, HT_E_NOMEM, d->offset, "%s", hprof_nomem_cause());
+	hprof_container_event(s, ev, HT_C_BEGIN, 0, 0, d->offset);
 	dump_time(d, d->begin_us, ev);
 	s->phase = PH_ROOTS;
 	return 1;
@@ -248,12 +248,12 @@ static int next_root_step(struct hprof_source *s, struct ht_event *ev,
 	if (s->plan_at < s->n_plan) {
 		const struct step *st = &s->plan[s->plan_at++];
 
-		if (step_event(s, st, ev) < 0)
-			return fail(s, err, HT_E_NOMEM, st->offset,
-				    "%s", nomem_cause());
+		if (hprof_step_event(s, st, ev) < 0)
+			return hprof_fail(s, err, HT_E_NOMEM, st->offset,
+				    "%s", hprof_nomem_cause());
 		return 1;
 	}
-	container_event(s, ev, HT_C_HEAP, 0, 0,
+	hprof_container_event(s, ev, HT_C_HEAP, 0, 0,
 			d->n_segs ? d->segs[0].offset : d->offset);
 	s->seg = 0;
 	s->at = d->n_segs ? d->segs[0].offset : 0;
@@ -267,8 +267,8 @@ static int end_dump(struct hprof_source *s, struct ht_event *ev,
 	const struct dump *d = &s->dumps[s->dump];
 
 	if (!d->closed)
-		return fail_with(s, &s->damage, err);
-	container_event(s, ev, HT_C_END, 0, 0, d->end_offset);
+		return hprof_fail_with(s, &s->damage, err);
+	hprof_container_event(s, ev, HT_C_END, 0, 0, d->end_offset);
 	dump_time(d, d->end_us, ev);
 	s->dump++;
 	s->phase = PH_DUMP;
@@ -286,7 +286,7 @@ static int hprof_next(void *self, struct ht_event *ev, struct ht_error *err)
 		case PH_FIELDS:
 		case PH_THREADS:
 		case PH_METHODS:
-			rc = next_name(s, ev, err);
+			rc = hprof_next_name(s, ev, err);
 			if (rc != 0)
 				return rc;
 			break;
@@ -294,13 +294,13 @@ static int hprof_next(void *self, struct ht_event *ev, struct ht_error *err)
 			if (s->dump < s->n_dumps)
 				return begin_dump(s, ev, err);
 			if (s->damaged)
-				return fail_with(s, &s->damage, err);
+				return hprof_fail_with(s, &s->damage, err);
 			s->phase = PH_DONE;
 			break;
 		case PH_ROOTS:
 			return next_root_step(s, ev, err);
 		case PH_OBJECTS:
-			rc = next_object(s, ev, err);
+			rc = hprof_next_object(s, ev, err);
 			if (rc != 0)
 				return rc;
 			s->phase = PH_DUMP_END;
@@ -430,7 +430,7 @@ static int open_source(struct ht_reader *r, FILE *f, const char *path,
 	if (!s) {
 		if (f != stdin)
 			fclose(f);
-		err_plain(err, HT_E_NOMEM, path, "%s", nomem_cause());
+		err_plain(err, HT_E_NOMEM, path, "%s", hprof_nomem_cause());
 		return -1;
 	}
 	s->path = path;
@@ -438,16 +438,16 @@ static int open_source(struct ht_reader *r, FILE *f, const char *path,
 	s->string_value_at = STRING_FIELDS_UNKNOWN;
 	s->choice = r->options.compressed_oops; /* checked by reader.c */
 	s->want_values = r->options.values;
-	if (attach_input(s, err) < 0 ||
-	    (gzipped && (attach_gzip(s, err) < 0 ||
-			 check_gzipped_hprof(s, err) < 0)) ||
-	    read_file_header(s, err) < 0) {
+	if (hprof_attach_input(s, err) < 0 ||
+	    (gzipped && (hprof_attach_gzip(s, err) < 0 ||
+			 hprof_check_gzipped(s, err) < 0)) ||
+	    hprof_read_file_header(s, err) < 0) {
 		hprof_close(s);
 		return -1;
 	}
-	index_file(s);
-	name_threads(s);
-	decide_model(s, why, sizeof(why));
+	hprof_index_file(s);
+	hprof_name_threads(s);
+	hprof_decide_model(s, why, sizeof(why));
 	fill_header(s, why);
 	r->ops = &hprof_ops;
 	r->self = s;

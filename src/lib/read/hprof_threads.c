@@ -45,7 +45,7 @@ static int want_array(struct hprof_source *s, uint64_t id, uint8_t coder,
 }
 
 /* A Thread's INSTANCE_DUMP: its name String is wanted. */
-int chase_thread(struct hprof_source *s, uint64_t at, uint64_t id,
+int hprof_chase_thread(struct hprof_source *s, uint64_t at, uint64_t id,
 			const struct hclass *c, const uint8_t *data)
 {
 	struct wanted_string *w;
@@ -70,7 +70,7 @@ int chase_thread(struct hprof_source *s, uint64_t at, uint64_t id,
 }
 
 /* A String's INSTANCE_DUMP: its value array is wanted if it is. */
-int chase_string(struct hprof_source *s, uint64_t at, uint64_t id,
+int hprof_chase_string(struct hprof_source *s, uint64_t at, uint64_t id,
 			const uint8_t *data, uint32_t n, bool late)
 {
 	struct wanted_string *w;
@@ -111,11 +111,11 @@ static const char *decode_name(struct hprof_source *s, const uint8_t *p,
 				coder == 1 ? UNITS_UTF16LE : UNITS_LATIN1;
 	size_t len = utf8_from_units(out, p, n, units, MAX_THREAD_NAME, NULL);
 
-	return text_copy(&s->text, out, len);
+	return hprof_text_copy(&s->text, out, len);
 }
 
 /* A PRIM_ARRAY_DUMP: the text of a thread's name if it is wanted. */
-int chase_array(struct hprof_source *s, uint64_t at, uint64_t id,
+int hprof_chase_array(struct hprof_source *s, uint64_t at, uint64_t id,
 		       unsigned type, uint32_t count)
 {
 	struct wanted_array *w;
@@ -143,7 +143,7 @@ int chase_array(struct hprof_source *s, uint64_t at, uint64_t id,
 /* ---- The chase --------------------------------------------------------- */
 
 /* Where String.value and String.coder lie in a String's fields. */
-void find_string_fields(struct hprof_source *s)
+void hprof_find_string_fields(struct hprof_source *s)
 {
 	struct hclass *c = class_of(s, s->string_class);
 	uint64_t at = 0;
@@ -183,7 +183,7 @@ static void chase_walk(struct hprof_source *s, uint64_t limit)
 			b.claimed_end = b.end;
 			if (b.record_at + RECORD_HEADER_LEN >= limit)
 				return;
-			if (walk_body(s, d, &b, &w) < 0)
+			if (hprof_walk_body(s, d, &b, &w) < 0)
 				return;
 		}
 	}
@@ -239,13 +239,13 @@ static void chase_names(struct hprof_source *s)
 	}
 }
 
-void name_threads(struct hprof_source *s)
+void hprof_name_threads(struct hprof_source *s)
 {
 	for (size_t i = 0; i < s->n_threads; i++) {
 		struct thread *t = &s->threads[i];
 
 		if (t->name_id && !t->name)
-			t->name = utf8_of(s, t->name_id);
+			t->name = hprof_utf8_of(s, t->name_id);
 	}
 	if (s->n_chases)
 		chase_names(s);

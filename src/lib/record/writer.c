@@ -179,7 +179,7 @@ static void slot_steal(struct ht_recorder *rec, struct slot *s,
 }
 
 /* self is the caller's slot, never taken; NULL for close. */
-void steal_others(struct ht_recorder *rec, struct slot *self,
+void writer_steal_others(struct ht_recorder *rec, struct slot *self,
 		  uint64_t patience_ns)
 {
 	uint64_t deadline = 0;
@@ -223,7 +223,7 @@ static struct wbuf *buffer_get(struct ht_recorder *rec, struct slot *self)
 	if (sem_trywait(&rec->free_sem) != 0) {
 		atomic_fetch_add_explicit(&rec->waits, 1, memory_order_relaxed);
 		do
-			steal_others(rec, self, 0);
+			writer_steal_others(rec, self, 0);
 		while (!sem_wait_a_while(&rec->free_sem));
 	}
 	return pool_pop(rec);
@@ -240,7 +240,7 @@ static void slot_fresh_buffer(struct ht_recorder *rec, struct slot *s)
 
 /* Runs at the exit of a thread that recorded: its events go to the writer
  * and its slot to the next thread. */
-void slot_release_at_exit(void *arg)
+void writer_slot_release_at_exit(void *arg)
 {
 	struct slot *s = arg;
 
@@ -545,7 +545,7 @@ static enum ht_error_code record(struct ht_recorder *rec,
 	slot_enter(s);
 	check_protocol(rec, rq);
 	if (barrier != NO_BARRIER)
-		steal_others(rec, s, BARRIER_PATIENCE_NS);
+		writer_steal_others(rec, s, BARRIER_PATIENCE_NS);
 	encode(rec, s, rq);
 	if (starts) {
 		atomic_load_explicit(&s->buf, memory_order_relaxed)->starts =

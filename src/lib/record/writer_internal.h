@@ -268,9 +268,9 @@ static inline void pool_put(struct ht_recorder *rec, struct wbuf *b)
 }
 
 /* writer.c */
-void steal_others(struct ht_recorder *rec, struct slot *self,
+void writer_steal_others(struct ht_recorder *rec, struct slot *self,
 		  uint64_t patience_ns);
-void slot_release_at_exit(void *arg);
+void writer_slot_release_at_exit(void *arg);
 
 /* writer_thread.c */
 void *writer_main(void *arg);

@@ -205,7 +205,7 @@ static bool writer_state_create(struct ht_recorder *rec, int level)
  */
 static void key_create(struct ht_recorder *rec)
 {
-	if (pthread_key_create(&rec->key, slot_release_at_exit) != 0)
+	if (pthread_key_create(&rec->key, writer_slot_release_at_exit) != 0)
 		return;
 	rec->key_created = true;
 #ifdef __GLIBC__
@@ -384,7 +384,7 @@ struct ht_recorder *ht_recorder_open_fd(int fd, const char *name,
  * recording; one still inside an event is waited for a while, then left. */
 static void flush_slots(struct ht_recorder *rec)
 {
-	steal_others(rec, NULL, CLOSE_PATIENCE_NS);
+	writer_steal_others(rec, NULL, CLOSE_PATIENCE_NS);
 }
 
 /* A dump or GC still open at close is a violation the shim saw. */
