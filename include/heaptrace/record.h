@@ -26,11 +26,12 @@
  *    group in flight.
  *  - Protocol violations are counted and recorded, never refused.
  *
- * A recorder includes this header alone: it brings <heaptrace/trace.h>,
- * whose part a producer needs is the events' vocabulary (ids, kinds,
- * flags, struct ht_field, struct ht_array_values) and the values helpers
- * (ht_value_type_width, ht_array_values_of), which libheaptrace exports
- * as libheaptrace-read does.
+ * A recorder includes this header alone. What only a producer calls is
+ * declared here (ht_array_values_of among it); the events' vocabulary
+ * that readers share (ids, kinds, flags, struct ht_field, struct
+ * ht_array_values, ht_value_type_width) comes with <heaptrace/trace.h>,
+ * which this header includes, and libheaptrace exports it as
+ * libheaptrace-read does.
  */
 #ifndef HEAPTRACE_RECORD_H
 #define HEAPTRACE_RECORD_H
@@ -42,6 +43,13 @@ extern "C" {
 #endif
 
 struct ht_recorder;
+
+/* What a producer keeps of a primitive array whose length elements of
+ * type lie little-endian at bytes: all of them up to HT_VALUES_WHOLE_MAX
+ * bytes, else the first HT_VALUES_PREFIX bytes and the hash of all. *out's
+ * data points into bytes. False (nothing set) when type is no primitive. */
+bool ht_array_values_of(unsigned type, const uint8_t *bytes, uint64_t length,
+			struct ht_array_values *out);
 
 struct ht_record_options {
 	/* Uncompressed bytes per buffer (one buffer becomes one chunk);

@@ -178,13 +178,6 @@ struct ht_array_values {
 				length * width bytes; 0 otherwise */
 };
 
-/* What a producer keeps of a primitive array whose length elements of
- * type lie little-endian at bytes: all of them up to HT_VALUES_WHOLE_MAX
- * bytes, else the first HT_VALUES_PREFIX bytes and the hash of all. *out's
- * data points into bytes. False (nothing set) when type is no primitive. */
-bool ht_array_values_of(unsigned type, const uint8_t *bytes, uint64_t length,
-			struct ht_array_values *out);
-
 /* One reference field, as a fields event declares it. A reference names a
  * field by id (ref_fields, root_fields); the field is declared before the
  * end of the dump in which a reference names it, as class names are. */

@@ -7,6 +7,8 @@
  */
 #include <criterion/criterion.h>
 
+#include <heaptrace/record.h>
+
 #include "lib/common/codec.h"
 #include "htbuild.h"
 #include "lib/common/varint.h"

@@ -4,7 +4,7 @@
  * primitive type, the hash that stands for a long array's contents, and
  * what a producer keeps of an array's contents.
  */
-#include <heaptrace/trace.h>
+#include <heaptrace/record.h>
 
 unsigned ht_value_type_width(unsigned type)
 {
