@@ -66,6 +66,7 @@ static char said[256];
 static int progress_started, progress_ended;
 static uint64_t progress_events;
 
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
 	va_list ap;
