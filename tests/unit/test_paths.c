@@ -10,6 +10,7 @@
 #include "analysis/heap.h"
 #include "analysis/levels.h"
 #include "analysis/paths.h"
+#include "smallheap.h"
 #include "testheap.h"
 #include "testutil.h"
 #include "util/membudget.h"
@@ -19,47 +20,12 @@
 
 #define NUL HEAP_NULL_REF
 #define DANGLING HEAP_DANGLING_REF
-#define END (UINT32_MAX - 7)
+#define END SMALLHEAP_END
 
 /* ---- Graphs by hand ----------------------------------------------------- */
 
-/* n objects (ids 0x1000 + 16 i, size 8), refs per object ended by END. */
-static struct heap *graph(uint32_t n, const uint32_t *refs, size_t n_list)
-{
-	struct heap *h = calloc(1, sizeof(*h));
-	uint64_t e = 0;
-	uint32_t obj = 0;
-
-	cr_assert_not_null(h);
-	h->n = n;
-	h->id = malloc(n * sizeof(*h->id));
-	h->cls = malloc(n * sizeof(*h->cls));
-	h->size = malloc(n * sizeof(*h->size));
-	h->ref_start = malloc((n + 1) * sizeof(*h->ref_start));
-	h->ref = malloc((n_list + 1) * sizeof(*h->ref));
-	h->roots = calloc(16, sizeof(*h->roots));
-	cr_assert(h->id && h->cls && h->size && h->ref_start && h->ref &&
-		  h->roots);
-	for (uint32_t i = 0; i < n; i++) {
-		h->id[i] = 0x1000 + 16 * (ht_id)i;
-		h->cls[i] = HEAP_NO_CLASS;
-		h->size[i] = 8;
-	}
-	h->ref_start[0] = 0;
-	for (size_t i = 0; i < n_list && obj < n; i++) {
-		if (refs[i] == END)
-			h->ref_start[++obj] = e;
-		else
-			h->ref[e++] = refs[i];
-	}
-	while (obj < n)
-		h->ref_start[++obj] = e;
-	return h;
-}
-
-#define GRAPH(n, ...)                                                     \
-	graph(n, (const uint32_t[]){__VA_ARGS__},                          \
-	      sizeof((const uint32_t[]){__VA_ARGS__}) / sizeof(uint32_t))
+/* The graphs are smallheap's: n objects, ids 0x1000 + 16 i, size 8. */
+#define GRAPH SMALLHEAP
 
 static void add_root(struct heap *h, uint32_t object, bool weak)
 {
@@ -301,7 +267,7 @@ Test(paths, charged_to_the_memory_budget)
 		refs[2 * i] = i + 1 < N ? i + 1 : NUL;
 		refs[2 * i + 1] = END;
 	}
-	h = graph(N, refs, 2 * N);
+	h = smallheap(N, refs, 2 * N);
 	add_root(h, 0, false);
 	for (size_t i = 0; i < 2; i++) {
 		long n;
