@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The runtime's wait before it checks that no callback is running: the
@@ -69,6 +70,47 @@ static void dump_requested(void *arg)
 		    EXIT_DUMP_WAIT_MS / 1000);
 }
 
+/* The classes loaded before the attach: their loads went unseen, so
+ * they have no field table yet (fields.c), and a dump that met them first
+ * would record their objects' references without field names (the table
+ * of a class is made when the dump that meets it ends). One collection
+ * forced now, whose heap walk only gathers the classes of the objects it
+ * meets (callbacks.c), names them and makes their tables before heaptrace
+ * can ask for a dump. ForceGC waits for the attach to complete. */
+static void meet_the_classes(void)
+{
+	struct timespec until;
+	uint64_t ticket;
+	clr_hresult hr;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	while (sem_timedwait(&state.attach_complete, &until) != 0 &&
+	       errno == EINTR)
+		;
+	set_flag(&state.priming, true);
+	hr = state.info->vtbl->ForceGC(state.info);
+	set_flag(&state.priming, false);
+	if (CLR_FAILED(hr)) {
+		say("ForceGC failed (0x%08x): the classes loaded before the "
+		    "attach get their field names from the second dump on",
+		    (unsigned)hr);
+		return;
+	}
+	ticket = atomic_fetch_add(&state.name_asked, 1) + 1;
+	request(REQ_NAME);
+	if (!wait_counter(&state.name_done, ticket, NAMING_WAIT_MS))
+		say("the classes loaded before the attach were not named "
+		    "within %d seconds", NAMING_WAIT_MS / 1000);
+}
+
+clr_hresult on_attach_complete(CLR_THIS)
+{
+	(void)self;
+	sem_post(&state.attach_complete);
+	return CLR_S_OK;
+}
+
 /* The last dump, the trace closed, then the detach asked for: this
  * thread's last use of the library. */
 static void *control_main(void *arg)
@@ -76,6 +118,7 @@ static void *control_main(void *arg)
 	clr_hresult hr;
 
 	(void)arg;
+	meet_the_classes();
 	control_channel_serve(atomic_load(&state.control), dump_requested,
 			      NULL);
 	if (flag(&state.exiting) || flag(&state.trace.guard.closed)) {
@@ -129,6 +172,8 @@ int attach_serve(void)
 	pthread_t t;
 	int rc;
 
+	if (sem_init(&state.attach_complete, 0, 0) != 0)
+		return -1;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&t, NULL, control_main, NULL);

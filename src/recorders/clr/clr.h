@@ -125,6 +125,8 @@ struct clr_state {
 	 * socket, -1 without */
 	bool attached;
 	_Atomic int control;
+	_Atomic bool priming;        /* attach.c's first GC: classes, no dump */
+	sem_t attach_complete;       /* posted by ProfilerAttachComplete */
 
 	/* GCs: one at a time (the runtime serializes them). The tables a GC
 	 * uses (bounds, dependent handles) are replaced by the recorder
@@ -301,6 +303,7 @@ clr_hresult start_recording(void *info_unknown, const char *attach_options);
 clr_hresult on_initialize_for_attach(CLR_THIS, void *info_unknown,
 				     void *data, unsigned size);
 clr_hresult on_detached(CLR_THIS);
+clr_hresult on_attach_complete(CLR_THIS);
 int attach_connect(void);
 int attach_serve(void);
 void attach_tell(const char *message);

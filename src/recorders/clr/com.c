@@ -77,6 +77,7 @@ static void build_callback_vtbl(void)
 	v->Initialize = on_initialize;
 	v->InitializeForAttach = on_initialize_for_attach;
 	v->ProfilerDetachSucceeded = on_detached;
+	v->ProfilerAttachComplete = on_attach_complete;
 	v->Shutdown = on_shutdown;
 	v->ThreadCreated = on_thread_created;
 	v->ThreadNameChanged = on_thread_name;
