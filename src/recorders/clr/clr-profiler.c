@@ -7,7 +7,8 @@
  *   HEAPTRACE_CLR_OPTIONS=dump-on=major,every=1,alloc HEAPTRACE_OUTPUT=FILE
  *   dotnet app.dll
  *
- * (`heaptrace record` sets these.) What the runtime tells, and what it
+ * (`heaptrace record` sets these; `heaptrace record --pid` attaches it to
+ * a running process instead: attach.c.) What the runtime tells, and what it
  * becomes in the trace (doc/design.md, "The CLR"):
  *   - GarbageCollectionStarted: the generation bounds, then gc_started
  *     (collected generations as a bit set, induced or not, our count of
@@ -53,8 +54,8 @@
  * malloc: that path uses the shim, atomics, and memory allocated before.
  *
  * The parts are listed in clr.h. This file loads the profiler (the
- * runtime calls Initialize) and closes the trace (Shutdown, exit, a
- * signal).
+ * runtime calls Initialize, or InitializeForAttach through attach.c) and
+ * closes the trace (Shutdown, exit, a signal).
  */
 #include "recorders/clr/clr.h"
 #include "recorders/core/report.h"
