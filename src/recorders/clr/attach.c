@@ -141,13 +141,24 @@ static void *control_main(void *arg)
 	return NULL;
 }
 
-/* The runtime unloads the library once this returns. */
+/* The runtime releases the library once this returns: the descriptors
+ * go back to the process (the control thread has left by now, and no
+ * callback records any more, so none of them is in use). */
 clr_hresult on_detached(CLR_THIS)
 {
+	int fd;
+
 	(void)self;
 	say("detached from process %d: it runs on unprofiled",
 	    (int)getpid());
-	attach_hang_up();
+	fd = atomic_exchange(&state.control, -1);
+	if (fd >= 0)
+		close(fd);
+	for (int i = 0; i < 2; i++) {
+		if (state.wake[i] >= 0)
+			close(state.wake[i]);
+		state.wake[i] = -1;
+	}
 	return CLR_S_OK;
 }
 
@@ -207,6 +218,17 @@ clr_hresult on_initialize_for_attach(CLR_THIS, void *info_unknown,
 	if (size)
 		memcpy(options, data, size);
 	options[size] = '\0';
+	/* attached again, the library still loaded after the last detach:
+	 * that recording's threads are gone, its state starts anew (what it
+	 * allocated stays allocated) */
+	if (state.attached) {
+		struct clr_callback callback = state.callback;
+		struct clr_factory factory = state.factory;
+
+		memset(&state, 0, sizeof(state));
+		state.callback = callback;
+		state.factory = factory;
+	}
 	state.attached = true;
 	hr = start_recording(info_unknown, options);
 	free(options);

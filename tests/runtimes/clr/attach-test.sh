@@ -12,7 +12,8 @@
 # for a dump, and `dotnet-gcdump collect` makes the runtime run a full GC of
 # its own, which the recorder dumps too (--dump-on major); the duration's
 # end takes the last dump and detaches. Then: record exits 0 and says the
-# profiler detached; the service still answers; the
+# profiler detached; the service still answers, and can be attached again;
+# the
 # trace is clean, attached, each dump holds the service's known objects
 # with their field names, and the dump of dotnet-gcdump's GC agrees with
 # its report (attach-check.py). Last, a service started with
@@ -118,7 +119,7 @@ url=http://127.0.0.1:$port/
 ) &
 load=$!
 trace=$work/attached.ht
-"$heaptrace" record --pid $pid --duration 12 -o "$trace" \
+"$heaptrace" record --pid $pid --duration 9 -o "$trace" \
 	>"$work/record.out" 2>"$work/record.err" &
 record=$!
 if wait_lines "$work/record.err" "^heaptrace record: attached to process $pid" 1 $record; then
@@ -171,6 +172,15 @@ case $answer in
 "accounts $n sessions $((n / 4)) served "*) echo "ok: the service serves on after the detach: $answer" ;;
 *) fail "the service does not answer after the detach: '$answer'" ;;
 esac
+# detached, it can be attached again: a new recording, whole
+"$heaptrace" record -q --pid $pid --duration 1 -o "$work/again.ht" \
+	>/dev/null 2>"$work/again.err"
+rc=$?
+if [ $rc -eq 0 ] && "$heaptrace" check "$work/again.ht" >"$work/again.check"; then
+	echo "ok: attached again after the detach: $(tail -1 "$work/again.check")"
+else
+	fail "attached again: exit status $rc: $(cat "$work/again.err" "$work/again.check")"
+fi
 quit $port $pid
 if [ -s "$trace" ]; then
 	python3 "$src/attach-check.py" ${report:+--gcdump "$report"} \
