@@ -13,10 +13,9 @@
 # its own, which the recorder dumps too (--dump-on major); the duration's
 # end takes the last dump and detaches. Then: record exits 0 and says the
 # profiler detached; the service still answers, and can be attached again;
-# the
-# trace is clean, attached, each dump holds the service's known objects
-# with their field names, and the dump of dotnet-gcdump's GC agrees with
-# its report (attach-check.py). Last, a service started with
+# the trace is clean, attached, each dump holds the service's known
+# objects with their field names, and the dump of dotnet-gcdump's GC
+# agrees with its report (attach-check.py). Last, a service started with
 # DOTNET_EnableDiagnostics=0 is refused, by that name.
 # Exits 77 (skipped) without dotnet, python3 or curl, or when the service
 # does not build.
