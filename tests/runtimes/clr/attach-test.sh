@@ -3,10 +3,10 @@
 # CoreCLR profiler attached through the runtime's diagnostics IPC, dumps on
 # request, detached at the end, and the refusals that need a runtime.
 #
-# usage: attach-test.sh HEAPTRACE SOURCE_DIR WORK_DIR
+# usage: attach-test.sh HEAPTRACE SOURCE_DIR SERVICE_STAMP WORK_DIR
 #
-# attach-service.cs, built here with the SDK (no NuGet package), is started
-# bare and serves loopback HTTP requests while a client loads it. record
+# attach-service.cs, built once by attach-build.sh (SERVICE_STAMP names the
+# DLL), is started bare and serves loopback HTTP requests while a client loads it. record
 # --pid attaches to it with a duration; while it records, a second record
 # --pid is refused (the runtime takes one profiler), SIGUSR1 to record asks
 # for a dump, and `dotnet-gcdump collect` makes the runtime run a full GC of
@@ -18,7 +18,7 @@
 # agrees with its report (attach-check.py). Last, a service started with
 # DOTNET_EnableDiagnostics=0 is refused, by that name.
 # Exits 77 (skipped) without dotnet, python3 or curl, or when the service
-# does not build.
+# was not built.
 #
 # Under AddressSanitizer (HT_SANITIZE names it; HT_CC is the compiler) the
 # profiler is instrumented and the runtime is not: the sanitizer's runtime
@@ -26,28 +26,24 @@
 # since it must come first in the process.
 set -u
 trap '' PIPE
-if [ $# -ne 3 ]; then
-	echo "usage: $0 HEAPTRACE SOURCE_DIR WORK_DIR" >&2
+if [ $# -ne 4 ]; then
+	echo "usage: $0 HEAPTRACE SOURCE_DIR SERVICE_STAMP WORK_DIR" >&2
 	exit 2
 fi
-heaptrace=$1 src=$2 work=$3
+heaptrace=$1 src=$2 stamp=$3 work=$4
 n=2000
 status=0
 
 . "$src/../../lib.sh"
 need_tools dotnet python3 curl
 rm -rf "$work"
-mkdir -p "$work/src" || exit 1
+mkdir -p "$work" || exit 1
 work=$(cd "$work" && pwd -P)
 dotnet_dir=$work
 . "$src/dotnet-env.sh"
 started=$(date +%s)
-cp "$src/attach-service.cs" "$src/attach-service.csproj" "$work/src/"
-if ! dotnet_build "$work/src" "$work/app" >"$work/build.log" 2>&1; then
-	echo "SKIP: attach-service.cs did not build: $(tail -3 "$work/build.log" | tr '\n' ' ')"
-	exit 77
-fi
-service=$work/app/AttachService.dll
+[ -f "$stamp" ] || { echo "SKIP: AttachService.dll was not built"; exit 77; }
+service=$(cat "$stamp")
 
 sanitizer_runtime() {
 	case ${HT_SANITIZE:-none} in
