@@ -56,10 +56,12 @@ static const struct command_usage usage = {
 		"recorder cannot be found, did not load, wrote no trace or could not\n"
 		"write it, 126 or 127 when CMD cannot be run.\n"
 		"\n"
-		"With --pid, attaches to the running JVM PID instead (through the\n"
-		"JDK's jcmd) and records until SIGINT (Ctrl-C) or SIGTERM, the\n"
-		"duration's end, or the JVM's exit; SIGUSR1 asks for a dump. Exits\n"
-		"0 then, 3 when it cannot attach or the trace is missing.\n",
+		"With --pid, attaches to the running JVM or .NET process PID instead\n"
+		"(through the JDK's jcmd, or the .NET runtime's diagnostics IPC) and\n"
+		"records until SIGINT (Ctrl-C) or SIGTERM, the duration's end, or the\n"
+		"process's exit, then detaches; SIGUSR1 asks for a dump. Attached,\n"
+		"no allocations are recorded, nor anything from before the attach.\n"
+		"Exits 0 then, 3 when it cannot attach or the trace is missing.\n",
 	/* options end at CMD, whose own options are its business */
 	.options_first = true,
 };
@@ -447,12 +449,12 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 			     "script, a launcher)"),
 		OPT_BOOL('q', "quiet", &c->quiet, "no summary at the end"),
 		OPT_CALLBACK('p', "pid", "PID", &c->pid, parse_pid,
-			     "attach to the running JVM PID rather than run\n"
-			     "a program"),
+			     "attach to the running JVM or .NET process PID\n"
+			     "rather than run a program"),
 		OPT_CALLBACK('t', "duration", "SECONDS", &c->duration,
 			     parse_duration,
 			     "with --pid: stop after SECONDS (default: at\n"
-			     "SIGINT or SIGTERM, or when the JVM exits)"),
+			     "SIGINT or SIGTERM, or when the process exits)"),
 		OPT_HELP(),
 		OPT_END(),
 	};
@@ -463,16 +465,17 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 	if (c->duration > 0 && !c->pid)
 		return usage_error("record", "--duration goes with --pid");
 	if (c->pid && optind < argc)
-		return usage_error("record", "--pid records a JVM that runs "
+		return usage_error("record", "--pid records a process that runs "
 				   "already: no program to run, not '%s'",
 				   argv[optind]);
 	if (c->pid && c->runtime)
 		return usage_error("record", "--runtime goes with a program to "
-				   "run: --pid attaches to a JVM");
+				   "run: --pid attaches to a running process");
 	if (c->pid && c->opt.allocations)
 		return usage_error("record", "--allocations is not available "
-				   "for java: its recorder records GCs and heap "
-				   "dumps only");
+				   "with --pid: allocations are recorded from a "
+				   "program's start only (heaptrace record "
+				   "--allocations -- CMD)");
 	if (!c->pid && optind >= argc)
 		return usage_error("record", "no program to run: heaptrace "
 				   "record [options] -- CMD [ARGS...]");

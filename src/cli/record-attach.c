@@ -1,6 +1,10 @@
 /*
- * record-attach.c - `heaptrace record --pid PID`: records a JVM that runs
- * already, by loading the JVMTI agent into it (JVMTI's dynamic attach).
+ * record-attach.c - `heaptrace record --pid PID`: records a process that
+ * runs already, a JVM or a .NET (CoreCLR) process, by loading the
+ * runtime's recorder into it: the JVMTI agent through JVMTI's dynamic
+ * attach (here), the CoreCLR profiler through the runtime's diagnostics
+ * IPC (record-attach-clr.c). What both share is here too: the checks of
+ * the process, the control socket, the signals and the relay.
  *
  * The agent is loaded by the JDK's jcmd (JVMTI.agent_load), the supported
  * client of HotSpot's attach protocol, rather than by speaking that
@@ -9,20 +13,22 @@
  * matches the JVM. Before jcmd runs, heaptrace makes sure the process is
  * a JVM of the same user: jcmd wakes a JVM with SIGQUIT, which would kill
  * most other programs, and waits ten seconds for one that does not answer;
- * and the agent runs as the JVM's user, who must be able to reach
+ * and the recorder runs as the process's user, who must be able to reach
  * heaptrace's socket and write the trace (HotSpot itself would let root
  * attach to any JVM).
  *
- * heaptrace then talks to the agent through a Unix socket it listens on,
- * in a directory only its user can enter (the agent's side, and the
- * protocol, are in src/recorders/jvm/attach.c): a line "dump" asks for a
- * dump; closing heaptrace's side stops the recording; the agent's messages
- * come back as lines, shown on heaptrace's standard error; the agent's
- * side closes once the trace is closed, at the stop or at the JVM's exit.
+ * heaptrace then talks to the recorder through a Unix socket it listens
+ * on, in a directory only its user can enter (the recorder's side, and
+ * the protocol, are in src/recorders/core/control.h): a line "dump" asks
+ * for a dump; closing heaptrace's side stops the recording; the
+ * recorder's messages come back as lines, shown on heaptrace's standard
+ * error; the recorder's side closes once the trace is closed, at the stop
+ * or at the process's exit.
  */
 #include "cli/cli.h"
 #include "cli/escape.h"
 #include "cli/record.h"
+#include "cli/record-attach.h"
 #include "util/alloc.h"
 #include "util/procfile.h"
 
@@ -51,7 +57,7 @@ extern char **environ;
 
 /* The first line of /proc/PID/FILE that starts with key, after the key,
  * into out[len]; false when there is none. */
-static bool proc_field(pid_t pid, const char *file, const char *key,
+bool proc_field(pid_t pid, const char *file, const char *key,
 		       char *out, size_t len)
 {
 	char path[64], line[512];
@@ -73,21 +79,23 @@ static bool proc_field(pid_t pid, const char *file, const char *key,
 	return found;
 }
 
-/* Whether the process has HotSpot's libjvm.so mapped. */
-static bool runs_a_jvm(pid_t pid)
+/* The runtime the process has mapped: HotSpot's libjvm.so, CoreCLR's
+ * libcoreclr.so, or neither. */
+static enum attach_runtime runtime_of(pid_t pid)
 {
 	char path[64], line[4096];
-	bool jvm = false;
+	enum attach_runtime rt = RUNS_NEITHER;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
-	while (!jvm && fgets(line, sizeof(line), f))
-		jvm = strstr(line, "/libjvm.so") != NULL;
+		return RUNS_NEITHER;
+	while (rt == RUNS_NEITHER && fgets(line, sizeof(line), f))
+		rt = strstr(line, "/libjvm.so") ? RUNS_JVM :
+		     strstr(line, "/libcoreclr.so") ? RUNS_CLR : RUNS_NEITHER;
 	fclose(f);
-	return jvm;
+	return rt;
 }
 
 /* The last word of a /proc/PID/FILE of NUL-separated words (cmdline,
@@ -128,9 +136,11 @@ static bool attach_disabled(pid_t pid)
 			       : attach_flag_in(pid, "environ") > 0;
 }
 
-/* 0 when pid is a JVM heaptrace's user may attach to; an error otherwise. */
-static int check_target(pid_t pid)
+/* The runtime of pid when heaptrace's user may attach to it; RUNS_NEITHER
+ * after saying why not. */
+static enum attach_runtime check_target(pid_t pid)
 {
+	enum attach_runtime rt;
 	char uids[128], name[64] = "?";
 	unsigned real, effective;
 
@@ -138,30 +148,34 @@ static int check_target(pid_t pid)
 	    sscanf(uids, "%u %u", &real, &effective) != 2) {
 		error_msg("cannot attach to process %d: there is no such "
 			  "process", (int)pid);
-		return -1;
+		return RUNS_NEITHER;
 	}
 	proc_field(pid, "status", "Name:\t", name, sizeof(name));
 	if (effective != (unsigned)geteuid()) {
 		error_msg("cannot attach to process %d (%s): it runs as uid %u, "
-			  "heaptrace as uid %u; run heaptrace as the JVM's "
-			  "user, as whom the agent writes the trace",
-			  (int)pid, esc_text(name), effective,
+			  "heaptrace as uid %u; run heaptrace as the "
+			  "process's user, as whom the recorder writes the "
+			  "trace", (int)pid, esc_text(name), effective,
 			  (unsigned)geteuid());
-		return -1;
+		return RUNS_NEITHER;
 	}
-	if (!runs_a_jvm(pid)) {
-		error_msg("cannot attach to process %d (%s): it is not a JVM; "
-			  "only a running JVM can be recorded with --pid",
+	rt = runtime_of(pid);
+	if (rt == RUNS_NEITHER) {
+		error_msg("cannot attach to process %d (%s): it is neither a "
+			  "JVM nor a .NET process; only a running JVM or .NET "
+			  "(CoreCLR) process can be recorded with --pid",
 			  (int)pid, esc_text(name));
-		return -1;
+		return RUNS_NEITHER;
 	}
-	if (attach_disabled(pid)) {
+	if (rt == RUNS_JVM && attach_disabled(pid)) {
 		error_msg("cannot attach to process %d (%s): it runs with "
 			  "-XX:+DisableAttachMechanism", (int)pid,
 			  esc_text(name));
-		return -1;
+		return RUNS_NEITHER;
 	}
-	return 0;
+	if (rt == RUNS_CLR && clr_check_target(pid, name) < 0)
+		return RUNS_NEITHER;
+	return rt;
 }
 
 /* The jcmd of the JVM's own JDK (next to its java), else the first on
@@ -191,16 +205,6 @@ static int find_jcmd(pid_t pid, char *out, size_t len)
 }
 
 /* ---- the control socket --------------------------------------------------- */
-
-struct control {
-	struct progress_line *progress; /* NULL until recording */
-	char dir[PATH_MAX];
-	char path[PATH_MAX];
-	int listen_fd;
-	int fd;           /* the agent's connection, -1 before */
-	char line[1024];  /* a message of the agent's, as far as it came */
-	size_t len;
-};
 
 static int control_listen(struct control *ctl)
 {
@@ -240,9 +244,9 @@ static int control_listen(struct control *ctl)
 	return 0;
 }
 
-/* Removes the socket's file and directory, once the agent has connected
- * or at the end. */
-static void control_unlink(struct control *ctl)
+/* Removes the socket's file and directory, once the recorder has
+ * connected or at the end. */
+void control_unlink(struct control *ctl)
 {
 	if (ctl->path[0])
 		unlink(ctl->path);
@@ -261,8 +265,8 @@ static void control_free(struct control *ctl)
 	ctl->listen_fd = ctl->fd = -1;
 }
 
-/* The agent's connection, waiting up to timeout_ms for it; 0 or -1. */
-static int control_accept(struct control *ctl, int timeout_ms)
+/* The recorder's connection, waiting up to timeout_ms for it; 0 or -1. */
+int control_accept(struct control *ctl, int timeout_ms)
 {
 	struct pollfd p = {.fd = ctl->listen_fd, .events = POLLIN};
 
@@ -272,7 +276,7 @@ static int control_accept(struct control *ctl, int timeout_ms)
 	return ctl->fd < 0 ? -1 : 0;
 }
 
-/* Shows the agent's messages that came whole; at the end of the stream,
+/* Shows the recorder's messages that came whole; at the end of the stream,
  * the rest too. */
 static void show_messages(struct control *ctl, bool at_end)
 {
@@ -288,7 +292,7 @@ static void show_messages(struct control *ctl, bool at_end)
 			progress_end(ctl->progress->line);
 			ctl->progress->line = NULL;
 		}
-		fprintf(stderr, "heaptrace: java recorder: %s\n",
+		fprintf(stderr, "heaptrace: %s recorder: %s\n", ctl->who,
 			esc_text(ctl->line));
 		if (ctl->progress)
 			ctl->progress->line =
@@ -299,8 +303,8 @@ static void show_messages(struct control *ctl, bool at_end)
 	}
 }
 
-/* Reads what the agent sent; false at the end of the stream. */
-static bool control_read(struct control *ctl)
+/* Reads what the recorder sent; false at the end of the stream. */
+bool control_read(struct control *ctl)
 {
 	ssize_t n = recv(ctl->fd, ctl->line + ctl->len,
 			 sizeof(ctl->line) - 1 - ctl->len, 0);
@@ -320,7 +324,7 @@ static void control_send(struct control *ctl, const char *line)
 {
 	if (send(ctl->fd, line, strlen(line), MSG_NOSIGNAL) < 0 &&
 	    errno != EPIPE && errno != ECONNRESET)
-		error_msg("cannot ask the agent for a dump: %s",
+		error_msg("cannot ask the recorder for a dump: %s",
 			  strerror(errno));
 }
 
@@ -519,11 +523,13 @@ static double now_seconds(void)
 
 enum attach_end {
 	END_STOPPED,    /* heaptrace stopped it, the trace is closed */
-	END_JVM_EXITED, /* the agent's side closed first: the JVM exited */
+	END_EXITED,     /* the recorder's side closed first: the process
+			   exited */
 	END_ABANDONED,  /* asked twice to stop, heaptrace did not wait */
 };
 
-/* The requests to the agent, and what it says, until its side closes. */
+/* The requests to the recorder, and what it says, until its side
+ * closes. */
 static enum attach_end relay(struct control *ctl, const char *output,
 			     double duration)
 {
@@ -549,11 +555,11 @@ static enum attach_end relay(struct control *ctl, const char *output,
 		}
 		record_progress_tick(ctl->progress, output);
 		if (poll(&p, 1, 100) > 0 && !control_read(ctl))
-			return stop_sent ? END_STOPPED : END_JVM_EXITED;
+			return stop_sent ? END_STOPPED : END_EXITED;
 	}
 }
 
-/* Until the agent's side closes: passes the requests on, shows the
+/* Until the recorder's side closes: passes the requests on, shows the
  * messages and the progress. */
 static enum attach_end record_until_the_end(struct control *ctl,
 					    const char *output,
@@ -575,11 +581,14 @@ int record_attach(const struct record_options *o, pid_t pid, double duration,
 {
 	struct control ctl = {.listen_fd = -1, .fd = -1};
 	struct attach_signals saved;
+	enum attach_runtime rt;
 	enum attach_end end;
 	int code = EXIT_UNREADABLE;
 
-	if (check_target(pid) < 0)
+	rt = check_target(pid);
+	if (rt == RUNS_NEITHER)
 		return EXIT_UNREADABLE;
+	ctl.who = rt == RUNS_JVM ? "java" : "clr";
 	/* a trace left from an earlier run must not pass for this one's */
 	if (unlink(o->output) != 0 && errno != ENOENT) {
 		error_msg("%s: cannot remove the old trace: %s", o->output,
@@ -588,7 +597,9 @@ int record_attach(const struct record_options *o, pid_t pid, double duration,
 	}
 	stops_asked = dumps_asked = 0;
 	take_signals(&saved);
-	if (control_listen(&ctl) < 0 || load_agent(pid, o, &ctl) < 0)
+	if (control_listen(&ctl) < 0 ||
+	    (rt == RUNS_JVM ? load_agent(pid, o, &ctl)
+			    : clr_load_profiler(pid, o, &ctl)) < 0)
 		goto out;
 	if (!quiet)
 		fprintf(stderr, "heaptrace record: attached to process %d, "
@@ -597,14 +608,16 @@ int record_attach(const struct record_options *o, pid_t pid, double duration,
 			duration > 0 ? " or the duration's end" : "");
 	end = record_until_the_end(&ctl, o->output, duration);
 	if (end == END_ABANDONED) {
-		error_msg("stopped waiting for the agent in process %d: the "
-			  "trace %s may lack its end", (int)pid, o->output);
+		error_msg("stopped waiting for the recorder in process %d: "
+			  "the trace %s may lack its end", (int)pid, o->output);
 		goto out;
 	}
-	if (end == END_JVM_EXITED && !quiet)
+	if (end == END_EXITED && !quiet)
 		fprintf(stderr, "heaptrace record: process %d ended the "
-			"recording: the JVM exited\n", (int)pid);
-	if (record_check_trace(o->output, &java_recorder,
+			"recording: the %s exited\n", (int)pid,
+			rt == RUNS_JVM ? "JVM" : "process");
+	if (record_check_trace(o->output, rt == RUNS_JVM ? &java_recorder :
+			       &clr_recorder,
 			       end == END_STOPPED ? "stopped being recorded" :
 			       "exited", quiet) == 0)
 		code = EXIT_DONE;

@@ -88,9 +88,11 @@ static void record_frozen_objects(void)
 }
 
 /* A forced dump's GC, or one that qualifies (a major one collects
- * generation 2) and is due (dump_policy.h). */
+ * generation 2) and is due (dump_policy.h); never attach.c's first. */
 static bool dump_this_gc(uint32_t generations)
 {
+	if (flag(&state.priming))
+		return false;
 	if (flag(&state.forced_pending))
 		return true;
 	if (flag(&state.exiting) ||
@@ -202,6 +204,10 @@ clr_hresult on_object_references(CLR_THIS, clr_uptr object, clr_uptr cls,
 	ht_id fields[BATCH];
 
 	(void)self;
+	if (flag(&state.priming)) { /* attach.c: the classes alone */
+		saw_class(cls);
+		return CLR_S_OK;
+	}
 	if (!flag(&state.dump_gc) || !enter())
 		return CLR_E_FAIL;
 	state.info->vtbl->GetObjectSize2(state.info, object, &size);

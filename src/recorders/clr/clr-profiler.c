@@ -7,7 +7,8 @@
  *   HEAPTRACE_CLR_OPTIONS=dump-on=major,every=1,alloc HEAPTRACE_OUTPUT=FILE
  *   dotnet app.dll
  *
- * (`heaptrace record` sets these.) What the runtime tells, and what it
+ * (`heaptrace record` sets these; `heaptrace record --pid` attaches it to
+ * a running process instead: attach.c.) What the runtime tells, and what it
  * becomes in the trace (doc/design.md, "The CLR"):
  *   - GarbageCollectionStarted: the generation bounds, then gc_started
  *     (collected generations as a bit set, induced or not, our count of
@@ -53,8 +54,8 @@
  * malloc: that path uses the shim, atomics, and memory allocated before.
  *
  * The parts are listed in clr.h. This file loads the profiler (the
- * runtime calls Initialize) and closes the trace (Shutdown, exit, a
- * signal).
+ * runtime calls Initialize, or InitializeForAttach through attach.c) and
+ * closes the trace (Shutdown, exit, a signal).
  */
 #include "recorders/clr/clr.h"
 #include "recorders/core/report.h"
@@ -128,6 +129,8 @@ clr_hresult on_shutdown(CLR_THIS)
 		    "%d seconds", state.trace.output, EXIT_DUMP_WAIT_MS / 1000);
 	set_flag(&state.exiting, true);
 	close_recorder();
+	if (state.attached)
+		attach_hang_up();
 	return CLR_S_OK;
 }
 
@@ -210,6 +213,8 @@ static bool open_clr_trace(void)
 	runtime_version(version, sizeof(version));
 	trace_metadata_of(&meta, "libheaptrace-clr " HT_VERSION, &state.opt,
 			  state.string_layout ? "strings" : NULL);
+	if (state.attached)
+		meta.m[meta.n++] = (struct ht_metadata){"attached", "yes"};
 	h.metadata = meta.m;
 	h.n_metadata = meta.n;
 	state.trace.rec = trace_open(state.trace.output, &h, &record_options);
@@ -258,32 +263,52 @@ static bool allocate_tables(void)
 	       idset_init(&state.methods_named, 4096) == 0;
 }
 
-clr_hresult on_initialize(CLR_THIS, void *info_unknown)
+/* Loaded at the start (attach_options NULL: the options are in the
+ * environment) or attached to a process that runs already (attach.c:
+ * the options come from heaptrace). */
+clr_hresult start_recording(void *info_unknown, const char *attach_options)
 {
 	char err[256], *options, *env_output;
 	clr_ulong mask = CLR_MONITOR_GC | CLR_MONITOR_THREADS |
 			 CLR_MONITOR_CLASS_LOADS;
 
-	(void)self;
-	say_as("clr", NULL);
 	state.wake[0] = state.wake[1] = -1;
+	atomic_store(&state.control, -1);
 	if (!get_info(info_unknown)) {
 		say("the runtime offers no ICorProfilerInfo4; not recording");
 		return CLR_E_FAIL;
 	}
 	/* read before the environment is put back, which unsets them */
-	options = getenv("HEAPTRACE_CLR_OPTIONS");
+	options = attach_options ? (char *)attach_options
+				 : getenv("HEAPTRACE_CLR_OPTIONS");
 	options = strdup(options ? options : "");
-	env_output = getenv("HEAPTRACE_OUTPUT");
+	env_output = attach_options ? NULL : getenv("HEAPTRACE_OUTPUT");
 	env_output = strdup(env_output ? env_output : REC_DEFAULT_OUTPUT);
-	report_channel_open(getenv("HEAPTRACE_REPORT_FD"));
-	restore_clr_environment();
+	if (!attach_options) {
+		report_channel_open(getenv("HEAPTRACE_REPORT_FD"));
+		restore_clr_environment();
+	}
 	if (!options || !env_output) {
 		say("out of memory; not recording");
 		goto fail;
 	}
-	if (rec_parse_options(options, &state.opt, err, sizeof(err)) < 0) {
-		say("HEAPTRACE_CLR_OPTIONS: %s; not recording", err);
+	/* attached: the grammar of the JVMTI agent's attach (control=), and
+	 * no alloc */
+	if ((attach_options ? rec_parse_agent_options
+			    : rec_parse_options)(options, &state.opt, err,
+						 sizeof(err)) < 0) {
+		say("%s: %s; not recording", attach_options ? "the options "
+		    "heaptrace gave" : "HEAPTRACE_CLR_OPTIONS", err);
+		goto fail;
+	}
+	/* attached: heaptrace hears of everything from here on */
+	if (state.attached && (!state.opt.control || attach_connect() < 0))
+		goto fail;
+	if (state.attached)
+		say_as("clr", attach_tell);
+	if (state.attached && state.opt.allocations) {
+		say("allocations are recorded only from the program's start, "
+		    "not attached; not recording");
 		goto fail;
 	}
 	state.trace.output = state.opt.output ? strdup(state.opt.output)
@@ -300,6 +325,9 @@ clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 	if (state.opt.allocations)
 		mask |= CLR_ENABLE_OBJECT_ALLOCATED |
 			CLR_MONITOR_OBJECT_ALLOCATED;
+	/* what the runtime allows once the program runs */
+	if (state.attached)
+		mask &= CLR_ALLOWABLE_AFTER_ATTACH;
 	if (CLR_FAILED(state.info->vtbl->SetEventMask(state.info, mask))) {
 		say("the runtime refused the event mask 0x%x; not recording",
 		    (unsigned)mask);
@@ -309,10 +337,18 @@ clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 		say("cannot start the recorder thread; not recording");
 		goto fail_open;
 	}
-	if (state.opt.dump_on == DUMP_ON_SIGNAL)
-		catch_dump_signal();
-	catch_ending_signals();
-	atexit(at_exit);
+	if (state.attached) {
+		if (attach_serve() < 0) {
+			say("cannot start the control thread; not recording");
+			stop_recorder_thread();
+			goto fail_open;
+		}
+	} else {
+		if (state.opt.dump_on == DUMP_ON_SIGNAL)
+			catch_dump_signal();
+		catch_ending_signals();
+		atexit(at_exit);
+	}
 	free(options);
 	free(env_output);
 	return CLR_S_OK;
@@ -322,5 +358,20 @@ fail_open:
 fail:
 	free(options);
 	free(env_output);
+	if (state.attached) {
+		/* the runtime unloads the library: nothing of ours stays */
+		int fd = atomic_exchange(&state.control, -1);
+
+		say_as("clr", NULL);
+		if (fd >= 0)
+			close(fd);
+	}
 	return CLR_E_FAIL;
+}
+
+clr_hresult on_initialize(CLR_THIS, void *info_unknown)
+{
+	(void)self;
+	say_as("clr", NULL);
+	return start_recording(info_unknown, NULL);
 }

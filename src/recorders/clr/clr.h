@@ -15,6 +15,8 @@
  * naming.c        names from metadata, and the recorder thread that reads
  *                 them while a GC waits, and forces GCs to dump;
  * ending.c        SIGUSR1 (--dump-on signal), SIGTERM and SIGINT;
+ * attach.c        attached to a running process (record --pid): the
+ *                 control socket to heaptrace, the detach;
  * names.c         names formatted from what the runtime gives (names.h,
  *                 built without the runtime for the tests).
  * What every recorder shares is in recorders/core.
@@ -119,6 +121,12 @@ struct clr_state {
 	int info_level;        /* the highest ICorProfilerInfo obtained */
 	struct rec_options opt;
 	struct rec_trace trace;  /* the trace, and the guard around it */
+	/* attached by heaptrace record --pid (attach.c), and its control
+	 * socket, -1 without */
+	bool attached;
+	_Atomic int control;
+	_Atomic bool priming;        /* attach.c's first GC: classes, no dump */
+	sem_t attach_complete;       /* posted by ProfilerAttachComplete */
 
 	/* GCs: one at a time (the runtime serializes them). The tables a GC
 	 * uses (bounds, dependent handles) are replaced by the recorder
@@ -289,5 +297,16 @@ void catch_ending_signals(void);
 void close_recorder(void);
 clr_hresult on_shutdown(CLR_THIS);
 clr_hresult on_initialize(CLR_THIS, void *info_unknown);
+clr_hresult start_recording(void *info_unknown, const char *attach_options);
+
+/* ---- attach.c: attached to a running process ---- */
+clr_hresult on_initialize_for_attach(CLR_THIS, void *info_unknown,
+				     void *data, unsigned size);
+clr_hresult on_detached(CLR_THIS);
+clr_hresult on_attach_complete(CLR_THIS);
+int attach_connect(void);
+int attach_serve(void);
+void attach_tell(const char *message);
+void attach_hang_up(void);
 
 #endif

@@ -75,6 +75,9 @@ static void build_callback_vtbl(void)
 	v->AddRef = callback_addref;
 	v->Release = callback_release;
 	v->Initialize = on_initialize;
+	v->InitializeForAttach = on_initialize_for_attach;
+	v->ProfilerDetachSucceeded = on_detached;
+	v->ProfilerAttachComplete = on_attach_complete;
 	v->Shutdown = on_shutdown;
 	v->ThreadCreated = on_thread_created;
 	v->ThreadNameChanged = on_thread_name;
@@ -151,8 +154,9 @@ static void build_objects(void)
 }
 
 /* The one export. The runtime loads the library named by
- * CORECLR_PROFILER_PATH for the CLSID in CORECLR_PROFILER: this library
- * is only loaded that way, so it answers to any CLSID. */
+ * CORECLR_PROFILER_PATH for the CLSID in CORECLR_PROFILER, or by an
+ * AttachProfiler command (attach.c) for the CLSID it gives: this library
+ * is only loaded those ways, so it answers to any CLSID. */
 clr_hresult DllGetClassObject(const struct clr_guid *clsid,
 			      const struct clr_guid *iid, void **out)
 {

@@ -45,6 +45,10 @@ struct clr_guid {
 #define CLR_MONITOR_OBJECT_ALLOCATED 0x100u
 #define CLR_MONITOR_THREADS 0x200u
 #define CLR_ENABLE_OBJECT_ALLOCATED 0x800000u
+/* COR_PRF_ALLOWABLE_AFTER_ATTACH: the bits a profiler attached to a
+ * running process may set (threads, module, assembly and app domain
+ * loads, stack snapshots, GC, suspends, class loads, JIT compilation) */
+#define CLR_ALLOWABLE_AFTER_ATTACH 0x100102beu
 
 /* COR_PRF_GC_GENERATION_RANGE */
 struct clr_generation_range {
@@ -288,8 +292,11 @@ struct clr_info_vtbl {
 	clr_hresult (*GetGenerationBounds)(CLR_INFO, clr_ulong n_max,   /* 54 */
 					   clr_ulong *n,
 					   struct clr_generation_range r[]);
-	clr_unused_slot unused_55_59[5];
+	clr_unused_slot unused_55_57[3];
 	/* ICorProfilerInfo3: 57 */
+	clr_hresult (*RequestProfilerDetach)(CLR_INFO,                 /* 58 */
+					     clr_ulong expected_ms);
+	clr_unused_slot unused_59;
 	clr_hresult (*GetStringLayout2)(CLR_INFO,                       /* 60 */
 					clr_ulong *length_offset,
 					clr_ulong *buffer_offset);
@@ -331,6 +338,8 @@ struct clr_info {
 
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassFromToken) == 4,
 	       "GetClassFromToken");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, RequestProfilerDetach) == 58,
+	       "RequestProfilerDetach");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetStringLayout2) == 60,
 	       "GetStringLayout2");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetThreadInfo) == 12,

@@ -36,7 +36,7 @@ struct ht_recorder *trace_open(const char *path, struct ht_header *h,
  * release to the next. */
 struct trace_metadata {
 	char every[24], pid[24];
-	struct ht_metadata m[6];
+	struct ht_metadata m[7]; /* and attached, which the CLR adds */
 	size_t n;
 };
 void trace_metadata_of(struct trace_metadata *tm, const char *recorder,

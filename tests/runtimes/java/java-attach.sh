@@ -277,7 +277,7 @@ wait $launched || fail "the recording of the launched JVM failed: $(cat "$work/l
 rc=$?
 [ $rc -eq 3 ] || fail "not a JVM: exit status $rc, not 3"
 has "$work/err" "not a JVM" \
-	"heaptrace: cannot attach to process $$ ($(cat /proc/$$/comm)): it is not a JVM; only a running JVM can be recorded with --pid"
+	"heaptrace: cannot attach to process $$ ($(cat /proc/$$/comm)): it is neither a JVM nor a .NET process; only a running JVM or .NET (CoreCLR) process can be recorded with --pid"
 
 sh -c 'exit 0' &
 gone=$!
@@ -301,7 +301,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	wait $other 2>/dev/null
 	[ $rc -eq 3 ] || fail "another user's JVM: exit status $rc, not 3"
 	has "$work/err" "another user's JVM" \
-		"heaptrace: cannot attach to process $other (java): it runs as uid 65534, heaptrace as uid 0; run heaptrace as the JVM's user, as whom the agent writes the trace"
+		"heaptrace: cannot attach to process $other (java): it runs as uid 65534, heaptrace as uid 0; run heaptrace as the process's user, as whom the recorder writes the trace"
 fi
 
 # a JVM whose attach listener is off: refused at once, not after jcmd's
@@ -354,7 +354,7 @@ wait "$jvm"
 rc=$?
 [ $rc -eq 2 ] || fail "--pid and a program: exit status $rc, not 2"
 has "$work/err" "--pid and a program" \
-	"heaptrace record: --pid records a JVM that runs already: no program to run, not 'java'"
+	"heaptrace record: --pid records a process that runs already: no program to run, not 'java'"
 "$heaptrace" record --duration 5 -- java -version >"$work/err" 2>&1
 rc=$?
 [ $rc -eq 2 ] || fail "--duration alone: exit status $rc, not 2"
