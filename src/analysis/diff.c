@@ -22,6 +22,7 @@
 #include "analysis/levels.h"
 #include "analysis/names.h"
 #include "analysis/reach.h"
+#include "analysis/root_order.h"
 
 #include "lib/common/error.h"
 #include "analysis/relocation.h"
@@ -399,23 +400,23 @@ static uint64_t root_key(const struct heap *h, const struct heap_root *r)
 struct root_order {
 	uint64_t key;
 	size_t root;
-	bool named;    /* by its field */
+	enum heap_root_rank rank;
 };
 
 static int compare_root_order(const void *x, const void *y)
 {
 	const struct root_order *a = x, *b = y;
 
-	if (a->named != b->named)
-		return a->named ? -1 : 1;
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
 	if (a->key != b->key)
 		return a->key < b->key ? -1 : 1;
 	return (a->root > b->root) - (a->root < b->root);
 }
 
 /*
- * The strong roots in the order the search visits them: those the trace
- * names by a static field first, then by key. An object several roots
+ * The strong roots in the order the search visits them: by rank
+ * (root_order.h: static fields first), then by key. An object several roots
  * hold (a static field and a runtime's table of statics, say) is then
  * found through the same root whatever order the runtime listed its
  * roots in, so two runs of one program give it one path.
@@ -436,18 +437,11 @@ static struct root_order *order_roots(const struct heap *h,
 			continue;
 		o[*n].key = root_key(h, r);
 		o[*n].root = i;
-		o[*n].named = heap_field_at(h, r->field) != NULL;
+		o[*n].rank = heap_root_rank(h, r);
 		(*n)++;
 	}
 	qsort(o, *n, sizeof(*o), compare_root_order);
 	return o;
-}
-
-/* Whether a root is a local of a stack frame: one that lives for a call. */
-static bool frame_root(const struct heap_root *r)
-{
-	return ht_container_is_frame((enum ht_container_type)r->container) ||
-	       (!r->container && r->kind == HT_ROOT_STACK);
 }
 
 /* Queues the objects the roots of one lifetime hold (frames' locals or
@@ -467,7 +461,7 @@ static int hold_from_roots(const struct heap *h, enum heap_level level,
 		uint32_t x = h->roots[i].object;
 
 		if (t->parent[x] != HEAP_NONE ||
-		    frame_root(&h->roots[i]) != frames)
+		    (o[k].rank == HEAP_ROOT_FRAME) != frames)
 			continue;
 		t->parent[x] = HEAP_VIRTUAL_ROOT;
 		t->via[x] = i < UINT32_MAX ? (uint32_t)i : UINT32_MAX;

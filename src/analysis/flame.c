@@ -14,6 +14,7 @@
 #include "analysis/dominators.h"
 #include "analysis/flame.h"
 #include "analysis/names.h"
+#include "analysis/root_order.h"
 
 #include "lib/common/error.h"
 #include "util/alloc.h"
@@ -45,6 +46,7 @@ struct names {
 	size_t plain_root, several, deeper;
 	size_t class_objects;    /* id of the class object of class slot 0,
 				    when the trace carries fields; else 0 */
+	size_t fields;           /* id of a root named by field 1 */
 };
 
 #define N_KINDS 4
@@ -86,7 +88,23 @@ static const char *class_object_text(struct flame *f, const char *name)
 	return copy;
 }
 
-/* A top frame groups the roots of one kind. With fields, the trace is of
+/* "static demo.HeapDemo.listHead": the top frame of what a static holds,
+ * as root_text names the root; kept in f->owned. */
+static const char *field_root_text(const struct heap *h, struct flame *f,
+				   uint32_t field)
+{
+	struct heap_root r = {.field = field};
+	char buf[NAME_TEXT], *copy;
+
+	copy = strdup(root_text(h, &r, buf));
+	if (!copy)
+		return NULL;
+	f->owned[f->n_owned++] = copy;
+	return copy;
+}
+
+/* A top frame groups the roots of one kind, but those the trace names by
+ * a static field, each a frame of its own. With fields, the trace is of
  * a recorder that names things as a developer reads them, so the frame
  * takes the words the other outputs give that kind of root
  * (analysis/names.h); older traces keep the protocol's names. */
@@ -118,11 +136,13 @@ static int names_build(const struct heap *h, struct flame *f, struct names *nm)
 	 * stands for (analysis/names.h): one more name per class */
 	size_t objects = heap_has_fields(h) ? h->n_classes : 0;
 
-	nm->n = h->n_classes + 1 + HT_C_END + N_KINDS + 3 + objects;
+	nm->n = h->n_classes + 1 + HT_C_END + N_KINDS + 3 + objects +
+		h->n_fields;
 	nm->text = malloc(nm->n * sizeof(*nm->text));
 	nm->rank = malloc(nm->n * sizeof(*nm->rank));
 	order = malloc(nm->n * sizeof(*order));
-	f->owned = malloc((h->n_classes + 1 + objects) * sizeof(*f->owned));
+	f->owned = malloc((h->n_classes + 1 + objects + h->n_fields) *
+			  sizeof(*f->owned));
 	if (!nm->text || !nm->rank || !order || !f->owned)
 		goto fail;
 	for (; i < h->n_classes; i++) {
@@ -148,6 +168,16 @@ static int names_build(const struct heap *h, struct flame *f, struct names *nm)
 	nm->class_objects = objects ? i : 0;
 	for (size_t c = 0; c < objects; c++) {
 		nm->text[i++] = class_object_text(f, nm->text[c]);
+		if (!nm->text[i - 1])
+			goto fail;
+	}
+	nm->fields = i;
+	for (size_t k = 0; k < h->n_fields; k++) {
+		/* only a static field names a root */
+		nm->text[i++] = h->fields[k].kind == HT_FIELD_STATIC &&
+					h->fields[k].name
+				? field_root_text(h, f, (uint32_t)k + 1)
+				: "root";
 		if (!nm->text[i - 1])
 			goto fail;
 	}
@@ -188,8 +218,13 @@ static size_t class_name_id(const struct heap *h, const struct names *nm,
 }
 
 /* The top frame's name for objects this root holds. */
-static size_t root_name_id(const struct names *nm, const struct heap_root *r)
+static size_t root_name_id(const struct heap *h, const struct names *nm,
+			   const struct heap_root *r)
 {
+	const struct heap_field *f = heap_field_at(h, r->field);
+
+	if (f && f->kind == HT_FIELD_STATIC)
+		return nm->fields + r->field - 1;
 	if (r->container >= 1 && r->container <= HT_C_END)
 		return nm->containers + r->container - 1;
 	if (r->kind < N_KINDS)
@@ -257,14 +292,19 @@ static uint32_t child_frame(struct builder *b, uint32_t parent, size_t name)
 
 /*
  * The top frame of each object that only the virtual root dominates: the
- * first strong root (in the dump's order) that holds it, or, when none
- * holds it itself, FLAME_SEVERAL_ROOTS_NAME. Written into frame_of[].
+ * first strong root that holds it, in rank order (root_order.h: a static
+ * before a handle before a local), or, when none holds it itself,
+ * FLAME_SEVERAL_ROOTS_NAME. Written into frame_of[].
  */
 static int top_frames(struct builder *b, const struct heap *h,
 		      const struct heap_dominators *d, uint32_t *frame_of)
 {
-	for (size_t i = 0; i < h->n_roots; i++) {
-		const struct heap_root *r = &h->roots[i];
+	size_t *order = heap_roots_ranked(h);
+
+	if (!order)
+		return -1;
+	for (size_t k = 0; k < h->n_roots; k++) {
+		const struct heap_root *r = &h->roots[order[k]];
 		uint32_t x = r->object;
 
 		if (x == HEAP_NONE || heap_root_is_weak(r) ||
@@ -272,10 +312,13 @@ static int top_frames(struct builder *b, const struct heap *h,
 		    frame_of[x] != FLAME_NONE)
 			continue;
 		frame_of[x] = child_frame(b, FLAME_NONE,
-					  root_name_id(b->nm, r));
-		if (frame_of[x] == FLAME_NONE)
+					  root_name_id(h, b->nm, r));
+		if (frame_of[x] == FLAME_NONE) {
+			free(order);
 			return -1;
+		}
 	}
+	free(order);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "analysis/heap.h"
 #include "analysis/levels.h"
 #include "analysis/reach.h"
+#include "analysis/root_order.h"
 
 #include "lib/common/error.h"
 #include "util/alloc.h"
@@ -140,6 +141,7 @@ done:
 
 struct path_end {
 	uint32_t dist;
+	enum heap_root_rank rank;
 	size_t root;
 };
 
@@ -149,10 +151,13 @@ static int compare_ends(const void *a, const void *b)
 
 	if (x->dist != y->dist)
 		return x->dist < y->dist ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
 	return (x->root > y->root) - (x->root < y->root);
 }
 
-/* The roots the search reached, shortest first, then by root index. */
+/* The roots the search reached, shortest first, then by rank (a static
+ * before a handle before a local: root_order.h), then by root index. */
 static struct path_end *reached_roots(const struct heap *h,
 				      const struct path_search *s,
 				      enum heap_level level, size_t *n)
@@ -169,8 +174,11 @@ static struct path_end *reached_roots(const struct heap *h,
 			continue;
 		if (!heap_root_counts(&h->roots[r], level))
 			continue;
-		ends[(*n)++] = (struct path_end){.dist = s->dist[object],
-						 .root = r};
+		ends[(*n)++] = (struct path_end){
+			.dist = s->dist[object],
+			.rank = heap_root_rank(h, &h->roots[r]),
+			.root = r,
+		};
 	}
 	qsort(ends, *n, sizeof(*ends), compare_ends);
 	return ends;

@@ -24,10 +24,10 @@ static const struct command_usage usage = {
 		"\n"
 		"The dominator tree of a dump as a flame graph, each frame as wide as\n"
 		"the retained bytes of its objects: one frame per class under each\n"
-		"frame, under a top frame per root container or kind. Writes folded\n"
-		"stacks (\"C_RT_CLASS;Cache;byte[] 4096\": the frames and the self\n"
-		"bytes of the last), which flamegraph.pl, inferno and speedscope read,\n"
-		"or with --svg an icicle graph.\n",
+		"frame, under a top frame per static field, root container or kind.\n"
+		"Writes folded stacks (\"C_RT_CLASS;Cache;byte[] 4096\": the frames\n"
+		"and the self bytes of the last), which flamegraph.pl, inferno and\n"
+		"speedscope read, or with --svg an icicle graph.\n",
 	/* a column wider than the options need */
 	.help_column = 21,
 };

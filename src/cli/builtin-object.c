@@ -8,6 +8,7 @@
 #include "analysis/levels.h"
 #include "analysis/reach.h"
 #include "analysis/referrers.h"
+#include "analysis/root_order.h"
 #include "analysis/values.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
@@ -51,6 +52,7 @@ struct object_report {
 	struct referrer *referrers; /* the first max_refs, by referrer id */
 	size_t n_referrers;         /* all of them */
 	size_t n_roots;             /* roots that hold the target directly */
+	size_t *ranked;             /* h->roots' indexes in rank order */
 };
 
 static size_t listed_count(const struct object_report *r, size_t n)
@@ -219,10 +221,13 @@ static void print_roots_text(const struct object_report *r)
 	char line[512];
 
 	printf("roots holding it (%zu)\n", r->n_roots);
-	for (size_t i = 0; i < r->h->n_roots; i++)
-		if (r->h->roots[i].object == r->target)
-			printf("  %s\n", describe_root(r->h, &r->h->roots[i],
-						       line, sizeof(line)));
+	for (size_t k = 0; k < r->h->n_roots; k++) {
+		const struct heap_root *root = &r->h->roots[r->ranked[k]];
+
+		if (root->object == r->target)
+			printf("  %s\n", describe_root(r->h, root, line,
+						       sizeof(line)));
+	}
 }
 
 static void print_referrers_text(const struct object_report *r)
@@ -549,9 +554,9 @@ static int report_structured(const struct object_report *r)
 		out_string(o, "strongest", heap_level_name(
 				   (enum heap_level)r->reach_level));
 	out_begin_array(o, "roots");
-	for (size_t i = 0; i < h->n_roots; i++)
-		if (h->roots[i].object == r->target)
-			out_root(o, NULL, h, &h->roots[i]);
+	for (size_t k = 0; k < h->n_roots; k++)
+		if (h->roots[r->ranked[k]].object == r->target)
+			out_root(o, NULL, h, &h->roots[r->ranked[k]]);
 	out_end_array(o);
 	out_referrers(o, r);
 	out_references(o, r);
@@ -585,15 +590,19 @@ static int describe_object(struct object_report *r, const struct heap *h,
 	}
 	r->d = &d;
 	r->n_roots = referrers_roots(h, r->target);
-	if (referrers_find(h, r->target, r->max_refs, &r->referrers,
-			   &r->n_referrers) < 0) {
+	r->ranked = heap_roots_ranked(h);
+	if (!r->ranked || referrers_find(h, r->target, r->max_refs,
+					 &r->referrers, &r->n_referrers) < 0) {
 		error_msg("out of memory");
+		free(r->ranked);
 		heap_dominators_free(&d);
 		return EXIT_UNREADABLE;
 	}
 	rc = r->format == FORMAT_TEXT ? report_text(r) : report_structured(r);
 	if (rc < 0)
 		error_msg("cannot write the report: %m");
+	free(r->ranked);
+	r->ranked = NULL;
 	heap_dominators_free(&d);
 	return rc < 0 ? EXIT_UNREADABLE : analysis_status(damaged);
 }

@@ -28,9 +28,10 @@ static const struct command_usage usage = {
 		"\n"
 		"Shows the shortest paths from roots to the object ID (decimal or 0x\n"
 		"hex): the shortest first, then others that start at other roots, by\n"
-		"length then root; only the roots and references that count at the\n"
-		"level (default strong). Strings are labelled with their text,\n"
-		"collections with their size. Exits 1 when the dump has no object ID.\n",
+		"length, then a static before other roots before locals, then root;\n"
+		"only the roots and references that count at the level (default\n"
+		"strong). Strings are labelled with their text, collections with their\n"
+		"size. Exits 1 when the dump has no object ID.\n",
 };
 
 struct paths_report {

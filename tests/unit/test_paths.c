@@ -10,6 +10,7 @@
 #include "analysis/heap.h"
 #include "analysis/levels.h"
 #include "analysis/paths.h"
+#include "analysis/root_order.h"
 #include "smallheap.h"
 #include "testheap.h"
 #include "testutil.h"
@@ -356,12 +357,41 @@ Test(testdata, msvm_threads)
 
 	cr_assert_eq(paths_to(h, heap_find(h, 0x2300), 10, false, &p), 6);
 	WRITTEN(h, &p[0], 6, 0x2300);
-	WRITTEN(h, &p[1], 1, 0x2100, 1, 0x2300);
-	WRITTEN(h, &p[2], 3, 0x2900, 0, 0x2300);
+	/* of one length, the class's statics before the frame's local */
+	WRITTEN(h, &p[1], 3, 0x2900, 0, 0x2300);
+	WRITTEN(h, &p[2], 1, 0x2100, 1, 0x2300);
 	WRITTEN(h, &p[3], 0, 0x2000, 0, 0x2100, 1, 0x2300);
 	WRITTEN(h, &p[4], 4, 0x2800, 0, 0x2400, 0, 0x2300);
 	WRITTEN(h, &p[5], 5, 0x2800, 0, 0x2400, 0, 0x2300);
 	heap_paths_free(p, 6);
+	heap_free(h);
+}
+
+/* A static, a class's statics and a local hold one object: of one
+ * length, the path from the static comes first and the local's last
+ * (root_order.h), whatever order the dump lists them in. */
+Test(testdata, static_before_local)
+{
+	struct heap *h = load_analysis("analysis/fields-clr.yaml");
+	struct heap_path *p;
+	size_t *ranked;
+
+	cr_assert_eq(heap_root_rank(h, &h->roots[6]), HEAP_ROOT_STATIC);
+	cr_assert_eq(heap_root_rank(h, &h->roots[5]), HEAP_ROOT_LASTING);
+	cr_assert_eq(heap_root_rank(h, &h->roots[2]), HEAP_ROOT_LASTING);
+	cr_assert_eq(heap_root_rank(h, &h->roots[0]), HEAP_ROOT_FRAME);
+	cr_assert_eq(heap_root_rank(h, &h->roots[1]), HEAP_ROOT_FRAME);
+	ranked = heap_roots_ranked(h);
+	cr_assert_not_null(ranked);
+	cr_assert_arr_eq(ranked, ((size_t[]){6, 2, 3, 4, 5, 7, 0, 1}),
+			 8 * sizeof(size_t));
+	free(ranked);
+
+	cr_assert_eq(paths_to(h, heap_find(h, 0x1500), 10, false, &p), 3);
+	WRITTEN(h, &p[0], 6, 0x1000, 0, 0x1500);
+	WRITTEN(h, &p[1], 5, 0x1000, 0, 0x1500);
+	WRITTEN(h, &p[2], 0, 0x1000, 0, 0x1500);
+	heap_paths_free(p, 3);
 	heap_free(h);
 }
 

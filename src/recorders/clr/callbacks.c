@@ -256,6 +256,7 @@ clr_hresult on_collection_finished(CLR_THIS)
 		/* the recorder thread lists the non-GC heap, then names */
 		name_dump();
 		record_frozen_objects();
+		record_static_roots(atomic_load(&state.name_asked));
 	}
 	record_bounds();
 	ht_gc_finished(state.trace.rec);
@@ -281,6 +282,7 @@ clr_hresult on_class_loaded(CLR_THIS, clr_uptr cls, clr_hresult status)
 		return CLR_S_OK;
 	find_string_class(cls);
 	prepare_fields(cls, true);
+	statics_class_loaded(cls);
 	leave();
 	return CLR_S_OK;
 }

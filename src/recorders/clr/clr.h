@@ -10,6 +10,8 @@
  *                 objects of a dump, allocations, threads;
  * fields.c        classes' reference fields (the lock-free field map) and
  *                 strings' contents;
+ * statics.c       classes' static fields, their slots, and the roots
+ *                 they are in a dump;
  * tables.c        the other tables a GC reads without a lock: the non-GC
  *                 heap, dependent handles, generation bounds;
  * naming.c        names from metadata, and the recorder thread that reads
@@ -257,6 +259,11 @@ void find_string_class(clr_uptr cls);
 void find_string_class_of(uint64_t cls, void *ctx);
 bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
 		     struct ht_array_values *out);
+
+/* ---- statics.c: static fields by name, as roots ---- */
+void statics_class_loaded(clr_uptr cls);
+void statics_locate(uint64_t ticket);
+void record_static_roots(uint64_t ticket);
 
 /* ---- tables.c: the non-GC heap, dependent handles, bounds ---- */
 void refresh_frozen(void);

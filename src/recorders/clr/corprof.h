@@ -266,7 +266,8 @@ struct clr_info_vtbl {
 				    clr_ulong *rank);
 	clr_hresult (*GetThreadInfo)(CLR_INFO, clr_uptr thread,          /* 12 */
 				     clr_ulong *os_thread);
-	clr_unused_slot unused_13_14[2];
+	clr_hresult (*GetCurrentThreadID)(CLR_INFO, clr_uptr *thread); /* 13 */
+	clr_unused_slot unused_14;
 	clr_hresult (*GetFunctionInfo)(CLR_INFO, clr_uptr function,     /* 15 */
 				       clr_uptr *class_id, clr_uptr *module,
 				       clr_token *token);
@@ -288,7 +289,16 @@ struct clr_info_vtbl {
 				       clr_uptr *module, clr_token *type_def,
 				       clr_uptr *parent, clr_ulong n_max,
 				       clr_ulong *n_args, clr_uptr args[]);
-	clr_unused_slot unused_42_53[12];
+	clr_unused_slot unused_42_47[6];
+	clr_hresult (*GetThreadAppDomain)(CLR_INFO, clr_uptr thread,    /* 48 */
+					  clr_uptr *app_domain);
+	clr_unused_slot unused_49;
+	clr_hresult (*GetAppDomainStaticAddress)(CLR_INFO,              /* 50 */
+						 clr_uptr class_id,
+						 clr_token field,
+						 clr_uptr app_domain,
+						 void **address);
+	clr_unused_slot unused_51_53[3];
 	clr_hresult (*GetGenerationBounds)(CLR_INFO, clr_ulong n_max,   /* 54 */
 					   clr_ulong *n,
 					   struct clr_generation_range r[]);
@@ -308,7 +318,12 @@ struct clr_info_vtbl {
 					     uint16_t *build, uint16_t *qfe,
 					     clr_ulong n_max, clr_ulong *n,
 					     clr_wchar version[]);
-	clr_unused_slot unused_68_79[12];
+	clr_unused_slot unused_68_69[2];
+	clr_hresult (*GetModuleInfo2)(CLR_INFO, clr_uptr module,        /* 70 */
+				      const uint8_t **base, clr_ulong n_max,
+				      clr_ulong *n, clr_wchar name[],
+				      clr_uptr *assembly, clr_ulong *flags);
+	clr_unused_slot unused_71_79[9];
 	/* ICorProfilerInfo4: 71 */
 	clr_hresult (*GetObjectSize2)(CLR_INFO, clr_uptr object,        /* 80 */
 				      clr_uptr *size);
@@ -344,7 +359,16 @@ _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetStringLayout2) == 60,
 	       "GetStringLayout2");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetThreadInfo) == 12,
 	       "GetThreadInfo");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetCurrentThreadID) == 13,
+	       "GetCurrentThreadID");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, ForceGC) == 28, "ForceGC");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetThreadAppDomain) == 48,
+	       "GetThreadAppDomain");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl,
+			   GetAppDomainStaticAddress) == 50,
+	       "GetAppDomainStaticAddress");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetModuleInfo2) == 70,
+	       "GetModuleInfo2");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassLayout) == 40,
 	       "GetClassLayout");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassIDInfo2) == 41,
@@ -373,7 +397,8 @@ struct clr_metadata_vtbl {
 				      void **out);
 	clr_ulong (*AddRef)(CLR_MD);
 	clr_ulong (*Release)(CLR_MD);
-	clr_unused_slot unused_3_8[6];
+	void (*CloseEnum)(CLR_MD, void *e);                            /* 3 */
+	clr_unused_slot unused_4_8[5];
 	clr_hresult (*FindTypeDefByName)(CLR_MD, const clr_wchar *name, /* 9 */
 					 clr_token enclosing,
 					 clr_token *type_def);
@@ -382,7 +407,15 @@ struct clr_metadata_vtbl {
 				       clr_wchar name[], clr_ulong n_max,
 				       clr_ulong *n, clr_ulong *flags,
 				       clr_token *extends);
-	clr_unused_slot unused_13_29[17];
+	clr_unused_slot unused_13;
+	clr_hresult (*GetTypeRefProps)(CLR_MD, clr_token type_ref,      /* 14 */
+				       clr_token *scope, clr_wchar name[],
+				       clr_ulong n_max, clr_ulong *n);
+	clr_unused_slot unused_15_19[5];
+	clr_hresult (*EnumFields)(CLR_MD, void **e, clr_token type_def, /* 20 */
+				  clr_token fields[], clr_ulong n_max,
+				  clr_ulong *n);
+	clr_unused_slot unused_21_29[9];
 	clr_hresult (*GetMethodProps)(CLR_MD, clr_token method,         /* 30 */
 				      clr_token *type_def, clr_wchar name[],
 				      clr_ulong n_max, clr_ulong *n,
@@ -414,6 +447,12 @@ _Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, FindTypeDefByName) == 9,
 	       "FindTypeDefByName");
 _Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, GetTypeDefProps) == 12,
 	       "GetTypeDefProps");
+_Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, CloseEnum) == 3,
+	       "CloseEnum");
+_Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, GetTypeRefProps) == 14,
+	       "GetTypeRefProps");
+_Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, EnumFields) == 20,
+	       "EnumFields");
 _Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, GetMethodProps) == 30,
 	       "GetMethodProps");
 _Static_assert(CLR_SLOT_OF(struct clr_metadata_vtbl, GetFieldProps) == 57,

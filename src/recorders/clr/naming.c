@@ -314,6 +314,7 @@ static void after_gc(void)
 	idset_make_room(&state.classes_seen, 16384);
 	idset_make_room(&state.methods_seen, 4096);
 	refresh_frozen();
+	statics_locate(0);
 }
 
 static void *recorder_main(void *arg)
@@ -339,6 +340,7 @@ static void *recorder_main(void *arg)
 			idset_for_each(&state.classes_seen,
 				       find_string_class_of, NULL);
 			name_new_ids();
+			statics_locate(asked);
 			announce(&state.name_done, asked);
 		}
 		if (bits & REQ_QUIT)
