@@ -69,13 +69,17 @@ static void record_frozen_roots(const struct frozen *f)
 	}
 }
 
+/* The walk of .NET 8 to 10 reported them already (tables.c): then they
+ * are only rooted here. */
 static void record_frozen_objects(void)
 {
 	struct frozen *f;
+	bool walked;
 
 	atomic_fetch_add(&state.frozen_readers, 1);
 	f = atomic_load(&state.frozen);
-	for (size_t i = 0; f && i < f->n; i++) {
+	walked = frozen_walked(f);
+	for (size_t i = 0; f && !walked && i < f->n; i++) {
 		size_t n = f->ref_start[i + 1] - f->ref_start[i];
 		static const ht_id none[1];
 
@@ -113,8 +117,10 @@ clr_hresult on_collection_started(CLR_THIS, int n, clr_bool collected[],
 		if (collected[i])
 			gens |= 1u << i;
 	dump = dump_this_gc(gens);
-	if (dump)
+	if (dump) {
 		dependents_clear();
+		frozen_walk_begin();
+	}
 	set_flag(&state.dump_gc, dump);
 	/* The bounds at the start go just before gc_started, which the
 	 * shim writes after every other thread's events: recorded after
@@ -197,14 +203,15 @@ clr_hresult on_dependents(CLR_THIS, clr_ulong n, clr_uptr keys[],
 clr_hresult on_object_references(CLR_THIS, clr_uptr object, clr_uptr cls,
 				 clr_ulong n, clr_uptr refs[])
 {
-	clr_uptr size = 0;
+	uint64_t size;
 	const struct class_fields *c;
 	ht_id fields[BATCH];
 
 	(void)self;
 	if (!flag(&state.dump_gc) || !enter())
 		return CLR_E_FAIL;
-	state.info->vtbl->GetObjectSize2(state.info, object, &size);
+	size = object_size(object, cls);
+	frozen_walk_saw(object);
 	saw_class(cls);
 	c = fields_lookup(cls);
 	if (c && c->n && n <= BATCH) {
@@ -247,6 +254,7 @@ clr_hresult on_collection_finished(CLR_THIS)
 
 		if (used > atomic_load(&state.dependents_peak))
 			atomic_store(&state.dependents_peak, used);
+		frozen_walk_end();
 		/* the recorder thread lists the non-GC heap, then names */
 		name_dump();
 		record_frozen_objects();
@@ -281,13 +289,11 @@ clr_hresult on_class_loaded(CLR_THIS, clr_uptr cls, clr_hresult status)
 
 clr_hresult on_allocated(CLR_THIS, clr_uptr object, clr_uptr cls)
 {
-	clr_uptr size = 0;
-
 	(void)self;
 	if (!enter())
 		return CLR_S_OK;
-	state.info->vtbl->GetObjectSize2(state.info, object, &size);
-	ht_object_allocated(state.trace.rec, object, cls, size);
+	ht_object_allocated(state.trace.rec, object, cls,
+			    object_size(object, cls));
 	saw_class(cls);
 	leave();
 	return CLR_S_OK;

@@ -55,6 +55,8 @@
  * object that the walk matches at most. */
 #define FIRST_FIELD_CLASSES 16384
 #define MATCH_FIELDS_MAX 256
+/* Objects a walk keeps to look up in the non-GC heap's list at its end. */
+#define WALK_FIRST_MAX 64
 
 __attribute__((visibility("default")))
 clr_hresult DllGetClassObject(const struct clr_guid *clsid,
@@ -107,6 +109,7 @@ struct frozen {
 	uint64_t *ids, *classes, *sizes;
 	size_t *ref_start; /* n + 1 entries into refs */
 	uint64_t *refs;
+	uint64_t *sorted;  /* the ids in order, for lookups in the walk */
 };
 
 /* The profiler's state: one for the process, since the runtime calls the
@@ -158,8 +161,9 @@ struct clr_state {
 	_Atomic uint64_t naming_late;
 	uint64_t naming_longest_ms;  /* the GC thread's alone */
 
-	/* strings' contents (values): System.String's class id, found
-	 * outside GCs (0 until then), and where its length and units lie */
+	/* System.String's class id, found outside GCs (0 until then), and
+	 * where its length and units lie: for an empty string's size, and
+	 * strings' contents (values) */
 	_Atomic uint64_t string_class;
 	bool string_layout;
 	uint32_t string_length_at, string_units_at;
@@ -169,6 +173,11 @@ struct clr_state {
 	_Atomic(struct frozen *) frozen;
 	struct frozen *frozen_retired;
 	_Atomic int frozen_readers;
+	/* does a dumped GC's walk report the non-GC heap itself? */
+	_Atomic(const struct frozen *) walk_frozen;
+	_Atomic bool walk_saw_frozen;
+	_Atomic size_t walk_first_n;
+	_Atomic uint64_t walk_first[WALK_FIRST_MAX];
 
 	/* SIGTERM and SIGINT: the handler posts, the ender thread takes the
 	 * exit dump and hands the signal on */
@@ -247,11 +256,16 @@ void match_fields(const struct class_fields *c, clr_uptr object,
 bool string_layout(void);
 void find_string_class(clr_uptr cls);
 void find_string_class_of(uint64_t cls, void *ctx);
+uint64_t object_size(clr_uptr object, clr_uptr cls);
 bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
 		     struct ht_array_values *out);
 
 /* ---- tables.c: the non-GC heap, dependent handles, bounds ---- */
 void refresh_frozen(void);
+void frozen_walk_begin(void);
+void frozen_walk_saw(uint64_t id);
+void frozen_walk_end(void);
+bool frozen_walked(const struct frozen *f);
 void dependents_clear(void);
 void dependent_add(uint64_t key, uint64_t value);
 size_t dependents_of(uint64_t key, uint64_t *values, size_t max);

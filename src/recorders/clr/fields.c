@@ -337,10 +337,44 @@ void match_fields(const struct class_fields *c, clr_uptr object,
 	}
 }
 
+/* ---- sizes ------------------------------------------------------------------ */
+
+/*
+ * An object's size as the runtime has it (Object::GetSize, what its heap
+ * walk events and so dotnet-gcdump give): GetObjectSize2's, except that
+ * GetObjectSize2 rounds a size below the GC's minimum object (24 bytes on
+ * 64-bit) up to a pointer's multiple. Only an empty string is that small:
+ * its 22 bytes (header, MethodTable pointer, length, the terminating unit)
+ * become 24, so a string of length 0 is given its own size back. In a GC
+ * or outside: the length is read from the object, which is at its id
+ * (string_contents says why that is safe); 0 when the runtime gives none.
+ */
+uint64_t object_size(clr_uptr object, clr_uptr cls)
+{
+	clr_uptr size = 0;
+	uint32_t units;
+
+	if (CLR_FAILED(state.info->vtbl->GetObjectSize2(state.info, object,
+							&size)))
+		return 0;
+	if (size != 3 * sizeof(void *) || !cls || !state.string_layout ||
+	    cls != atomic_load_explicit(&state.string_class,
+					memory_order_relaxed) ||
+	    state.string_length_at + sizeof(units) > size)
+		return size;
+	memcpy(&units, (const void *)(object + state.string_length_at),
+	       sizeof(units));
+	if (units != 0)
+		return size;
+	/* the object header before the object's start, the terminator */
+	return sizeof(void *) + state.string_units_at + 2;
+}
+
 /* ---- strings' contents (--values) ------------------------------------------ */
 
 /* At the start: where a string's length and UTF-16 units lie, as offsets
- * from the object's start. The units are recorded as the object's array
+ * from the object's start (an empty string's size needs them, values the
+ * units). The units are recorded as the object's array
  * of chars, which the trace wants little-endian: the runtime's own order
  * on the platforms CoreCLR runs on, so no copy is needed. */
 bool string_layout(void)
@@ -357,8 +391,8 @@ bool string_layout(void)
 	return true;
 }
 
-/* Outside GCs (a class's load, the recorder thread), with values on:
- * System.String's class id, once, from the module of System.Object, in
+/* Outside GCs (a class's load, the recorder thread): System.String's
+ * class id, once, from the module of System.Object, in
  * which the chain of parents of any class ends. The walk knows a string
  * by its class id alone: it may not read metadata. */
 void find_string_class(clr_uptr cls)
@@ -412,7 +446,7 @@ bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
 {
 	uint32_t units;
 
-	if (!cls || cls != atomic_load_explicit(&state.string_class,
+	if (!state.opt.values || !cls || cls != atomic_load_explicit(&state.string_class,
 						memory_order_relaxed) ||
 	    (uint64_t)state.string_length_at + sizeof(units) > size)
 		return false;
