@@ -205,6 +205,7 @@ clr_hresult on_object_references(CLR_THIS, clr_uptr object, clr_uptr cls,
 {
 	uint64_t size;
 	const struct class_fields *c;
+	union array_table now;
 	ht_id fields[BATCH];
 
 	(void)self;
@@ -214,7 +215,17 @@ clr_hresult on_object_references(CLR_THIS, clr_uptr object, clr_uptr cls,
 	frozen_walk_saw(object);
 	saw_class(cls);
 	c = fields_lookup(cls);
-	if (c && c->n && n <= BATCH) {
+	if (!c)
+		c = array_fields_now(cls, &now);
+	if (c && c->elements) {
+		struct array_part last;
+
+		if (array_elements(object, cls, size, c, n, refs, &last))
+			record_object(object, cls, size, last.n, last.refs,
+				      last.fields);
+		else
+			record_object(object, cls, size, n, refs, NULL);
+	} else if (c && c->n && n <= BATCH) {
 		match_fields(c, object, size, n, refs, fields);
 		record_object(object, cls, size, n, refs, fields);
 	} else {

@@ -87,9 +87,31 @@ struct field_ref {
 	uint32_t offset;
 	ht_id id;
 };
+/* An array's elements: none of them a reference, each one, or each a
+ * struct whose reference fields f[] holds (offsets from the element's
+ * start, ids the struct's own fields). */
+enum { ELEMENTS_NONE, ELEMENTS_REFS, ELEMENTS_STRUCTS };
 struct class_fields {
+	uint8_t elements;  /* an array's: ELEMENTS_* */
+	uint32_t rank;     /* an array's */
 	size_t n;
 	struct field_ref f[];
+};
+/* An array's table made in the walk, on the stack, before the recorder
+ * has made it (arrays raise no ClassLoadFinished): its element struct's
+ * reference fields, up to ELEMENT_FIELDS_MAX. */
+#define ELEMENT_FIELDS_MAX 32
+union array_table {
+	struct class_fields c;
+	unsigned char room[sizeof(struct class_fields) +
+			   ELEMENT_FIELDS_MAX * sizeof(struct field_ref)];
+};
+/* The last part of an array's references, which the walk records as the
+ * object's (array_elements recorded the parts before it). */
+struct array_part {
+	size_t n;
+	const ht_id *refs, *fields;
+	ht_id refs_buf[BATCH], fields_buf[BATCH];
 };
 
 /* Class id -> its fields, read inside GCs without a lock: open addressing,
@@ -256,6 +278,11 @@ void match_fields(const struct class_fields *c, clr_uptr object,
 bool string_layout(void);
 void find_string_class(clr_uptr cls);
 void find_string_class_of(uint64_t cls, void *ctx);
+const struct class_fields *array_fields_now(clr_uptr cls,
+					    union array_table *t);
+bool array_elements(clr_uptr object, clr_uptr cls, uint64_t size,
+		    const struct class_fields *c, size_t n,
+		    const clr_uptr *refs, struct array_part *last);
 uint64_t object_size(clr_uptr object, clr_uptr cls);
 bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
 		     struct ht_array_values *out);

@@ -233,7 +233,7 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 		return NULL;
 	}
 	inherited = up ? up->n : 0;
-	f = malloc(sizeof(*f) + (inherited + n_lay) * sizeof(f->f[0]));
+	f = calloc(1, sizeof(*f) + (inherited + n_lay) * sizeof(f->f[0]));
 	if (f) {
 		if (inherited)
 			memcpy(f->f, up->f, inherited * sizeof(f->f[0]));
@@ -250,9 +250,64 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 	return f;
 }
 
+/* CorElementType: the element types whose values are references. */
+static bool holds_reference(uint32_t et)
+{
+	switch (et) {
+	case 0x0e: /* string */
+	case 0x12: /* class */
+	case 0x14: /* array */
+	case 0x15: /* generic instance (IsArrayClass gives it for none) */
+	case 0x1c: /* object */
+	case 0x1d: /* szarray */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Under fields_lock: the table of an array class, whose elements the
+ * walk reads (array_elements); NULL when its element struct cannot be
+ * laid out yet. A struct's reference fields are declared as its own
+ * class's (as a boxed one's, which is the class a struct's fields belong
+ * to), their offsets here from the element's start, where a boxed one's
+ * count its MethodTable pointer. */
+static struct class_fields *build_array_fields(uint32_t et, clr_uptr elem,
+					       clr_ulong rank, int depth)
+{
+	const struct class_fields *e;
+	struct class_fields *f;
+
+	if (et != 0x11 || !elem) { /* no valuetype */
+		f = calloc(1, sizeof(*f));
+		if (f) {
+			f->elements = holds_reference(et) ? ELEMENTS_REFS
+							  : ELEMENTS_NONE;
+			f->rank = (uint32_t)rank;
+		}
+		return f;
+	}
+	if (depth >= 64 || !(e = class_fields_of(elem, depth + 1)))
+		return NULL;
+	f = calloc(1, sizeof(*f) + e->n * sizeof(f->f[0]));
+	if (!f)
+		return NULL;
+	f->elements = e->n ? ELEMENTS_STRUCTS : ELEMENTS_NONE;
+	f->rank = (uint32_t)rank;
+	for (size_t j = 0; j < e->n; j++) {
+		if (e->f[j].offset < sizeof(void *)) {
+			free(f);
+			return NULL; /* not a boxed struct's layout */
+		}
+		f->f[j] = (struct field_ref){e->f[j].offset - sizeof(void *),
+					     e->f[j].id};
+	}
+	f->n = e->n;
+	return f;
+}
+
 static const struct class_fields *class_fields_of(clr_uptr cls, int depth)
 {
-	static struct class_fields none; /* arrays: elements are no fields */
 	const struct class_fields *have = fields_lookup(cls);
 	struct class_fields *f;
 	struct field_map *m;
@@ -263,14 +318,15 @@ static const struct class_fields *class_fields_of(clr_uptr cls, int depth)
 	if (have)
 		return have;
 	if (state.info->vtbl->IsArrayClass(state.info, cls, &et, &base,
-					   &rank) == CLR_S_OK)
-		f = &none;
-	else if (!(f = build_fields(cls, depth)))
+					   &rank) == CLR_S_OK) {
+		if (!(f = build_array_fields(et, base, rank, depth)))
+			return NULL;
+	} else if (!(f = build_fields(cls, depth))) {
 		return NULL;
+	}
 	m = field_map_room();
 	if (!m) {
-		if (f != &none)
-			free(f);
+		free(f);
 		return NULL;
 	}
 	field_map_put(m, cls, f);
@@ -335,6 +391,130 @@ void match_fields(const struct class_fields *c, clr_uptr object,
 			}
 		}
 	}
+}
+
+/* ---- arrays' elements ------------------------------------------------------- */
+
+/* In the walk, for a class without a table: when it is an array, its
+ * table made in *t from IsArrayClass (which takes no lock) and, for an
+ * array of structs, the struct's own table if it has one; else NULL. The
+ * recorder makes the class's own at the dump's end. */
+const struct class_fields *array_fields_now(clr_uptr cls,
+					    union array_table *t)
+{
+	uint32_t et = 0;
+	clr_uptr elem = 0;
+	clr_ulong rank = 0;
+	const struct class_fields *e;
+
+	if (state.info->vtbl->IsArrayClass(state.info, cls, &et, &elem,
+					   &rank) != CLR_S_OK)
+		return NULL;
+	t->c.elements = holds_reference(et) ? ELEMENTS_REFS : ELEMENTS_NONE;
+	t->c.rank = (uint32_t)rank;
+	t->c.n = 0;
+	if (et != 0x11)
+		return &t->c;
+	if (!elem || !(e = fields_lookup(elem)) || e->n > ELEMENT_FIELDS_MAX)
+		return NULL;
+	for (size_t j = 0; j < e->n; j++) {
+		if (e->f[j].offset < sizeof(void *))
+			return NULL;
+		t->c.f[j] = (struct field_ref){e->f[j].offset - sizeof(void *),
+					       e->f[j].id};
+	}
+	t->c.n = e->n;
+	t->c.elements = e->n ? ELEMENTS_STRUCTS : ELEMENTS_NONE;
+	return &t->c;
+}
+
+/*
+ * In the walk: an array's references at their elements' indexes, where
+ * ObjectReferences gives the non-null ones alone (an index is then a
+ * position among those). The array is read where the runtime lays it out
+ * (an SZ array's length after the MethodTable pointer, its elements two
+ * pointers on; a multi-dimensional one's after its rank's bounds and
+ * lengths), which its size confirms (the elements fill the rest exactly),
+ * and the non-null references read must be the ones reported, in order:
+ * otherwise false, and the walk records what the runtime reported.
+ *
+ * An array of references is recorded as its elements, nulls 0 (the trace
+ * keeps a null in place, as HPROF's arrays do), from the array's memory
+ * itself. An array of structs gives each element's reference fields, nulls
+ * too, in element order, each with its field: the element's index is how
+ * many references of that field come before it. Those come in parts of
+ * BATCH, recorded here with HT_OBJ_MORE_REFERENCES but the last, which
+ * *last holds for the walk to record as the object's.
+ */
+bool array_elements(clr_uptr object, clr_uptr cls, uint64_t size,
+		    const struct class_fields *c, size_t n,
+		    const clr_uptr *refs, struct array_part *last)
+{
+	const uint8_t *data;
+	uint64_t header = 2 * sizeof(void *), bytes, length, stride, k;
+	uint32_t count;
+	size_t seen = 0, part = 0;
+
+	if (c->elements == ELEMENTS_NONE)
+		return false;
+	if (c->rank > 1)
+		header += 2 * sizeof(uint32_t) * (uint64_t)c->rank;
+	memcpy(&count, (const void *)(object + sizeof(void *)), sizeof(count));
+	/* the size counts the object header before the object's start */
+	if (size < sizeof(void *) + header)
+		return false;
+	bytes = size - sizeof(void *) - header;
+	length = count;
+	data = (const uint8_t *)(object + header);
+	stride = length ? bytes / length : 0;
+	k = c->elements == ELEMENTS_REFS ? 1 : c->n;
+	if ((length && bytes % length) || (!length && bytes) ||
+	    (c->elements == ELEMENTS_REFS && stride != sizeof(uint64_t)) ||
+	    (c->elements == ELEMENTS_STRUCTS &&
+	     c->f[c->n - 1].offset + sizeof(uint64_t) > stride))
+		return false;
+	/* the non-null references read are the reported ones */
+	for (uint64_t i = 0; i < length; i++)
+		for (uint64_t j = 0; j < k; j++) {
+			uint64_t r;
+
+			memcpy(&r, data + i * stride + (c->elements ==
+							ELEMENTS_REFS ? 0 :
+							c->f[j].offset),
+			       sizeof(r));
+			if (!r)
+				continue;
+			if (seen >= n || refs[seen] != r)
+				return false;
+			seen++;
+		}
+	if (seen != n)
+		return false;
+	if (c->elements == ELEMENTS_REFS) {
+		last->n = length;
+		last->refs = (const ht_id *)data;
+		last->fields = NULL;
+		return true;
+	}
+	for (uint64_t i = 0; i < length; i++)
+		for (uint64_t j = 0; j < k; j++) {
+			if (part == BATCH) {
+				ht_object_references_fields(
+					state.trace.rec, object, cls, size,
+					HT_OBJ_MORE_REFERENCES, part,
+					last->refs_buf, NULL, last->fields_buf,
+					-1, HT_RESULT_OK);
+				part = 0;
+			}
+			memcpy(&last->refs_buf[part],
+			       data + i * stride + c->f[j].offset,
+			       sizeof(uint64_t));
+			last->fields_buf[part++] = c->f[j].id;
+		}
+	last->n = part;
+	last->refs = last->refs_buf;
+	last->fields = last->fields_buf;
+	return true;
 }
 
 /* ---- sizes ------------------------------------------------------------------ */
