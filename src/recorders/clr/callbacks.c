@@ -15,25 +15,29 @@
 
 /* ---- the objects of a dump ------------------------------------------------- */
 
-/* An object (with its contents when it is a string whose text is
- * recorded), then the values its dependent handles keep alive, as a
- * continuation with each reference flagged HT_REF_DEPENDENT. */
+/* An object (with its values when they are recorded: read_values),
+ * then the values its dependent handles keep alive, as a continuation
+ * with each reference flagged HT_REF_DEPENDENT. */
 static void record_object(uint64_t id, uint64_t cls, uint64_t size,
-			  size_t n, const ht_id *refs, const ht_id *fields)
+			  size_t n, const ht_id *refs, const ht_id *fields,
+			  const struct class_fields *c)
 {
 	uint64_t values[64];
 	uint32_t flags[64];
 	size_t k = dependents_of(id, values, 64);
-	struct ht_array_values text;
+	struct object_values v;
 
-	if (string_contents((clr_uptr)id, cls, size, &text)) {
+	if (read_values((clr_uptr)id, cls, size, c, &v)) {
 		struct ht_event ev = {
 			.type = HT_EV_OBJECT_REFERENCES,
 			.u.object_references = {
 				.id = id, .class_id = cls, .size = size,
 				.flags = k ? HT_OBJ_MORE_REFERENCES : 0,
 				.count = n, .refs = refs, .ref_fields = fields,
-				.result = HT_RESULT_OK, .array = &text,
+				.result = HT_RESULT_OK,
+				.n_values = v.n, .value_fields = v.fields,
+				.values = v.values,
+				.array = v.has_array ? &v.array : NULL,
 			},
 		};
 
@@ -84,7 +88,8 @@ static void record_frozen_objects(void)
 		static const ht_id none[1];
 
 		record_object(f->ids[i], f->classes[i], f->sizes[i], n,
-			      n ? f->refs + f->ref_start[i] : none, NULL);
+			      n ? f->refs + f->ref_start[i] : none, NULL,
+			      fields_lookup(f->classes[i]));
 	}
 	if (f)
 		record_frozen_roots(f);
@@ -222,14 +227,14 @@ clr_hresult on_object_references(CLR_THIS, clr_uptr object, clr_uptr cls,
 
 		if (array_elements(object, cls, size, c, n, refs, &last))
 			record_object(object, cls, size, last.n, last.refs,
-				      last.fields);
+				      last.fields, c);
 		else
-			record_object(object, cls, size, n, refs, NULL);
+			record_object(object, cls, size, n, refs, NULL, c);
 	} else if (c && c->n && n <= BATCH) {
 		match_fields(c, object, size, n, refs, fields);
-		record_object(object, cls, size, n, refs, fields);
+		record_object(object, cls, size, n, refs, fields, c);
 	} else {
-		record_object(object, cls, size, n, refs, NULL);
+		record_object(object, cls, size, n, refs, NULL, c);
 	}
 	leave();
 	return CLR_S_OK;

@@ -209,7 +209,7 @@ static bool open_clr_trace(void)
 
 	runtime_version(version, sizeof(version));
 	trace_metadata_of(&meta, "libheaptrace-clr " HT_VERSION, &state.opt,
-			  state.opt.values && state.string_layout ? "strings"
+			  state.opt.values && state.string_layout ? "fields"
 								  : NULL);
 	h.metadata = meta.m;
 	h.n_metadata = meta.n;
@@ -294,8 +294,8 @@ clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 		goto fail;
 	}
 	if (!(state.string_layout = string_layout()) && state.opt.values)
-		say("the runtime gives no string layout: strings are recorded "
-		    "without their text");
+		say("the runtime gives no string layout: no values are "
+		    "recorded");
 	if (!open_clr_trace())
 		goto fail;
 	if (state.opt.allocations)

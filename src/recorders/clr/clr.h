@@ -86,6 +86,7 @@ struct dependent {
 struct field_ref {
 	uint32_t offset;
 	ht_id id;
+	uint8_t type;      /* a primitive's HT_TYPE_*; 0 a reference */
 };
 /* An array's elements: none of them a reference, each one, or each a
  * struct whose reference fields f[] holds (offsets from the element's
@@ -93,9 +94,22 @@ struct field_ref {
 enum { ELEMENTS_NONE, ELEMENTS_REFS, ELEMENTS_STRUCTS };
 struct class_fields {
 	uint8_t elements;  /* an array's: ELEMENTS_* */
+	uint8_t element_type; /* a primitive array's HT_TYPE_* (values) */
 	uint32_t rank;     /* an array's */
-	size_t n;
+	size_t n;          /* reference fields: f[0..n) */
+	size_t n_values;   /* primitive fields (values): f[n..n + n_values) */
 	struct field_ref f[];
+};
+/* What the walk records of an object's values (--values): its primitive
+ * fields', at most VALUES_MAX, and a string's text or a primitive array's
+ * contents. */
+#define VALUES_MAX 64
+struct object_values {
+	size_t n;
+	ht_id fields[VALUES_MAX];
+	uint64_t values[VALUES_MAX];
+	bool has_array;
+	struct ht_array_values array;
 };
 /* An array's table made in the walk, on the stack, before the recorder
  * has made it (arrays raise no ClassLoadFinished): its element struct's
@@ -284,8 +298,8 @@ bool array_elements(clr_uptr object, clr_uptr cls, uint64_t size,
 		    const struct class_fields *c, size_t n,
 		    const clr_uptr *refs, struct array_part *last);
 uint64_t object_size(clr_uptr object, clr_uptr cls);
-bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
-		     struct ht_array_values *out);
+bool read_values(clr_uptr object, uint64_t cls, uint64_t size,
+		 const struct class_fields *c, struct object_values *out);
 
 /* ---- tables.c: the non-GC heap, dependent handles, bounds ---- */
 void refresh_frozen(void);

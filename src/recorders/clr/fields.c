@@ -158,11 +158,34 @@ static int by_offset(const void *a, const void *b)
 	return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
-/* Declares the reference fields among a class's own laid-out ones, each
- * into out[] with a new id; how many. */
+/* The trace's type of a primitive field or array element of this
+ * CorElementType, as wide as the runtime's (an unsigned one as the signed
+ * type of its width, a native integer as a long on 64-bit, an unsigned
+ * short as a char, which the trace loads unsigned); 0 for no primitive. */
+static uint8_t value_type(unsigned et)
+{
+	switch (et) {
+	case 0x02: return HT_TYPE_BOOLEAN;
+	case 0x03: return HT_TYPE_CHAR;
+	case 0x04: case 0x05: return HT_TYPE_BYTE;
+	case 0x06: return HT_TYPE_SHORT;
+	case 0x07: return HT_TYPE_CHAR;
+	case 0x08: case 0x09: return HT_TYPE_INT;
+	case 0x0a: case 0x0b: return HT_TYPE_LONG;
+	case 0x0c: return HT_TYPE_FLOAT;
+	case 0x0d: return HT_TYPE_DOUBLE;
+	case 0x18: case 0x19:
+		return sizeof(void *) == 8 ? HT_TYPE_LONG : HT_TYPE_INT;
+	default: return 0;
+	}
+}
+
+/* Declares the reference fields among a class's own laid-out ones, or
+ * with values its primitive ones (typed), each into out[] with a new id;
+ * how many. */
 static size_t own_fields(clr_uptr cls, clr_uptr module,
 			 const struct clr_field_offset *lay, size_t n,
-			 uint32_t extra, struct field_ref *out)
+			 uint32_t extra, bool values, struct field_ref *out)
 {
 	struct clr_metadata *md = metadata_of(module);
 	size_t k = 0;
@@ -178,15 +201,21 @@ static size_t own_fields(clr_uptr cls, clr_uptr module,
 		clr_token td = 0;
 		struct ht_field f;
 
+		uint8_t type = 0;
+
 		if (CLR_FAILED(md->vtbl->GetFieldProps(
 			    md, lay[i].field, &td, w, CLRN_SEGMENT_MAX, &len,
 			    &attr, &sig, &sig_size, &ctype, &cval, &csize)) ||
-		    (attr & 0x10) || !sig_is_reference(sig, sig_size, cls))
-			continue; /* static, or no reference */
+		    (attr & 0x10))
+			continue; /* static */
+		if (values ? !(type = value_type(clrn_field_type(sig,
+								 sig_size)))
+			   : !sig_is_reference(sig, sig_size, cls))
+			continue;
 		clrn_from_utf16(name, sizeof(name), w,
 				len < CLRN_SEGMENT_MAX ? len : CLRN_SEGMENT_MAX);
 		out[k] = (struct field_ref){lay[i].offset + extra,
-					    ++state.last_field};
+					    ++state.last_field, type};
 		f = (struct ht_field){
 			.id = out[k].id,
 			.class_id = cls,
@@ -194,6 +223,7 @@ static size_t own_fields(clr_uptr cls, clr_uptr module,
 			.kind = HT_FIELD_INSTANCE,
 			.has_offset = true,
 			.offset = out[k].offset,
+			.type = type,
 		};
 		ht_fields(state.trace.rec, 1, &f);
 		k++;
@@ -214,8 +244,9 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 	const struct class_fields *up = NULL;
 	struct clr_field_offset *lay = NULL;
 	struct class_fields *f;
-	size_t inherited, k = 0;
+	size_t inherited, up_values, k = 0, kv = 0;
 	uint32_t extra;
+	bool values = state.opt.values;
 
 	if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
 		    state.info, cls, &module, &td, &parent, CLRN_MAX_ARGS,
@@ -233,17 +264,32 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 		return NULL;
 	}
 	inherited = up ? up->n : 0;
-	f = calloc(1, sizeof(*f) + (inherited + n_lay) * sizeof(f->f[0]));
+	up_values = up ? up->n_values : 0;
+	f = calloc(1, sizeof(*f) + (inherited + up_values + 2 * n_lay) *
+			       sizeof(f->f[0]));
 	if (f) {
+		struct field_ref *v;
+
 		if (inherited)
 			memcpy(f->f, up->f, inherited * sizeof(f->f[0]));
 		/* a boxed value type's fields follow its MethodTable pointer */
 		extra = n_lay && is_value_class(cls) ? sizeof(void *) : 0;
-		k = own_fields(cls, module, lay, n_lay, extra,
+		k = own_fields(cls, module, lay, n_lay, extra, false,
 			       f->f + inherited);
 		f->n = inherited + k;
 		qsort(f->f, f->n, sizeof(f->f[0]), by_offset);
-		if (k)
+		/* the primitive fields after the references, numbered after
+		 * the class's references: without values, ids are as they
+		 * were */
+		v = f->f + f->n;
+		if (up_values)
+			memcpy(v, up->f + up->n, up_values * sizeof(v[0]));
+		if (values)
+			kv = own_fields(cls, module, lay, n_lay, extra, true,
+					v + up_values);
+		f->n_values = up_values + kv;
+		qsort(v, f->n_values, sizeof(v[0]), by_offset);
+		if (k || kv)
 			saw_class(cls); /* the declaring class gets named */
 	}
 	free(lay);
@@ -283,6 +329,7 @@ static struct class_fields *build_array_fields(uint32_t et, clr_uptr elem,
 		if (f) {
 			f->elements = holds_reference(et) ? ELEMENTS_REFS
 							  : ELEMENTS_NONE;
+			f->element_type = value_type(et);
 			f->rank = (uint32_t)rank;
 		}
 		return f;
@@ -411,8 +458,10 @@ const struct class_fields *array_fields_now(clr_uptr cls,
 					   &rank) != CLR_S_OK)
 		return NULL;
 	t->c.elements = holds_reference(et) ? ELEMENTS_REFS : ELEMENTS_NONE;
+	t->c.element_type = value_type(et);
 	t->c.rank = (uint32_t)rank;
 	t->c.n = 0;
+	t->c.n_values = 0;
 	if (et != 0x11)
 		return &t->c;
 	if (!elem || !(e = fields_lookup(elem)) || e->n > ELEMENT_FIELDS_MAX)
@@ -621,8 +670,8 @@ void find_string_class_of(uint64_t cls, void *ctx)
  * against the object's size before a unit is read. A non-GC heap object
  * (a literal) never moves and is never freed.
  */
-bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
-		     struct ht_array_values *out)
+static bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
+			    struct ht_array_values *out)
 {
 	uint32_t units;
 
@@ -640,4 +689,58 @@ bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
 				  (const uint8_t *)(object +
 						    state.string_units_at),
 				  units, out);
+}
+
+/* In the walk, with values: a primitive array's contents, read where
+ * array_elements reads an array's elements (the elements filling the
+ * object's size exactly, else nothing). */
+static bool array_contents(clr_uptr object, const struct class_fields *c,
+			   uint64_t size, struct ht_array_values *out)
+{
+	uint64_t header = 2 * sizeof(void *), width;
+	uint32_t count;
+
+	if (!c->element_type || c->elements != ELEMENTS_NONE)
+		return false;
+	if (c->rank > 1)
+		header += 2 * sizeof(uint32_t) * (uint64_t)c->rank;
+	width = ht_value_type_width(c->element_type);
+	memcpy(&count, (const void *)(object + sizeof(void *)), sizeof(count));
+	if (!width || size < sizeof(void *) + header ||
+	    size - sizeof(void *) - header != (uint64_t)count * width)
+		return false;
+	return ht_array_values_of(c->element_type,
+				  (const uint8_t *)(object + header), count,
+				  out);
+}
+
+/*
+ * In the walk, with values (and the non-GC heap's objects at a dump's
+ * end): an object's primitive fields, read at their offsets (each within
+ * the object's size), and a string's text or a primitive array's
+ * contents; false when there is nothing to record. The memory is read as
+ * a string's is (string_contents says why that is safe); a field is
+ * little-endian, as the runtime keeps it on the platforms it runs on
+ * (string_layout refuses values elsewhere).
+ */
+bool read_values(clr_uptr object, uint64_t cls, uint64_t size,
+		 const struct class_fields *c, struct object_values *out)
+{
+	out->n = 0;
+	out->has_array = false;
+	if (!state.opt.values || !state.string_layout)
+		return false;
+	out->has_array = string_contents(object, cls, size, &out->array) ||
+			 (c && array_contents(object, c, size, &out->array));
+	for (size_t j = 0; c && j < c->n_values && out->n < VALUES_MAX; j++) {
+		const struct field_ref *f = &c->f[c->n + j];
+		unsigned width = ht_value_type_width(f->type);
+
+		if (!width || f->offset + width > size)
+			continue;
+		out->fields[out->n] = f->id;
+		out->values[out->n++] = ht_value_load(
+			f->type, (const uint8_t *)(object + f->offset));
+	}
+	return out->has_array || out->n;
 }

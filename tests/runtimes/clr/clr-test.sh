@@ -164,9 +164,9 @@ record "$work/values-server.ht" 0 --values -- dotnet "$app" $N 0
 unset DOTNET_gcServer DOTNET_GCHeapCount
 texts "values, server GC" "$work/values-server.ht" ||
 	fail "values: the strings' text under server GC"
-"$heaptrace" cat "$t" | head -20 | grep -q '^  values: strings' &&
-	ok "values: the header says values: strings" ||
-	fail "values: the header does not say values: strings"
+"$heaptrace" cat "$t" | head -20 | grep -q '^  values: fields' &&
+	ok "values: the header says values: fields" ||
+	fail "values: the header does not say values: fields"
 # without --values (major.ht): no string keeps a text, no event an array
 python3 "$src/../check-strings.py" --label "no values" --none \
 	"$heaptrace" "$work/major.ht" Texts || fail "no values: a text is kept"

@@ -53,7 +53,7 @@ WRAPPER
 	;;
 esac
 
-for mode in plain; do
+for mode in plain values; do
 	opt=
 	[ $mode = values ] && opt=--values
 	"$heaptrace" record -q --dump-on exit $opt -o "$work/$mode.ht" -- \
