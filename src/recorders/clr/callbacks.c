@@ -230,7 +230,7 @@ clr_hresult on_object_references(CLR_THIS, clr_uptr object, clr_uptr cls,
 				      last.fields, c);
 		else
 			record_object(object, cls, size, n, refs, NULL, c);
-	} else if (c && c->n && n <= BATCH) {
+	} else if (c && (c->n || c->n_structs) && n <= BATCH) {
 		match_fields(c, object, size, n, refs, fields);
 		record_object(object, cls, size, n, refs, fields, c);
 	} else {

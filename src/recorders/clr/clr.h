@@ -85,6 +85,8 @@ struct dependent {
  * object's start: immutable once published. */
 struct field_ref {
 	uint32_t offset;
+	uint32_t length;   /* an embedded struct's bytes (UINT32_MAX: to the
+			      object's end) */
 	ht_id id;
 	uint8_t type;      /* a primitive's HT_TYPE_*; 0 a reference */
 };
@@ -98,6 +100,7 @@ struct class_fields {
 	uint32_t rank;     /* an array's */
 	size_t n;          /* reference fields: f[0..n) */
 	size_t n_values;   /* primitive fields (values): f[n..n + n_values) */
+	size_t n_structs;  /* embedded structs, after the values */
 	struct field_ref f[];
 };
 /* What the walk records of an object's values (--values): its primitive

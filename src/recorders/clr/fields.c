@@ -180,12 +180,43 @@ static uint8_t value_type(unsigned et)
 	}
 }
 
-/* Declares the reference fields among a class's own laid-out ones, or
- * with values its primitive ones (typed), each into out[] with a new id;
- * how many. */
+/* Does a field of this signature embed a struct (a value type that is no
+ * primitive), whose references the walk may find inside it? */
+static bool sig_is_struct(const uint8_t *sig, size_t len)
+{
+	unsigned et = clrn_field_type(sig, len);
+	unsigned param = 0;
+
+	/* a generic instance of a value type: VALUETYPE follows GENERICINST */
+	return et == 0x11 ||
+	       (et == 0x15 && clrn_field_sig(sig, len, &param) ==
+				      CLRN_HOLDS_VALUE);
+}
+
+/* The bytes field i of a class's own laid-out ones spans: up to the next
+ * one's offset, the last one to the object's end. */
+static uint32_t span_of(const struct clr_field_offset *lay, size_t n,
+			size_t i)
+{
+	uint32_t next = UINT32_MAX;
+
+	for (size_t j = 0; j < n; j++)
+		if (lay[j].offset > lay[i].offset &&
+		    (uint32_t)lay[j].offset - lay[i].offset < next)
+			next = (uint32_t)lay[j].offset - lay[i].offset;
+	return next;
+}
+
+enum own_kind { OWN_REFERENCES, OWN_VALUES, OWN_STRUCTS };
+
+/* Declares the fields of one kind among a class's own laid-out ones (its
+ * references; with values its primitive ones, typed; the structs it
+ * embeds, declared as reference fields: a reference read from inside one
+ * is named by it), each into out[] with a new id; how many. */
 static size_t own_fields(clr_uptr cls, clr_uptr module,
 			 const struct clr_field_offset *lay, size_t n,
-			 uint32_t extra, bool values, struct field_ref *out)
+			 uint32_t extra, enum own_kind kind,
+			 struct field_ref *out)
 {
 	struct clr_metadata *md = metadata_of(module);
 	size_t k = 0;
@@ -208,14 +239,20 @@ static size_t own_fields(clr_uptr cls, clr_uptr module,
 			    &attr, &sig, &sig_size, &ctype, &cval, &csize)) ||
 		    (attr & 0x10))
 			continue; /* static */
-		if (values ? !(type = value_type(clrn_field_type(sig,
-								 sig_size)))
-			   : !sig_is_reference(sig, sig_size, cls))
+		if (kind == OWN_VALUES ?
+			    !(type = value_type(clrn_field_type(sig,
+								sig_size))) :
+		    kind == OWN_STRUCTS ? !sig_is_struct(sig, sig_size) :
+			    !sig_is_reference(sig, sig_size, cls))
 			continue;
 		clrn_from_utf16(name, sizeof(name), w,
 				len < CLRN_SEGMENT_MAX ? len : CLRN_SEGMENT_MAX);
-		out[k] = (struct field_ref){lay[i].offset + extra,
-					    ++state.last_field, type};
+		out[k] = (struct field_ref){
+			.offset = lay[i].offset + extra,
+			.length = kind == OWN_STRUCTS ? span_of(lay, n, i) : 0,
+			.id = ++state.last_field,
+			.type = type,
+		};
 		f = (struct ht_field){
 			.id = out[k].id,
 			.class_id = cls,
@@ -244,7 +281,7 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 	const struct class_fields *up = NULL;
 	struct clr_field_offset *lay = NULL;
 	struct class_fields *f;
-	size_t inherited, up_values, k = 0, kv = 0;
+	size_t inherited, up_values, up_structs, k = 0, kv = 0, ks = 0;
 	uint32_t extra;
 	bool values = state.opt.values;
 
@@ -265,16 +302,17 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 	}
 	inherited = up ? up->n : 0;
 	up_values = up ? up->n_values : 0;
-	f = calloc(1, sizeof(*f) + (inherited + up_values + 2 * n_lay) *
-			       sizeof(f->f[0]));
+	up_structs = up ? up->n_structs : 0;
+	f = calloc(1, sizeof(*f) + (inherited + up_values + up_structs +
+				    3 * n_lay) * sizeof(f->f[0]));
 	if (f) {
-		struct field_ref *v;
+		struct field_ref *v, *st;
 
 		if (inherited)
 			memcpy(f->f, up->f, inherited * sizeof(f->f[0]));
 		/* a boxed value type's fields follow its MethodTable pointer */
 		extra = n_lay && is_value_class(cls) ? sizeof(void *) : 0;
-		k = own_fields(cls, module, lay, n_lay, extra, false,
+		k = own_fields(cls, module, lay, n_lay, extra, OWN_REFERENCES,
 			       f->f + inherited);
 		f->n = inherited + k;
 		qsort(f->f, f->n, sizeof(f->f[0]), by_offset);
@@ -285,11 +323,19 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 		if (up_values)
 			memcpy(v, up->f + up->n, up_values * sizeof(v[0]));
 		if (values)
-			kv = own_fields(cls, module, lay, n_lay, extra, true,
-					v + up_values);
+			kv = own_fields(cls, module, lay, n_lay, extra,
+					OWN_VALUES, v + up_values);
 		f->n_values = up_values + kv;
 		qsort(v, f->n_values, sizeof(v[0]), by_offset);
-		if (k || kv)
+		/* then the embedded structs */
+		st = v + f->n_values;
+		if (up_structs)
+			memcpy(st, up->f + up->n + up->n_values,
+			       up_structs * sizeof(st[0]));
+		ks = own_fields(cls, module, lay, n_lay, extra, OWN_STRUCTS,
+				st + up_structs);
+		f->n_structs = up_structs + ks;
+		if (k || kv || ks)
 			saw_class(cls); /* the declaring class gets named */
 	}
 	free(lay);
@@ -346,8 +392,10 @@ static struct class_fields *build_array_fields(uint32_t et, clr_uptr elem,
 			free(f);
 			return NULL; /* not a boxed struct's layout */
 		}
-		f->f[j] = (struct field_ref){e->f[j].offset - sizeof(void *),
-					     e->f[j].id};
+		f->f[j] = (struct field_ref){
+			.offset = e->f[j].offset - sizeof(void *),
+			.id = e->f[j].id,
+		};
 	}
 	f->n = e->n;
 	return f;
@@ -405,6 +453,32 @@ void prepare_fields_of(uint64_t cls, void *ctx)
 	prepare_fields((clr_uptr)cls, false);
 }
 
+/* In the walk, for a reference no field holds: the struct embedded in the
+ * object that holds it (its pointer found among the struct's aligned
+ * words), or 0. */
+static ht_id struct_field_holding(const struct class_fields *c,
+				  clr_uptr object, uint64_t size, uint64_t ref)
+{
+	const struct field_ref *st = c->f + c->n + c->n_values;
+
+	for (size_t j = 0; j < c->n_structs; j++) {
+		uint64_t end = (uint64_t)st[j].offset + st[j].length;
+
+		/* the size counts the header before the object's start */
+		if (end > size - sizeof(void *))
+			end = size - sizeof(void *);
+		for (uint64_t at = st[j].offset; at + sizeof(uint64_t) <= end;
+		     at += sizeof(uint64_t)) {
+			uint64_t word;
+
+			memcpy(&word, (const void *)(object + at), sizeof(word));
+			if (word == ref)
+				return st[j].id;
+		}
+	}
+	return 0;
+}
+
 /* In the walk: the field each reference was read from, by matching the
  * pointers the class's fields hold with the references reported (each
  * pointer used once: two fields may hold the same object). */
@@ -437,6 +511,8 @@ void match_fields(const struct class_fields *c, clr_uptr object,
 				break;
 			}
 		}
+		if (!out[i] && c->n_structs)
+			out[i] = struct_field_holding(c, object, size, refs[i]);
 	}
 }
 
@@ -462,6 +538,7 @@ const struct class_fields *array_fields_now(clr_uptr cls,
 	t->c.rank = (uint32_t)rank;
 	t->c.n = 0;
 	t->c.n_values = 0;
+	t->c.n_structs = 0;
 	if (et != 0x11)
 		return &t->c;
 	if (!elem || !(e = fields_lookup(elem)) || e->n > ELEMENT_FIELDS_MAX)
@@ -469,8 +546,10 @@ const struct class_fields *array_fields_now(clr_uptr cls,
 	for (size_t j = 0; j < e->n; j++) {
 		if (e->f[j].offset < sizeof(void *))
 			return NULL;
-		t->c.f[j] = (struct field_ref){e->f[j].offset - sizeof(void *),
-					       e->f[j].id};
+		t->c.f[j] = (struct field_ref){
+			.offset = e->f[j].offset - sizeof(void *),
+			.id = e->f[j].id,
+		};
 	}
 	t->c.n = e->n;
 	t->c.elements = e->n ? ELEMENTS_STRUCTS : ELEMENTS_NONE;

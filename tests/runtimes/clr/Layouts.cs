@@ -16,12 +16,21 @@ namespace Layouts
     class ListTarget { }
     class ArrayTarget { }
     class StructTarget { }
+    class HolderTarget { }
 
     struct Pair
     {
         public int Number;
         public string Key;
         public object Value;
+    }
+
+    // a struct embedded in an object: its references are named by it
+    class Holder
+    {
+        public int Before;
+        public Pair Inner;
+        public object After;
     }
 
     static class Program
@@ -33,6 +42,7 @@ namespace Layouts
         static HashSet<string> Set;
         static Queue<object> Line;
         static Stack<object> Pile;
+        static Holder Hold;
 
         static void Expect(object o, string step)
         {
@@ -73,6 +83,11 @@ namespace Layouts
                 Pairs[i] = new Pair { Number = i, Key = i % 2 == 0 ? "p" + i : null };
             Pairs[3].Value = new StructTarget();
             Expect(Pairs[3].Value, "Pair[][3].Value");
+
+            Hold = new Holder { Before = 1, After = new object() };
+            Hold.Inner.Number = 2;
+            Hold.Inner.Value = new HolderTarget();
+            Expect(Hold.Inner.Value, "Holder.Inner");
 
             Set = new HashSet<string>();
             for (int i = 0; i < 5; i++)

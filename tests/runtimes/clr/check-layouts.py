@@ -10,7 +10,8 @@ Checks, one line each (FAIL: or ok:), exits 1 if any failed:
     dump is reached by a path whose last step ends with STEP: an array's
     element by its index among nulls (Object[][777]), a struct's field
     inside an array's element (Pair[][3].Value, a Dictionary's
-    Entry[][12].value);
+    Entry[][12].value), a struct embedded in an object by the object's
+    field (Holder.Inner);
   - with --values, for each "collection NAME SIZE CAPACITY" line: `top`
     labels a System.Collections.Generic.NAME<...> "size SIZE of CAPACITY"
     (the runtime may hold others of its class); without, every one "size

@@ -2,7 +2,8 @@
 # layouts-test.sh - the CoreCLR recorder's arrays and collections on a real
 # .NET runtime: Layouts.cs (built here with the SDK, offline) holds objects
 # at known elements of arrays with nulls, of an array of structs and of a
-# Dictionary's entries, and collections of known fill; its dump at exit,
+# Dictionary's entries, inside a struct embedded in an object, and
+# collections of known fill; its dump at exit,
 # recorded with and without --values, is checked by check-layouts.py.
 #
 # usage: layouts-test.sh HEAPTRACE SOURCE_DIR WORK_DIR
