@@ -277,10 +277,11 @@ unsigned clrn_field_type(const uint8_t *sig, size_t len)
 enum clrn_field_holds clrn_field_sig(const uint8_t *sig, size_t len,
 				     unsigned *param)
 {
-	const uint8_t *p = field_type_at(sig, len), *end = sig + len;
+	const uint8_t *p = field_type_at(sig, len), *end;
 
 	if (!p)
 		return CLRN_HOLDS_VALUE;
+	end = sig + len;
 	switch (*p) {
 	case ET_STRING:
 	case ET_CLASS:
