@@ -28,8 +28,12 @@ enum length_rule {
 	 * keep null elements in place), or its values when the dump kept
 	 * them */
 	LENGTH_REFERENCES,
-	/* its values only: the CLR reports no null element, so a count of
-	 * references is no length */
+	/* its values (a primitive array's contents); for an array of
+	 * references, its element references only when the collection
+	 * itself carries field values: the CLR runtime reports no null
+	 * element, so a count of references is no length, but the CLR
+	 * recorder that reads fields reads arrays too and keeps their nulls
+	 * in place */
 	LENGTH_VALUES,
 };
 
@@ -250,8 +254,9 @@ static uint64_t element_references(const struct heap *h, uint32_t array)
 	return n;
 }
 
-static bool array_length(const struct heap *h, uint32_t array,
-			 enum length_rule rule, uint64_t *length)
+static bool array_length(const struct heap *h, uint32_t object,
+			 uint32_t array, enum length_rule rule,
+			 uint64_t *length)
 {
 	struct value_record r;
 
@@ -259,7 +264,8 @@ static bool array_length(const struct heap *h, uint32_t array,
 		*length = r.array.length;
 		return true;
 	}
-	if (rule != LENGTH_REFERENCES)
+	if (rule != LENGTH_REFERENCES &&
+	    !(heap_object_values(h, object, &r) && r.left > 0))
 		return false;
 	*length = element_references(h, array);
 	return true;
@@ -359,7 +365,7 @@ static void measure_capacity(const struct heap *h, uint32_t object,
 		return;
 	}
 	c->array = array;
-	if (!array_length(h, c->array, k->length, &length))
+	if (!array_length(h, object, c->array, k->length, &length))
 		return;
 	c->has_capacity = true;
 	c->capacity = length / k->slots_per_entry;

@@ -75,6 +75,24 @@ static uint64_t element_index(const struct heap *h, uint32_t from, uint64_t e)
 	return e - first;
 }
 
+/* The index of the element whose struct field reference e of array `from`
+ * was read from: a recorder that names such fields (the CLR's) gives each
+ * element's reference fields, nulls too, in element order, so the fields
+ * repeat every k references, k being where the first one comes again. */
+static uint64_t struct_element_index(const struct heap *h, uint32_t from,
+				     uint64_t e)
+{
+	uint64_t first = heap_ref_start(h, from), k = 1;
+	uint32_t f0;
+
+	while (first < e && is_link(h, from, first))
+		first++;
+	f0 = heap_ref_field(h, from, first);
+	while (first + k <= e && heap_ref_field(h, from, first + k) != f0)
+		k++;
+	return (e - first) / k;
+}
+
 const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 		      char *buf)
 {
@@ -82,15 +100,25 @@ const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 	const struct heap_field *f = heap_field_at(h, heap_ref_field(h, from, e));
 	uint64_t at;
 	char cls[NAME_TEXT];
-	const char *name;
+	const char *name = NULL;
 
 	buf[0] = '\0';
+	if (f && f->class_id != 0 && f->kind == HT_FIELD_INSTANCE &&
+	    heap_has_fields(h) &&
+	    class_name_is_array(name = heap_class_name(h, from, cls))) {
+		/* a struct's field in an array's element */
+		text_add(&t, "%s[%llu].%s", name,
+			 (unsigned long long)struct_element_index(h, from, e),
+			 f->name ? f->name : "?");
+		return buf;
+	}
 	if (f) {
 		add_field(&t, h, f);
 		return buf;
 	}
 	at = element_index(h, from, e);
-	name = heap_class_name(h, from, cls);
+	if (!name)
+		name = heap_class_name(h, from, cls);
 	if (heap_has_fields(h) && class_name_is_array(name))
 		text_add(&t, "%s", name);
 	text_add(&t, "[%llu]", (unsigned long long)at);

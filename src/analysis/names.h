@@ -32,7 +32,8 @@ const char *object_class_text(const struct heap *h, uint32_t object,
 /* The step through reference e (an index into h->ref) of object `from`:
  * "demo.Holder.cache", "static demo.HeapDemo.listHead",
  * "java.lang.Object[][12]" (an array's element, when the trace carries
- * fields); "[3]" (its position among the object's references) when no
+ * fields), "Entry[][3]._value" (a field of the struct that is an array's
+ * element); "[3]" (its position among the object's references) when no
  * field is known. */
 const char *step_text(const struct heap *h, uint32_t from, uint64_t e,
 		      char *buf);

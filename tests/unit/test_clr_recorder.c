@@ -283,6 +283,22 @@ Test(field_sig, values)
 	cr_assert_eq(holds(gvt, sizeof(gvt), &p), CLRN_HOLDS_VALUE);
 }
 
+Test(field_sig, the_type_past_custom_modifiers)
+{
+	/* int32, a volatile (modreq) uint16, a struct; no field's */
+	static const uint8_t i4[] = {0x06, 0x08},
+			     vol[] = {0x06, 0x1f, 0x49, 0x07},
+			     vt[] = {0x06, 0x11, 0x49}, method[] = {0x00, 0x08},
+			     cut[] = {0x06, 0x1f};
+
+	cr_assert_eq(clrn_field_type(i4, sizeof(i4)), 0x08);
+	cr_assert_eq(clrn_field_type(vol, sizeof(vol)), 0x07);
+	cr_assert_eq(clrn_field_type(vt, sizeof(vt)), 0x11);
+	cr_assert_eq(clrn_field_type(method, sizeof(method)), 0);
+	cr_assert_eq(clrn_field_type(cut, sizeof(cut)), 0);
+	cr_assert_eq(clrn_field_type(NULL, 0), 0);
+}
+
 Test(field_sig, generic_instance_of_a_class)
 {
 	static const uint8_t gc[] = {0x06, 0x15, 0x12, 0x49, 0x01, 0x0e};

@@ -114,7 +114,8 @@ Test(collections, measured_with_values)
 		{0x1041, CHM, 5, 8, 48, 48 * 3 / 8},
 		{0x1060, "java.util.IdentityHashMap", 1, 4, 48, 48 * 3 / 4},
 		{0x1070, DICT, 3, 7, 56 + 192, (56 + 192) * 4 / 7},
-		{0x1080, "System.Collections.Generic.List", 2, -1, 0, 0},
+		/* its String[]'s nulls kept: the List's values say so */
+		{0x1080, "System.Collections.Generic.List", 2, 4, 56, 56 * 2 / 4},
 	};
 	struct heap *h = load(true);
 
@@ -262,7 +263,7 @@ Test(labels, with_values)
 	static const struct expected_label want[] = {
 		{0x1000, "size 3 of 16"},
 		{0x1001, "size 0 of 0"},
-		{0x1080, "size 2, capacity unknown"},
+		{0x1080, "size 2 of 4"},
 		{0x4000, "\"line1\nsaid \"hi\"\t|x\""},
 		{0x4001, "\"0123456789012345678901234567890123456789\"..."},
 		{0x4002, "\"h\xc3\xa9llo\xe2\x82\xac\""},

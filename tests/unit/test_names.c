@@ -17,6 +17,7 @@ static struct heap_class classes[] = {
 	{.id = 0x10, .name = "java.lang.Class"},
 	{.id = 0x30, .name = "demo.Holder"},
 	{.id = 0x40, .name = "java.lang.Object[]"},
+	{.id = 0x50, .name = "Demo.Pair[]"},
 	{.id = 0x60, .name = "demo.HeapDemo"},
 	{.id = 0x70, .name = NULL},
 };
@@ -27,6 +28,8 @@ static struct heap_field fields[] = {
 	{.id = 2, .class_id = 0x60, .name = "listHead", .kind = HT_FIELD_STATIC},
 	{.id = 9, .class_id = 0, .name = NULL},
 	{.id = 4, .class_id = 0x99, .name = "x", .kind = HT_FIELD_INSTANCE},
+	{.id = 5, .class_id = 0x55, .name = "Key", .kind = HT_FIELD_INSTANCE},
+	{.id = 6, .class_id = 0x55, .name = "Value", .kind = HT_FIELD_INSTANCE},
 };
 
 static struct heap_name threads[] = {{.id = 0x1, .name = "main"}};
@@ -37,18 +40,23 @@ static struct heap_name methods[] = {{.id = 0x900, .name = "demo.Main.main"}};
  * 0x2000 demo.Holder:        cache 0x3000, (field 9) null, (field 4) null
  * 0x3000 java.lang.Object[]: [0] null, [1] 0x2000
  * 0x4000 java.lang.Class     (no class has its id)
+ * 0x5000 Demo.Pair[]:        three structs (Demo.Pair, 0x55) of a Key and a
+ *                            Value each, nulls kept, as the CLR recorder
+ *                            gives them: [1].Value 0x2000
  */
-static ht_id ids[] = {0x60, 0x2000, 0x3000, 0x4000};
-static uint32_t cls[] = {0, 1, 2, 0};
-static uint32_t sizes[] = {64, 24, 40, 64};
-static uint64_t ref_start[] = {0, 1, 4, 6, 6};
-static uint32_t refs[] = {1, 2, HEAP_NULL_REF, HEAP_NULL_REF, HEAP_NULL_REF, 1};
+static ht_id ids[] = {0x60, 0x2000, 0x3000, 0x4000, 0x5000};
+static uint32_t cls[] = {0, 1, 2, 0, 3};
+static uint32_t sizes[] = {64, 24, 40, 64, 72};
+static uint64_t ref_start[] = {0, 1, 4, 6, 6, 12};
+static uint32_t refs[] = {1, 2, HEAP_NULL_REF, HEAP_NULL_REF, HEAP_NULL_REF, 1,
+			  HEAP_NULL_REF, HEAP_NULL_REF, HEAP_NULL_REF, 1,
+			  HEAP_NULL_REF, HEAP_NULL_REF};
 /* No object follows a class layout: each is listed with its fields. */
 static uint64_t follows_none[1];
-static uint64_t no_layouts[7];
-static uint32_t odd[] = {0, 1, 2, 3};
-static uint64_t odd_start[] = {0, 1, 4, 6, 6};
-static uint32_t odd_field[] = {2, 1, 3, 4, 0, 0};
+static uint64_t no_layouts[8];
+static uint32_t odd[] = {0, 1, 2, 3, 4};
+static uint64_t odd_start[] = {0, 1, 4, 6, 6, 12};
+static uint32_t odd_field[] = {2, 1, 3, 4, 0, 0, 5, 6, 5, 6, 5, 6};
 
 static struct heap h;
 
@@ -63,7 +71,7 @@ static void with_fields(void)
 		.methods = methods,
 		.n_fields = ARRAY_SIZE(fields),
 		.fields = fields,
-		.n = 4,
+		.n = 5,
 		.id = ids,
 		.cls = cls,
 		.size = sizes,
@@ -71,7 +79,7 @@ static void with_fields(void)
 		.ref = refs,
 		.field_follows = follows_none,
 		.layout_start = no_layouts,
-		.n_odd = 4,
+		.n_odd = 5,
 		.odd = odd,
 		.odd_start = odd_start,
 		.odd_field = odd_field,
@@ -128,6 +136,13 @@ Test(steps, array_elements_by_index, .init = with_fields)
 {
 	cr_assert_str_eq(step(2, 4), "java.lang.Object[][0]");
 	cr_assert_str_eq(step(2, 5), "java.lang.Object[][1]");
+}
+
+Test(steps, struct_fields_inside_array_elements, .init = with_fields)
+{
+	cr_assert_str_eq(step(4, 6), "Demo.Pair[][0].Key");
+	cr_assert_str_eq(step(4, 9), "Demo.Pair[][1].Value");
+	cr_assert_str_eq(step(4, 11), "Demo.Pair[][2].Value");
 }
 
 Test(steps, array_elements_as_the_jvm_spells_arrays, .init = with_fields)

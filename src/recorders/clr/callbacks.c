@@ -15,25 +15,29 @@
 
 /* ---- the objects of a dump ------------------------------------------------- */
 
-/* An object (with its contents when it is a string whose text is
- * recorded), then the values its dependent handles keep alive, as a
- * continuation with each reference flagged HT_REF_DEPENDENT. */
+/* An object (with its values when they are recorded: read_values),
+ * then the values its dependent handles keep alive, as a continuation
+ * with each reference flagged HT_REF_DEPENDENT. */
 static void record_object(uint64_t id, uint64_t cls, uint64_t size,
-			  size_t n, const ht_id *refs, const ht_id *fields)
+			  size_t n, const ht_id *refs, const ht_id *fields,
+			  const struct class_fields *c)
 {
 	uint64_t values[64];
 	uint32_t flags[64];
 	size_t k = dependents_of(id, values, 64);
-	struct ht_array_values text;
+	struct object_values v;
 
-	if (string_contents((clr_uptr)id, cls, size, &text)) {
+	if (read_values((clr_uptr)id, cls, size, c, &v)) {
 		struct ht_event ev = {
 			.type = HT_EV_OBJECT_REFERENCES,
 			.u.object_references = {
 				.id = id, .class_id = cls, .size = size,
 				.flags = k ? HT_OBJ_MORE_REFERENCES : 0,
 				.count = n, .refs = refs, .ref_fields = fields,
-				.result = HT_RESULT_OK, .array = &text,
+				.result = HT_RESULT_OK,
+				.n_values = v.n, .value_fields = v.fields,
+				.values = v.values,
+				.array = v.has_array ? &v.array : NULL,
 			},
 		};
 
@@ -69,18 +73,23 @@ static void record_frozen_roots(const struct frozen *f)
 	}
 }
 
+/* The walk of .NET 8 to 10 reported them already (tables.c): then they
+ * are only rooted here. */
 static void record_frozen_objects(void)
 {
 	struct frozen *f;
+	bool walked;
 
 	atomic_fetch_add(&state.frozen_readers, 1);
 	f = atomic_load(&state.frozen);
-	for (size_t i = 0; f && i < f->n; i++) {
+	walked = frozen_walked(f);
+	for (size_t i = 0; f && !walked && i < f->n; i++) {
 		size_t n = f->ref_start[i + 1] - f->ref_start[i];
 		static const ht_id none[1];
 
 		record_object(f->ids[i], f->classes[i], f->sizes[i], n,
-			      n ? f->refs + f->ref_start[i] : none, NULL);
+			      n ? f->refs + f->ref_start[i] : none, NULL,
+			      fields_lookup(f->classes[i]));
 	}
 	if (f)
 		record_frozen_roots(f);
@@ -115,8 +124,10 @@ clr_hresult on_collection_started(CLR_THIS, int n, clr_bool collected[],
 		if (collected[i])
 			gens |= 1u << i;
 	dump = dump_this_gc(gens);
-	if (dump)
+	if (dump) {
 		dependents_clear();
+		frozen_walk_begin();
+	}
 	set_flag(&state.dump_gc, dump);
 	/* The bounds at the start go just before gc_started, which the
 	 * shim writes after every other thread's events: recorded after
@@ -199,8 +210,9 @@ clr_hresult on_dependents(CLR_THIS, clr_ulong n, clr_uptr keys[],
 clr_hresult on_object_references(CLR_THIS, clr_uptr object, clr_uptr cls,
 				 clr_ulong n, clr_uptr refs[])
 {
-	clr_uptr size = 0;
+	uint64_t size;
 	const struct class_fields *c;
+	union array_table now;
 	ht_id fields[BATCH];
 
 	(void)self;
@@ -210,14 +222,25 @@ clr_hresult on_object_references(CLR_THIS, clr_uptr object, clr_uptr cls,
 	}
 	if (!flag(&state.dump_gc) || !enter())
 		return CLR_E_FAIL;
-	state.info->vtbl->GetObjectSize2(state.info, object, &size);
+	size = object_size(object, cls);
+	frozen_walk_saw(object);
 	saw_class(cls);
 	c = fields_lookup(cls);
-	if (c && c->n && n <= BATCH) {
+	if (!c)
+		c = array_fields_now(cls, &now);
+	if (c && c->elements) {
+		struct array_part last;
+
+		if (array_elements(object, cls, size, c, n, refs, &last))
+			record_object(object, cls, size, last.n, last.refs,
+				      last.fields, c);
+		else
+			record_object(object, cls, size, n, refs, NULL, c);
+	} else if (c && (c->n || c->n_structs) && n <= BATCH) {
 		match_fields(c, object, size, n, refs, fields);
-		record_object(object, cls, size, n, refs, fields);
+		record_object(object, cls, size, n, refs, fields, c);
 	} else {
-		record_object(object, cls, size, n, refs, NULL);
+		record_object(object, cls, size, n, refs, NULL, c);
 	}
 	leave();
 	return CLR_S_OK;
@@ -253,6 +276,7 @@ clr_hresult on_collection_finished(CLR_THIS)
 
 		if (used > atomic_load(&state.dependents_peak))
 			atomic_store(&state.dependents_peak, used);
+		frozen_walk_end();
 		/* the recorder thread lists the non-GC heap, then names */
 		name_dump();
 		record_frozen_objects();
@@ -289,13 +313,11 @@ clr_hresult on_class_loaded(CLR_THIS, clr_uptr cls, clr_hresult status)
 
 clr_hresult on_allocated(CLR_THIS, clr_uptr object, clr_uptr cls)
 {
-	clr_uptr size = 0;
-
 	(void)self;
 	if (!enter())
 		return CLR_S_OK;
-	state.info->vtbl->GetObjectSize2(state.info, object, &size);
-	ht_object_allocated(state.trace.rec, object, cls, size);
+	ht_object_allocated(state.trace.rec, object, cls,
+			    object_size(object, cls));
 	saw_class(cls);
 	leave();
 	return CLR_S_OK;

@@ -23,10 +23,10 @@
  *     each key to its value (flagged HT_REF_DEPENDENT); ObjectReferences as
  *     one object_references each, with its size. They land inside the GC:
  *     a GC dump. The objects of the non-GC heap (string literals, frozen
- *     RuntimeType objects), which the walk does not visit but which its
- *     objects reference, are added to each dump from a list taken with
- *     EnumerateNonGCObjects, each also a root of kind other (the runtime
- *     never frees them).
+ *     RuntimeType objects), which the walk's objects reference, are each
+ *     a root of kind other (the runtime never frees them), from a list
+ *     taken with EnumerateNonGCObjects; the list's objects are added to
+ *     the dump when the walk did not report them itself (tables.c).
  *   - ObjectAllocated (alloc): object_allocated; ThreadCreated ("thread
  *     N", its system id) and ThreadNameChanged: thread.
  *   - field identity: ObjectReferences gives no offsets, but the object's
@@ -212,7 +212,8 @@ static bool open_clr_trace(void)
 
 	runtime_version(version, sizeof(version));
 	trace_metadata_of(&meta, "libheaptrace-clr " HT_VERSION, &state.opt,
-			  state.string_layout ? "strings" : NULL);
+			  state.opt.values && state.string_layout ? "fields"
+								  : NULL);
 	if (state.attached)
 		meta.m[meta.n++] = (struct ht_metadata){"attached", "yes"};
 	h.metadata = meta.m;
@@ -317,9 +318,9 @@ clr_hresult start_recording(void *info_unknown, const char *attach_options)
 		say("out of memory; not recording");
 		goto fail;
 	}
-	if (state.opt.values && !(state.string_layout = string_layout()))
-		say("the runtime gives no string layout: strings are recorded "
-		    "without their text");
+	if (!(state.string_layout = string_layout()) && state.opt.values)
+		say("the runtime gives no string layout: no values are "
+		    "recorded");
 	if (!open_clr_trace())
 		goto fail;
 	if (state.opt.allocations)

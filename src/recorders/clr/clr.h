@@ -59,6 +59,8 @@
  * object that the walk matches at most. */
 #define FIRST_FIELD_CLASSES 16384
 #define MATCH_FIELDS_MAX 256
+/* Objects a walk keeps to look up in the non-GC heap's list at its end. */
+#define WALK_FIRST_MAX 64
 
 __attribute__((visibility("default")))
 clr_hresult DllGetClassObject(const struct clr_guid *clsid,
@@ -87,11 +89,50 @@ struct dependent {
  * object's start: immutable once published. */
 struct field_ref {
 	uint32_t offset;
+	uint32_t length;   /* an embedded struct's bytes (UINT32_MAX: to the
+			      object's end) */
 	ht_id id;
+	uint8_t type;      /* a primitive's HT_TYPE_*; 0 a reference */
 };
+/* An array's elements: none of them a reference, each one, or each a
+ * struct whose reference fields f[] holds (offsets from the element's
+ * start, ids the struct's own fields). */
+enum { ELEMENTS_NONE, ELEMENTS_REFS, ELEMENTS_STRUCTS };
 struct class_fields {
-	size_t n;
+	uint8_t elements;  /* an array's: ELEMENTS_* */
+	uint8_t element_type; /* a primitive array's HT_TYPE_* (values) */
+	uint32_t rank;     /* an array's */
+	size_t n;          /* reference fields: f[0..n) */
+	size_t n_values;   /* primitive fields (values): f[n..n + n_values) */
+	size_t n_structs;  /* embedded structs, after the values */
 	struct field_ref f[];
+};
+/* What the walk records of an object's values (--values): its primitive
+ * fields', at most VALUES_MAX, and a string's text or a primitive array's
+ * contents. */
+#define VALUES_MAX 64
+struct object_values {
+	size_t n;
+	ht_id fields[VALUES_MAX];
+	uint64_t values[VALUES_MAX];
+	bool has_array;
+	struct ht_array_values array;
+};
+/* An array's table made in the walk, on the stack, before the recorder
+ * has made it (arrays raise no ClassLoadFinished): its element struct's
+ * reference fields, up to ELEMENT_FIELDS_MAX. */
+#define ELEMENT_FIELDS_MAX 32
+union array_table {
+	struct class_fields c;
+	unsigned char room[sizeof(struct class_fields) +
+			   ELEMENT_FIELDS_MAX * sizeof(struct field_ref)];
+};
+/* The last part of an array's references, which the walk records as the
+ * object's (array_elements recorded the parts before it). */
+struct array_part {
+	size_t n;
+	const ht_id *refs, *fields;
+	ht_id refs_buf[BATCH], fields_buf[BATCH];
 };
 
 /* Class id -> its fields, read inside GCs without a lock: open addressing,
@@ -111,6 +152,7 @@ struct frozen {
 	uint64_t *ids, *classes, *sizes;
 	size_t *ref_start; /* n + 1 entries into refs */
 	uint64_t *refs;
+	uint64_t *sorted;  /* the ids in order, for lookups in the walk */
 };
 
 /* The profiler's state: one for the process, since the runtime calls the
@@ -168,8 +210,9 @@ struct clr_state {
 	_Atomic uint64_t naming_late;
 	uint64_t naming_longest_ms;  /* the GC thread's alone */
 
-	/* strings' contents (values): System.String's class id, found
-	 * outside GCs (0 until then), and where its length and units lie */
+	/* System.String's class id, found outside GCs (0 until then), and
+	 * where its length and units lie: for an empty string's size, and
+	 * strings' contents (values) */
 	_Atomic uint64_t string_class;
 	bool string_layout;
 	uint32_t string_length_at, string_units_at;
@@ -179,6 +222,11 @@ struct clr_state {
 	_Atomic(struct frozen *) frozen;
 	struct frozen *frozen_retired;
 	_Atomic int frozen_readers;
+	/* does a dumped GC's walk report the non-GC heap itself? */
+	_Atomic(const struct frozen *) walk_frozen;
+	_Atomic bool walk_saw_frozen;
+	_Atomic size_t walk_first_n;
+	_Atomic uint64_t walk_first[WALK_FIRST_MAX];
 
 	/* SIGTERM and SIGINT: the handler posts, the ender thread takes the
 	 * exit dump and hands the signal on */
@@ -257,8 +305,14 @@ void match_fields(const struct class_fields *c, clr_uptr object,
 bool string_layout(void);
 void find_string_class(clr_uptr cls);
 void find_string_class_of(uint64_t cls, void *ctx);
-bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
-		     struct ht_array_values *out);
+const struct class_fields *array_fields_now(clr_uptr cls,
+					    union array_table *t);
+bool array_elements(clr_uptr object, clr_uptr cls, uint64_t size,
+		    const struct class_fields *c, size_t n,
+		    const clr_uptr *refs, struct array_part *last);
+uint64_t object_size(clr_uptr object, clr_uptr cls);
+bool read_values(clr_uptr object, uint64_t cls, uint64_t size,
+		 const struct class_fields *c, struct object_values *out);
 
 /* ---- statics.c: static fields by name, as roots ---- */
 void statics_class_loaded(clr_uptr cls);
@@ -267,6 +321,10 @@ void record_static_roots(uint64_t ticket);
 
 /* ---- tables.c: the non-GC heap, dependent handles, bounds ---- */
 void refresh_frozen(void);
+void frozen_walk_begin(void);
+void frozen_walk_saw(uint64_t id);
+void frozen_walk_end(void);
+bool frozen_walked(const struct frozen *f);
 void dependents_clear(void);
 void dependent_add(uint64_t key, uint64_t value);
 size_t dependents_of(uint64_t key, uint64_t *values, size_t max);

@@ -158,11 +158,65 @@ static int by_offset(const void *a, const void *b)
 	return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
-/* Declares the reference fields among a class's own laid-out ones, each
- * into out[] with a new id; how many. */
+/* The trace's type of a primitive field or array element of this
+ * CorElementType, as wide as the runtime's (an unsigned one as the signed
+ * type of its width, a native integer as a long on 64-bit, an unsigned
+ * short as a char, which the trace loads unsigned); 0 for no primitive. */
+static uint8_t value_type(unsigned et)
+{
+	switch (et) {
+	case 0x02: return HT_TYPE_BOOLEAN;
+	case 0x03: return HT_TYPE_CHAR;
+	case 0x04: case 0x05: return HT_TYPE_BYTE;
+	case 0x06: return HT_TYPE_SHORT;
+	case 0x07: return HT_TYPE_CHAR;
+	case 0x08: case 0x09: return HT_TYPE_INT;
+	case 0x0a: case 0x0b: return HT_TYPE_LONG;
+	case 0x0c: return HT_TYPE_FLOAT;
+	case 0x0d: return HT_TYPE_DOUBLE;
+	case 0x18: case 0x19:
+		return sizeof(void *) == 8 ? HT_TYPE_LONG : HT_TYPE_INT;
+	default: return 0;
+	}
+}
+
+/* Does a field of this signature embed a struct (a value type that is no
+ * primitive), whose references the walk may find inside it? */
+static bool sig_is_struct(const uint8_t *sig, size_t len)
+{
+	unsigned et = clrn_field_type(sig, len);
+	unsigned param = 0;
+
+	/* a generic instance of a value type: VALUETYPE follows GENERICINST */
+	return et == 0x11 ||
+	       (et == 0x15 && clrn_field_sig(sig, len, &param) ==
+				      CLRN_HOLDS_VALUE);
+}
+
+/* The bytes field i of a class's own laid-out ones spans: up to the next
+ * one's offset, the last one to the object's end. */
+static uint32_t span_of(const struct clr_field_offset *lay, size_t n,
+			size_t i)
+{
+	uint32_t next = UINT32_MAX;
+
+	for (size_t j = 0; j < n; j++)
+		if (lay[j].offset > lay[i].offset &&
+		    (uint32_t)lay[j].offset - lay[i].offset < next)
+			next = (uint32_t)lay[j].offset - lay[i].offset;
+	return next;
+}
+
+enum own_kind { OWN_REFERENCES, OWN_VALUES, OWN_STRUCTS };
+
+/* Declares the fields of one kind among a class's own laid-out ones (its
+ * references; with values its primitive ones, typed; the structs it
+ * embeds, declared as reference fields: a reference read from inside one
+ * is named by it), each into out[] with a new id; how many. */
 static size_t own_fields(clr_uptr cls, clr_uptr module,
 			 const struct clr_field_offset *lay, size_t n,
-			 uint32_t extra, struct field_ref *out)
+			 uint32_t extra, enum own_kind kind,
+			 struct field_ref *out)
 {
 	struct clr_metadata *md = metadata_of(module);
 	size_t k = 0;
@@ -178,15 +232,27 @@ static size_t own_fields(clr_uptr cls, clr_uptr module,
 		clr_token td = 0;
 		struct ht_field f;
 
+		uint8_t type = 0;
+
 		if (CLR_FAILED(md->vtbl->GetFieldProps(
 			    md, lay[i].field, &td, w, CLRN_SEGMENT_MAX, &len,
 			    &attr, &sig, &sig_size, &ctype, &cval, &csize)) ||
-		    (attr & 0x10) || !sig_is_reference(sig, sig_size, cls))
-			continue; /* static, or no reference */
+		    (attr & 0x10))
+			continue; /* static */
+		if (kind == OWN_VALUES ?
+			    !(type = value_type(clrn_field_type(sig,
+								sig_size))) :
+		    kind == OWN_STRUCTS ? !sig_is_struct(sig, sig_size) :
+			    !sig_is_reference(sig, sig_size, cls))
+			continue;
 		clrn_from_utf16(name, sizeof(name), w,
 				len < CLRN_SEGMENT_MAX ? len : CLRN_SEGMENT_MAX);
-		out[k] = (struct field_ref){lay[i].offset + extra,
-					    ++state.last_field};
+		out[k] = (struct field_ref){
+			.offset = lay[i].offset + extra,
+			.length = kind == OWN_STRUCTS ? span_of(lay, n, i) : 0,
+			.id = ++state.last_field,
+			.type = type,
+		};
 		f = (struct ht_field){
 			.id = out[k].id,
 			.class_id = cls,
@@ -194,6 +260,7 @@ static size_t own_fields(clr_uptr cls, clr_uptr module,
 			.kind = HT_FIELD_INSTANCE,
 			.has_offset = true,
 			.offset = out[k].offset,
+			.type = type,
 		};
 		ht_fields(state.trace.rec, 1, &f);
 		k++;
@@ -214,8 +281,9 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 	const struct class_fields *up = NULL;
 	struct clr_field_offset *lay = NULL;
 	struct class_fields *f;
-	size_t inherited, k = 0;
+	size_t inherited, up_values, up_structs, k = 0, kv = 0, ks = 0;
 	uint32_t extra;
+	bool values = state.opt.values;
 
 	if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
 		    state.info, cls, &module, &td, &parent, CLRN_MAX_ARGS,
@@ -233,26 +301,108 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 		return NULL;
 	}
 	inherited = up ? up->n : 0;
-	f = malloc(sizeof(*f) + (inherited + n_lay) * sizeof(f->f[0]));
+	up_values = up ? up->n_values : 0;
+	up_structs = up ? up->n_structs : 0;
+	f = calloc(1, sizeof(*f) + (inherited + up_values + up_structs +
+				    3 * n_lay) * sizeof(f->f[0]));
 	if (f) {
+		struct field_ref *v, *st;
+
 		if (inherited)
 			memcpy(f->f, up->f, inherited * sizeof(f->f[0]));
 		/* a boxed value type's fields follow its MethodTable pointer */
 		extra = n_lay && is_value_class(cls) ? sizeof(void *) : 0;
-		k = own_fields(cls, module, lay, n_lay, extra,
+		k = own_fields(cls, module, lay, n_lay, extra, OWN_REFERENCES,
 			       f->f + inherited);
 		f->n = inherited + k;
 		qsort(f->f, f->n, sizeof(f->f[0]), by_offset);
-		if (k)
+		/* the primitive fields after the references, numbered after
+		 * the class's references: without values, ids are as they
+		 * were */
+		v = f->f + f->n;
+		if (up_values)
+			memcpy(v, up->f + up->n, up_values * sizeof(v[0]));
+		if (values)
+			kv = own_fields(cls, module, lay, n_lay, extra,
+					OWN_VALUES, v + up_values);
+		f->n_values = up_values + kv;
+		qsort(v, f->n_values, sizeof(v[0]), by_offset);
+		/* then the embedded structs */
+		st = v + f->n_values;
+		if (up_structs)
+			memcpy(st, up->f + up->n + up->n_values,
+			       up_structs * sizeof(st[0]));
+		ks = own_fields(cls, module, lay, n_lay, extra, OWN_STRUCTS,
+				st + up_structs);
+		f->n_structs = up_structs + ks;
+		if (k || kv || ks)
 			saw_class(cls); /* the declaring class gets named */
 	}
 	free(lay);
 	return f;
 }
 
+/* CorElementType: the element types whose values are references. */
+static bool holds_reference(uint32_t et)
+{
+	switch (et) {
+	case 0x0e: /* string */
+	case 0x12: /* class */
+	case 0x14: /* array */
+	case 0x15: /* generic instance (IsArrayClass gives it for none) */
+	case 0x1c: /* object */
+	case 0x1d: /* szarray */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Under fields_lock: the table of an array class, whose elements the
+ * walk reads (array_elements); NULL when its element struct cannot be
+ * laid out yet. A struct's reference fields are declared as its own
+ * class's (as a boxed one's, which is the class a struct's fields belong
+ * to), their offsets here from the element's start, where a boxed one's
+ * count its MethodTable pointer. */
+static struct class_fields *build_array_fields(uint32_t et, clr_uptr elem,
+					       clr_ulong rank, int depth)
+{
+	const struct class_fields *e;
+	struct class_fields *f;
+
+	if (et != 0x11 || !elem) { /* no valuetype */
+		f = calloc(1, sizeof(*f));
+		if (f) {
+			f->elements = holds_reference(et) ? ELEMENTS_REFS
+							  : ELEMENTS_NONE;
+			f->element_type = value_type(et);
+			f->rank = (uint32_t)rank;
+		}
+		return f;
+	}
+	if (depth >= 64 || !(e = class_fields_of(elem, depth + 1)))
+		return NULL;
+	f = calloc(1, sizeof(*f) + e->n * sizeof(f->f[0]));
+	if (!f)
+		return NULL;
+	f->elements = e->n ? ELEMENTS_STRUCTS : ELEMENTS_NONE;
+	f->rank = (uint32_t)rank;
+	for (size_t j = 0; j < e->n; j++) {
+		if (e->f[j].offset < sizeof(void *)) {
+			free(f);
+			return NULL; /* not a boxed struct's layout */
+		}
+		f->f[j] = (struct field_ref){
+			.offset = e->f[j].offset - sizeof(void *),
+			.id = e->f[j].id,
+		};
+	}
+	f->n = e->n;
+	return f;
+}
+
 static const struct class_fields *class_fields_of(clr_uptr cls, int depth)
 {
-	static struct class_fields none; /* arrays: elements are no fields */
 	const struct class_fields *have = fields_lookup(cls);
 	struct class_fields *f;
 	struct field_map *m;
@@ -263,14 +413,15 @@ static const struct class_fields *class_fields_of(clr_uptr cls, int depth)
 	if (have)
 		return have;
 	if (state.info->vtbl->IsArrayClass(state.info, cls, &et, &base,
-					   &rank) == CLR_S_OK)
-		f = &none;
-	else if (!(f = build_fields(cls, depth)))
+					   &rank) == CLR_S_OK) {
+		if (!(f = build_array_fields(et, base, rank, depth)))
+			return NULL;
+	} else if (!(f = build_fields(cls, depth))) {
 		return NULL;
+	}
 	m = field_map_room();
 	if (!m) {
-		if (f != &none)
-			free(f);
+		free(f);
 		return NULL;
 	}
 	field_map_put(m, cls, f);
@@ -300,6 +451,32 @@ void prepare_fields_of(uint64_t cls, void *ctx)
 {
 	(void)ctx;
 	prepare_fields((clr_uptr)cls, false);
+}
+
+/* In the walk, for a reference no field holds: the struct embedded in the
+ * object that holds it (its pointer found among the struct's aligned
+ * words), or 0. */
+static ht_id struct_field_holding(const struct class_fields *c,
+				  clr_uptr object, uint64_t size, uint64_t ref)
+{
+	const struct field_ref *st = c->f + c->n + c->n_values;
+
+	for (size_t j = 0; j < c->n_structs; j++) {
+		uint64_t end = (uint64_t)st[j].offset + st[j].length;
+
+		/* the size counts the header before the object's start */
+		if (end > size - sizeof(void *))
+			end = size - sizeof(void *);
+		for (uint64_t at = st[j].offset; at + sizeof(uint64_t) <= end;
+		     at += sizeof(uint64_t)) {
+			uint64_t word;
+
+			memcpy(&word, (const void *)(object + at), sizeof(word));
+			if (word == ref)
+				return st[j].id;
+		}
+	}
+	return 0;
 }
 
 /* In the walk: the field each reference was read from, by matching the
@@ -334,13 +511,178 @@ void match_fields(const struct class_fields *c, clr_uptr object,
 				break;
 			}
 		}
+		if (!out[i] && c->n_structs)
+			out[i] = struct_field_holding(c, object, size, refs[i]);
 	}
+}
+
+/* ---- arrays' elements ------------------------------------------------------- */
+
+/* In the walk, for a class without a table: when it is an array, its
+ * table made in *t from IsArrayClass (which takes no lock) and, for an
+ * array of structs, the struct's own table if it has one; else NULL. The
+ * recorder makes the class's own at the dump's end. */
+const struct class_fields *array_fields_now(clr_uptr cls,
+					    union array_table *t)
+{
+	uint32_t et = 0;
+	clr_uptr elem = 0;
+	clr_ulong rank = 0;
+	const struct class_fields *e;
+
+	if (state.info->vtbl->IsArrayClass(state.info, cls, &et, &elem,
+					   &rank) != CLR_S_OK)
+		return NULL;
+	t->c.elements = holds_reference(et) ? ELEMENTS_REFS : ELEMENTS_NONE;
+	t->c.element_type = value_type(et);
+	t->c.rank = (uint32_t)rank;
+	t->c.n = 0;
+	t->c.n_values = 0;
+	t->c.n_structs = 0;
+	if (et != 0x11)
+		return &t->c;
+	if (!elem || !(e = fields_lookup(elem)) || e->n > ELEMENT_FIELDS_MAX)
+		return NULL;
+	for (size_t j = 0; j < e->n; j++) {
+		if (e->f[j].offset < sizeof(void *))
+			return NULL;
+		t->c.f[j] = (struct field_ref){
+			.offset = e->f[j].offset - sizeof(void *),
+			.id = e->f[j].id,
+		};
+	}
+	t->c.n = e->n;
+	t->c.elements = e->n ? ELEMENTS_STRUCTS : ELEMENTS_NONE;
+	return &t->c;
+}
+
+/*
+ * In the walk: an array's references at their elements' indexes, where
+ * ObjectReferences gives the non-null ones alone (an index is then a
+ * position among those). The array is read where the runtime lays it out
+ * (an SZ array's length after the MethodTable pointer, its elements two
+ * pointers on; a multi-dimensional one's after its rank's bounds and
+ * lengths), which its size confirms (the elements fill the rest exactly),
+ * and the non-null references read must be the ones reported, in order:
+ * otherwise false, and the walk records what the runtime reported.
+ *
+ * An array of references is recorded as its elements, nulls 0 (the trace
+ * keeps a null in place, as HPROF's arrays do), from the array's memory
+ * itself. An array of structs gives each element's reference fields, nulls
+ * too, in element order, each with its field: the element's index is how
+ * many references of that field come before it. Those come in parts of
+ * BATCH, recorded here with HT_OBJ_MORE_REFERENCES but the last, which
+ * *last holds for the walk to record as the object's.
+ */
+bool array_elements(clr_uptr object, clr_uptr cls, uint64_t size,
+		    const struct class_fields *c, size_t n,
+		    const clr_uptr *refs, struct array_part *last)
+{
+	const uint8_t *data;
+	uint64_t header = 2 * sizeof(void *), bytes, length, stride, k;
+	uint32_t count;
+	size_t seen = 0, part = 0;
+
+	if (c->elements == ELEMENTS_NONE)
+		return false;
+	if (c->rank > 1)
+		header += 2 * sizeof(uint32_t) * (uint64_t)c->rank;
+	memcpy(&count, (const void *)(object + sizeof(void *)), sizeof(count));
+	/* the size counts the object header before the object's start */
+	if (size < sizeof(void *) + header)
+		return false;
+	bytes = size - sizeof(void *) - header;
+	length = count;
+	data = (const uint8_t *)(object + header);
+	stride = length ? bytes / length : 0;
+	k = c->elements == ELEMENTS_REFS ? 1 : c->n;
+	if ((length && bytes % length) || (!length && bytes) ||
+	    (c->elements == ELEMENTS_REFS && stride != sizeof(uint64_t)) ||
+	    (c->elements == ELEMENTS_STRUCTS &&
+	     c->f[c->n - 1].offset + sizeof(uint64_t) > stride))
+		return false;
+	/* the non-null references read are the reported ones */
+	for (uint64_t i = 0; i < length; i++)
+		for (uint64_t j = 0; j < k; j++) {
+			uint64_t r;
+
+			memcpy(&r, data + i * stride + (c->elements ==
+							ELEMENTS_REFS ? 0 :
+							c->f[j].offset),
+			       sizeof(r));
+			if (!r)
+				continue;
+			if (seen >= n || refs[seen] != r)
+				return false;
+			seen++;
+		}
+	if (seen != n)
+		return false;
+	if (c->elements == ELEMENTS_REFS) {
+		last->n = length;
+		last->refs = (const ht_id *)data;
+		last->fields = NULL;
+		return true;
+	}
+	for (uint64_t i = 0; i < length; i++)
+		for (uint64_t j = 0; j < k; j++) {
+			if (part == BATCH) {
+				ht_object_references_fields(
+					state.trace.rec, object, cls, size,
+					HT_OBJ_MORE_REFERENCES, part,
+					last->refs_buf, NULL, last->fields_buf,
+					-1, HT_RESULT_OK);
+				part = 0;
+			}
+			memcpy(&last->refs_buf[part],
+			       data + i * stride + c->f[j].offset,
+			       sizeof(uint64_t));
+			last->fields_buf[part++] = c->f[j].id;
+		}
+	last->n = part;
+	last->refs = last->refs_buf;
+	last->fields = last->fields_buf;
+	return true;
+}
+
+/* ---- sizes ------------------------------------------------------------------ */
+
+/*
+ * An object's size as the runtime has it (Object::GetSize, what its heap
+ * walk events and so dotnet-gcdump give): GetObjectSize2's, except that
+ * GetObjectSize2 rounds a size below the GC's minimum object (24 bytes on
+ * 64-bit) up to a pointer's multiple. Only an empty string is that small:
+ * its 22 bytes (header, MethodTable pointer, length, the terminating unit)
+ * become 24, so a string of length 0 is given its own size back. In a GC
+ * or outside: the length is read from the object, which is at its id
+ * (string_contents says why that is safe); 0 when the runtime gives none.
+ */
+uint64_t object_size(clr_uptr object, clr_uptr cls)
+{
+	clr_uptr size = 0;
+	uint32_t units;
+
+	if (CLR_FAILED(state.info->vtbl->GetObjectSize2(state.info, object,
+							&size)))
+		return 0;
+	if (size != 3 * sizeof(void *) || !cls || !state.string_layout ||
+	    cls != atomic_load_explicit(&state.string_class,
+					memory_order_relaxed) ||
+	    state.string_length_at + sizeof(units) > size)
+		return size;
+	memcpy(&units, (const void *)(object + state.string_length_at),
+	       sizeof(units));
+	if (units != 0)
+		return size;
+	/* the object header before the object's start, the terminator */
+	return sizeof(void *) + state.string_units_at + 2;
 }
 
 /* ---- strings' contents (--values) ------------------------------------------ */
 
 /* At the start: where a string's length and UTF-16 units lie, as offsets
- * from the object's start. The units are recorded as the object's array
+ * from the object's start (an empty string's size needs them, values the
+ * units). The units are recorded as the object's array
  * of chars, which the trace wants little-endian: the runtime's own order
  * on the platforms CoreCLR runs on, so no copy is needed. */
 bool string_layout(void)
@@ -357,8 +699,8 @@ bool string_layout(void)
 	return true;
 }
 
-/* Outside GCs (a class's load, the recorder thread), with values on:
- * System.String's class id, once, from the module of System.Object, in
+/* Outside GCs (a class's load, the recorder thread): System.String's
+ * class id, once, from the module of System.Object, in
  * which the chain of parents of any class ends. The walk knows a string
  * by its class id alone: it may not read metadata. */
 void find_string_class(clr_uptr cls)
@@ -407,12 +749,12 @@ void find_string_class_of(uint64_t cls, void *ctx)
  * against the object's size before a unit is read. A non-GC heap object
  * (a literal) never moves and is never freed.
  */
-bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
-		     struct ht_array_values *out)
+static bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
+			    struct ht_array_values *out)
 {
 	uint32_t units;
 
-	if (!cls || cls != atomic_load_explicit(&state.string_class,
+	if (!state.opt.values || !cls || cls != atomic_load_explicit(&state.string_class,
 						memory_order_relaxed) ||
 	    (uint64_t)state.string_length_at + sizeof(units) > size)
 		return false;
@@ -426,4 +768,58 @@ bool string_contents(clr_uptr object, uint64_t cls, uint64_t size,
 				  (const uint8_t *)(object +
 						    state.string_units_at),
 				  units, out);
+}
+
+/* In the walk, with values: a primitive array's contents, read where
+ * array_elements reads an array's elements (the elements filling the
+ * object's size exactly, else nothing). */
+static bool array_contents(clr_uptr object, const struct class_fields *c,
+			   uint64_t size, struct ht_array_values *out)
+{
+	uint64_t header = 2 * sizeof(void *), width;
+	uint32_t count;
+
+	if (!c->element_type || c->elements != ELEMENTS_NONE)
+		return false;
+	if (c->rank > 1)
+		header += 2 * sizeof(uint32_t) * (uint64_t)c->rank;
+	width = ht_value_type_width(c->element_type);
+	memcpy(&count, (const void *)(object + sizeof(void *)), sizeof(count));
+	if (!width || size < sizeof(void *) + header ||
+	    size - sizeof(void *) - header != (uint64_t)count * width)
+		return false;
+	return ht_array_values_of(c->element_type,
+				  (const uint8_t *)(object + header), count,
+				  out);
+}
+
+/*
+ * In the walk, with values (and the non-GC heap's objects at a dump's
+ * end): an object's primitive fields, read at their offsets (each within
+ * the object's size), and a string's text or a primitive array's
+ * contents; false when there is nothing to record. The memory is read as
+ * a string's is (string_contents says why that is safe); a field is
+ * little-endian, as the runtime keeps it on the platforms it runs on
+ * (string_layout refuses values elsewhere).
+ */
+bool read_values(clr_uptr object, uint64_t cls, uint64_t size,
+		 const struct class_fields *c, struct object_values *out)
+{
+	out->n = 0;
+	out->has_array = false;
+	if (!state.opt.values || !state.string_layout)
+		return false;
+	out->has_array = string_contents(object, cls, size, &out->array) ||
+			 (c && array_contents(object, c, size, &out->array));
+	for (size_t j = 0; c && j < c->n_values && out->n < VALUES_MAX; j++) {
+		const struct field_ref *f = &c->f[c->n + j];
+		unsigned width = ht_value_type_width(f->type);
+
+		if (!width || f->offset + width > size)
+			continue;
+		out->fields[out->n] = f->id;
+		out->values[out->n++] = ht_value_load(
+			f->type, (const uint8_t *)(object + f->offset));
+	}
+	return out->has_array || out->n;
 }

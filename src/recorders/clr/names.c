@@ -250,21 +250,38 @@ enum {
 	SIG_FIELD = 0x06,
 };
 
-enum clrn_field_holds clrn_field_sig(const uint8_t *sig, size_t len,
-				     unsigned *param)
+/* Where a field's signature gives its type, past its custom modifiers;
+ * NULL when it is no field's. */
+static const uint8_t *field_type_at(const uint8_t *sig, size_t len)
 {
 	const uint8_t *p, *end;
 
 	if (!sig || len < 2 || sig[0] != SIG_FIELD)
-		return CLRN_HOLDS_VALUE;
+		return NULL;
 	p = sig + 1;
 	end = sig + len;
 	while (p < end && (*p == ET_CMOD_REQD || *p == ET_CMOD_OPT)) {
 		if (++p >= end || !(p = skip_compressed(p, end)))
-			return CLRN_HOLDS_VALUE;
+			return NULL;
 	}
-	if (p >= end)
+	return p < end ? p : NULL;
+}
+
+unsigned clrn_field_type(const uint8_t *sig, size_t len)
+{
+	const uint8_t *p = field_type_at(sig, len);
+
+	return p ? *p : 0;
+}
+
+enum clrn_field_holds clrn_field_sig(const uint8_t *sig, size_t len,
+				     unsigned *param)
+{
+	const uint8_t *p = field_type_at(sig, len), *end;
+
+	if (!p)
 		return CLRN_HOLDS_VALUE;
+	end = sig + len;
 	switch (*p) {
 	case ET_STRING:
 	case ET_CLASS:

@@ -89,5 +89,9 @@ enum clrn_field_holds {
 };
 enum clrn_field_holds clrn_field_sig(const uint8_t *sig, size_t len,
 				     unsigned *param);
+/* The CorElementType that starts a field's type in its signature (past
+ * custom modifiers): ELEMENT_TYPE_I4 (8) for an int; 0 when the signature
+ * is no field's. */
+unsigned clrn_field_type(const uint8_t *sig, size_t len);
 
 #endif

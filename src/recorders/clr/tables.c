@@ -23,7 +23,15 @@ static void frozen_free(struct frozen *f)
 	free(f->sizes);
 	free(f->ref_start);
 	free(f->refs);
+	free(f->sorted);
 	free(f);
+}
+
+static int by_id(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
 }
 
 struct ref_list {
@@ -85,16 +93,14 @@ static struct frozen *list_frozen(void)
 		if (CLR_FAILED(e->vtbl->Next(e, 256, batch, &got)) || got == 0)
 			break;
 		for (clr_ulong i = 0; i < got && f->n < cap; i++) {
-			clr_uptr cls = 0, size = 0;
+			clr_uptr cls = 0;
 
 			if (CLR_FAILED(state.info->vtbl->GetClassFromObject(
 				    state.info, batch[i], &cls)))
 				continue;
-			state.info->vtbl->GetObjectSize2(state.info, batch[i],
-							 &size);
 			f->ids[f->n] = batch[i];
 			f->classes[f->n] = cls;
-			f->sizes[f->n] = size;
+			f->sizes[f->n] = object_size(batch[i], cls);
 			f->ref_start[f->n] = refs.n;
 			if (state.info_level >= 10)
 				state.info->vtbl->EnumerateObjectReferences(
@@ -111,7 +117,14 @@ static struct frozen *list_frozen(void)
 	f->ref_start[f->n] = refs.n;
 	f->refs = refs.refs;
 	f->n_refs = refs.n;
+	f->sorted = malloc((f->n ? f->n : 1) * sizeof(*f->sorted));
+	if (!f->sorted)
+		goto fail_refs;
+	memcpy(f->sorted, f->ids, f->n * sizeof(*f->sorted));
+	qsort(f->sorted, f->n, sizeof(*f->sorted), by_id);
 	return f;
+fail_refs:
+	refs.refs = NULL; /* f's now */
 fail:
 	if (e)
 		e->vtbl->Release(e);
@@ -135,6 +148,86 @@ void refresh_frozen(void)
 		frozen_free(old);
 	else
 		state.frozen_retired = old;
+}
+
+/*
+ * Does the runtime's own walk report the non-GC heap's objects? .NET 8, 9
+ * and 10 do (their heap walk goes through the frozen segments as well), so
+ * the dump's end lists them again only when the walk did not: each object
+ * once per dump, whatever the version. A dumped GC's walk holds the list
+ * taken before it and notes whether an object it reports is on it. The
+ * runtime walks a frozen segment whole or not at all, so one object tells
+ * for all; when the process had no list yet (the first GC is dumped), the
+ * first objects the walk reports are kept and looked up in the list taken
+ * at the dump's end.
+ */
+void frozen_walk_begin(void)
+{
+	atomic_fetch_add(&state.frozen_readers, 1);
+	atomic_store(&state.walk_frozen, atomic_load(&state.frozen));
+	atomic_store(&state.walk_first_n, 0);
+	set_flag(&state.walk_saw_frozen, false);
+}
+
+static bool frozen_has(const struct frozen *f, uint64_t id)
+{
+	size_t lo = 0, hi = f->n;
+
+	if (!f->n || id < f->sorted[0] || id > f->sorted[f->n - 1])
+		return false;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->sorted[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->n && f->sorted[lo] == id;
+}
+
+/* In the walk, for each object it reports: lock-free. */
+void frozen_walk_saw(uint64_t id)
+{
+	const struct frozen *f;
+	size_t k;
+
+	if (flag(&state.walk_saw_frozen))
+		return;
+	f = atomic_load_explicit(&state.walk_frozen, memory_order_relaxed);
+	if (f && f->n) {
+		if (frozen_has(f, id))
+			set_flag(&state.walk_saw_frozen, true);
+		return;
+	}
+	if (atomic_load_explicit(&state.walk_first_n, memory_order_relaxed) >=
+	    WALK_FIRST_MAX)
+		return;
+	k = atomic_fetch_add(&state.walk_first_n, 1);
+	if (k < WALK_FIRST_MAX)
+		atomic_store_explicit(&state.walk_first[k], id,
+				      memory_order_relaxed);
+}
+
+/* Before the dump's end lists the heap anew: the walk's list is let go. */
+void frozen_walk_end(void)
+{
+	atomic_store(&state.walk_frozen, NULL);
+	atomic_fetch_sub(&state.frozen_readers, 1);
+}
+
+/* At the dump's end, with f the list taken then: did the walk report
+ * the non-GC heap's objects itself? */
+bool frozen_walked(const struct frozen *f)
+{
+	size_t n = atomic_load(&state.walk_first_n);
+
+	if (flag(&state.walk_saw_frozen))
+		return true;
+	for (size_t i = 0; f && i < n && i < WALK_FIRST_MAX; i++)
+		if (frozen_has(f, atomic_load(&state.walk_first[i])))
+			return true;
+	return false;
 }
 
 /* ---- dependent handles ----------------------------------------------------- */
@@ -163,13 +256,13 @@ void dependents_clear(void)
  * which its own report (the walk's, or the non-GC heap's) continues. */
 static void dependent_now(uint64_t key, uint64_t value)
 {
-	clr_uptr cls = 0, size = 0;
+	clr_uptr cls = 0;
+	uint64_t size;
 	uint32_t flag = HT_REF_DEPENDENT;
 
 	if (CLR_FAILED(state.info->vtbl->GetClassFromObject(state.info, key,
 							    &cls)) ||
-	    CLR_FAILED(state.info->vtbl->GetObjectSize2(state.info, key,
-							&size))) {
+	    !(size = object_size(key, cls))) {
 		atomic_fetch_add(&state.dependents_dropped, 1);
 		return;
 	}

@@ -32,6 +32,11 @@ Checks, one line each (FAIL: or ok:), exits 1 if any failed:
     array by a pinning handle, WeakKept also by a weak handle; the POH
     array is in generation 4; the ConditionalWeakTable's live value is
     reachable; neither pinned array ever moves;
+  - the non-GC heap (string literals, frozen RuntimeTypes): every dump
+    reports each object once (no duplicates), and each of those outside the
+    GC's generations is a root of kind other; strings are sized as the
+    runtime sizes them, 22 + 2 bytes a unit: String.Empty 22 bytes, where
+    GetObjectSize2 says 24, and as dotnet-gcdump's report says;
   - `heaptrace history` of Tracked: its moves are the address changes the
     program saw, in the same GCs, and its generations the ones
     GC.GetGeneration gave (from its birth, through promotions 0 -> 1 -> 2,
@@ -278,6 +283,42 @@ def compare_gcdump(stats, dump, report, expected):
         print("note: %s  %s: trace %d, dotnet-gcdump %d"
               % (label, name, ours.get(name, (0,))[0],
                  theirs.get(name, (0,))[0]))
+
+
+def check_non_gc_heap(heaptrace, trace, stats, report):
+    """Each object once per dump, the non-GC heap's rooted; strings'
+    sizes those of Object::GetSize, which dotnet-gcdump reports."""
+    wrong = []
+    for d in stats["dumps"]:
+        others = sum(g["count"] for g in d["root_groups"]
+                     if g["kind"] == "other")
+        outside = sum(g["count"] for g in d["generations"]
+                      if g["generation"] is None)
+        if d["duplicates"] or not outside or others != outside:
+            wrong.append("dump %d: %d duplicates, %d objects in no "
+                         "generation, %d roots of kind other"
+                         % (d["index"], d["duplicates"], outside, others))
+    check(not wrong, "each object once in each of the %d dumps; the non-GC "
+          "heap's objects are roots of kind other"
+          % len(stats["dumps"]), "; ".join(wrong))
+    last = stats["dumps"][-1]["index"]
+    top = analysis(heaptrace, "top", "-n", "0", "--dump", str(last),
+                   trace)["objects"]
+    sizes = sorted(o["size"] for o in top if o["class"] == "System.String")
+    odd = [x for x in sizes if x < 22 or x % 2]
+    check(sizes and sizes[0] == 22 and not odd,
+          "dump %d: %d strings of 22 + 2n bytes, String.Empty 22"
+          % (last, len(sizes)),
+          "dump %d: strings' sizes: smallest %s, not 22 + 2n: %s"
+          % (last, sizes[:1], odd[:10]))
+    if report:
+        # the report's row for the strings that are not large: the size
+        # of its smallest, which is String.Empty
+        rows = [re.match(r"\s*([\d,]+)\s+[\d,]+\s+System\.String\s+\[",
+                         line) for line in open(report)]
+        rows = [int(m.group(1).replace(",", "")) for m in rows if m]
+        check(rows == [22], "dotnet-gcdump's System.String row says 22 "
+              "bytes too", "dotnet-gcdump's System.String rows: %s" % rows)
 
 
 def roots_text(roots):
@@ -667,6 +708,7 @@ def main():
                  "of GCs %s)" % (induced, [d["gc"] for d in stats["dumps"]])):
         return
     check_counts(stats, dump, expected, "at GC.Collect()")
+    check_non_gc_heap(heaptrace, trace, stats, report)
     if report:
         later = [g["index"] for g in stats["gcs"][ready[0]:]
                  if 2 in g["generations"]]

@@ -107,11 +107,12 @@ done
 "$heaptrace" top --classes -n 100000 "$t" | grep -q 'System.Collections.Generic.Dictionary<System.String, System.Int32>+Entry\[\]' &&
 	ok "top names Dictionary<...>+Entry[]" || fail "top lacks Dictionary<System.String, System.Int32>+Entry[]"
 # the field each reference was read from: a boxed struct's at their offset
-# past the MethodTable pointer, a type parameter's as its argument, none
-# for an embedded struct's or a dependent handle's (../check-fields.py)
+# past the MethodTable pointer, a type parameter's as its argument, an
+# embedded struct's as the field that embeds it, none for a dependent
+# handle's (../check-fields.py)
 python3 "$src/../check-fields.py" --label "major, fields" \
 	--fields Pair=A,B --fields "Box<Item>=Other,Value" \
-	--fields "Box<System.Int64>=Other" --fields Holder=-,-,Tail \
+	--fields "Box<System.Int64>=Other" --fields Holder=Inner,Inner,Tail \
 	--fields CwtKey=- --fields CwtValue=Note \
 	--fields "System.Collections.Generic.List<Outer+Inner>=_items" \
 	"$heaptrace" "$t" || fail "major: the references' fields"
@@ -164,9 +165,9 @@ record "$work/values-server.ht" 0 --values -- dotnet "$app" $N 0
 unset DOTNET_gcServer DOTNET_GCHeapCount
 texts "values, server GC" "$work/values-server.ht" ||
 	fail "values: the strings' text under server GC"
-"$heaptrace" cat "$t" | head -20 | grep -q '^  values: strings' &&
-	ok "values: the header says values: strings" ||
-	fail "values: the header does not say values: strings"
+"$heaptrace" cat "$t" | head -20 | grep -q '^  values: fields' &&
+	ok "values: the header says values: fields" ||
+	fail "values: the header does not say values: fields"
 # without --values (major.ht): no string keeps a text, no event an array
 python3 "$src/../check-strings.py" --label "no values" --none \
 	"$heaptrace" "$work/major.ht" Texts || fail "no values: a text is kept"
