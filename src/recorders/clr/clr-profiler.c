@@ -255,14 +255,16 @@ static bool allocate_tables(void)
 	       idset_init(&state.classes_seen, 65536) == 0 &&
 	       idset_init(&state.classes_named, 16384) == 0 &&
 	       idset_init(&state.methods_seen, 4096) == 0 &&
-	       idset_init(&state.methods_named, 4096) == 0;
+	       idset_init(&state.methods_named, 4096) == 0 &&
+	       idset_init(&state.threads_named, 1024) == 0;
 }
 
 clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 {
 	char err[256], *options, *env_output;
+	/* stack snapshots: which thread holds a local (stacks.c) */
 	clr_ulong mask = CLR_MONITOR_GC | CLR_MONITOR_THREADS |
-			 CLR_MONITOR_CLASS_LOADS;
+			 CLR_MONITOR_CLASS_LOADS | CLR_ENABLE_STACK_SNAPSHOT;
 
 	(void)self;
 	say_as("clr", NULL);

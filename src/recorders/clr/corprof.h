@@ -45,6 +45,7 @@ struct clr_guid {
 #define CLR_MONITOR_OBJECT_ALLOCATED 0x100u
 #define CLR_MONITOR_THREADS 0x200u
 #define CLR_ENABLE_OBJECT_ALLOCATED 0x800000u
+#define CLR_ENABLE_STACK_SNAPSHOT 0x10000000u
 
 /* COR_PRF_GC_GENERATION_RANGE */
 struct clr_generation_range {
@@ -243,6 +244,13 @@ struct clr_object_enum {
 typedef clr_bool (*clr_object_ref_fn)(clr_uptr object, clr_uptr *ref,
 				      void *data);
 
+/* StackSnapshotCallback of ICorProfilerInfo2::DoStackSnapshot: a frame's
+ * FunctionID (0 for a run of native frames), its instruction pointer. */
+typedef clr_hresult (*clr_stack_frame_fn)(clr_uptr function, clr_uptr ip,
+					  clr_uptr frame_info,
+					  uint32_t context_size,
+					  uint8_t context[], void *data);
+
 struct clr_info;
 #define CLR_INFO struct clr_info *self
 struct clr_info_vtbl {
@@ -274,8 +282,14 @@ struct clr_info_vtbl {
 					 void **out);
 	clr_unused_slot unused_22_27[6];
 	clr_hresult (*ForceGC)(CLR_INFO);                              /* 28 */
-	clr_unused_slot unused_29_39[11];
+	clr_unused_slot unused_29_35[7];
 	/* ICorProfilerInfo2: 36 */
+	clr_hresult (*DoStackSnapshot)(CLR_INFO, clr_uptr thread,       /* 36 */
+				       clr_stack_frame_fn fn,
+				       uint32_t info_flags, void *data,
+				       uint8_t context[],
+				       uint32_t context_size);
+	clr_unused_slot unused_37_39[3];
 	clr_hresult (*GetClassLayout)(CLR_INFO, clr_uptr class_id,      /* 40 */
 				      struct clr_field_offset fields[],
 				      clr_ulong n_max, clr_ulong *n,
@@ -301,8 +315,11 @@ struct clr_info_vtbl {
 					     uint16_t *build, uint16_t *qfe,
 					     clr_ulong n_max, clr_ulong *n,
 					     clr_wchar version[]);
-	clr_unused_slot unused_68_79[12];
+	clr_unused_slot unused_68_70[3];
 	/* ICorProfilerInfo4: 71 */
+	clr_hresult (*EnumThreads)(CLR_INFO,                            /* 71 */
+				   struct clr_object_enum **out);
+	clr_unused_slot unused_72_79[8];
 	clr_hresult (*GetObjectSize2)(CLR_INFO, clr_uptr object,        /* 80 */
 				      clr_uptr *size);
 	/* ICorProfilerInfo5: 81 */
@@ -314,8 +331,11 @@ struct clr_info_vtbl {
 	clr_hresult (*EnumerateObjectReferences)(CLR_INFO, clr_uptr object,
 						 clr_object_ref_fn fn,
 						 void *data);
-	clr_unused_slot unused_94_99[6];
+	clr_unused_slot unused_94_96[3];
+	clr_hresult (*SuspendRuntime)(CLR_INFO);                        /* 97 */
+	clr_hresult (*ResumeRuntime)(CLR_INFO);                         /* 98 */
 	/* ICorProfilerInfo11: 99 */
+	clr_unused_slot GetEnvironmentVariable;                        /* 99 */
 	clr_hresult (*SetEnvironmentVariable)(CLR_INFO,                 /* 100 */
 					      const clr_wchar *name,
 					      const clr_wchar *value);
@@ -336,6 +356,14 @@ _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetStringLayout2) == 60,
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetThreadInfo) == 12,
 	       "GetThreadInfo");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, ForceGC) == 28, "ForceGC");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, DoStackSnapshot) == 36,
+	       "DoStackSnapshot");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, EnumThreads) == 71,
+	       "EnumThreads");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, SuspendRuntime) == 97,
+	       "SuspendRuntime");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, ResumeRuntime) == 98,
+	       "ResumeRuntime");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassLayout) == 40,
 	       "GetClassLayout");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassIDInfo2) == 41,

@@ -1,0 +1,244 @@
+/*
+ * stacks.c - which managed thread and frame each stack root of a forced
+ * dump belongs to, so that `threads` lists each thread's stack and a local
+ * says its thread (doc/design.md section 1, the CLR).
+ *
+ * RootReferences2 gives a stack root's FunctionID, not its thread, and
+ * the runtime offers no way to ask within the GC: DoStackSnapshot of
+ * another thread is refused on Linux unless the profiler itself suspended
+ * the runtime (the runtime cannot suspend one thread safely there). So
+ * the thread that forces a dump first suspends the runtime
+ * (ICorProfilerInfo10::SuspendRuntime), lists the managed threads
+ * (EnumThreads, in the thread store's order) and each one's managed
+ * frames from the top (DoStackSnapshot), resumes, then forces the GC.
+ *
+ * The GC's root scan (GcScanRootsForProfilerAndETW) walks the same thread
+ * store in the same order, each stack from the top, before the finalizer
+ * queue and the handles, and the profiler's buffer is not flushed per
+ * thread. So the stack roots, in order, are a chain through the frames of
+ * the snapshot, in order: number the frames of all threads one after
+ * another and each root sits at a frame of its own method, never before
+ * the frame of the root before it. The earliest chain (each root at the
+ * first such frame from its predecessor's) and the latest (each at the
+ * last such frame before its successor's) bound every chain; a root whose
+ * bounds meet is at that frame in every chain, so its thread and frame
+ * are certain. Otherwise (two threads parked in the same methods, one of
+ * them holding nothing; recursion) it is said to be of no known thread
+ * rather than guessed, and so are all roots when no chain exists (a
+ * thread ran on between the snapshot and the GC). A root whose method no
+ * frame of the snapshot has constrains nothing and has no thread.
+ *
+ * The GC callbacks may not allocate: the snapshot and the roots held back
+ * live in static tables, and what does not fit goes out as before,
+ * without a thread. The held roots are recorded when the GC finishes,
+ * after the others: each thread a C_RT_THREAD container (id1 its
+ * ThreadID, which the thread events name), each of its frames a C_RT_JIT
+ * container (id1 the frame's number, id2 its FunctionID, which the
+ * method events name) with its roots inside, every frame begun so that
+ * the stack is whole. Only forced dumps have a snapshot; the dumps of
+ * --dump-on gc keep their stack roots without threads.
+ */
+#include "recorders/clr/clr.h"
+
+#define STACK_THREADS_MAX 4096
+#define STACK_FRAMES_MAX 65536
+#define STACK_ROOTS_MAX 65536
+
+/* The snapshot: threads in the scan's order, frames of all threads one
+ * after another, each thread's from the top. */
+static struct {
+	size_t n_threads, n_frames;
+	uint64_t thread[STACK_THREADS_MAX];
+	size_t first[STACK_THREADS_MAX + 1]; /* into fid */
+	uint64_t fid[STACK_FRAMES_MAX];
+	uint32_t owner[STACK_FRAMES_MAX];    /* thread index of a frame */
+	bool cut;                            /* a table was full */
+} snap;
+
+/* The stack roots of this GC's walk, held back until it finishes. */
+static _Atomic size_t held_n;
+static struct {
+	size_t n; /* held_n once the GC is done with it */
+	uint64_t ref[STACK_ROOTS_MAX], fid[STACK_ROOTS_MAX];
+	uint8_t flags[STACK_ROOTS_MAX];
+	int64_t lo[STACK_ROOTS_MAX], hi[STACK_ROOTS_MAX]; /* frame or -1 */
+} held;
+
+/* snap is written by the forcing thread before the GC and read by the
+ * GC's threads: published by this flag. */
+static _Atomic bool snap_ready;
+static _Atomic bool holding;
+
+static clr_hresult on_frame(clr_uptr function, clr_uptr ip,
+			    clr_uptr frame_info, uint32_t context_size,
+			    uint8_t context[], void *data)
+{
+	(void)ip;
+	(void)frame_info;
+	(void)context_size;
+	(void)context;
+	(void)data;
+	if (!function)
+		return CLR_S_OK; /* a run of native frames: no roots of ours */
+	if (snap.n_frames == STACK_FRAMES_MAX) {
+		snap.cut = true;
+		return CLR_S_OK;
+	}
+	snap.owner[snap.n_frames] = (uint32_t)(snap.n_threads - 1);
+	snap.fid[snap.n_frames++] = function;
+	return CLR_S_OK;
+}
+
+void stacks_snapshot(void)
+{
+	struct clr_object_enum *threads = NULL;
+	clr_uptr tid;
+	clr_ulong got;
+
+	atomic_store(&snap_ready, false);
+	if (state.info_level < 10)
+		return;
+	if (CLR_FAILED(state.info->vtbl->SuspendRuntime(state.info)))
+		return;
+	snap.n_threads = snap.n_frames = 0;
+	snap.cut = false;
+	if (state.info->vtbl->EnumThreads(state.info, &threads) == CLR_S_OK &&
+	    threads) {
+		while (threads->vtbl->Next(threads, 1, &tid, &got) == CLR_S_OK &&
+		       got == 1) {
+			if (snap.n_threads == STACK_THREADS_MAX) {
+				snap.cut = true;
+				break;
+			}
+			snap.thread[snap.n_threads] = tid;
+			snap.first[snap.n_threads++] = snap.n_frames;
+			state.info->vtbl->DoStackSnapshot(state.info, tid,
+							  on_frame, 0, NULL,
+							  NULL, 0);
+		}
+		threads->vtbl->Release(threads);
+	}
+	snap.first[snap.n_threads] = snap.n_frames;
+	state.info->vtbl->ResumeRuntime(state.info);
+	for (size_t i = 0; i < snap.n_frames; i++)
+		saw_method(snap.fid[i]);
+	atomic_store(&snap_ready, snap.n_threads > 0);
+}
+
+void stacks_enter_gc(bool forced)
+{
+	atomic_store(&held_n, 0);
+	atomic_store(&holding, forced && atomic_load(&snap_ready));
+}
+
+bool stacks_hold(uint64_t ref, uint8_t flags, uint64_t fid)
+{
+	size_t i;
+
+	if (!atomic_load(&holding))
+		return false;
+	/* one walk thread reports the roots; the index is claimed all the
+	 * same, should another ever join it */
+	i = atomic_fetch_add(&held_n, 1);
+	if (i >= STACK_ROOTS_MAX)
+		return false;
+	held.ref[i] = ref;
+	held.fid[i] = fid;
+	held.flags[i] = flags;
+	return true;
+}
+
+/* The first frame at or after from with this method, or -1. */
+static int64_t frame_from(uint64_t fid, int64_t from)
+{
+	for (size_t g = (size_t)from; g < snap.n_frames; g++)
+		if (snap.fid[g] == fid)
+			return (int64_t)g;
+	return -1;
+}
+
+/* The last frame at or before to with this method, or -1. */
+static int64_t frame_until(uint64_t fid, int64_t to)
+{
+	for (int64_t g = to; g >= 0; g--)
+		if (snap.fid[g] == fid)
+			return g;
+	return -1;
+}
+
+/* Bounds each root by the earliest and the latest chain; false when no
+ * chain exists. Roots whose method is in no frame are skipped (-1). */
+static bool bound_chains(void)
+{
+	int64_t at = 0;
+
+	for (size_t i = 0; i < held.n; i++) {
+		held.lo[i] = held.hi[i] = -1;
+		if (!held.fid[i] || frame_from(held.fid[i], 0) < 0)
+			continue;
+		held.lo[i] = frame_from(held.fid[i], at);
+		if (held.lo[i] < 0)
+			return false;
+		at = held.lo[i];
+	}
+	at = (int64_t)snap.n_frames - 1;
+	for (size_t i = held.n; i-- > 0;) {
+		if (held.lo[i] < 0)
+			continue;
+		held.hi[i] = frame_until(held.fid[i], at);
+		at = held.hi[i];
+	}
+	return true;
+}
+
+static bool certain(size_t i)
+{
+	return held.lo[i] >= 0 && held.lo[i] == held.hi[i];
+}
+
+static void record_root(size_t i)
+{
+	uint32_t obj_flags = 0;
+	uint8_t kind = CLR_ROOT_STACK;
+	ht_id ref = held.ref[i], id = held.fid[i];
+
+	ht_root_references(state.trace.rec, 1, &ref, &obj_flags, &kind,
+			   &held.flags[i], &id, HT_RESULT_OK);
+}
+
+void stacks_record_dump(void)
+{
+	bool chained;
+	size_t i, next = 0;
+
+	if (!atomic_exchange(&holding, false))
+		return;
+	atomic_store(&snap_ready, false);
+	held.n = atomic_load(&held_n);
+	if (held.n > STACK_ROOTS_MAX)
+		held.n = STACK_ROOTS_MAX;
+	chained = bound_chains();
+	/* the roots of no known thread first, in no container */
+	for (i = 0; i < held.n; i++)
+		if (!chained || !certain(i))
+			record_root(i);
+	/* then every thread, every frame, and the roots certain of it: a
+	 * chain is in frame order */
+	for (size_t t = 0; t < snap.n_threads; t++) {
+		ht_begin_container(state.trace.rec, HT_C_RT_THREAD,
+				   snap.thread[t], 0);
+		for (size_t g = snap.first[t]; g < snap.first[t + 1]; g++) {
+			ht_begin_container(state.trace.rec, HT_C_RT_JIT,
+					   (ht_id)g + 1, snap.fid[g]);
+			for (; chained && next < held.n; next++) {
+				if (!certain(next))
+					continue;
+				if (held.lo[next] != (int64_t)g)
+					break;
+				record_root(next);
+			}
+		}
+	}
+	held.n = 0;
+	atomic_store(&held_n, 0);
+}
