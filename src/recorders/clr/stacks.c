@@ -29,7 +29,7 @@
  * frame of the snapshot has constrains nothing and has no thread.
  *
  * The GC callbacks may not allocate: the snapshot and the roots held back
- * live in static tables, and what does not fit goes out as before,
+ * live in tables of fixed size, and what does not fit goes out as before,
  * without a thread. The held roots are recorded when the GC finishes,
  * after the others: each thread a C_RT_THREAD container (id1 its
  * ThreadID, which the thread events name), each of its frames a C_RT_JIT
@@ -40,29 +40,33 @@
  */
 #include "recorders/clr/clr.h"
 
+#include <stdlib.h>
+
 #define STACK_THREADS_MAX 4096
 #define STACK_FRAMES_MAX 65536
 #define STACK_ROOTS_MAX 65536
 
 /* The snapshot: threads in the scan's order, frames of all threads one
- * after another, each thread's from the top. */
-static struct {
+ * after another, each thread's from the top. Allocated at the first
+ * forced dump, before the runtime is suspended (a suspended thread may
+ * hold malloc's lock), and kept. */
+static struct snapshot {
 	size_t n_threads, n_frames;
 	uint64_t thread[STACK_THREADS_MAX];
 	size_t first[STACK_THREADS_MAX + 1]; /* into fid */
 	uint64_t fid[STACK_FRAMES_MAX];
 	uint32_t owner[STACK_FRAMES_MAX];    /* thread index of a frame */
 	bool cut;                            /* a table was full */
-} snap;
+} *snap_of;
 
 /* The stack roots of this GC's walk, held back until it finishes. */
 static _Atomic size_t held_n;
-static struct {
+static struct held_roots {
 	size_t n; /* held_n once the GC is done with it */
 	uint64_t ref[STACK_ROOTS_MAX], fid[STACK_ROOTS_MAX];
 	uint8_t flags[STACK_ROOTS_MAX];
 	int64_t lo[STACK_ROOTS_MAX], hi[STACK_ROOTS_MAX]; /* frame or -1 */
-} held;
+} *held_of;
 
 /* snap is written by the forcing thread before the GC and read by the
  * GC's threads: published by this flag. */
@@ -80,12 +84,12 @@ static clr_hresult on_frame(clr_uptr function, clr_uptr ip,
 	(void)data;
 	if (!function)
 		return CLR_S_OK; /* a run of native frames: no roots of ours */
-	if (snap.n_frames == STACK_FRAMES_MAX) {
-		snap.cut = true;
+	if (snap_of->n_frames == STACK_FRAMES_MAX) {
+		snap_of->cut = true;
 		return CLR_S_OK;
 	}
-	snap.owner[snap.n_frames] = (uint32_t)(snap.n_threads - 1);
-	snap.fid[snap.n_frames++] = function;
+	snap_of->owner[snap_of->n_frames] = (uint32_t)(snap_of->n_threads - 1);
+	snap_of->fid[snap_of->n_frames++] = function;
 	return CLR_S_OK;
 }
 
@@ -98,31 +102,37 @@ void stacks_snapshot(void)
 	atomic_store(&snap_ready, false);
 	if (state.info_level < 10)
 		return;
+	if (!snap_of)
+		snap_of = calloc(1, sizeof(*snap_of));
+	if (!held_of)
+		held_of = calloc(1, sizeof(*held_of));
+	if (!snap_of || !held_of)
+		return;
 	if (CLR_FAILED(state.info->vtbl->SuspendRuntime(state.info)))
 		return;
-	snap.n_threads = snap.n_frames = 0;
-	snap.cut = false;
+	snap_of->n_threads = snap_of->n_frames = 0;
+	snap_of->cut = false;
 	if (state.info->vtbl->EnumThreads(state.info, &threads) == CLR_S_OK &&
 	    threads) {
 		while (threads->vtbl->Next(threads, 1, &tid, &got) == CLR_S_OK &&
 		       got == 1) {
-			if (snap.n_threads == STACK_THREADS_MAX) {
-				snap.cut = true;
+			if (snap_of->n_threads == STACK_THREADS_MAX) {
+				snap_of->cut = true;
 				break;
 			}
-			snap.thread[snap.n_threads] = tid;
-			snap.first[snap.n_threads++] = snap.n_frames;
+			snap_of->thread[snap_of->n_threads] = tid;
+			snap_of->first[snap_of->n_threads++] = snap_of->n_frames;
 			state.info->vtbl->DoStackSnapshot(state.info, tid,
 							  on_frame, 0, NULL,
 							  NULL, 0);
 		}
 		threads->vtbl->Release(threads);
 	}
-	snap.first[snap.n_threads] = snap.n_frames;
+	snap_of->first[snap_of->n_threads] = snap_of->n_frames;
 	state.info->vtbl->ResumeRuntime(state.info);
-	for (size_t i = 0; i < snap.n_frames; i++)
-		saw_method(snap.fid[i]);
-	atomic_store(&snap_ready, snap.n_threads > 0);
+	for (size_t i = 0; i < snap_of->n_frames; i++)
+		saw_method(snap_of->fid[i]);
+	atomic_store(&snap_ready, snap_of->n_threads > 0);
 }
 
 void stacks_enter_gc(bool forced)
@@ -142,17 +152,17 @@ bool stacks_hold(uint64_t ref, uint8_t flags, uint64_t fid)
 	i = atomic_fetch_add(&held_n, 1);
 	if (i >= STACK_ROOTS_MAX)
 		return false;
-	held.ref[i] = ref;
-	held.fid[i] = fid;
-	held.flags[i] = flags;
+	held_of->ref[i] = ref;
+	held_of->fid[i] = fid;
+	held_of->flags[i] = flags;
 	return true;
 }
 
 /* The first frame at or after from with this method, or -1. */
 static int64_t frame_from(uint64_t fid, int64_t from)
 {
-	for (size_t g = (size_t)from; g < snap.n_frames; g++)
-		if (snap.fid[g] == fid)
+	for (size_t g = (size_t)from; g < snap_of->n_frames; g++)
+		if (snap_of->fid[g] == fid)
 			return (int64_t)g;
 	return -1;
 }
@@ -161,7 +171,7 @@ static int64_t frame_from(uint64_t fid, int64_t from)
 static int64_t frame_until(uint64_t fid, int64_t to)
 {
 	for (int64_t g = to; g >= 0; g--)
-		if (snap.fid[g] == fid)
+		if (snap_of->fid[g] == fid)
 			return g;
 	return -1;
 }
@@ -172,38 +182,38 @@ static bool bound_chains(void)
 {
 	int64_t at = 0;
 
-	for (size_t i = 0; i < held.n; i++) {
-		held.lo[i] = held.hi[i] = -1;
-		if (!held.fid[i] || frame_from(held.fid[i], 0) < 0)
+	for (size_t i = 0; i < held_of->n; i++) {
+		held_of->lo[i] = held_of->hi[i] = -1;
+		if (!held_of->fid[i] || frame_from(held_of->fid[i], 0) < 0)
 			continue;
-		held.lo[i] = frame_from(held.fid[i], at);
-		if (held.lo[i] < 0)
+		held_of->lo[i] = frame_from(held_of->fid[i], at);
+		if (held_of->lo[i] < 0)
 			return false;
-		at = held.lo[i];
+		at = held_of->lo[i];
 	}
-	at = (int64_t)snap.n_frames - 1;
-	for (size_t i = held.n; i-- > 0;) {
-		if (held.lo[i] < 0)
+	at = (int64_t)snap_of->n_frames - 1;
+	for (size_t i = held_of->n; i-- > 0;) {
+		if (held_of->lo[i] < 0)
 			continue;
-		held.hi[i] = frame_until(held.fid[i], at);
-		at = held.hi[i];
+		held_of->hi[i] = frame_until(held_of->fid[i], at);
+		at = held_of->hi[i];
 	}
 	return true;
 }
 
 static bool certain(size_t i)
 {
-	return held.lo[i] >= 0 && held.lo[i] == held.hi[i];
+	return held_of->lo[i] >= 0 && held_of->lo[i] == held_of->hi[i];
 }
 
 static void record_root(size_t i)
 {
 	uint32_t obj_flags = 0;
 	uint8_t kind = CLR_ROOT_STACK;
-	ht_id ref = held.ref[i], id = held.fid[i];
+	ht_id ref = held_of->ref[i], id = held_of->fid[i];
 
 	ht_root_references(state.trace.rec, 1, &ref, &obj_flags, &kind,
-			   &held.flags[i], &id, HT_RESULT_OK);
+			   &held_of->flags[i], &id, HT_RESULT_OK);
 }
 
 void stacks_record_dump(void)
@@ -214,31 +224,31 @@ void stacks_record_dump(void)
 	if (!atomic_exchange(&holding, false))
 		return;
 	atomic_store(&snap_ready, false);
-	held.n = atomic_load(&held_n);
-	if (held.n > STACK_ROOTS_MAX)
-		held.n = STACK_ROOTS_MAX;
+	held_of->n = atomic_load(&held_n);
+	if (held_of->n > STACK_ROOTS_MAX)
+		held_of->n = STACK_ROOTS_MAX;
 	chained = bound_chains();
 	/* the roots of no known thread first, in no container */
-	for (i = 0; i < held.n; i++)
+	for (i = 0; i < held_of->n; i++)
 		if (!chained || !certain(i))
 			record_root(i);
 	/* then every thread, every frame, and the roots certain of it: a
 	 * chain is in frame order */
-	for (size_t t = 0; t < snap.n_threads; t++) {
+	for (size_t t = 0; t < snap_of->n_threads; t++) {
 		ht_begin_container(state.trace.rec, HT_C_RT_THREAD,
-				   snap.thread[t], 0);
-		for (size_t g = snap.first[t]; g < snap.first[t + 1]; g++) {
+				   snap_of->thread[t], 0);
+		for (size_t g = snap_of->first[t]; g < snap_of->first[t + 1]; g++) {
 			ht_begin_container(state.trace.rec, HT_C_RT_JIT,
-					   (ht_id)g + 1, snap.fid[g]);
-			for (; chained && next < held.n; next++) {
+					   (ht_id)g + 1, snap_of->fid[g]);
+			for (; chained && next < held_of->n; next++) {
 				if (!certain(next))
 					continue;
-				if (held.lo[next] != (int64_t)g)
+				if (held_of->lo[next] != (int64_t)g)
 					break;
 				record_root(next);
 			}
 		}
 	}
-	held.n = 0;
+	held_of->n = 0;
 	atomic_store(&held_n, 0);
 }
