@@ -13,7 +13,8 @@
  * tables.c        the other tables a GC reads without a lock: the non-GC
  *                 heap, dependent handles, generation bounds;
  * stacks.c        which thread and frame each stack root of a forced
- *                 dump belongs to (a snapshot of the stacks before it);
+ *                 dump belongs to (a snapshot of the stacks before it;
+ *                 chain.c the proof, chain.h);
  * naming.c        names from metadata, and the recorder thread that reads
  *                 them while a GC waits, and forces GCs to dump;
  * ending.c        SIGUSR1 (--dump-on signal), SIGTERM and SIGINT;

@@ -38,6 +38,7 @@
  * the stack is whole. Only forced dumps have a snapshot; the dumps of
  * --dump-on gc keep their stack roots without threads.
  */
+#include "recorders/clr/chain.h"
 #include "recorders/clr/clr.h"
 
 #include <stdlib.h>
@@ -55,7 +56,6 @@ static struct snapshot {
 	uint64_t thread[STACK_THREADS_MAX];
 	size_t first[STACK_THREADS_MAX + 1]; /* into fid */
 	uint64_t fid[STACK_FRAMES_MAX];
-	uint32_t owner[STACK_FRAMES_MAX];    /* thread index of a frame */
 	bool cut;                            /* a table was full */
 } *snap_of;
 
@@ -88,7 +88,6 @@ static clr_hresult on_frame(clr_uptr function, clr_uptr ip,
 		snap_of->cut = true;
 		return CLR_S_OK;
 	}
-	snap_of->owner[snap_of->n_frames] = (uint32_t)(snap_of->n_threads - 1);
 	snap_of->fid[snap_of->n_frames++] = function;
 	return CLR_S_OK;
 }
@@ -158,54 +157,6 @@ bool stacks_hold(uint64_t ref, uint8_t flags, uint64_t fid)
 	return true;
 }
 
-/* The first frame at or after from with this method, or -1. */
-static int64_t frame_from(uint64_t fid, int64_t from)
-{
-	for (size_t g = (size_t)from; g < snap_of->n_frames; g++)
-		if (snap_of->fid[g] == fid)
-			return (int64_t)g;
-	return -1;
-}
-
-/* The last frame at or before to with this method, or -1. */
-static int64_t frame_until(uint64_t fid, int64_t to)
-{
-	for (int64_t g = to; g >= 0; g--)
-		if (snap_of->fid[g] == fid)
-			return g;
-	return -1;
-}
-
-/* Bounds each root by the earliest and the latest chain; false when no
- * chain exists. Roots whose method is in no frame are skipped (-1). */
-static bool bound_chains(void)
-{
-	int64_t at = 0;
-
-	for (size_t i = 0; i < held_of->n; i++) {
-		held_of->lo[i] = held_of->hi[i] = -1;
-		if (!held_of->fid[i] || frame_from(held_of->fid[i], 0) < 0)
-			continue;
-		held_of->lo[i] = frame_from(held_of->fid[i], at);
-		if (held_of->lo[i] < 0)
-			return false;
-		at = held_of->lo[i];
-	}
-	at = (int64_t)snap_of->n_frames - 1;
-	for (size_t i = held_of->n; i-- > 0;) {
-		if (held_of->lo[i] < 0)
-			continue;
-		held_of->hi[i] = frame_until(held_of->fid[i], at);
-		at = held_of->hi[i];
-	}
-	return true;
-}
-
-static bool certain(size_t i)
-{
-	return held_of->lo[i] >= 0 && held_of->lo[i] == held_of->hi[i];
-}
-
 static void record_root(size_t i)
 {
 	uint32_t obj_flags = 0;
@@ -227,10 +178,11 @@ void stacks_record_dump(void)
 	held_of->n = atomic_load(&held_n);
 	if (held_of->n > STACK_ROOTS_MAX)
 		held_of->n = STACK_ROOTS_MAX;
-	chained = bound_chains();
+	chained = chain_bound(snap_of->fid, snap_of->n_frames, held_of->fid,
+			      held_of->n, held_of->lo, held_of->hi);
 	/* the roots of no known thread first, in no container */
 	for (i = 0; i < held_of->n; i++)
-		if (!chained || !certain(i))
+		if (!chained || !chain_certain(held_of->lo, held_of->hi, i))
 			record_root(i);
 	/* then every thread, every frame, and the roots certain of it: a
 	 * chain is in frame order */
@@ -241,7 +193,7 @@ void stacks_record_dump(void)
 			ht_begin_container(state.trace.rec, HT_C_RT_JIT,
 					   (ht_id)g + 1, snap_of->fid[g]);
 			for (; chained && next < held_of->n; next++) {
-				if (!certain(next))
+				if (!chain_certain(held_of->lo, held_of->hi, next))
 					continue;
 				if (held_of->lo[next] != (int64_t)g)
 					break;
