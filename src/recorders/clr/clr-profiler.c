@@ -104,6 +104,7 @@ static void report_stats(void)
 	    state.fields_failed == 1 ? "" : "es",
 	    (unsigned long long)state.strings_valued,
 	    plural_s(state.strings_valued));
+	stacks_report();
 }
 
 /* Closes the trace once no callback is recording (waiting a little for

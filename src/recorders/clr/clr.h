@@ -290,6 +290,7 @@ void stacks_snapshot(void);
 void stacks_enter_gc(bool forced);
 bool stacks_hold(uint64_t ref, uint8_t flags, uint64_t fid);
 void stacks_record_dump(void);
+void stacks_report(void);
 
 /* ---- ending.c: signals ---- */
 void catch_dump_signal(void);

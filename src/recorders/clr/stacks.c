@@ -40,6 +40,7 @@
  */
 #include "recorders/clr/chain.h"
 #include "recorders/clr/clr.h"
+#include "recorders/core/say.h"
 
 #include <stdlib.h>
 
@@ -73,6 +74,20 @@ static struct held_roots {
 static _Atomic bool snap_ready;
 static _Atomic bool holding;
 
+/* For HEAPTRACE_VERBOSE: snapshots taken and the longest time the runtime
+ * stayed suspended for one (the forcing thread's alone); locals placed
+ * and not (the GC's). */
+static uint64_t snapshots, snapshot_longest_us;
+static _Atomic uint64_t roots_placed, roots_unplaced;
+
+static uint64_t us_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000 + (uint64_t)t.tv_nsec / 1000;
+}
+
 static clr_hresult on_frame(clr_uptr function, clr_uptr ip,
 			    clr_uptr frame_info, uint32_t context_size,
 			    uint8_t context[], void *data)
@@ -97,6 +112,7 @@ void stacks_snapshot(void)
 	struct clr_object_enum *threads = NULL;
 	clr_uptr tid;
 	clr_ulong got;
+	uint64_t start, took;
 
 	atomic_store(&snap_ready, false);
 	if (state.info_level < 10)
@@ -107,6 +123,7 @@ void stacks_snapshot(void)
 		held_of = calloc(1, sizeof(*held_of));
 	if (!snap_of || !held_of)
 		return;
+	start = us_now();
 	if (CLR_FAILED(state.info->vtbl->SuspendRuntime(state.info)))
 		return;
 	snap_of->n_threads = snap_of->n_frames = 0;
@@ -129,6 +146,10 @@ void stacks_snapshot(void)
 	}
 	snap_of->first[snap_of->n_threads] = snap_of->n_frames;
 	state.info->vtbl->ResumeRuntime(state.info);
+	took = us_now() - start;
+	if (took > snapshot_longest_us)
+		snapshot_longest_us = took;
+	snapshots++;
 	for (size_t i = 0; i < snap_of->n_frames; i++)
 		saw_method(snap_of->fid[i]);
 	atomic_store(&snap_ready, snap_of->n_threads > 0);
@@ -181,9 +202,12 @@ void stacks_record_dump(void)
 	chained = chain_bound(snap_of->fid, snap_of->n_frames, held_of->fid,
 			      held_of->n, held_of->lo, held_of->hi);
 	/* the roots of no known thread first, in no container */
-	for (i = 0; i < held_of->n; i++)
-		if (!chained || !chain_certain(held_of->lo, held_of->hi, i))
+	for (i = 0; i < held_of->n; i++) {
+		if (!chained || !chain_certain(held_of->lo, held_of->hi, i)) {
 			record_root(i);
+			atomic_fetch_add(&roots_unplaced, 1);
+		}
+	}
 	/* then every thread, every frame, and the roots certain of it: a
 	 * chain is in frame order */
 	for (size_t t = 0; t < snap_of->n_threads; t++) {
@@ -198,9 +222,21 @@ void stacks_record_dump(void)
 				if (held_of->lo[next] != (int64_t)g)
 					break;
 				record_root(next);
+				atomic_fetch_add(&roots_placed, 1);
 			}
 		}
 	}
 	held_of->n = 0;
 	atomic_store(&held_n, 0);
+}
+
+void stacks_report(void)
+{
+	say("stacks: %llu snapshot%s (the runtime suspended at most %llu us), "
+	    "%llu local%s placed in a thread, %llu of no known thread",
+	    (unsigned long long)snapshots, snapshots == 1 ? "" : "s",
+	    (unsigned long long)snapshot_longest_us,
+	    (unsigned long long)atomic_load(&roots_placed),
+	    atomic_load(&roots_placed) == 1 ? "" : "s",
+	    (unsigned long long)atomic_load(&roots_unplaced));
 }
