@@ -30,7 +30,9 @@
  *
  * The GC callbacks may not allocate: the snapshot and the roots held back
  * live in tables of fixed size, and what does not fit goes out as before,
- * without a thread. The held roots are recorded when the GC finishes,
+ * without a thread. A snapshot that is not whole (a table full, a stack
+ * the runtime would not walk) places no root: a missing frame could make
+ * a wrong chain look like the only one. The held roots are recorded when the GC finishes,
  * after the others: each thread a C_RT_THREAD container (id1 its
  * ThreadID, which the thread events name), each of its frames a C_RT_JIT
  * container (id1 the frame's number, id2 its FunctionID, which the
@@ -74,10 +76,11 @@ static struct held_roots {
 static _Atomic bool snap_ready;
 static _Atomic bool holding;
 
-/* For HEAPTRACE_VERBOSE: snapshots taken and the longest time the runtime
- * stayed suspended for one (the forcing thread's alone); locals placed
- * and not (the GC's). */
-static uint64_t snapshots, snapshot_longest_us;
+/* For HEAPTRACE_VERBOSE: snapshots taken, those not whole (a table full,
+ * a stack the runtime would not walk: no local of that dump is placed),
+ * and the longest time the runtime stayed suspended for one (the forcing
+ * thread's alone); locals placed and not (the GC's). */
+static uint64_t snapshots, snapshots_cut, snapshot_longest_us;
 static _Atomic uint64_t roots_placed, roots_unplaced;
 
 static uint64_t us_now(void)
@@ -113,6 +116,7 @@ void stacks_snapshot(void)
 	clr_uptr tid;
 	clr_ulong got;
 	uint64_t start, took;
+	size_t before;
 
 	atomic_store(&snap_ready, false);
 	if (state.info_level < 10)
@@ -138,9 +142,17 @@ void stacks_snapshot(void)
 			}
 			snap_of->thread[snap_of->n_threads] = tid;
 			snap_of->first[snap_of->n_threads++] = snap_of->n_frames;
-			state.info->vtbl->DoStackSnapshot(state.info, tid,
-							  on_frame, 0, NULL,
-							  NULL, 0);
+			/* a stack cut short could hide the frames its roots
+			 * sit at: then the proof does not hold. A walk that
+			 * fails before any frame is a thread with nothing
+			 * managed on its stack (E_FAIL: the finalizer's and
+			 * the runtime's own waiting threads, a thread whose
+			 * Main has returned). */
+			before = snap_of->n_frames;
+			if (CLR_FAILED(state.info->vtbl->DoStackSnapshot(
+				    state.info, tid, on_frame, 0, NULL, NULL,
+				    0)) && snap_of->n_frames != before)
+				snap_of->cut = true;
 		}
 		threads->vtbl->Release(threads);
 	}
@@ -152,7 +164,9 @@ void stacks_snapshot(void)
 	snapshots++;
 	for (size_t i = 0; i < snap_of->n_frames; i++)
 		saw_method(snap_of->fid[i]);
-	atomic_store(&snap_ready, snap_of->n_threads > 0);
+	if (snap_of->cut)
+		snapshots_cut++;
+	atomic_store(&snap_ready, snap_of->n_threads > 0 && !snap_of->cut);
 }
 
 void stacks_enter_gc(bool forced)
@@ -232,9 +246,11 @@ void stacks_record_dump(void)
 
 void stacks_report(void)
 {
-	say("stacks: %llu snapshot%s (the runtime suspended at most %llu us), "
-	    "%llu local%s placed in a thread, %llu of no known thread",
+	say("stacks: %llu snapshot%s, %llu not whole (the runtime suspended "
+	    "at most %llu us), %llu local%s placed in a thread, %llu of no "
+	    "known thread",
 	    (unsigned long long)snapshots, snapshots == 1 ? "" : "s",
+	    (unsigned long long)snapshots_cut,
 	    (unsigned long long)snapshot_longest_us,
 	    (unsigned long long)atomic_load(&roots_placed),
 	    atomic_load(&roots_placed) == 1 ? "" : "s",

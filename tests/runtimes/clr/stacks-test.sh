@@ -49,10 +49,15 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
 
 t=$work/parked.ht
-"$heaptrace" record -q -o "$t" --dump-on signal -- dotnet "$build/out/Parked.dll" \
-	>"$work/out" 2>"$work/err" || fail "record: $(cat "$work/err")"
+HEAPTRACE_VERBOSE=1 "$heaptrace" record -q -o "$t" --dump-on signal -- \
+	dotnet "$build/out/Parked.dll" >"$work/out" 2>"$work/err" ||
+	fail "record: $(cat "$work/err")"
 grep -q "dumped True" "$work/out" && ok "the program saw its dump" ||
 	fail "the program saw no dump: $(cat "$work/out")"
+# the signal's dump and the exit's, each with every stack walked whole
+grep -q "stacks: 2 snapshots, 0 not whole" "$work/err" &&
+	ok "$(grep -o 'stacks: .*' "$work/err")" ||
+	fail "the snapshots: $(grep 'stacks:' "$work/err")"
 "$heaptrace" check "$t" >"$work/check" && ok "the trace is clean" ||
 	{ fail "the trace is not clean"; tail -5 "$work/check"; }
 "$heaptrace" threads "$t" >"$work/threads.txt" 2>&1
