@@ -531,8 +531,8 @@ static struct heap_root root_of(const struct ht_ev_root_references *e,
 		.root_id = e->root_ids ? e->root_ids[i] : 0,
 	};
 
-	if (st->gc_dump)
-		return r;
+	/* a GC dump's roots are in no container but the CLR recorder's
+	 * threads and frames */
 	r.container = (uint8_t)st->container;
 	r.id1 = st->container_id1;
 	r.id2 = st->container_id2;
@@ -702,7 +702,7 @@ static int on_container(void *ctx, const struct ht_event *ev,
 
 	if (type == HT_C_END)
 		s->closer_at = st->event_index + 1;
-	if (s->collecting && !st->gc_dump &&
+	if (s->collecting &&
 	    (type == HT_C_RT_THREAD || ht_container_is_frame(type)))
 		return add_stack_entry(s, st);
 	return 0;

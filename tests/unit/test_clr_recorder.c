@@ -2,9 +2,11 @@
  * test_clr_recorder.c - the CLR recorder's parts that need no runtime:
  * class names as a .NET developer writes them, from what the profiling
  * interface answers (a table of classes stands for the runtime), and the
- * UTF-16 conversions. Its options are the Mono recorder's (options.h,
- * tested in test_mono_recorder.c).
+ * UTF-16 conversions, and where a dump's stack roots sit among the frames
+ * of a snapshot of the stacks (chain.c). Its options are the Mono
+ * recorder's (options.h, tested in test_mono_recorder.c).
  */
+#include "recorders/clr/chain.h"
 #include "recorders/clr/names.h"
 #include "util/alloc.h"
 
@@ -338,4 +340,92 @@ Test(field_sig, not_a_field_or_cut_short)
 	cr_assert_eq(holds(cut, sizeof(cut), &p), CLRN_HOLDS_VALUE);
 	cr_assert_eq(holds(empty, sizeof(empty), &p), CLRN_HOLDS_VALUE);
 	cr_assert_eq(holds(NULL, 0, &p), CLRN_HOLDS_VALUE);
+}
+
+/* ---- the stack roots' chain (chain.c) ------------------------------------ */
+
+/* Bounds the roots' chain through the frames; the frames each root is
+ * certain of, -1 where it is not, in certain[]. */
+static bool chain(const uint64_t *frames, size_t n_frames,
+		  const uint64_t *roots, size_t n_roots, int64_t *certain)
+{
+	int64_t lo[16], hi[16];
+	bool ok;
+
+	cr_assert_leq(n_roots, 16);
+	ok = chain_bound(frames, n_frames, roots, n_roots, lo, hi);
+	for (size_t i = 0; i < n_roots; i++)
+		certain[i] = ok && chain_certain(lo, hi, i) ? lo[i] : -1;
+	return ok;
+}
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Three threads parked in Park (0xa) under Start (0xb), each holding a
+ * list in Park and its closure in Start: every root is placed. */
+Test(chain, parked_threads_each_holding_something)
+{
+	const uint64_t frames[] = {0xa, 0xb, 0xa, 0xb, 0xa, 0xb};
+	const uint64_t roots[] = {0xa, 0xb, 0xa, 0xa, 0xb, 0xa, 0xb};
+	const int64_t want[] = {0, 1, 2, 2, 3, 4, 5};
+	int64_t got[N(roots)];
+
+	cr_assert(chain(frames, N(frames), roots, N(roots), got));
+	for (size_t i = 0; i < N(roots); i++)
+		cr_assert_eq(got[i], want[i], "root %zu at %lld, not %lld", i,
+			     (long long)got[i], (long long)want[i]);
+}
+
+/* Two threads alike, one holding nothing: which one holds the root is
+ * not known, so neither is said. */
+Test(chain, alike_threads_one_holding_nothing)
+{
+	const uint64_t frames[] = {0x1, 0xa, 0xb, 0xa, 0xb};
+	const uint64_t roots[] = {0x1, 0xa, 0xb};
+	int64_t got[N(roots)];
+
+	cr_assert(chain(frames, N(frames), roots, N(roots), got));
+	cr_assert_eq(got[0], 0, "main's root is certain");
+	cr_assert_eq(got[1], -1);
+	cr_assert_eq(got[2], -1);
+}
+
+/* Recursion: a root of the method that is twice on one stack. */
+Test(chain, recursion_is_not_certain)
+{
+	const uint64_t frames[] = {0xa, 0xa, 0xb};
+	const uint64_t roots[] = {0xa, 0xb};
+	int64_t got[N(roots)];
+
+	cr_assert(chain(frames, N(frames), roots, N(roots), got));
+	cr_assert_eq(got[0], -1);
+	cr_assert_eq(got[1], 2);
+}
+
+/* A root of a method no frame has (a thread started after the snapshot,
+ * a stub with no method) constrains nothing and is not placed. */
+Test(chain, a_root_of_no_frame_is_skipped)
+{
+	const uint64_t frames[] = {0xa, 0xb};
+	const uint64_t roots[] = {0xa, 0xf, 0, 0xb};
+	int64_t got[N(roots)];
+
+	cr_assert(chain(frames, N(frames), roots, N(roots), got));
+	cr_assert_eq(got[0], 0);
+	cr_assert_eq(got[1], -1);
+	cr_assert_eq(got[2], -1);
+	cr_assert_eq(got[3], 1);
+}
+
+/* A thread that ran on: its roots come in an order no chain has, and
+ * then no root is placed. */
+Test(chain, no_chain_places_nothing)
+{
+	const uint64_t frames[] = {0xa, 0xb, 0xc};
+	const uint64_t roots[] = {0xa, 0xc, 0xb};
+	int64_t got[N(roots)];
+
+	cr_assert_not(chain(frames, N(frames), roots, N(roots), got));
+	for (size_t i = 0; i < N(roots); i++)
+		cr_assert_eq(got[i], -1);
 }

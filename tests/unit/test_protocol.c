@@ -648,9 +648,36 @@ Test(gc_dump, containers_outside_c_begin_are_not_open)
 {
 	struct proto_state s = in_gc_dump();
 
-	EXPECT(&s, container(HT_C_RT_THREAD, 7), HT_V_DUMP_NOT_OPEN, NONE);
+	EXPECT(&s, container(HT_C_RT_CLASS, 7), HT_V_DUMP_NOT_OPEN, NONE);
+	EXPECT(&s, c(HT_C_HEAP), HT_V_DUMP_NOT_OPEN, NONE);
 	EXPECT(&s, c(HT_C_END), HT_V_DUMP_NOT_OPEN, NONE);
 	EXPECT(&s, gc_finished(), HT_V_NONE, GC_END | END);
+}
+
+/* The CLR recorder's stack roots: a thread's frames inside the GC dump. */
+Test(gc_dump, thread_and_frame_containers_hold_its_stack_roots)
+{
+	struct proto_state s = in_gc();
+
+	EXPECT(&s, container(HT_C_RT_THREAD, 7), HT_V_NONE, BEGIN);
+	CLEAN(&s, container(HT_C_RT_JIT, 1));
+	CLEAN(&s, roots());
+	CLEAN(&s, container(HT_C_RT_THREAD, 8));
+	CLEAN(&s, container(HT_C_RT_JIT, 2));
+	CLEAN(&s, object());
+	EXPECT(&s, gc_finished(), HT_V_NONE, GC_END | END);
+}
+
+Test(gc_dump, a_frame_needs_a_thread_there_too)
+{
+	struct proto_state s = in_gc_dump();
+
+	EXPECT(&s, container(HT_C_RT_JIT, 1), HT_V_FRAME_NO_THREAD, NONE);
+	CLEAN(&s, container(HT_C_RT_THREAD, 7));
+	EXPECT(&s, gc_finished(), HT_V_NONE, GC_END | END);
+	/* the next GC dump starts with no thread */
+	s = in_gc_dump();
+	EXPECT(&s, container(HT_C_RT_JIT, 1), HT_V_FRAME_NO_THREAD, NONE);
 }
 
 /* ---- generation_bounds ---------------------------------------------------- */

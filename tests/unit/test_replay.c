@@ -489,12 +489,29 @@ Test(tracking, a_frame_belongs_to_the_thread_it_was_first_begun_under)
 
 Test(tracking, a_container_outside_a_dump_is_not_taken)
 {
-	REPLAY(gc_started(), object(0x10), thread_container(7), roots(),
-	       gc_finished());
+	REPLAY(gc_started(), object(0x10), container(HT_C_RT_CLASS, 5, 0),
+	       roots(), gc_finished());
 	assert_log("gc_started begin:0 object_references v:dump-not-open "
-		   "C_RT_THREAD root_references gc_finished end:0");
+		   "C_RT_CLASS root_references gc_finished end:0");
 	cr_assert_eq(rec.at[2].container, 0);
-	cr_assert_not(rec.at[3].has_thread);
+	cr_assert_eq(rec.at[3].container, 0);
+}
+
+Test(tracking, a_gc_dump_takes_threads_and_frames)
+{
+	REPLAY(gc_started(), roots(),                           /* 1 */
+	       thread_container(7),
+	       container(HT_C_RT_JIT, 0x10, 0x99), roots(),      /* 4 */
+	       gc_finished(),
+	       gc_started(), roots(), gc_finished());            /* 7 */
+	cr_assert_eq(rec.n_violations, 0);
+	cr_assert_eq(rec.at[1].container, 0);
+	cr_assert_eq(rec.at[4].container, HT_C_RT_JIT);
+	cr_assert_eq(rec.at[4].container_id2, 0x99);
+	cr_assert(rec.at[4].container_has_thread);
+	cr_assert_eq(rec.at[4].container_thread, 7);
+	cr_assert_eq(rec.at[7].container, 0, "the next GC dump forgets it");
+	cr_assert_not(rec.at[7].has_thread);
 }
 
 Test(tracking, a_container_of_unknown_type_is_not_taken)

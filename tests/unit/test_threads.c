@@ -3,8 +3,9 @@
  * stacks the heap keeps (h->stack), each thread's frames from the top
  * with a frame begun again counted once, the roots of each frame and
  * outside frames, what a thread retains, the order of the threads; a dump
- * without threads; and the answer written down in
- * testdata/analysis/threads.yaml.
+ * without threads; the CLR recorder's threads in a GC dump; and the
+ * answers written down in testdata/analysis/threads.yaml and
+ * threads-clr.yaml.
  */
 #include <criterion/criterion.h>
 
@@ -144,6 +145,37 @@ Test(threads, a_clr_dump_has_none)
 	cr_assert_eq(a.t.n_threads, 0);
 	cr_assert_eq(a.t.n_frames, 0);
 	cr_assert_eq(a.t.n_roots, 0);
+	answer_free(&a);
+}
+
+/* The CLR recorder's threads and frames inside a GC dump: the stack
+ * roots it placed are their frames', the one it could not place no
+ * thread's. */
+Test(threads, a_clr_gc_dump_with_the_recorders_stacks)
+{
+	struct answer a;
+	const struct thread_view *v;
+
+	answer(&a, "analysis/threads-clr.yaml");
+	cr_assert(a.h->gc_dump);
+	cr_assert_eq(a.t.n_threads, 2);
+	cr_assert_eq(a.t.n_frames, 3);
+	v = &a.t.threads[0];
+	cr_assert_eq(v->id, 0x51);
+	cr_assert_eq(v->object, HEAP_NONE);
+	cr_assert_eq(v->retained, 156);
+	assert_frame(&a, v, 0, 1, 0x901, HT_C_RT_JIT);
+	assert_frame(&a, v, 1, 2, 0x902, HT_C_RT_JIT);
+	ROOTS(&a, a.t.frames[v->first_frame].first,
+	      a.t.frames[v->first_frame].n, 0x2000, 0x2100);
+	ROOTS(&a, a.t.frames[v->first_frame + 1].first,
+	      a.t.frames[v->first_frame + 1].n, 0x2000);
+	cr_assert_eq(v->n_own, 0);
+	v = &a.t.threads[1];
+	cr_assert_eq(v->id, 0x52);
+	cr_assert_eq(v->retained, 0);
+	assert_frame(&a, v, 0, 3, 0x903, HT_C_RT_JIT);
+	cr_assert_eq(a.t.frames[v->first_frame].n, 0);
 	answer_free(&a);
 }
 

@@ -228,6 +228,8 @@ static void open_gc_dump(struct proto_state *s, unsigned *effects)
 {
 	s->gc_refs = 1;
 	s->aborted = 0;
+	s->has_thread = 0;
+	s->container = 0;
 	*effects |= PROTO_DUMP_BEGIN;
 }
 
@@ -239,6 +241,8 @@ static void close_gc_dump(struct proto_state *s, unsigned *effects)
 		return;
 	s->gc_refs = 0;
 	s->aborted = 0;
+	s->has_thread = 0;
+	s->container = 0;
 	*effects |= PROTO_DUMP_END;
 }
 
@@ -348,12 +352,35 @@ static enum ht_violation_code enter_container(struct proto_state *s,
 	return v;
 }
 
+/* CLR style: in a GC, a thread or frame container opens the GC dump as a
+ * reference does, and the stack roots after it are its (the CLR recorder
+ * says which thread holds a local so). */
+bool proto_gc_container(enum ht_container_type t)
+{
+	return t == HT_C_RT_THREAD || ht_container_is_frame(t);
+}
+
+static enum ht_violation_code gc_dump_refs(struct proto_state *s,
+					   unsigned *effects);
+
+static enum ht_violation_code step_gc_container(struct proto_state *s,
+						enum ht_container_type t,
+						unsigned *effects)
+{
+	enum ht_violation_code v = gc_dump_refs(s, effects);
+	enum ht_violation_code w = enter_container(s, t);
+
+	return v != HT_V_NONE ? v : w;
+}
+
 static enum ht_violation_code step_container(struct proto_state *s,
 					     enum ht_container_type t,
 					     unsigned *effects)
 {
 	if (t == HT_C_BEGIN)
 		return step_c_begin(s, effects);
+	if (!s->in_dump && s->in_gc && proto_gc_container(t))
+		return step_gc_container(s, t, effects);
 	if (!s->in_dump)
 		return HT_V_DUMP_NOT_OPEN;
 	if (t == HT_C_END) {

@@ -46,6 +46,7 @@ enum proto_gc_phase {
 #define PROTO_GC_END 0x8u
 
 void proto_init(struct proto_state *s);
+bool proto_gc_container(enum ht_container_type t);
 
 /*
  * Applies ev to *s. Returns the first rule ev breaks (HT_V_NONE if none)

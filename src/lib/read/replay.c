@@ -723,6 +723,8 @@ static bool container_taken(const struct replayer *r,
 {
 	if ((unsigned)c->type < HT_C_FIRST || (unsigned)c->type > HT_C_LAST)
 		return false;
+	if (!r->proto.in_dump && r->proto.gc_refs)
+		return proto_gc_container(c->type);
 	return r->proto.in_dump || (effects & PROTO_DUMP_END);
 }
 

@@ -128,6 +128,7 @@ clr_hresult on_collection_started(CLR_THIS, int n, clr_bool collected[],
 		dependents_clear();
 		frozen_walk_begin();
 	}
+	stacks_enter_gc(dump && flag(&state.forced_pending));
 	set_flag(&state.dump_gc, dump);
 	/* The bounds at the start go just before gc_started, which the
 	 * shim writes after every other thread's events: recorded after
@@ -170,21 +171,30 @@ clr_hresult on_root_references(CLR_THIS, clr_ulong n, clr_uptr refs[],
 {
 	uint32_t obj_flags[BATCH] = {0};
 	uint8_t k8[BATCH], f8[BATCH];
+	ht_id r[BATCH], id[BATCH];
 
 	(void)self;
 	if (!flag(&state.dump_gc) || !enter())
 		return CLR_S_OK;
 	for (clr_ulong done = 0; done < n;) {
-		size_t m = n - done < BATCH ? n - done : BATCH;
+		size_t m = n - done < BATCH ? n - done : BATCH, kept = 0;
 
 		for (size_t i = 0; i < m; i++) {
-			k8[i] = (uint8_t)kinds[done + i];
-			f8[i] = (uint8_t)flags[done + i];
-			if (kinds[done + i] == CLR_ROOT_STACK)
+			k8[kept] = (uint8_t)kinds[done + i];
+			f8[kept] = (uint8_t)flags[done + i];
+			if (kinds[done + i] == CLR_ROOT_STACK) {
 				saw_method(ids[done + i]);
+				/* stacks.c records it with its thread */
+				if (stacks_hold(refs[done + i], f8[kept],
+						ids[done + i]))
+					continue;
+			}
+			r[kept] = refs[done + i];
+			id[kept++] = ids[done + i];
 		}
-		ht_root_references(state.trace.rec, m, refs + done, obj_flags,
-				   k8, f8, ids + done, HT_RESULT_OK);
+		if (kept)
+			ht_root_references(state.trace.rec, kept, r, obj_flags,
+					   k8, f8, id, HT_RESULT_OK);
 		done += m;
 	}
 	leave();
@@ -281,6 +291,7 @@ clr_hresult on_collection_finished(CLR_THIS)
 		name_dump();
 		record_frozen_objects();
 		record_static_roots(atomic_load(&state.name_asked));
+		stacks_record_dump();
 	}
 	record_bounds();
 	ht_gc_finished(state.trace.rec);
@@ -334,11 +345,14 @@ clr_hresult on_thread_name(CLR_THIS, clr_uptr thread, clr_ulong n,
 	clrn_from_utf16(utf8, sizeof(utf8), name ? name : (clr_wchar *)"\0",
 			name ? n : 0);
 	ht_thread(state.trace.rec, thread, utf8);
+	idset_add(&state.threads_named, thread, false);
 	leave();
 	return CLR_S_OK;
 }
 
-/* A thread is known by its system id until the program names it. */
+/* A thread is known by its system id until the program names it; a
+ * thread named before it starts (new Thread { Name = ... }) keeps its
+ * name. */
 static void name_by_os_id(clr_uptr thread, clr_ulong os_id)
 {
 	char name[48];
@@ -354,7 +368,8 @@ clr_hresult on_thread_created(CLR_THIS, clr_uptr thread)
 	(void)self;
 	if (!enter())
 		return CLR_S_OK;
-	if (state.info->vtbl->GetThreadInfo(state.info, thread, &os_id) ==
+	if (!idset_contains(&state.threads_named, thread) &&
+	    state.info->vtbl->GetThreadInfo(state.info, thread, &os_id) ==
 		    CLR_S_OK && os_id)
 		name_by_os_id(thread, os_id);
 	leave();

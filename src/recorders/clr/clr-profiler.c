@@ -105,6 +105,7 @@ static void report_stats(void)
 	    state.fields_failed == 1 ? "" : "es",
 	    (unsigned long long)state.strings_valued,
 	    plural_s(state.strings_valued));
+	stacks_report();
 }
 
 /* Closes the trace once no callback is recording (waiting a little for
@@ -261,7 +262,8 @@ static bool allocate_tables(void)
 	       idset_init(&state.classes_seen, 65536) == 0 &&
 	       idset_init(&state.classes_named, 16384) == 0 &&
 	       idset_init(&state.methods_seen, 4096) == 0 &&
-	       idset_init(&state.methods_named, 4096) == 0;
+	       idset_init(&state.methods_named, 4096) == 0 &&
+	       idset_init(&state.threads_named, 1024) == 0;
 }
 
 /* Loaded at the start (attach_options NULL: the options are in the
@@ -270,8 +272,9 @@ static bool allocate_tables(void)
 clr_hresult start_recording(void *info_unknown, const char *attach_options)
 {
 	char err[256], *options, *env_output;
+	/* stack snapshots: which thread holds a local (stacks.c) */
 	clr_ulong mask = CLR_MONITOR_GC | CLR_MONITOR_THREADS |
-			 CLR_MONITOR_CLASS_LOADS;
+			 CLR_MONITOR_CLASS_LOADS | CLR_ENABLE_STACK_SNAPSHOT;
 
 	state.wake[0] = state.wake[1] = -1;
 	atomic_store(&state.control, -1);

@@ -14,6 +14,9 @@
  *                 they are in a dump;
  * tables.c        the other tables a GC reads without a lock: the non-GC
  *                 heap, dependent handles, generation bounds;
+ * stacks.c        which thread and frame each stack root of a forced
+ *                 dump belongs to (a snapshot of the stacks before it;
+ *                 chain.c the proof, chain.h);
  * naming.c        names from metadata, and the recorder thread that reads
  *                 them while a GC waits, and forces GCs to dump;
  * ending.c        SIGUSR1 (--dump-on signal), SIGTERM and SIGINT;
@@ -207,6 +210,7 @@ struct clr_state {
 	/* names */
 	struct idset classes_seen, classes_named;
 	struct idset methods_seen, methods_named;
+	struct idset threads_named;  /* named by the program before created */
 	_Atomic uint64_t naming_late;
 	uint64_t naming_longest_ms;  /* the GC thread's alone */
 
@@ -353,6 +357,13 @@ clr_hresult on_allocated(CLR_THIS, clr_uptr object, clr_uptr cls);
 clr_hresult on_thread_name(CLR_THIS, clr_uptr thread, clr_ulong n,
 			   clr_wchar name[]);
 clr_hresult on_thread_created(CLR_THIS, clr_uptr thread);
+
+/* ---- stacks.c: the threads and frames of stack roots ---- */
+void stacks_snapshot(void);
+void stacks_enter_gc(bool forced);
+bool stacks_hold(uint64_t ref, uint8_t flags, uint64_t fid);
+void stacks_record_dump(void);
+void stacks_report(void);
 
 /* ---- ending.c: signals ---- */
 void catch_dump_signal(void);

@@ -49,6 +49,7 @@ struct clr_guid {
  * running process may set (threads, module, assembly and app domain
  * loads, stack snapshots, GC, suspends, class loads, JIT compilation) */
 #define CLR_ALLOWABLE_AFTER_ATTACH 0x100102beu
+#define CLR_ENABLE_STACK_SNAPSHOT 0x10000000u
 
 /* COR_PRF_GC_GENERATION_RANGE */
 struct clr_generation_range {
@@ -247,6 +248,13 @@ struct clr_object_enum {
 typedef clr_bool (*clr_object_ref_fn)(clr_uptr object, clr_uptr *ref,
 				      void *data);
 
+/* StackSnapshotCallback of ICorProfilerInfo2::DoStackSnapshot: a frame's
+ * FunctionID (0 for a run of native frames), its instruction pointer. */
+typedef clr_hresult (*clr_stack_frame_fn)(clr_uptr function, clr_uptr ip,
+					  clr_uptr frame_info,
+					  uint32_t context_size,
+					  uint8_t context[], void *data);
+
 struct clr_info;
 #define CLR_INFO struct clr_info *self
 struct clr_info_vtbl {
@@ -279,8 +287,14 @@ struct clr_info_vtbl {
 					 void **out);
 	clr_unused_slot unused_22_27[6];
 	clr_hresult (*ForceGC)(CLR_INFO);                              /* 28 */
-	clr_unused_slot unused_29_39[11];
+	clr_unused_slot unused_29_35[7];
 	/* ICorProfilerInfo2: 36 */
+	clr_hresult (*DoStackSnapshot)(CLR_INFO, clr_uptr thread,       /* 36 */
+				       clr_stack_frame_fn fn,
+				       uint32_t info_flags, void *data,
+				       uint8_t context[],
+				       uint32_t context_size);
+	clr_unused_slot unused_37_39[3];
 	clr_hresult (*GetClassLayout)(CLR_INFO, clr_uptr class_id,      /* 40 */
 				      struct clr_field_offset fields[],
 				      clr_ulong n_max, clr_ulong *n,
@@ -323,8 +337,10 @@ struct clr_info_vtbl {
 				      const uint8_t **base, clr_ulong n_max,
 				      clr_ulong *n, clr_wchar name[],
 				      clr_uptr *assembly, clr_ulong *flags);
-	clr_unused_slot unused_71_79[9];
 	/* ICorProfilerInfo4: 71 */
+	clr_hresult (*EnumThreads)(CLR_INFO,                            /* 71 */
+				   struct clr_object_enum **out);
+	clr_unused_slot unused_72_79[8];
 	clr_hresult (*GetObjectSize2)(CLR_INFO, clr_uptr object,        /* 80 */
 				      clr_uptr *size);
 	/* ICorProfilerInfo5: 81 */
@@ -336,8 +352,11 @@ struct clr_info_vtbl {
 	clr_hresult (*EnumerateObjectReferences)(CLR_INFO, clr_uptr object,
 						 clr_object_ref_fn fn,
 						 void *data);
-	clr_unused_slot unused_94_99[6];
+	clr_unused_slot unused_94_96[3];
+	clr_hresult (*SuspendRuntime)(CLR_INFO);                        /* 97 */
+	clr_hresult (*ResumeRuntime)(CLR_INFO);                         /* 98 */
 	/* ICorProfilerInfo11: 99 */
+	clr_unused_slot GetEnvironmentVariable;                        /* 99 */
 	clr_hresult (*SetEnvironmentVariable)(CLR_INFO,                 /* 100 */
 					      const clr_wchar *name,
 					      const clr_wchar *value);
@@ -369,6 +388,14 @@ _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl,
 	       "GetAppDomainStaticAddress");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetModuleInfo2) == 70,
 	       "GetModuleInfo2");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, DoStackSnapshot) == 36,
+	       "DoStackSnapshot");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, EnumThreads) == 71,
+	       "EnumThreads");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, SuspendRuntime) == 97,
+	       "SuspendRuntime");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, ResumeRuntime) == 98,
+	       "ResumeRuntime");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassLayout) == 40,
 	       "GetClassLayout");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassIDInfo2) == 41,

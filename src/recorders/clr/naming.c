@@ -266,6 +266,7 @@ static void *forcer_main(void *arg)
 	clr_hresult hr;
 
 	(void)arg;
+	stacks_snapshot();
 	hr = state.info->vtbl->ForceGC(state.info);
 	if (CLR_FAILED(hr)) {
 		say("ForceGC failed (0x%08x): no dump now",

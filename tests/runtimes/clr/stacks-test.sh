@@ -1,0 +1,92 @@
+#!/bin/sh
+# stacks-test.sh HEAPTRACE MODULE SRCDIR BUILDDIR [SANITIZER_RUNTIME] -
+# which thread holds a local, on a real .NET runtime: records Parked.cs
+# (three named threads parked in Holder.Park, each with a local list of
+# 100, 200 or 300 arrays of 1 KiB) with a dump on SIGUSR1, and checks that
+# the trace is clean, that `threads` lists each parker by name with its
+# Holder.Park frame holding its list and retaining at least the list's
+# arrays, and that `paths` to each list names the thread that holds it.
+# Exits 77 (skipped) where dotnet, the module or jq is missing; in a
+# sanitizer build dotnet runs with SANITIZER_RUNTIME preloaded, as in
+# clr-test.sh.
+set -u
+heaptrace=$1 module=$2 src=$3 build=$4 sanitizer=${5:-}
+command -v dotnet >/dev/null || { echo "SKIP: dotnet is not installed"; exit 77; }
+command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+[ -f "$module" ] || { echo "SKIP: the CLR recorder was not built"; exit 77; }
+
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 \
+	DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1 DOTNET_GENERATE_ASPNET_CERTIFICATE=0
+export HOME="$build/home" DOTNET_CLI_HOME="$build/home"
+unset HEAPTRACE_RECORDER_DIR
+mkdir -p "$build/home" "$build/project" "$build/no-source"
+cp "$src/Parked.cs" "$src/Parked.csproj" "$build/project/"
+if ! dotnet build "$build/project/Parked.csproj" -c Release \
+	-o "$build/out" --source "$build/no-source" -nodeReuse:false \
+	>"$build/dotnet-build.log" 2>&1; then
+	cat "$build/dotnet-build.log"
+	echo "FAIL: dotnet build of Parked.cs"
+	exit 1
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if [ -n "$sanitizer" ]; then
+	[ -f "$sanitizer" ] ||
+		{ echo "SKIP: sanitizer build, no runtime '$sanitizer' to preload into dotnet"; exit 77; }
+	mkdir "$work/bin"
+	cat >"$work/bin/dotnet" <<EOF2
+#!/bin/sh
+LD_PRELOAD=$sanitizer\${LD_PRELOAD:+:\$LD_PRELOAD} \\
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1\${ASAN_OPTIONS:+:\$ASAN_OPTIONS} \\
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
+exec $(command -v dotnet) "\$@"
+EOF2
+	chmod +x "$work/bin/dotnet"
+	PATH=$work/bin:$PATH
+fi
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+
+t=$work/parked.ht
+HEAPTRACE_VERBOSE=1 "$heaptrace" record -q -o "$t" --dump-on signal -- \
+	dotnet "$build/out/Parked.dll" >"$work/out" 2>"$work/err" ||
+	fail "record: $(cat "$work/err")"
+grep -q "dumped True" "$work/out" && ok "the program saw its dump" ||
+	fail "the program saw no dump: $(cat "$work/out")"
+# the signal's dump and the exit's, each with every stack walked whole
+grep -q "stacks: 2 snapshots, 0 not whole" "$work/err" &&
+	ok "$(grep -o 'stacks: .*' "$work/err")" ||
+	fail "the snapshots: $(grep 'stacks:' "$work/err")"
+"$heaptrace" check "$t" >"$work/check" && ok "the trace is clean" ||
+	{ fail "the trace is not clean"; tail -5 "$work/check"; }
+"$heaptrace" threads "$t" >"$work/threads.txt" 2>&1
+"$heaptrace" threads --dump 0 --format json "$t" >"$work/threads.json" ||
+	fail "threads --format json: $(cat "$work/threads.json")"
+for i in 1 2 3; do
+	n=$((i * 100))
+	# the parker, its Holder.Park frame, the list in it
+	list=$(jq -r --arg name "parker-$i" '.threads[] | select(.name == $name)
+		| .frames[] | select(.method | test("Holder.Park"))
+		| .locals[] | select(.class | test("List<System.Byte\\[\\]>")) | .id' \
+		"$work/threads.json" | head -1)
+	if [ -z "$list" ]; then
+		fail "parker-$i: no Holder.Park frame holding a List<System.Byte[]>"
+		continue
+	fi
+	ok "parker-$i: Holder.Park holds list $list"
+	retained=$(jq --arg name "parker-$i" '.threads[] | select(.name == $name) | .retained' \
+		"$work/threads.json")
+	[ "$retained" -ge $((n * 1024)) ] &&
+		ok "parker-$i retains $retained B, at least $n KiB" ||
+		fail "parker-$i retains $retained B, less than $n KiB"
+	"$heaptrace" paths --dump 0 --to "$list" "$t" >"$work/paths" 2>&1
+	grep -q "Holder.Park.* on thread \"parker-$i\"" "$work/paths" &&
+		ok "paths to parker-$i's list name its thread" ||
+		{ fail "paths to parker-$i's list do not name its thread"; cat "$work/paths"; }
+done
+if [ "$failures" -ne 0 ]; then
+	cat "$work/threads.txt"
+	exit 1
+fi
+exit 0
