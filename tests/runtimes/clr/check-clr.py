@@ -290,11 +290,14 @@ def check_non_gc_heap(heaptrace, trace, stats, report):
     sizes those of Object::GetSize, which dotnet-gcdump reports."""
     wrong = []
     for d in stats["dumps"]:
+        # roots of kind other: the non-GC heap's, and the statics named
+        # by their field (static roots are of kind other too); stack
+        # roots of a forced dump are in their threads' containers
         others = sum(g["count"] for g in d["root_groups"]
-                     if g["kind"] == "other")
+                     if g.get("kind") == "other")
         outside = sum(g["count"] for g in d["generations"]
                       if g["generation"] is None)
-        if d["duplicates"] or not outside or others != outside:
+        if d["duplicates"] or not outside or others < outside:
             wrong.append("dump %d: %d duplicates, %d objects in no "
                          "generation, %d roots of kind other"
                          % (d["index"], d["duplicates"], outside, others))
