@@ -275,6 +275,7 @@ clr_hresult on_class_loaded(CLR_THIS, clr_uptr cls, clr_hresult status)
 		return CLR_S_OK;
 	find_string_class(cls);
 	prepare_fields(cls, true);
+	name_soon(cls);
 	leave();
 	return CLR_S_OK;
 }
