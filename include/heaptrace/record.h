@@ -97,6 +97,13 @@ enum ht_error_code ht_recorder_close(struct ht_recorder *rec,
  * fsync'ed). Not for the callback path. */
 enum ht_error_code ht_recorder_sync(struct ht_recorder *rec);
 
+/* Hands the events the calling thread recorded so far to the writer now
+ * (they would wait for its buffer to fill, or for a dump or GC to begin or
+ * end): a thread that records beside a dump (names) gets them into the
+ * file before the dump ends. May be called from the callback path; each
+ * call costs a chunk of its own. */
+enum ht_error_code ht_recorder_hand_off(struct ht_recorder *rec);
+
 /* The first error the recording met, HT_OK if none. */
 enum ht_error_code ht_recorder_error(const struct ht_recorder *rec,
 				     struct ht_error *err);

@@ -49,9 +49,9 @@ static const struct command_usage usage = {
 		"Runs CMD, a program of a runtime heaptrace can record, with the\n"
 		"runtime's recorder loaded, and writes its GCs and heap dumps to\n"
 		"FILE. Runtimes: mono (mono [OPTIONS] PROG.exe ..., or PROG.exe ...),\n"
-		"java, and .NET (dotnet APP.dll ..., APP.dll ..., dotnet build ...,\n"
-		"or a published app); --runtime names it for a command that starts\n"
-		"one in its turn. Exits with CMD's exit status (128+N when signal N\n"
+		"java, and .NET (dotnet APP.dll ..., APP.dll ..., or a published\n"
+		"app); --runtime names it for a command that starts one in its turn\n"
+		"(the .NET SDK, dotnet build ..., needs it). Exits with CMD's exit status (128+N when signal N\n"
 		"killed it), 2 on a usage error, 3 when FILE cannot be written or the\n"
 		"recorder cannot be found, did not load, wrote no trace or could not\n"
 		"write it, 126 or 127 when CMD cannot be run.\n"
@@ -563,6 +563,16 @@ static void free_argv(char **v)
 	for (size_t i = 0; v[i]; i++)
 		free(v[i]);
 	free(v);
+}
+
+/* NAME runs nothing: no such file (with a slash), none on PATH. */
+static bool command_missing(const char *name)
+{
+	char exe[PATH_MAX];
+
+	if (strchr(name, '/'))
+		return access(name, F_OK) != 0 && errno == ENOENT;
+	return !resolve_command(name, exe, sizeof(exe));
 }
 
 static const struct runtime_recorder *find_runtime(char **argv)
@@ -1096,6 +1106,11 @@ int cmd_record(int argc, char **argv)
 	if (c.pid)
 		return record_attach(&c.opt, (pid_t)c.pid, c.duration, c.quiet);
 	rt = c.runtime ? c.runtime : find_runtime(argv + optind);
+	if (!rt && command_missing(argv[optind])) {
+		/* as spawn's ENOENT would say, not "not a command" */
+		error_msg("cannot run '%s': %s", argv[optind], strerror(ENOENT));
+		return 127;
+	}
 	if (!rt)
 		return usage_error("record", "'%s' is not a command heaptrace "
 				   "can record: it knows mono (mono PROG.exe, "
@@ -1108,6 +1123,9 @@ int cmd_record(int argc, char **argv)
 		return usage_error("record", "--allocations is not available "
 				   "for %s: its recorder records GCs and heap "
 				   "dumps only", rt->name);
+	if (rt->refuses &&
+	    (rc = rt->refuses(argv + optind, c.runtime != NULL)) != 0)
+		return rc;
 	if ((rc = output_not_the_programs(&c, rt, argv + optind)) != 0)
 		return rc;
 	c.argv = copy_argv(argv + optind);

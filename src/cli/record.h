@@ -96,6 +96,12 @@ struct runtime_recorder {
 	bool records_allocations;  /* honours --allocations */
 	/* Is argv (the program's command line) one of this runtime's? */
 	bool (*recognizes)(char **argv);
+	/* Refuses, before anything runs, a command line that cannot record
+	 * what its user means (a missing program, a command of the runtime's
+	 * tools rather than a program, an environment that keeps the recorder
+	 * out): says why, and returns the exit status; 0 to go on. NAMED:
+	 * --runtime named the runtime. NULL: nothing refused. */
+	int (*refuses)(char **argv, bool named);
 	/* Arranges the loading of the recorder with the options: may replace
 	 * *argv (see argv_insert) and add to env. 0, or -1 with err filled
 	 * (the recorder cannot be found, no memory). */

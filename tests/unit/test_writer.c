@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1964,4 +1965,61 @@ Test(writer, values_refused)
 	cr_assert_eq(ht_record_event(rec, &with_array), HT_E_LIMIT);
 	close_ok(rec);
 	free((void *)huge.data);
+}
+
+/* A thread that names beside a dump hands its names off: they are in the
+ * file while the dump goes on, not only once it ends (when the dump's end
+ * takes every thread's buffer). The thread lives on until then (its exit
+ * would hand its buffer off too). */
+struct namer {
+	struct ht_recorder *rec;
+	sem_t named, dump_ended;
+	bool ok;
+};
+
+static void *name_and_hand_off(void *arg)
+{
+	struct namer *n = arg;
+
+	n->ok = ht_class(n->rec, 0x40, "Demo.Named", false, 0) == HT_OK &&
+		ht_recorder_hand_off(n->rec) == HT_OK;
+	sem_post(&n->named);
+	while (sem_wait(&n->dump_ended) != 0)
+		;
+	return NULL;
+}
+
+Test(writer, hand_off_writes_names_inside_the_dump)
+{
+	const char *path = tmp_path("handoff.ht");
+	struct namer n = {.rec = open_or_die(path, NULL)};
+	struct rd_trace t;
+	pthread_t th;
+	size_t classes = 0;
+
+	cr_assert_eq(sem_init(&n.named, 0, 0), 0);
+	cr_assert_eq(sem_init(&n.dump_ended, 0, 0), 0);
+	cr_assert_eq(ht_recorder_hand_off(n.rec), HT_OK); /* nothing yet */
+	cr_assert_eq(ht_begin_container(n.rec, HT_C_BEGIN, 0, 0), HT_OK);
+	cr_assert_eq(ht_object_references(n.rec, 0x1000, 0x40, 24, 0, 0, NULL,
+					  NULL, -1, HT_RESULT_OK), HT_OK);
+	cr_assert_eq(pthread_create(&th, NULL, name_and_hand_off, &n), 0);
+	while (sem_wait(&n.named) != 0)
+		;
+	cr_assert(n.ok);
+	cr_assert_eq(ht_recorder_sync(n.rec), HT_OK);
+	/* the dump is open: the file ends inside it */
+	rd_load(path, &t);
+	for (size_t i = 0; i < t.n_ev; i++)
+		if (t.ev[i].type == HT_EV_CLASS &&
+		    strcmp(t.ev[i].u.class_.name, "Demo.Named") == 0)
+			classes++;
+	rd_free(&t);
+	cr_assert_eq(classes, 1);
+	cr_assert_eq(ht_begin_container(n.rec, HT_C_END, 0, 0), HT_OK);
+	sem_post(&n.dump_ended);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	close_ok(n.rec);
+	sem_destroy(&n.named);
+	sem_destroy(&n.dump_ended);
 }

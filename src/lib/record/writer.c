@@ -560,6 +560,26 @@ static enum ht_error_code record(struct ht_recorder *rec,
 	return HT_OK;
 }
 
+/* The calling thread's events so far go to the writer now, not when its
+ * buffer fills or a group begins or ends: the names a thread writes beside
+ * a dump reach the file with the dump's objects, before its end. */
+enum ht_error_code ht_recorder_hand_off(struct ht_recorder *rec)
+{
+	struct slot *s;
+
+	if (!rec)
+		return HT_E_INVALID;
+	if (failed(rec))
+		return HT_E_STATE;
+	if (this_thread.serial != rec->serial)
+		return HT_OK; /* nothing recorded by this thread */
+	s = this_thread.slot;
+	slot_enter(s);
+	slot_handoff(rec, s);
+	slot_leave(s);
+	return HT_OK;
+}
+
 /* ---- argument checks ----------------------------------------------------- */
 
 static bool array_ok(size_t count, const void *array)

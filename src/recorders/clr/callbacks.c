@@ -318,6 +318,7 @@ clr_hresult on_class_loaded(CLR_THIS, clr_uptr cls, clr_hresult status)
 	find_string_class(cls);
 	prepare_fields(cls, true);
 	statics_class_loaded(cls);
+	name_soon(cls);
 	leave();
 	return CLR_S_OK;
 }

@@ -77,6 +77,7 @@ enum {
 	REQ_AFTER_GC = 2,  /* make room for the next GC, refresh the lists */
 	REQ_DUMP = 4,      /* force a GC to dump (signal, exit) */
 	REQ_QUIT = 8,
+	REQ_NAME_SOON = 16, /* name the ids met since (name_soon) */
 };
 
 /* The structs below are the profiler's own, not an API; they may change
@@ -293,6 +294,7 @@ void announce(_Atomic uint64_t *done, uint64_t value);
 struct clr_metadata *metadata_of(clr_uptr module);
 void release_metadata(struct clr_metadata *md);
 void saw_class(clr_uptr cls);
+void name_soon(clr_uptr cls);
 void saw_method(clr_uptr fid);
 int start_recorder_thread(void);
 void stop_recorder_thread(void);

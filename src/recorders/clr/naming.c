@@ -244,17 +244,45 @@ static void name_new_ids(void)
 	idset_for_each(&state.methods_seen, name_method, NULL);
 }
 
+/*
+ * Names are written soon after an id is first met, by the recorder
+ * thread, not only at the end of the dump that meets it: a dump cut off
+ * before its end (kill -9, a crash) then finds in the trace the names of
+ * the classes loaded before it and of most that it met. A class is met
+ * when it finishes loading (ClassLoadFinished, outside GCs), or in a walk
+ * or an allocation for those whose load the runtime does not report
+ * (arrays, classes loaded before the profiler). The thread that meets an
+ * id only notes it and wakes the recorder thread when no wake-up is
+ * pending (a write to a pipe: no lock, no malloc); the metadata is read
+ * there, by the one thread that names, beside the walk that goes on.
+ */
+static void name_soon_wake(void)
+{
+	if (!(atomic_fetch_or(&state.requests, REQ_NAME_SOON) & REQ_NAME_SOON))
+		request(REQ_NAME_SOON);
+}
+
+void name_soon(clr_uptr cls)
+{
+	if (!cls || idset_contains(&state.classes_named, cls))
+		return;
+	if (idset_add(&state.classes_seen, cls, false) == 1)
+		name_soon_wake();
+}
+
 /* Inside pauses as well: no lock, no malloc. */
 void saw_class(clr_uptr cls)
 {
-	if (cls && !idset_contains(&state.classes_seen, cls))
-		idset_add(&state.classes_seen, cls, true);
+	if (cls && !idset_contains(&state.classes_seen, cls) &&
+	    idset_add(&state.classes_seen, cls, true) == 1)
+		name_soon_wake();
 }
 
 void saw_method(clr_uptr fid)
 {
-	if (fid && !idset_contains(&state.methods_seen, fid))
-		idset_add(&state.methods_seen, fid, true);
+	if (fid && !idset_contains(&state.methods_seen, fid) &&
+	    idset_add(&state.methods_seen, fid, true) == 1)
+		name_soon_wake();
 }
 
 /* ---- forced GCs ------------------------------------------------------------ */
@@ -350,8 +378,12 @@ static void *recorder_main(void *arg)
 			after_gc();
 		if (bits & REQ_DUMP)
 			force_dump();
-		if (state.opt.allocations)
+		if (bits & REQ_NAME_SOON) {
 			name_new_ids();
+			/* beside a dump: into the file before its end */
+			if (flag(&state.dump_gc))
+				ht_recorder_hand_off(state.trace.rec);
+		}
 	}
 	/* a forcer still inside ForceGC (the runtime would not collect) is
 	 * left to the process's end */
