@@ -295,12 +295,17 @@ clr_hresult on_initialize(CLR_THIS, void *info_unknown)
 	if (state.opt.values && !(state.string_layout = string_layout()))
 		say("the runtime gives no string layout: strings are recorded "
 		    "without their text");
-	if (!open_clr_trace())
-		goto fail;
 	if (state.opt.allocations)
 		mask |= CLR_ENABLE_OBJECT_ALLOCATED |
 			CLR_MONITOR_OBJECT_ALLOCATED;
-	if (CLR_FAILED(state.info->vtbl->SetEventMask(state.info, mask))) {
+	if (recording_floor()) {
+		free(options);
+		free(env_output);
+		return set_event_mask(mask);
+	}
+	if (!open_clr_trace())
+		goto fail;
+	if (CLR_FAILED(set_event_mask(mask))) {
 		say("the runtime refused the event mask 0x%x; not recording",
 		    (unsigned)mask);
 		goto fail_open;

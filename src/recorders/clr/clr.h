@@ -15,6 +15,7 @@
  * naming.c        names from metadata, and the recorder thread that reads
  *                 them while a GC waits, and forces GCs to dump;
  * ending.c        SIGUSR1 (--dump-on signal), SIGTERM and SIGINT;
+ * mask.c          the event mask, and what it costs every GC;
  * names.c         names formatted from what the runtime gives (names.h,
  *                 built without the runtime for the tests).
  * What every recorder shares is in recorders/core.
@@ -284,6 +285,10 @@ clr_hresult on_thread_created(CLR_THIS, clr_uptr thread);
 /* ---- ending.c: signals ---- */
 void catch_dump_signal(void);
 void catch_ending_signals(void);
+
+/* ---- mask.c: the event mask, the benchmarks' floor ---- */
+clr_hresult set_event_mask(clr_ulong mask);
+bool recording_floor(void);
 
 /* ---- clr-profiler.c: loading and closing ---- */
 void close_recorder(void);
