@@ -10,8 +10,8 @@
 #   recorder  `heaptrace record --dump-on signal`: every GC recorded (its
 #             moves and survivors), none dumped until the exit;
 #   eventpipe the runtime's own movement events instead (dotnet-trace with
-#             the GCHeapSurvivalAndMovement keyword), where dotnet-trace
-#             is installed.
+#             the GCHeapSurvivalAndMovement keyword, which leaves background
+#             GC on), where dotnet-trace is installed.
 # The pauses are the runtime's own: a startup hook (GcPauses.cs) counts
 # the GCs and GC.GetTotalPauseDuration() at the program's end, and each
 # GC's pause from the runtime's GC events; the exit dump comes after.
@@ -96,9 +96,13 @@ run_once() {
 		timeout -k 5 600 "$@" ;;
 	recorder) timeout -k 5 600 "$heaptrace" record -q --dump-on signal \
 		-o "$work/trace.ht" -- "$@" ;;
-	eventpipe) timeout -k 5 600 "$trace_tool" collect --show-child-io \
+	# the hook for the program alone: dotnet-trace is a .NET program too
+	eventpipe) env -u DOTNET_STARTUP_HOOKS -u HT_GC_PAUSES \
+		timeout -k 5 600 "$trace_tool" collect --show-child-io \
 		-o "$work/trace.nettrace" \
-		--providers Microsoft-Windows-DotNETRuntime:0x400000:5 -- "$@" ;;
+		--providers Microsoft-Windows-DotNETRuntime:0x400000:5 -- \
+		env DOTNET_STARTUP_HOOKS="$DOTNET_STARTUP_HOOKS" \
+		HT_GC_PAUSES="$HT_GC_PAUSES" "$@" ;;
 	esac >"$work/stdout" 2>"$work/stderr" || echo failed >>"$out"
 	unset DOTNET_STARTUP_HOOKS HT_GC_PAUSES
 }
@@ -146,5 +150,6 @@ median() {
 				"$(awk '/^failed/ { n++ } END { print n + 0 }' "$f" 2>/dev/null)"
 		done
 	done
-	[ -n "$trace_tool" ] || echo "eventpipe: dotnet-trace not installed"
+	[ -n "$trace_tool" ] ||
+		echo "eventpipe: dotnet-trace not installed (sh tools/install-deps.sh --tests)"
 } | tee "$result"
