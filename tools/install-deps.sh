@@ -15,7 +15,9 @@
 #                                      does; where the .NET SDK (dotnet) is
 #                                      on PATH, also the .NET diagnostic
 #                                      tools the CoreCLR tests compare with
-#                                      (dotnet-gcdump, dotnet-dump), from
+#                                      (dotnet-gcdump, dotnet-dump, and
+#                                      dotnet-trace for the pause
+#                                      benchmark), from
 #                                      NuGet, into $HEAPTRACE_DOTNET_TOOLS
 #                                      (default /opt/heaptrace/dotnet-tools)
 set -eu
@@ -97,7 +99,9 @@ if $tests && [ -d /run/systemd/system ] &&
 fi
 
 # The CoreCLR recorder's tests and benchmark compare its dumps with
-# dotnet-gcdump's (and dotnet-dump can look at the same process by hand).
+# dotnet-gcdump's (and dotnet-dump can look at the same process by hand);
+# the pause benchmark runs dotnet-trace for the runtime's own GC movement
+# events.
 # They are .NET global tools, installed from NuGet with the SDK into one
 # directory that the tests know; without an SDK there is no CoreCLR to
 # record, and those tests skip themselves.
@@ -105,7 +109,7 @@ dotnet_tools_version=10.0.750501
 dotnet_tools=${HEAPTRACE_DOTNET_TOOLS:-/opt/heaptrace/dotnet-tools}
 if $tests; then
 	if command -v dotnet >/dev/null 2>&1; then
-		for tool in dotnet-gcdump dotnet-dump; do
+		for tool in dotnet-gcdump dotnet-dump dotnet-trace; do
 			# installed already at this version: nothing to do
 			if [ -x "$dotnet_tools/$tool" ] &&
 				dotnet tool list --tool-path "$dotnet_tools" 2>/dev/null |

@@ -324,15 +324,20 @@ clr_hresult start_recording(void *info_unknown, const char *attach_options)
 	if (!(state.string_layout = string_layout()) && state.opt.values)
 		say("the runtime gives no string layout: no values are "
 		    "recorded");
-	if (!open_clr_trace())
-		goto fail;
 	if (state.opt.allocations)
 		mask |= CLR_ENABLE_OBJECT_ALLOCATED |
 			CLR_MONITOR_OBJECT_ALLOCATED;
 	/* what the runtime allows once the program runs */
 	if (state.attached)
 		mask &= CLR_ALLOWABLE_AFTER_ATTACH;
-	if (CLR_FAILED(state.info->vtbl->SetEventMask(state.info, mask))) {
+	if (recording_floor()) {
+		free(options);
+		free(env_output);
+		return set_event_mask(mask);
+	}
+	if (!open_clr_trace())
+		goto fail;
+	if (CLR_FAILED(set_event_mask(mask))) {
 		say("the runtime refused the event mask 0x%x; not recording",
 		    (unsigned)mask);
 		goto fail_open;

@@ -22,6 +22,7 @@
  * ending.c        SIGUSR1 (--dump-on signal), SIGTERM and SIGINT;
  * attach.c        attached to a running process (record --pid): the
  *                 control socket to heaptrace, the detach;
+ * mask.c          the event mask, and what it costs every GC;
  * names.c         names formatted from what the runtime gives (names.h,
  *                 built without the runtime for the tests).
  * What every recorder shares is in recorders/core.
@@ -370,6 +371,10 @@ void stacks_report(void);
 /* ---- ending.c: signals ---- */
 void catch_dump_signal(void);
 void catch_ending_signals(void);
+
+/* ---- mask.c: the event mask, the benchmarks' floor ---- */
+clr_hresult set_event_mask(clr_ulong mask);
+bool recording_floor(void);
 
 /* ---- clr-profiler.c: loading and closing ---- */
 void close_recorder(void);

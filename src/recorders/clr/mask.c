@@ -1,0 +1,59 @@
+/*
+ * mask.c - the event mask the profiler asks for, and what it makes every
+ * GC cost, dumped or not.
+ *
+ * COR_PRF_MONITOR_GC, which the moves and survivors need, makes the
+ * runtime do at every GC, before and after our callbacks: count the
+ * objects allocated since the last GC by class (a walk of generation 0,
+ * for ObjectsAllocatedByClass, which we do not use), scan every root for
+ * RootReferences2 and start the heap walk (which our first
+ * ObjectReferences stops when the GC is not dumped), and walk the
+ * survivors for MovedReferences2 and SurvivingReferences2. It also turns
+ * concurrent (background) GC off. Runtimes from .NET 11 skip the first
+ * walk when asked with a high flag (dotnet/runtime pull request 123177);
+ * older ones know no such flag, so it is not asked of them.
+ *
+ * HEAPTRACE_CLR_FLOOR=1, for benchmarks only (tests/bench/
+ * bench-clr-pauses.sh): the profiler asks for the same mask and records
+ * nothing, no trace, no thread of its own: what the runtime imposes, the
+ * floor the recorder is measured against.
+ */
+#include "recorders/clr/clr.h"
+
+#include <stdlib.h>
+
+/* COR_PRF_HIGH_MONITOR_GC_SKIP_ALLOCATED_BY_CLASS_STATISTIC, the first
+ * high flag after COR_PRF_HIGH_MONITOR_PINNEDOBJECT_ALLOCATED (0x100). */
+#define CLR_HIGH_SKIP_ALLOCATED_BY_CLASS 0x200u
+#define SKIP_ALLOCATED_BY_CLASS_SINCE 11
+
+static unsigned runtime_major(void)
+{
+	uint16_t major = 0, minor = 0, build = 0, qfe = 0, instance = 0;
+	int32_t type = 0;
+	clr_ulong n = 0;
+	clr_wchar version[64];
+
+	if (CLR_FAILED(state.info->vtbl->GetRuntimeInformation(
+		    state.info, &instance, &type, &major, &minor, &build, &qfe,
+		    64, &n, version)))
+		return 0;
+	return major;
+}
+
+clr_hresult set_event_mask(clr_ulong mask)
+{
+	if (state.info_level >= 5 &&
+	    runtime_major() >= SKIP_ALLOCATED_BY_CLASS_SINCE &&
+	    state.info->vtbl->SetEventMask2(state.info, mask,
+				CLR_HIGH_SKIP_ALLOCATED_BY_CLASS) == CLR_S_OK)
+		return CLR_S_OK;
+	return state.info->vtbl->SetEventMask(state.info, mask);
+}
+
+bool recording_floor(void)
+{
+	const char *v = getenv("HEAPTRACE_CLR_FLOOR");
+
+	return v && *v && *v != '0';
+}

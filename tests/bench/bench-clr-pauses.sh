@@ -1,0 +1,155 @@
+#!/bin/sh
+# bench-clr-pauses.sh - what the CoreCLR recorder adds to the pause of a
+# GC it does not dump, against the bare runtime and against the floor the
+# runtime itself imposes once a profiler asks for the GC events. Each
+# workload runs, interleaved, several times in each configuration:
+#   bare      no profiler;
+#   floor     the recorder loaded with the recorder's event mask but
+#             recording nothing (HEAPTRACE_CLR_FLOOR=1, src/recorders/clr/
+#             mask.c): concurrent GC off, the runtime's walks at every GC;
+#   recorder  `heaptrace record --dump-on signal`: every GC recorded (its
+#             moves and survivors), none dumped until the exit;
+#   eventpipe the runtime's own movement events instead (dotnet-trace with
+#             the GCHeapSurvivalAndMovement keyword, which leaves background
+#             GC on), where dotnet-trace is installed.
+# The pauses are the runtime's own: a startup hook (GcPauses.cs) counts
+# the GCs and GC.GetTotalPauseDuration() at the program's end, and each
+# GC's pause from the runtime's GC events; the exit dump comes after.
+# Workloads: GcChurn (many small GCs over a changing graph), ClrChurn (a
+# live heap of 300,000 items), and Roslyn's csc.dll from the SDK
+# compiling 60 sources (the project's C# programs, ten copies each).
+#
+# usage: bench-clr-pauses.sh HEAPTRACE PROFILER SOURCE_DIR WORK_DIR RESULT_FILE [sanitized]
+#
+# HT_BENCH_CLR_RUNS runs per configuration (default 3, medians shown).
+# Exits 77 without dotnet, and under sanitizers.
+set -u
+heaptrace=$1 profiler=$2 src=$3 work=$4 result=$5
+[ "${6:-}" = sanitized ] && { echo "SKIP: sanitizer build"; exit 77; }
+for p in dotnet timeout awk; do
+	command -v $p >/dev/null || { echo "SKIP: no $p"; exit 77; }
+done
+runs=${HT_BENCH_CLR_RUNS:-3}
+rm -rf "$work"
+mkdir -p "$work" || exit 1
+work=$(cd "$work" && pwd -P)
+dotnet_dir=$work
+. "$src/../runtimes/clr/dotnet-env.sh"
+
+# build NAME SOURCE KIND: SOURCE built as NAME.dll into $work/NAME
+build() {
+	mkdir -p "$work/$1-src"
+	cp "$2" "$work/$1-src/"
+	sed -e "s/KnownHeap/$1/g" -e "s/<OutputType>Exe</<OutputType>$3</" \
+		"$src/../runtimes/clr/KnownHeap.csproj" >"$work/$1-src/$1.csproj"
+	dotnet_build "$work/$1-src" "$work/$1" >"$work/$1.log" 2>&1 ||
+		{ cat "$work/$1.log"; echo "cannot build $2"; exit 1; }
+}
+build GcPauses "$src/GcPauses.cs" Library
+build GcChurn "$src/GcChurn.cs" Exe
+build ClrChurn "$src/ClrChurn.cs" Exe
+
+# Roslyn: the SDK's own compiler, its sources ten copies of each C#
+# program of the project, each copy in a namespace of its own.
+sdk=$(dotnet --list-sdks | awk 'END { v = $1; gsub(/[][]/, "", $2); print $2 "/" v }')
+csc=$sdk/Roslyn/bincore/csc.dll
+runtime=$(dotnet --list-runtimes | awk '/NETCore/ { v = $2 } END { print v }')
+refdir=$(dirname "$(dirname "$sdk")")/packs/Microsoft.NETCore.App.Ref/$runtime/ref/net${runtime%.*}
+mkdir -p "$work/roslyn-src"
+i=0
+while [ $i -lt 10 ]; do
+	i=$((i + 1))
+	for f in "$src"/*.cs "$src"/../runtimes/*/*.cs; do
+		[ "$(basename "$f")" = GcPauses.cs ] && continue
+		d=$(basename "$(dirname "$f")")
+		{ echo "namespace Copy${i}_$d {"; cat "$f"; echo "}"; } \
+			>"$work/roslyn-src/$d-$(basename "$f" .cs)-$i.cs"
+	done
+done
+csc_args="-nologo -t:library -unsafe -nowarn:CS0649,CS0169,CS0414,CS0168,CS0219,CS8981 -out:$work/roslyn.dll"
+for r in "$refdir"/*.dll; do csc_args="$csc_args -r:$r"; done
+roslyn_ok=yes
+[ -f "$csc" ] && [ -d "$refdir" ] || roslyn_ok=no
+
+trace_tool=$(dotnet_tool dotnet-trace)
+guid='{9d3f4b7e-2c61-4a8e-b5d0-7e1a6c2f8b43}'
+
+# run_once WORKLOAD CONFIG: one run, its line of figures appended to
+# $work/WORKLOAD.CONFIG
+run_once() {
+	out=$work/$1.$2
+	case $1 in
+	gcchurn) set -- "$1" "$2" dotnet "$work/GcChurn/GcChurn.dll" 40 100000 ;;
+	clrchurn) set -- "$1" "$2" dotnet "$work/ClrChurn/ClrChurn.dll" 300000 10 ;;
+	# shellcheck disable=SC2086
+	roslyn) set -- "$1" "$2" dotnet "$csc" $csc_args "$work"/roslyn-src/*.cs ;;
+	esac
+	config=$2
+	shift 2
+	rm -f "$work/trace.ht" "$work/trace.nettrace"
+	export DOTNET_STARTUP_HOOKS="$work/GcPauses/GcPauses.dll" \
+		HT_GC_PAUSES="$out"
+	case $config in
+	bare) timeout -k 5 600 "$@" ;;
+	floor) CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER=$guid \
+		CORECLR_PROFILER_PATH=$profiler HEAPTRACE_CLR_FLOOR=1 \
+		timeout -k 5 600 "$@" ;;
+	recorder) timeout -k 5 600 "$heaptrace" record -q --dump-on signal \
+		-o "$work/trace.ht" -- "$@" ;;
+	# the hook for the program alone: dotnet-trace is a .NET program too
+	eventpipe) env -u DOTNET_STARTUP_HOOKS -u HT_GC_PAUSES \
+		timeout -k 5 600 "$trace_tool" collect --show-child-io \
+		-o "$work/trace.nettrace" \
+		--providers Microsoft-Windows-DotNETRuntime:0x400000:5 -- \
+		env DOTNET_STARTUP_HOOKS="$DOTNET_STARTUP_HOOKS" \
+		HT_GC_PAUSES="$HT_GC_PAUSES" "$@" ;;
+	esac >"$work/stdout" 2>"$work/stderr" || echo failed >>"$out"
+	unset DOTNET_STARTUP_HOOKS HT_GC_PAUSES
+}
+
+workloads="gcchurn clrchurn"
+[ $roslyn_ok = yes ] && workloads="$workloads roslyn"
+configs="bare floor recorder"
+[ -n "$trace_tool" ] && configs="$configs eventpipe"
+
+i=0
+while [ $i -lt "$runs" ]; do
+	i=$((i + 1))
+	for w in $workloads; do
+		for c in $configs; do
+			run_once $w $c
+		done
+	done
+done
+
+# median FIELD FILE: the median of a field of the lines "gcs N pause_ms ..."
+median() {
+	awk -v f="$1" '$1 == "gcs" { for (i = 1; i < NF; i += 2) if ($i == f) print $(i + 1) }' "$2" |
+		sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'
+}
+
+{
+	echo "GC pauses of GCs not dumped, .NET $runtime, $runs runs each (interleaved), medians;"
+	echo "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+	echo "pause: GC.GetTotalPauseDuration() at the program's end, ms; p50..max: per GC, ms,"
+	echo "from the runtime's GC events; x bare, x floor: total pause against those configurations"
+	printf '%-9s %-9s %5s %9s %7s %7s %7s %7s %7s %7s %s\n' workload config GCs \
+		"pause ms" p50 p90 p99 max "x bare" "x floor" failed
+	for w in $workloads; do
+		bare=$(median pause_ms "$work/$w.bare")
+		floor=$(median pause_ms "$work/$w.floor")
+		for c in $configs; do
+			f=$work/$w.$c
+			pause=$(median pause_ms "$f")
+			printf '%-9s %-9s %5s %9s %7s %7s %7s %7s %7s %7s %s\n' $w $c \
+				"$(median gcs "$f")" "$pause" "$(median p50 "$f")" \
+				"$(median p90 "$f")" "$(median p99 "$f")" \
+				"$(median max "$f")" \
+				"$(echo "$pause $bare" | awk '$2 > 0 { printf "%.2f", $1 / $2 }')" \
+				"$(echo "$pause $floor" | awk '$2 > 0 { printf "%.2f", $1 / $2 }')" \
+				"$(awk '/^failed/ { n++ } END { print n + 0 }' "$f" 2>/dev/null)"
+		done
+	done
+	[ -n "$trace_tool" ] ||
+		echo "eventpipe: dotnet-trace not installed (sh tools/install-deps.sh --tests)"
+} | tee "$result"
