@@ -228,6 +228,7 @@ clr_hresult on_initialize_for_attach(CLR_THIS, void *info_unknown,
 		memset(&state, 0, sizeof(state));
 		state.callback = callback;
 		state.factory = factory;
+		statics_forget();
 	}
 	state.attached = true;
 	hr = start_recording(info_unknown, options);

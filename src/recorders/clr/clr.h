@@ -324,6 +324,8 @@ bool read_values(clr_uptr object, uint64_t cls, uint64_t size,
 /* ---- statics.c: static fields by name, as roots ---- */
 void statics_class_loaded(clr_uptr cls);
 void statics_locate(uint64_t ticket);
+/* Empties the table for a new recording of an attach. */
+void statics_forget(void);
 void record_static_roots(uint64_t ticket);
 
 /* ---- tables.c: the non-GC heap, dependent handles, bounds ---- */

@@ -30,6 +30,7 @@
 #include "recorders/clr/clr.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define CHUNK 1024
 #define CHUNKS_MAX 4096
@@ -179,6 +180,26 @@ static struct static_slot *append(void)
 	    !(statics.chunk[n / CHUNK] = calloc(CHUNK, sizeof(struct static_slot))))
 		return NULL;
 	return slot_at(n);
+}
+
+/*
+ * Attached again, in a library the runtime kept loaded after the last
+ * detach: the table's fields were declared in the last trace, with ids
+ * the new one gives to others. Nothing reads the table between the two
+ * recordings (no GC is recorded), so it is emptied in place; its chunks
+ * are kept for the new one.
+ */
+void statics_forget(void)
+{
+	size_t n = atomic_load(&statics.n);
+
+	atomic_store(&statics.n, 0);
+	for (size_t c = 0; c * CHUNK < n && c < CHUNKS_MAX; c++)
+		if (statics.chunk[c])
+			memset(statics.chunk[c], 0,
+			       CHUNK * sizeof(struct static_slot));
+	atomic_store(&statics.app_domain, 0);
+	atomic_store(&statics.roots, 0);
 }
 
 /* Declares one static field of cls and adds it to the table. */
