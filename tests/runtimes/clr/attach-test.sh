@@ -5,7 +5,7 @@
 #
 # usage: attach-test.sh HEAPTRACE SOURCE_DIR SERVICE_STAMP WORK_DIR
 #
-# attach-service.cs, built once by attach-build.sh (SERVICE_STAMP names the
+# attach-service.cs, built once by build-program.sh (SERVICE_STAMP names the
 # DLL), is started bare and serves loopback HTTP requests while a client loads it. record
 # --pid attaches to it with a duration; while it records, a second record
 # --pid is refused (the runtime takes one profiler), SIGUSR1 to record asks

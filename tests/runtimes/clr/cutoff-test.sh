@@ -17,34 +17,14 @@ command -v dotnet >/dev/null || { echo "SKIP: dotnet is not installed"; exit 77;
 [ -f "$module" ] || { echo "SKIP: the CLR recorder was not built"; exit 77; }
 
 N=1000000
-export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 \
-	DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1 DOTNET_GENERATE_ASPNET_CERTIFICATE=0
-export HOME="$build/home" DOTNET_CLI_HOME="$build/home"
 unset HEAPTRACE_RECORDER_DIR
-mkdir -p "$build/home" "$build/project" "$build/no-source"
-cp "$src/CutOff.cs" "$src/CutOff.csproj" "$build/project/"
-if ! dotnet build "$build/project/CutOff.csproj" -c Release \
-	-o "$build/out" --source "$build/no-source" -nodeReuse:false \
-	>"$build/dotnet-build.log" 2>&1; then
-	cat "$build/dotnet-build.log"
-	echo "FAIL: dotnet build of CutOff.cs"
-	exit 1
-fi
+dotnet_dir=$build
+. "$src/dotnet-env.sh"
+program_build CutOff "$src" "$build" || exit 1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ -n "$sanitizer" ]; then
-	[ -f "$sanitizer" ] ||
-		{ echo "SKIP: sanitizer build, no runtime '$sanitizer' to preload into dotnet"; exit 77; }
-	mkdir "$work/bin"
-	cat >"$work/bin/dotnet" <<EOF2
-#!/bin/sh
-LD_PRELOAD=$sanitizer\${LD_PRELOAD:+:\$LD_PRELOAD} \\
-ASAN_OPTIONS=detect_leaks=0:abort_on_error=1\${ASAN_OPTIONS:+:\$ASAN_OPTIONS} \\
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
-exec $(command -v dotnet) "\$@"
-EOF2
-	chmod +x "$work/bin/dotnet"
-	PATH=$work/bin:$PATH
+	sanitized_dotnet "$sanitizer" "$work"
 	N=300000
 fi
 trace=$work/cut.ht

@@ -40,3 +40,40 @@ dotnet_publish_for() {
 		-p:KnownHeapFramework="$1" -r linux-x64 --self-contained \
 		-p:UseAppHost=true -o "$3" -nologo -v quiet -clp:NoSummary
 }
+
+# program_build NAME SRC_DIR BUILD_DIR: builds a test's own program,
+# SRC_DIR/NAME.cs with its NAME.csproj, into BUILD_DIR/out, offline (an
+# empty package source: the program needs no NuGet package); on failure
+# shows the SDK's log and says FAIL.
+program_build() {
+	mkdir -p "$3/project" "$3/no-source" &&
+		cp "$2/$1.cs" "$2/$1.csproj" "$3/project/" || return 1
+	dotnet build "$3/project/$1.csproj" -c Release -o "$3/out" \
+		--source "$3/no-source" -nodeReuse:false \
+		>"$3/dotnet-build.log" 2>&1 && return 0
+	cat "$3/dotnet-build.log"
+	echo "FAIL: dotnet build of $1.cs"
+	return 1
+}
+
+# sanitized_dotnet RUNTIME DIR: in a sanitizer build the recorder is
+# instrumented and dotnet is not, so every dotnet the test starts preloads
+# RUNTIME (the sanitizer's shared library) through a `dotnet` in DIR/bin,
+# put first on PATH; the runtime leaks by design, so leaks are not
+# reported. Exits 77 (skipped) where RUNTIME is missing.
+sanitized_dotnet() {
+	[ -f "$1" ] || {
+		echo "SKIP: sanitizer build, no runtime '$1' to preload into dotnet"
+		exit 77
+	}
+	mkdir -p "$2/bin"
+	cat >"$2/bin/dotnet" <<WRAPPER
+#!/bin/sh
+LD_PRELOAD=$1\${LD_PRELOAD:+:\$LD_PRELOAD} \\
+ASAN_OPTIONS=detect_leaks=0:abort_on_error=1\${ASAN_OPTIONS:+:\$ASAN_OPTIONS} \\
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
+exec $(command -v dotnet) "\$@"
+WRAPPER
+	chmod +x "$2/bin/dotnet"
+	PATH=$2/bin:$PATH
+}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # statics-test.sh HEAPTRACE SOURCE_DIR STATICS_STAMP WORK_DIR - statics by
 # name on a real .NET runtime: records Statics.cs (built by
-# build-statics.sh), whose statics of several kinds each hold an object of
+# build-program.sh), whose statics of several kinds each hold an object of
 # a class of its own, and checks for each that `paths --to` the object
 # starts at the static by name (before the local that holds ListHead's
 # object too), that `object` lists that root first, that `flame` puts
