@@ -15,21 +15,6 @@ static bool ends_type(char c)
 	return strchr("<>,[]+*& ()", c) != NULL;
 }
 
-/* Whether every '>' of name closes a '<': one that closes nothing (an
- * operator's name, "Foo->Bar") makes folding unsafe. A '<' left open is
- * a name cut short by a caller's buffer, folded all the same. */
-static bool brackets_pair(const char *name)
-{
-	size_t depth = 0;
-
-	for (const char *p = name; *p; p++)
-		if (*p == '<')
-			depth++;
-		else if (*p == '>' && depth-- == 0)
-			return false;
-	return true;
-}
-
 /* Characters (UTF-8 code points) of s. */
 static size_t fold_chars(const char *s)
 {
@@ -49,7 +34,7 @@ static void drop_namespaces(const char *name, char *out)
 	const char *p = name;
 
 	while (*p) {
-		if (*p == '<' || *p == '>') {
+		if (*p == '<' || (*p == '>' && depth > 0)) {
 			depth += *p == '<' ? 1 : (size_t)-1;
 			*out++ = *p++;
 			continue;
@@ -95,7 +80,7 @@ static void elide_level(char *s, size_t level)
 				depth--;
 				continue;
 			}
-		} else if (*p == '>') {
+		} else if (*p == '>' && depth > 0) {
 			depth--;
 		}
 		*out++ = *p++;
@@ -103,21 +88,63 @@ static void elide_level(char *s, size_t level)
 	*out = '\0';
 }
 
-char *type_name_fold(const char *name, char *buf)
+/* Folds one name (or step, or root) in place. */
+static void fold_one(char *s)
 {
 	size_t depth = 0, deepest = 0;
 
-	if (!strchr(name, '<') || !brackets_pair(name)) {
+	drop_namespaces(s, s);
+	for (const char *p = s; *p; p++)
+		if (*p == '<' && ++depth > deepest)
+			deepest = depth;
+		else if (*p == '>' && depth > 0)
+			depth--;
+	for (; deepest > 0 && fold_chars(s) > TYPE_FOLD_WIDTH; deepest--)
+		elide_level(s, deepest);
+}
+
+/* Where the piece that starts at p ends: at the " > " that joins diff's
+ * steps (outside any argument list), else at the end of the text. */
+static const char *piece_end(const char *p)
+{
+	size_t depth = 0;
+
+	for (; *p; p++)
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth > 0)
+			depth--;
+		else if (depth == 0 && strncmp(p, " > ", 3) == 0)
+			break;
+	return p;
+}
+
+char *type_name_fold(const char *name, char *buf)
+{
+	const char *p = name;
+	char *out = buf;
+
+	if (!strchr(name, '<')) {
 		memmove(buf, name, strlen(name) + 1);
 		return buf;
 	}
-	drop_namespaces(name, buf);
-	for (const char *p = buf; *p; p++)
-		if (*p == '<' && ++depth > deepest)
-			deepest = depth;
-		else if (*p == '>')
-			depth--;
-	for (; deepest > 0 && fold_chars(buf) > TYPE_FOLD_WIDTH; deepest--)
-		elide_level(buf, deepest);
+	/* piece by piece, each written no later than it was read, so that
+	 * buf may be name */
+	for (;;) {
+		const char *end = piece_end(p);
+		size_t n = (size_t)(end - p);
+		bool more = *end != '\0';
+
+		memmove(out, p, n);
+		out[n] = '\0';
+		fold_one(out);
+		out += strlen(out);
+		if (!more)
+			break;
+		memcpy(out, " > ", 3);
+		out += 3;
+		p = end + 3;
+	}
+	*out = '\0';
 	return buf;
 }

@@ -15,9 +15,11 @@
  * type keeps its namespace). Then, while the name is longer than
  * TYPE_FOLD_WIDTH characters, the argument lists of the deepest level left
  * are written "<...>", one level at a time up to the outermost. A name
- * without '<' (every Java name), or whose brackets do not pair, comes out
- * unchanged; so does the text around a name (a step "Entry[][3]._value",
- * a root "static Demo.Program.ListHead"), which may be folded whole.
+ * without '<' (every Java name) comes out unchanged; so does the text
+ * around names (a step "Entry[][3]._value", a root "static
+ * Demo.Program.ListHead"), which may be folded whole. A '>' that closes
+ * no '<' is text; diff's paths, steps joined by " > ", fold step by step,
+ * the width holding for each step.
  *
  * Two types can fold alike (List<A.Item> and List<B.Item>); the text is for
  * people, and yaml and json keep the full name.

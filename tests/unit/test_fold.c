@@ -8,6 +8,7 @@
 
 #include "util/fold.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,14 +175,39 @@ Test(fold, width_in_characters)
 	free(got);
 }
 
-/* Brackets that do not pair are left alone; a name cut short by a
- * caller's buffer (a '<' left open) still folds. */
+/* A '>' that closes nothing is text: diff's paths join their steps with
+ * " > ". A name cut short by a caller's buffer (a '<' left open) still
+ * folds. */
 Test(fold, unpaired_brackets)
 {
 	expect("Demo.Op->Apply", "Demo.Op->Apply");
-	expect("a>b<System.String>", "a>b<System.String>");
+	expect("handle root > System.Collections.Generic.List<System.String> "
+	       "> [0] System.String[]",
+	       "handle root > System.Collections.Generic.List<String> "
+	       "> [0] System.String[]");
 	expect("System.Collections.Generic.List<System.Collections.Generic.Lis",
 	       "System.Collections.Generic.List<Lis");
+}
+
+/* diff's paths fold step by step: each step fits the width, not the whole
+ * path. */
+Test(fold, paths_step_by_step)
+{
+	const char *dict = "System.Collections.Generic.Dictionary<System."
+			   "String, System.Collections.Generic.List<System."
+			   "Collections.Generic.KeyValuePair<System.String, "
+			   "System.Object>>>";
+	const char *folded_dict = "System.Collections.Generic.Dictionary<"
+				  "String, List<KeyValuePair<String, Object>>>";
+	char path[1024], want[1024];
+
+	snprintf(path, sizeof path, "handle root > %s > [0] %s+Entry[] > "
+		 "[0] System.String", dict, dict);
+	snprintf(want, sizeof want, "handle root > %s > [0] %s+Entry[] > "
+		 "[0] System.String", folded_dict, folded_dict);
+	expect(path, want);
+	/* in place too */
+	cr_expect_str_eq(type_name_fold(path, path), want);
 }
 
 /* Folding in place, as the callers with one buffer do. */
