@@ -41,7 +41,8 @@ const char *esc_text(const char *s);
  * name through it; yaml and json write the full name. */
 const char *esc_name(const char *s);
 /* The same folded, not escaped, for the forms that escape their own way
- * (markdown, folded stacks, SVG): s itself when it holds no '<'. */
+ * (diff's markdown, the frames of flame's SVG): s itself when it holds no
+ * '<'. flame's folded stacks and SVG tooltips keep the full name. */
 const char *fold_name(const char *s);
 
 /* JSON: a string literal, quotes included, that strict decoders accept:
