@@ -572,7 +572,7 @@ static void text_classes(const struct diff_cmd *c)
 		       w[3], signed_size(diff_change(x->bytes), b),
 		       w[4], human_size(x->retained.after, s2),
 		       w[5], signed_size(diff_change(x->retained), e),
-		       esc_text(x->name));
+		       esc_name(x->name));
 	}
 }
 
@@ -628,7 +628,7 @@ static int text_retainers(const struct diff_cmd *c)
 			       id_text(d->a, r->before, e));
 		else
 			printf("%*s  ", w[2], objects_text(r->objects, b));
-		printf("%s\n", esc_text(path));
+		printf("%s\n", esc_name(path));
 		free(path);
 	}
 	return 0;
@@ -664,7 +664,7 @@ static int text_holders(const struct diff_cmd *c)
 			return -1;
 		printf("%*" PRIu64 "  %*s  %-*s  %s\n", w[0], x->new_objects,
 		       w[1], human_size(x->new_bytes, s), w[2],
-		       hex_id(heap_id(d->b, x->after), id), esc_text(path));
+		       hex_id(heap_id(d->b, x->after), id), esc_name(path));
 		free(path);
 	}
 	return 0;
@@ -831,16 +831,17 @@ static int report_structured(const struct diff_cmd *c)
 
 /* ---- markdown ----------------------------------------------------------- */
 
-/* Text as code, in a GitHub-flavoured markdown table cell (escape.h). */
+/* Text as code, in a GitHub-flavoured markdown table cell (escape.h),
+ * class names folded for reading as in the text form. */
 static void md_code(const char *s)
 {
-	esc_markdown_code(stdout, s, true);
+	esc_markdown_code(stdout, fold_name(s), true);
 }
 
 /* The same outside a table: a heading, a list item. */
 static void md_code_inline(const char *s)
 {
-	esc_markdown_code(stdout, s, false);
+	esc_markdown_code(stdout, fold_name(s), false);
 }
 
 /* "358 B → 758 B (+400 B)", or one figure when it did not change. */

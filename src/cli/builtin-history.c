@@ -189,7 +189,7 @@ static void print_lost(const struct history *h, const struct reloc_step *s)
 	case RELOC_LOST_DUMP:
 		printf("lost: the dump shows another object at %s (%s, %s), "
 		       "object %u; its fate is unknown\n", id,
-		       esc_text(class_text(h, s->other_class, cls)),
+		       esc_name(class_text(h, s->other_class, cls)),
 		       human_size(s->other_size, size), s->other);
 		break;
 	default:
@@ -256,11 +256,11 @@ static void print_object_text(const struct history *h, const struct history_life
 
 	printf("\nobject %u: ", l->object);
 	if (last && class_name(h, last->class_id))
-		printf("%s (%s)", esc_text(class_text(h, last->class_id, cls)),
+		printf("%s (%s)", esc_name(class_text(h, last->class_id, cls)),
 		       hex_id(last->class_id, cid));
 	else
 		printf("class %s",
-		       last ? esc_text(class_text(h, last->class_id, cls))
+		       last ? esc_name(class_text(h, last->class_id, cls))
 			    : "?");
 	if (last && last->size)
 		printf(", %s", exact_size(last->size, size));

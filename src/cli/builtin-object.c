@@ -154,7 +154,7 @@ static void print_dominator_text(const struct object_report *r)
 		print_field("dominator", "a root");
 	} else {
 		snprintf(line, sizeof(line), "%s %s", hex_id(heap_id(r->h, dom), id),
-			 esc_text(object_class_text(r->h, dom, cls)));
+			 esc_name(object_class_text(r->h, dom, cls)));
 		print_field("dominator", line);
 	}
 }
@@ -172,14 +172,14 @@ static void print_summary_text(const struct object_report *r)
 	/* an unnamed class is already called by its id */
 	if (c != HEAP_NO_CLASS && c < h->n_classes && h->classes[c].name)
 		snprintf(line, sizeof(line), "%s (%s)",
-			 esc_text(heap_class_name(h, r->target, cls)),
+			 esc_name(heap_class_name(h, r->target, cls)),
 			 hex_id(h->classes[c].id, id));
 	else
 		snprintf(line, sizeof(line), "%s",
-			 esc_text(heap_class_name(h, r->target, cls)));
+			 esc_name(heap_class_name(h, r->target, cls)));
 	print_field("class", line);
 	if (class_object_of(r))
-		print_field("stands for", esc_text(object_class_text(
+		print_field("stands for", esc_name(object_class_text(
 				    h, r->target, cls)));
 	print_field("size", exact_size(heap_size(h, r->target), buf));
 	print_field("retained", exact_size(r->d->retained[r->target], buf));
@@ -246,12 +246,12 @@ static void print_referrers_text(const struct object_report *r)
 		if (heap_has_fields(r->h))
 			printf("  %-*s  %s  via %s\n", w_id,
 			       hex_id(heap_id(r->h, o), id),
-			       esc_text(object_class_text(r->h, o, cls)),
-			       esc_text(referrer_step(r, i, step)));
+			       esc_name(object_class_text(r->h, o, cls)),
+			       esc_name(referrer_step(r, i, step)));
 		else
 			printf("  %-*s  field %-3u  %s\n", w_id,
 			       hex_id(heap_id(r->h, o), id), r->referrers[i].field,
-			       esc_text(object_class_text(r->h, o, cls)));
+			       esc_name(object_class_text(r->h, o, cls)));
 	}
 	print_more(r, r->n_referrers);
 }
@@ -266,7 +266,7 @@ static void reference_widths(const struct object_report *r, size_t shown,
 	for (size_t f = 0; f < shown; f++) {
 		uint32_t x = reference_at(r, f);
 
-		widen(w_field, (int)strlen(esc_text(reference_step(r, f, buf))));
+		widen(w_field, (int)strlen(esc_name(reference_step(r, f, buf))));
 		if (x == HEAP_NULL_REF || x == HEAP_DANGLING_REF)
 			continue;
 		widen_id(w_id, heap_id(r->h, x));
@@ -287,7 +287,7 @@ static void print_references_text(const struct object_report *r)
 	printf("references (%llu)\n", (unsigned long long)n);
 	for (size_t f = 0; f < shown; f++) {
 		uint32_t x = reference_at(r, f);
-		const char *step = esc_text(reference_step(r, f, field));
+		const char *step = esc_name(reference_step(r, f, field));
 
 		if (x == HEAP_NULL_REF)
 			printf("  %-*s%snull\n", w_field, step, sep);
@@ -298,7 +298,7 @@ static void print_references_text(const struct object_report *r)
 			printf("  %-*s%s%-*s  %*s  %s\n", w_field, step, sep,
 			       w_id, hex_id(heap_id(r->h, x), id), w_size,
 			       human_size(heap_size(r->h, x), size),
-			       esc_text(object_class_text(r->h, x, cls)));
+			       esc_name(object_class_text(r->h, x, cls)));
 	}
 	print_more(r, n);
 }

@@ -78,7 +78,7 @@ static struct widths path_widths(const struct heap *h,
 		widen_id(&w.id, heap_id(h, p->objects[i]));
 		widen_size(&w.size, heap_size(h, p->objects[i]));
 		if (i > 0)
-			widen(&w.field, (int)strlen(esc_text(path_step(h, p, i,
+			widen(&w.field, (int)strlen(esc_name(path_step(h, p, i,
 								       buf))));
 	}
 	return w;
@@ -112,9 +112,9 @@ static void print_step(const struct heap *h, const struct heap_path *p,
 		path_step(h, p, i, field);
 	/* positions line up on the right, names read from the left */
 	printf(heap_has_fields(h) ? "  %-*s  %-*s  %*s  %s%s\n" :
-		"  %*s %-*s  %*s  %s%s\n", w->field, esc_text(field), w->id,
+		"  %*s %-*s  %*s  %s%s\n", w->field, esc_name(field), w->id,
 	       hex_id(heap_id(h, x), id), w->size, human_size(heap_size(h, x), size),
-	       esc_text(object_class_text(h, x, cls)),
+	       esc_name(object_class_text(h, x, cls)),
 	       label_text(h, x, 2, label));
 }
 
@@ -155,7 +155,7 @@ static int report_text(const struct paths_report *r)
 
 	printf("object %s (%s%s, %s) in dump %llu of %s: ",
 	       hex_id(r->target_id, id),
-	       esc_text(object_class_text(r->h, r->target, cls)),
+	       esc_name(object_class_text(r->h, r->target, cls)),
 	       label_text(r->h, r->target, 1, label),
 	       human_size(heap_size(r->h, r->target), size),
 	       (unsigned long long)r->h->dump, esc_text(r->path));

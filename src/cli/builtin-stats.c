@@ -330,7 +330,7 @@ static void print_classes_text(const struct stats *s,
 		       w_bytes, human_size(c->bytes, a));
 		if (s->retained_by_class)
 			printf("%*s  ", w_ret, human_size(c->retained, b));
-		printf("%s\n", esc_text(c->name));
+		printf("%s\n", esc_name(c->name));
 	}
 	if (class_rows(s, ds) < ds->n_classes)
 		printf("  (%zu more %s; -n 0 lists all)\n",

@@ -91,7 +91,7 @@ static void print_local(const struct threads_cmd *c, size_t root)
 		return;
 	}
 	printf("        %s %s, %s retained\n",
-	       esc_text(object_class_text(c->h, r->object, cls)),
+	       esc_name(object_class_text(c->h, r->object, cls)),
 	       hex_id(r->ref, id), human_size(c->d->retained[r->object], size));
 }
 
@@ -113,7 +113,7 @@ static void print_thread(const struct threads_cmd *c,
 	print_thread_name(c, v);
 	if (v->object != HEAP_NONE)
 		printf(" (%s %s)",
-		       esc_text(object_class_text(c->h, v->object, cls)),
+		       esc_name(object_class_text(c->h, v->object, cls)),
 		       hex_id(v->id, id));
 	else
 		printf(" (no thread object)");

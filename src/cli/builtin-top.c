@@ -98,7 +98,7 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 		       w_ret, human_size(t->shown_retained[i], a),
 		       w_self, human_size(heap_size(t->h, o), b),
 		       w_id, hex_id(heap_id(t->h, o), id),
-		       esc_text(object_class_text(t->h, o, cls)),
+		       esc_name(object_class_text(t->h, o, cls)),
 		       l ? "  " : "", l ? esc_text(l) : "");
 	}
 }
@@ -147,7 +147,7 @@ static void print_classes_text(const struct class_row *rows, size_t k)
 		       w_count, (unsigned long long)rows[i].count,
 		       w_self, human_size(rows[i].bytes, a),
 		       w_ret, human_size(rows[i].retained, b),
-		       esc_text(rows[i].name));
+		       esc_name(rows[i].name));
 	}
 }
 

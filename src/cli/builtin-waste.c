@@ -129,7 +129,7 @@ static void print_holders_text(const struct heap *h,
 	printf("%*sheld by: ", indent, "");
 	for (size_t i = 0; i < g->n_holders; i++)
 		printf("%s%s (%" PRIu64 ")", i ? ", " : "",
-		       esc_text(holder_text(h, &g->holders[i], buf)),
+		       esc_name(holder_text(h, &g->holders[i], buf)),
 		       g->holders[i].count);
 	putchar('\n');
 }
@@ -238,7 +238,7 @@ static void print_collections_text(const struct waste_cmd *c)
 		       w_count, r->count, w_empty, r->empty, w_eb,
 		       human_size(r->empty_bytes, a), w_sparse, r->sparse,
 		       w_sb, human_size(r->sparse_bytes, b),
-		       esc_text(slot_name(c->h, r->slot, name)));
+		       esc_name(slot_name(c->h, r->slot, name)));
 	}
 	if (k < wc->n_rows)
 		printf("... and %zu more %s (-n)\n", wc->n_rows - k,

@@ -120,7 +120,7 @@ static void add_container_detail(struct text *t, const struct heap *h,
 		name = heap_thread_name(h, r->id1);
 	}
 	if (name)
-		text_add(t, " (%s)", esc_text(name));
+		text_add(t, " (%s)", esc_name(name));
 }
 
 static void add_root_flags(struct text *t, unsigned flags)
@@ -157,7 +157,7 @@ const char *describe_root(const struct heap *h, const struct heap_root *r,
 	if (heap_has_fields(h)) {
 		char name[NAME_TEXT];
 
-		text_add(&t, "%s", esc_text(root_text(h, r, name)));
+		text_add(&t, "%s", esc_name(root_text(h, r, name)));
 		return buf;
 	}
 	if (r->container) {

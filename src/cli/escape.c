@@ -7,6 +7,7 @@
 #include "cli/escape.h"
 
 #include "util/alloc.h"
+#include "util/fold.h"
 #include "util/utf8.h"
 
 #include <stdbool.h>
@@ -108,6 +109,26 @@ const char *esc_text(const char *s)
 	}
 	slot[k][o] = '\0';
 	return slot[k];
+}
+
+const char *fold_name(const char *s)
+{
+	static char *slot[ESC_TEXT_SLOTS];
+	static size_t cap[ESC_TEXT_SLOTS];
+	static unsigned next;
+	unsigned k;
+
+	if (!s || !strchr(s, '<'))
+		return s;
+	k = next++ % ESC_TEXT_SLOTS;
+	if (ALLOC_GROW(slot[k], strlen(s) + 1, cap[k]) < 0)
+		return "?";
+	return type_name_fold(s, slot[k]);
+}
+
+const char *esc_name(const char *s)
+{
+	return esc_text(fold_name(s));
 }
 
 /* ---- JSON ---------------------------------------------------------------- */

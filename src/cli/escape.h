@@ -35,6 +35,16 @@
 #define ESC_TEXT_SLOTS 8
 const char *esc_text(const char *s);
 
+/* A name for text output: a class name, or a step or root that names
+ * one, folded for reading (util/fold.h) and then escaped as esc_text does;
+ * valid as long as esc_text's result. The text commands print every class
+ * name through it; yaml and json write the full name. */
+const char *esc_name(const char *s);
+/* The same folded, not escaped, for the forms that escape their own way
+ * (diff's markdown, the frames of flame's SVG): s itself when it holds no
+ * '<'. flame's folded stacks and SVG tooltips keep the full name. */
+const char *fold_name(const char *s);
+
 /* JSON: a string literal, quotes included, that strict decoders accept:
  * '"' and '\' escaped, \n \r \t, \u00HH for the other C0 controls, DEL
  * and the C1 controls, \u2028 and \u2029 (which JavaScript once took for

@@ -144,15 +144,17 @@ static void put_tooltip(const struct svg *s, const char *name, uint64_t total,
 		grouped(objects, c), objects == 1 ? "" : "s");
 }
 
-/* One frame, x and w pixels: a rectangle, its tooltip, and as much of
- * its name as fits. fr is NULL for "all". */
+/* One frame, x and w pixels: a rectangle, its tooltip (the full name),
+ * and as much of its name folded for reading (escape.h) as fits. fr is
+ * NULL for "all". */
 static void put_box(const struct svg *s, const char *name, double x, double w,
 		    uint64_t total, uint64_t self, uint64_t objects,
 		    unsigned row, const struct flame_frame *fr)
 {
 	double y = SVG_TOP + row * SVG_ROW;
 	size_t fits = w > 6.0 ? (size_t)((w - 6.0) / SVG_CHAR) : 0;
-	size_t len = esc_xml_chars(name);
+	const char *label = fold_name(name);
+	size_t len = esc_xml_chars(label);
 
 	fputs("<g>", s->out);
 	put_tooltip(s, name, total, self, objects);
@@ -167,9 +169,9 @@ static void put_box(const struct svg *s, const char *name, double x, double w,
 		fprintf(s->out, "<text x=\"%.2f\" y=\"%.1f\">", x + 3.0,
 			y + 12.0);
 		if (len <= fits) {
-			esc_xml(s->out, name, SIZE_MAX);
+			esc_xml(s->out, label, SIZE_MAX);
 		} else {
-			esc_xml(s->out, name, fits - 2);
+			esc_xml(s->out, label, fits - 2);
 			fputs("..", s->out);
 		}
 		fputs("</text>", s->out);

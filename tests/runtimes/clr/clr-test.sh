@@ -82,8 +82,9 @@ for c in "Outer+Inner:$N" \
 done
 [ "$(count "$t" "System.Int32[]")" -ge 1 ] && ok "class System.Int32[]" ||
 	fail "no System.Int32[]"
-"$heaptrace" top --classes -n 100000 "$t" | grep -q 'System.Collections.Generic.Dictionary<System.String, System.Int32>+Entry\[\]' &&
-	ok "top names Dictionary<...>+Entry[]" || fail "top lacks Dictionary<System.String, System.Int32>+Entry[]"
+# text folds the arguments' namespaces (heaptrace(1), Long class names)
+"$heaptrace" top --classes -n 100000 "$t" | grep -q 'System.Collections.Generic.Dictionary<String, Int32>+Entry\[\]' &&
+	ok "top names Dictionary<String, Int32>+Entry[]" || fail "top lacks Dictionary<String, Int32>+Entry[]"
 # the field each reference was read from: a boxed struct's at their offset
 # past the MethodTable pointer, a type parameter's as its argument, an
 # embedded struct's as the field that embeds it, none for a dependent
