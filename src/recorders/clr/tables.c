@@ -133,17 +133,27 @@ fail:
 	return NULL;
 }
 
-/* Publishes a new list; the one it replaces is freed once no GC reads
- * it (a reader that began before the exchange holds it). */
+/*
+ * Publishes a new list. A dumped GC's walk holds the list it began with
+ * (frozen_walk_begin) until the dump ends, and the recorder thread may
+ * refresh while it does (after the GC before it, asked for late): the list
+ * it replaces is then retired, and freed only by a refresh that finds no
+ * walk reading. One list is retired at a time; while it cannot be freed,
+ * the current list stays and this refresh is left to the next.
+ */
 void refresh_frozen(void)
 {
-	struct frozen *f = list_frozen(), *old;
+	struct frozen *f, *old;
 
-	if (!f)
+	if (atomic_load(&state.frozen_readers) == 0) {
+		frozen_free(state.frozen_retired);
+		state.frozen_retired = NULL;
+	}
+	if (state.frozen_retired)
+		return;
+	if (!(f = list_frozen()))
 		return;
 	old = atomic_exchange(&state.frozen, f);
-	frozen_free(state.frozen_retired);
-	state.frozen_retired = NULL;
 	if (atomic_load(&state.frozen_readers) == 0)
 		frozen_free(old);
 	else
