@@ -233,13 +233,30 @@ int clrn_to_utf16(uint16_t *out, size_t len, const char *s)
 	return 0;
 }
 
-/* Skips a compressed unsigned integer (ECMA-335 II.23.2); NULL past the
- * end. */
+/* Reads a compressed unsigned integer (ECMA-335 II.23.2) at *p and moves
+ * past it; -1 when it runs past the end. */
+static int64_t read_compressed(const uint8_t **p, const uint8_t *end)
+{
+	const uint8_t *s = *p;
+	size_t k;
+	int64_t v;
+
+	if (s >= end)
+		return -1;
+	k = (*s & 0x80) == 0 ? 1 : (*s & 0xC0) == 0x80 ? 2 : 4;
+	if ((size_t)(end - s) < k)
+		return -1;
+	v = k == 1 ? s[0] : k == 2 ? s[0] & 0x3F : s[0] & 0x1F;
+	for (size_t i = 1; i < k; i++)
+		v = v << 8 | s[i];
+	*p = s + k;
+	return v;
+}
+
+/* Skips a compressed unsigned integer; NULL past the end. */
 static const uint8_t *skip_compressed(const uint8_t *p, const uint8_t *end)
 {
-	size_t k = (*p & 0x80) == 0 ? 1 : (*p & 0xC0) == 0x80 ? 2 : 4;
-
-	return (size_t)(end - p) >= k ? p + k : NULL;
+	return read_compressed(&p, end) < 0 ? NULL : p;
 }
 
 /* CorElementType values a field's type may start with. */
@@ -265,6 +282,18 @@ static const uint8_t *field_type_at(const uint8_t *sig, size_t len)
 			return NULL;
 	}
 	return p < end ? p : NULL;
+}
+
+uint64_t clrn_field_struct(const uint8_t *sig, size_t len)
+{
+	const uint8_t *p = field_type_at(sig, len);
+	int64_t coded;
+
+	if (!p || *p != ET_VALUETYPE)
+		return 0;
+	p++;
+	coded = read_compressed(&p, sig + len);
+	return coded < 0 ? 0 : (uint64_t)coded;
 }
 
 unsigned clrn_field_type(const uint8_t *sig, size_t len)

@@ -93,5 +93,9 @@ enum clrn_field_holds clrn_field_sig(const uint8_t *sig, size_t len,
  * custom modifiers): ELEMENT_TYPE_I4 (8) for an int; 0 when the signature
  * is no field's. */
 unsigned clrn_field_type(const uint8_t *sig, size_t len);
+/* A struct-typed field's type, as its signature codes it past custom
+ * modifiers (a TypeDefOrRef coded index: the token's row shifted left by
+ * two, its table in the low bits); 0 for a field of another type. */
+uint64_t clrn_field_struct(const uint8_t *sig, size_t len);
 
 #endif

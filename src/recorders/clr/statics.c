@@ -36,12 +36,10 @@
 #define CHUNKS_MAX 4096
 #define FIELDS_PER_CALL 64
 
-/* metadata: CorFieldAttr, element types, token kinds */
+/* metadata: CorFieldAttr, token kinds */
 #define FD_STATIC 0x10u
 #define FD_LITERAL 0x40u
 #define FD_HAS_RVA 0x100u
-#define SIG_FIELD 0x06u
-#define ET_VALUETYPE 0x11u
 #define MD_TYPE_REF 0x01000000u
 #define MD_TYPE_DEF 0x02000000u
 #define MODULE_COLLECTIBLE 0x10u
@@ -84,29 +82,6 @@ static struct static_slot *slot_at(size_t i)
 
 /* ---- which fields ----------------------------------------------------------- */
 
-/* A compressed unsigned integer of a signature, or -1. */
-static int64_t sig_uint(const uint8_t **p, const uint8_t *end)
-{
-	const uint8_t *s = *p;
-
-	if (s >= end)
-		return -1;
-	if (!(s[0] & 0x80)) {
-		*p = s + 1;
-		return s[0];
-	}
-	if ((s[0] & 0xC0) == 0x80 && s + 1 < end) {
-		*p = s + 2;
-		return (int64_t)(s[0] & 0x3F) << 8 | s[1];
-	}
-	if ((s[0] & 0xE0) == 0xC0 && s + 3 < end) {
-		*p = s + 4;
-		return (int64_t)(s[0] & 0x1F) << 24 | (int64_t)s[1] << 16 |
-		       (int64_t)s[2] << 8 | s[3];
-	}
-	return -1;
-}
-
 /* The name of the class a type token extends ("System.ValueType"). */
 static void base_name(struct clr_metadata *md, clr_token td, char *out,
 		      size_t len)
@@ -139,14 +114,13 @@ static int static_kind(struct clr_metadata *md, const uint8_t *sig,
 		       size_t len)
 {
 	unsigned param = 0;
-	const uint8_t *p = sig + 2, *end = sig + len;
-	int64_t coded;
+	uint64_t coded;
 	char base[CLRN_SEGMENT_MAX * 3];
 
 	if (clrn_field_sig(sig, len, &param) == CLRN_HOLDS_REFERENCE)
 		return SLOT_REFERENCE;
-	if (len < 3 || sig[0] != SIG_FIELD || sig[1] != ET_VALUETYPE ||
-	    (coded = sig_uint(&p, end)) < 0 || (coded & 3) != 0)
+	/* a struct of this module: a TypeDef (table 0 of the coded index) */
+	if (!(coded = clrn_field_struct(sig, len)) || (coded & 3) != 0)
 		return -1;
 	base_name(md, MD_TYPE_DEF | (clr_token)(coded >> 2), base,
 		  sizeof(base));
