@@ -4,6 +4,8 @@
 # runtime itself imposes once a profiler asks for the GC events. Each
 # workload runs, interleaved, several times in each configuration:
 #   bare      no profiler;
+#   nobgc     no profiler, background GC off (DOTNET_gcConcurrent=0): the
+#             part of the floor that is the schedule of blocking GCs alone;
 #   floor     the recorder loaded with the recorder's event mask but
 #             recording nothing (HEAPTRACE_CLR_FLOOR=1, src/recorders/clr/
 #             mask.c): concurrent GC off, the runtime's walks at every GC;
@@ -21,7 +23,9 @@
 #
 # usage: bench-clr-pauses.sh HEAPTRACE PROFILER SOURCE_DIR WORK_DIR RESULT_FILE [sanitized]
 #
-# HT_BENCH_CLR_RUNS runs per configuration (default 3, medians shown).
+# HT_BENCH_CLR_RUNS runs per configuration (default 3, medians shown);
+# HT_BENCH_CLR_CONFIGS and HT_BENCH_CLR_WORKLOADS choose among them (all
+# by default).
 # Exits 77 without dotnet, and under sanitizers.
 set -u
 heaptrace=$1 profiler=$2 src=$3 work=$4 result=$5
@@ -91,6 +95,7 @@ run_once() {
 		HT_GC_PAUSES="$out"
 	case $config in
 	bare) timeout -k 5 600 "$@" ;;
+	nobgc) DOTNET_gcConcurrent=0 timeout -k 5 600 "$@" ;;
 	floor) CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER=$guid \
 		CORECLR_PROFILER_PATH=$profiler HEAPTRACE_CLR_FLOOR=1 \
 		timeout -k 5 600 "$@" ;;
@@ -109,8 +114,10 @@ run_once() {
 
 workloads="gcchurn clrchurn"
 [ $roslyn_ok = yes ] && workloads="$workloads roslyn"
-configs="bare floor recorder"
+configs="bare nobgc floor recorder"
 [ -n "$trace_tool" ] && configs="$configs eventpipe"
+configs=${HT_BENCH_CLR_CONFIGS:-$configs}
+workloads=${HT_BENCH_CLR_WORKLOADS:-$workloads}
 
 i=0
 while [ $i -lt "$runs" ]; do
