@@ -13,13 +13,18 @@
 #             moves and survivors), none dumped until the exit;
 #   eventpipe the runtime's own movement events instead (dotnet-trace with
 #             the GCHeapSurvivalAndMovement keyword, which leaves background
-#             GC on), where dotnet-trace is installed.
+#             GC on), where dotnet-trace is installed;
+#   eventpipe-nobgc  the same with background GC off, to be read against
+#             nobgc: the movement events where every GC stops the program.
 # The pauses are the runtime's own: a startup hook (GcPauses.cs) counts
 # the GCs and GC.GetTotalPauseDuration() at the program's end, and each
 # GC's pause from the runtime's GC events; the exit dump comes after.
 # Workloads: GcChurn (many small GCs over a changing graph), ClrChurn (a
-# live heap of 300,000 items), and Roslyn's csc.dll from the SDK
-# compiling 60 sources (the project's C# programs, ten copies each).
+# live heap of 300,000 items), Roslyn's csc.dll from the SDK compiling 60
+# sources (the project's C# programs, ten copies each), and the SDK's
+# ASP.NET Core `webapi` template (no OpenAPI: it needs no package) serving
+# 20,500 loopback requests on 8 connections (http-load.py), then ended by
+# SIGTERM, which the host answers with an orderly shutdown.
 #
 # usage: bench-clr-pauses.sh HEAPTRACE PROFILER SOURCE_DIR WORK_DIR RESULT_FILE [sanitized]
 #
@@ -63,13 +68,24 @@ mkdir -p "$work/roslyn-src"
 i=0
 while [ $i -lt 10 ]; do
 	i=$((i + 1))
-	for f in "$src"/*.cs "$src"/../runtimes/*/*.cs; do
-		[ "$(basename "$f")" = GcPauses.cs ] && continue
+	# a fixed set, so that the workload stays the same as tests are added
+	for f in "$src"/ClrChurn.cs "$src"/GcChurn.cs \
+		"$src"/../runtimes/clr/KnownHeap.cs "$src"/../runtimes/clr/Shapes.cs \
+		"$src"/../runtimes/ends/Churn.cs "$src"/../runtimes/mono/KnownHeap.cs; do
 		d=$(basename "$(dirname "$f")")
 		{ echo "namespace Copy${i}_$d {"; cat "$f"; echo "}"; } \
 			>"$work/roslyn-src/$d-$(basename "$f" .cs)-$i.cs"
 	done
 done
+# the webapi template, made and built offline from the SDK's templates
+webapi_ok=yes
+( cd "$work" && dotnet new webapi --no-openapi -o webapi-src -n webapi ) \
+	>"$work/webapi.log" 2>&1 &&
+	dotnet_build "$work/webapi-src" "$work/webapi" >>"$work/webapi.log" 2>&1 ||
+	webapi_ok=no
+# a free loopback port for it
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
 csc_args="-nologo -t:library -unsafe -nowarn:CS0649,CS0169,CS0414,CS0168,CS0219,CS8981 -out:$work/roslyn.dll"
 for r in "$refdir"/*.dll; do csc_args="$csc_args -r:$r"; done
 roslyn_ok=yes
@@ -87,35 +103,58 @@ run_once() {
 	clrchurn) set -- "$1" "$2" dotnet "$work/ClrChurn/ClrChurn.dll" 300000 10 ;;
 	# shellcheck disable=SC2086
 	roslyn) set -- "$1" "$2" dotnet "$csc" $csc_args "$work"/roslyn-src/*.cs ;;
+	webapi) set -- "$1" "$2" dotnet "$work/webapi/webapi.dll" ;;
 	esac
-	config=$2
+	workload=$1 config=$2
 	shift 2
 	rm -f "$work/trace.ht" "$work/trace.nettrace"
 	export DOTNET_STARTUP_HOOKS="$work/GcPauses/GcPauses.dll" \
-		HT_GC_PAUSES="$out"
+		HT_GC_PAUSES="$out" ASPNETCORE_URLS="http://127.0.0.1:$port" \
+		ASPNETCORE_CONTENTROOT="$work/webapi"
 	case $config in
-	bare) timeout -k 5 600 "$@" ;;
-	nobgc) DOTNET_gcConcurrent=0 timeout -k 5 600 "$@" ;;
+	*-nobgc) export DOTNET_gcConcurrent=0 ;;
+	esac
+	if [ "$workload" = webapi ]; then
+		config_run "$config" "$@" &
+		pid=$!
+		python3 "$src/http-load.py" "$port" /weatherforecast 20500 8 \
+			>>"$work/load.$config" 2>&1 || echo failed >>"$out"
+		pkill -TERM -f "^dotnet $work/webapi/webapi.dll" ||
+			echo failed >>"$out"
+		wait $pid || echo failed >>"$out"
+	else
+		config_run "$config" "$@" || echo failed >>"$out"
+	fi
+	unset DOTNET_STARTUP_HOOKS HT_GC_PAUSES ASPNETCORE_URLS ASPNETCORE_CONTENTROOT \
+		DOTNET_gcConcurrent
+}
+
+# config_run CONFIG COMMAND...: the command run in that configuration
+config_run() {
+	config=$1
+	shift
+	case $config in
+	bare|nobgc) timeout -k 5 600 "$@" ;;
 	floor) CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER=$guid \
 		CORECLR_PROFILER_PATH=$profiler HEAPTRACE_CLR_FLOOR=1 \
 		timeout -k 5 600 "$@" ;;
 	recorder) timeout -k 5 600 "$heaptrace" record -q --dump-on signal \
 		-o "$work/trace.ht" -- "$@" ;;
 	# the hook for the program alone: dotnet-trace is a .NET program too
-	eventpipe) env -u DOTNET_STARTUP_HOOKS -u HT_GC_PAUSES \
+	eventpipe*) env -u DOTNET_STARTUP_HOOKS -u HT_GC_PAUSES \
 		timeout -k 5 600 "$trace_tool" collect --show-child-io \
 		-o "$work/trace.nettrace" \
 		--providers Microsoft-Windows-DotNETRuntime:0x400000:5 -- \
 		env DOTNET_STARTUP_HOOKS="$DOTNET_STARTUP_HOOKS" \
 		HT_GC_PAUSES="$HT_GC_PAUSES" "$@" ;;
-	esac >"$work/stdout" 2>"$work/stderr" || echo failed >>"$out"
-	unset DOTNET_STARTUP_HOOKS HT_GC_PAUSES
+	esac >"$work/stdout.$config" 2>"$work/stderr.$config"
 }
 
 workloads="gcchurn clrchurn"
 [ $roslyn_ok = yes ] && workloads="$workloads roslyn"
+[ $webapi_ok = yes ] && workloads="$workloads webapi"
 configs="bare nobgc floor recorder"
-[ -n "$trace_tool" ] && configs="$configs eventpipe"
+[ -n "$trace_tool" ] && configs="$configs eventpipe eventpipe-nobgc"
 configs=${HT_BENCH_CLR_CONFIGS:-$configs}
 workloads=${HT_BENCH_CLR_WORKLOADS:-$workloads}
 
@@ -140,7 +179,7 @@ median() {
 	echo "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 	echo "pause: GC.GetTotalPauseDuration() at the program's end, ms; p50..max: per GC, ms,"
 	echo "from the runtime's GC events; x bare, x floor: total pause against those configurations"
-	printf '%-9s %-9s %5s %9s %7s %7s %7s %7s %7s %7s %s\n' workload config GCs \
+	printf '%-9s %-15s %5s %9s %7s %7s %7s %7s %7s %7s %s\n' workload config GCs \
 		"pause ms" p50 p90 p99 max "x bare" "x floor" failed
 	for w in $workloads; do
 		bare=$(median pause_ms "$work/$w.bare")
@@ -148,7 +187,7 @@ median() {
 		for c in $configs; do
 			f=$work/$w.$c
 			pause=$(median pause_ms "$f")
-			printf '%-9s %-9s %5s %9s %7s %7s %7s %7s %7s %7s %s\n' $w $c \
+			printf '%-9s %-15s %5s %9s %7s %7s %7s %7s %7s %7s %s\n' $w $c \
 				"$(median gcs "$f")" "$pause" "$(median p50 "$f")" \
 				"$(median p90 "$f")" "$(median p99 "$f")" \
 				"$(median max "$f")" \
