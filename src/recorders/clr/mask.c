@@ -43,12 +43,33 @@ static unsigned runtime_major(void)
 
 clr_hresult set_event_mask(clr_ulong mask)
 {
+	clr_ulong high = 0;
+
+	if (state.moves_by_events)
+		high |= CLR_HIGH_BASIC_GC | CLR_HIGH_MONITOR_EVENT_PIPE;
 	if (state.info_level >= 5 &&
 	    runtime_major() >= SKIP_ALLOCATED_BY_CLASS_SINCE &&
 	    state.info->vtbl->SetEventMask2(state.info, mask,
-				CLR_HIGH_SKIP_ALLOCATED_BY_CLASS) == CLR_S_OK)
+			high | CLR_HIGH_SKIP_ALLOCATED_BY_CLASS) == CLR_S_OK)
 		return CLR_S_OK;
+	if (high)
+		return state.info_level >= 5
+			? state.info->vtbl->SetEventMask2(state.info, mask, high)
+			: CLR_E_FAIL;
 	return state.info->vtbl->SetEventMask(state.info, mask);
+}
+
+/* COR_PRF_MONITOR_GC on for a dump's GC, off after it, when the moves
+ * come from the movement events (gc_events.c). Called only from the GC's
+ * own callbacks, with the program stopped: no GC begins or ends while
+ * the mask changes. */
+void gc_monitoring(bool on)
+{
+	if (!state.moves_by_events)
+		return;
+	if (!CLR_FAILED(set_event_mask(on ? state.mask | CLR_MONITOR_GC
+					    : state.mask)))
+		set_flag(&state.monitoring_gc, on);
 }
 
 bool recording_floor(void)

@@ -8,6 +8,9 @@
 # FLAVOUR is the runtime and GC the program runs with:
 #   workstation  the SDK's runtime (dotnet KnownHeap.dll), workstation GC
 #   server       the same with server GC on two heaps
+#   callbacks    workstation GC, the moves from COR_PRF_MONITOR_GC's
+#                callbacks rather than the runtime's movement events
+#                (HEAPTRACE_CLR_MOVES=callbacks)
 #   net8, net9   KnownHeap published self-contained for .NET 8 or 9 (their
 #                runtime packs restored from NuGet), run through its apphost
 # Each records KnownHeap twice, with a small gen0 budget (DOTNET_GCgen0size)
@@ -52,9 +55,12 @@ started=$(date +%s)
 
 # the program and how to run it
 case $flavour in
-workstation|server)
+workstation|server|callbacks)
 	[ -f "$stamp" ] || { echo "SKIP: KnownHeap.dll was not built"; exit 77; }
 	set -- dotnet "$(cat "$stamp")"
+	# the moves from COR_PRF_MONITOR_GC's callbacks, the recorder's other
+	# source (src/recorders/clr/gc_events.c), under workstation GC
+	[ "$flavour" = callbacks ] && export HEAPTRACE_CLR_MOVES=callbacks
 	;;
 net8|net9)
 	tfm=${flavour#net}.0
@@ -71,7 +77,7 @@ net8|net9)
 	set -- "$work/app/KnownHeap"
 	;;
 *)
-	echo "usage: $0: FLAVOUR is workstation, server, net8 or net9" >&2
+	echo "usage: $0: FLAVOUR is workstation, server, callbacks, net8 or net9" >&2
 	exit 2
 	;;
 esac
