@@ -233,6 +233,7 @@ clr_hresult on_object_references(CLR_THIS, clr_uptr object, clr_uptr cls,
 
 	(void)self;
 	if (flag(&state.priming)) { /* attach.c: the classes alone */
+		atomic_fetch_add(&state.primed_objects, 1);
 		saw_class(cls);
 		return CLR_S_OK;
 	}

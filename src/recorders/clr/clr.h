@@ -54,6 +54,9 @@
 /* How long a GC waits for the recorder thread to name its classes, and
  * the exit for its dump. */
 #define NAMING_WAIT_MS 10000
+/* attach.c's first collection, which no dump waits on but heaptrace's */
+#define PRIMING_WAIT_MS 60000
+#define PRIMING_TRIES 3
 #define EXIT_DUMP_WAIT_MS 60000
 /* Generation ranges room at first (regions: many per generation). */
 #define FIRST_BOUNDS 1024
@@ -175,6 +178,7 @@ struct clr_state {
 	bool attached;
 	_Atomic int control;
 	_Atomic bool priming;        /* attach.c's first GC: classes, no dump */
+	_Atomic uint64_t primed_objects; /* the objects its walk met */
 	/* moves and survivors from the runtime's movement events (gc_events.c)
 	 * rather than MovedReferences2: COR_PRF_MONITOR_GC only around a
 	 * forced dump */
