@@ -8,9 +8,15 @@
 #             part of the floor that is the schedule of blocking GCs alone;
 #   floor     the recorder loaded with the recorder's event mask but
 #             recording nothing (HEAPTRACE_CLR_FLOOR=1, src/recorders/clr/
-#             mask.c): concurrent GC off, the runtime's walks at every GC;
+#             mask.c): background GC off, the movement events of every
+#             GC taken and dropped;
 #   recorder  `heaptrace record --dump-on signal`: every GC recorded (its
-#             moves and survivors), none dumped until the exit;
+#             moves and survivors, from the movement events), none dumped
+#             until the exit;
+#   floor-callbacks, recorder-callbacks  the same with the moves from
+#             COR_PRF_MONITOR_GC's callbacks (HEAPTRACE_CLR_MOVES=callbacks),
+#             as the recorder took them before: the runtime's walks at
+#             every GC;
 #   eventpipe the runtime's own movement events instead (dotnet-trace with
 #             the GCHeapSurvivalAndMovement keyword, which leaves background
 #             GC on), where dotnet-trace is installed;
@@ -113,6 +119,7 @@ run_once() {
 		ASPNETCORE_CONTENTROOT="$work/webapi"
 	case $config in
 	*-nobgc) export DOTNET_gcConcurrent=0 ;;
+	*-callbacks) export HEAPTRACE_CLR_MOVES=callbacks ;;
 	esac
 	if [ "$workload" = webapi ]; then
 		config_run "$config" "$@" &
@@ -126,7 +133,7 @@ run_once() {
 		config_run "$config" "$@" || echo failed >>"$out"
 	fi
 	unset DOTNET_STARTUP_HOOKS HT_GC_PAUSES ASPNETCORE_URLS ASPNETCORE_CONTENTROOT \
-		DOTNET_gcConcurrent
+		DOTNET_gcConcurrent HEAPTRACE_CLR_MOVES
 }
 
 # config_run CONFIG COMMAND...: the command run in that configuration
@@ -135,10 +142,10 @@ config_run() {
 	shift
 	case $config in
 	bare|nobgc) timeout -k 5 600 "$@" ;;
-	floor) CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER=$guid \
+	floor*) CORECLR_ENABLE_PROFILING=1 CORECLR_PROFILER=$guid \
 		CORECLR_PROFILER_PATH=$profiler HEAPTRACE_CLR_FLOOR=1 \
 		timeout -k 5 600 "$@" ;;
-	recorder) timeout -k 5 600 "$heaptrace" record -q --dump-on signal \
+	recorder*) timeout -k 5 600 "$heaptrace" record -q --dump-on signal \
 		-o "$work/trace.ht" -- "$@" ;;
 	# the hook for the program alone: dotnet-trace is a .NET program too
 	eventpipe*) env -u DOTNET_STARTUP_HOOKS -u HT_GC_PAUSES \
@@ -153,7 +160,7 @@ config_run() {
 workloads="gcchurn clrchurn"
 [ $roslyn_ok = yes ] && workloads="$workloads roslyn"
 [ $webapi_ok = yes ] && workloads="$workloads webapi"
-configs="bare nobgc floor recorder"
+configs="bare nobgc floor recorder floor-callbacks recorder-callbacks"
 [ -n "$trace_tool" ] && configs="$configs eventpipe eventpipe-nobgc"
 configs=${HT_BENCH_CLR_CONFIGS:-$configs}
 workloads=${HT_BENCH_CLR_WORKLOADS:-$workloads}
@@ -178,21 +185,36 @@ median() {
 	echo "GC pauses of GCs not dumped, .NET $runtime, $runs runs each (interleaved), medians;"
 	echo "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 	echo "pause: GC.GetTotalPauseDuration() at the program's end, ms; p50..max: per GC, ms,"
-	echo "from the runtime's GC events; x bare, x floor: total pause against those configurations"
-	printf '%-9s %-15s %5s %9s %7s %7s %7s %7s %7s %7s %s\n' workload config GCs \
-		"pause ms" p50 p90 p99 max "x bare" "x floor" failed
+	echo "from the runtime's GC events; x bare, x floor: total pause against bare (nobgc for"
+	echo "a -nobgc configuration) and floor (floor-callbacks for a -callbacks one);"
+	echo "goal: the total pause at most 1.3 x bare's plus 1 ms a GC, p50 and p90 at most"
+	echo "1.3 x bare's plus 1 ms"
+	printf '%-9s %-18s %5s %9s %7s %7s %7s %7s %7s %7s %4s %s\n' workload config GCs \
+		"pause ms" p50 p90 p99 max "x bare" "x floor" goal failed
 	for w in $workloads; do
-		bare=$(median pause_ms "$work/$w.bare")
-		floor=$(median pause_ms "$work/$w.floor")
 		for c in $configs; do
+			case $c in
+			*-nobgc) b=nobgc ;;
+			*) b=bare ;;
+			esac
+			case $c in
+			*-callbacks) fl=floor-callbacks ;;
+			*) fl=floor ;;
+			esac
 			f=$work/$w.$c
 			pause=$(median pause_ms "$f")
-			printf '%-9s %-15s %5s %9s %7s %7s %7s %7s %7s %7s %s\n' $w $c \
-				"$(median gcs "$f")" "$pause" "$(median p50 "$f")" \
+			gcs=$(median gcs "$f")
+			bare=$(median pause_ms "$work/$w.$b" 2>/dev/null)
+			floor=$(median pause_ms "$work/$w.$fl" 2>/dev/null)
+			goal=$(echo "$pause $bare $gcs $(median p50 "$f") $(median p50 "$work/$w.$b") $(median p90 "$f") $(median p90 "$work/$w.$b")" |
+				awk 'NF == 7 && $2 != "-" { print ($1 <= 1.3 * $2 + $3 && $4 <= 1.3 * $5 + 1 && $6 <= 1.3 * $7 + 1) ? "yes" : "no" }' 2>/dev/null)
+			printf '%-9s %-18s %5s %9s %7s %7s %7s %7s %7s %7s %4s %s\n' $w $c \
+				"$gcs" "$pause" "$(median p50 "$f")" \
 				"$(median p90 "$f")" "$(median p99 "$f")" \
 				"$(median max "$f")" \
 				"$(echo "$pause $bare" | awk '$2 > 0 { printf "%.2f", $1 / $2 }')" \
 				"$(echo "$pause $floor" | awk '$2 > 0 { printf "%.2f", $1 / $2 }')" \
+				"${goal:--}" \
 				"$(awk '/^failed/ { n++ } END { print n + 0 }' "$f" 2>/dev/null)"
 		done
 	done

@@ -76,32 +76,46 @@ static void dump_requested(void *arg)
  * of a class is made when the dump that meets it ends). One collection
  * forced now, whose heap walk only gathers the classes of the objects it
  * meets (callbacks.c), names them and makes their tables before heaptrace
- * can ask for a dump. ForceGC waits for the attach to complete. */
+ * can ask for a dump. A collection before the attach completes may come
+ * without its walk (the runtime calls an attaching profiler back only once
+ * it is complete, which a loaded machine makes slow): the walk is counted,
+ * and a collection that met no object is forced again. Nothing waits on
+ * this but heaptrace's first dump, so the waits are long. */
 static void meet_the_classes(void)
 {
 	struct timespec until;
 	uint64_t ticket;
-	clr_hresult hr;
+	clr_hresult hr = CLR_S_OK;
+	int tries;
 
+	atomic_store(&state.primed_objects, 0); /* the library stays loaded
+						 * from one attach to the next */
 	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 10;
+	until.tv_sec += PRIMING_WAIT_MS / 1000;
 	while (sem_timedwait(&state.attach_complete, &until) != 0 &&
 	       errno == EINTR)
 		;
-	set_flag(&state.priming, true);
-	hr = state.info->vtbl->ForceGC(state.info);
-	set_flag(&state.priming, false);
-	if (CLR_FAILED(hr)) {
-		say("ForceGC failed (0x%08x): the classes loaded before the "
-		    "attach get their field names from the second dump on",
-		    (unsigned)hr);
+	for (tries = 0; tries < PRIMING_TRIES &&
+			atomic_load(&state.primed_objects) == 0; tries++) {
+		if (tries)
+			sleep(1);
+		set_flag(&state.priming, true);
+		hr = state.info->vtbl->ForceGC(state.info);
+		set_flag(&state.priming, false);
+		if (CLR_FAILED(hr))
+			break;
+	}
+	if (CLR_FAILED(hr) || atomic_load(&state.primed_objects) == 0) {
+		say("ForceGC failed (0x%08x) or its walk met no object: the "
+		    "classes loaded before the attach get their field names "
+		    "from the second dump on", (unsigned)hr);
 		return;
 	}
 	ticket = atomic_fetch_add(&state.name_asked, 1) + 1;
 	request(REQ_NAME);
-	if (!wait_counter(&state.name_done, ticket, NAMING_WAIT_MS))
+	if (!wait_counter(&state.name_done, ticket, PRIMING_WAIT_MS))
 		say("the classes loaded before the attach were not named "
-		    "within %d seconds", NAMING_WAIT_MS / 1000);
+		    "within %d seconds", PRIMING_WAIT_MS / 1000);
 }
 
 clr_hresult on_attach_complete(CLR_THIS)

@@ -124,6 +124,12 @@ clr_hresult on_collection_started(CLR_THIS, int n, clr_bool collected[],
 		if (collected[i])
 			gens |= 1u << i;
 	dump = dump_this_gc(gens);
+	/* the heap walk of a dump comes with COR_PRF_MONITOR_GC alone, and
+	 * with it the moves (gc_events.c) */
+	if (dump && state.moves_by_events && !flag(&state.monitoring_gc))
+		gc_monitoring(true);
+	set_flag(&state.gc_by_callbacks,
+		 !state.moves_by_events || flag(&state.monitoring_gc));
 	if (dump) {
 		dependents_clear();
 		frozen_walk_begin();
@@ -147,7 +153,7 @@ clr_hresult on_moved(CLR_THIS, clr_ulong n, clr_uptr old_starts[],
 		     clr_uptr new_starts[], clr_uptr lengths[])
 {
 	(void)self;
-	if (!enter())
+	if (!flag(&state.gc_by_callbacks) || !enter())
 		return CLR_E_FAIL;
 	ht_moved_references(state.trace.rec, n, old_starts, new_starts,
 			    lengths);
@@ -159,7 +165,7 @@ clr_hresult on_surviving(CLR_THIS, clr_ulong n, clr_uptr starts[],
 			 clr_uptr lengths[])
 {
 	(void)self;
-	if (!enter())
+	if (!flag(&state.gc_by_callbacks) || !enter())
 		return CLR_E_FAIL;
 	ht_surviving_references(state.trace.rec, n, starts, lengths);
 	leave();
@@ -227,6 +233,7 @@ clr_hresult on_object_references(CLR_THIS, clr_uptr object, clr_uptr cls,
 
 	(void)self;
 	if (flag(&state.priming)) { /* attach.c: the classes alone */
+		atomic_fetch_add(&state.primed_objects, 1);
 		saw_class(cls);
 		return CLR_S_OK;
 	}
@@ -278,6 +285,10 @@ clr_hresult on_collection_finished(CLR_THIS)
 	bool dump;
 
 	(void)self;
+	/* the heap walk is over: the next GC's moves from the events (the
+	 * floor, which records nothing, pays for the mask all the same) */
+	if (state.moves_by_events && flag(&state.monitoring_gc))
+		gc_monitoring(false);
 	if (!enter())
 		return CLR_S_OK;
 	dump = flag(&state.dump_gc);

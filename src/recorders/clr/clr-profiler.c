@@ -79,6 +79,7 @@ static void report_stats(void)
 {
 	struct ht_record_stats st;
 
+	gc_events_report(getenv("HEAPTRACE_VERBOSE") != NULL);
 	if (!getenv("HEAPTRACE_VERBOSE"))
 		return;
 	ht_recorder_stats(state.trace.rec, &st);
@@ -330,9 +331,19 @@ clr_hresult start_recording(void *info_unknown, const char *attach_options)
 	/* what the runtime allows once the program runs */
 	if (state.attached)
 		mask &= CLR_ALLOWABLE_AFTER_ATTACH;
+	/* With the moves from the events (gc_events.c), COR_PRF_MONITOR_GC
+	 * is asked for at the start all the same: that is what turns
+	 * background GC off for the run. The end of the first GC drops it,
+	 * and a dump's GC takes it back for its heap walk. */
+	state.moves_by_events = state.info_level >= 12 &&
+				moves_by_events_wanted();
+	state.mask = mask & ~CLR_MONITOR_GC;
+	set_flag(&state.monitoring_gc, true);
 	if (recording_floor()) {
 		free(options);
 		free(env_output);
+		if (state.moves_by_events && !gc_events_start())
+			state.moves_by_events = false;
 		return set_event_mask(mask);
 	}
 	if (!open_clr_trace())
@@ -341,6 +352,11 @@ clr_hresult start_recording(void *info_unknown, const char *attach_options)
 		say("the runtime refused the event mask 0x%x; not recording",
 		    (unsigned)mask);
 		goto fail_open;
+	}
+	if (state.moves_by_events && !gc_events_start()) {
+		say("the runtime refused its movement events: the moves come "
+		    "from COR_PRF_MONITOR_GC");
+		state.moves_by_events = false;
 	}
 	if (start_recorder_thread() < 0) {
 		say("cannot start the recorder thread; not recording");

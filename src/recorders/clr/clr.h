@@ -54,6 +54,9 @@
 /* How long a GC waits for the recorder thread to name its classes, and
  * the exit for its dump. */
 #define NAMING_WAIT_MS 10000
+/* attach.c's first collection, which no dump waits on but heaptrace's */
+#define PRIMING_WAIT_MS 60000
+#define PRIMING_TRIES 3
 #define EXIT_DUMP_WAIT_MS 60000
 /* Generation ranges room at first (regions: many per generation). */
 #define FIRST_BOUNDS 1024
@@ -175,6 +178,18 @@ struct clr_state {
 	bool attached;
 	_Atomic int control;
 	_Atomic bool priming;        /* attach.c's first GC: classes, no dump */
+	_Atomic uint64_t primed_objects; /* the objects its walk met */
+	/* moves and survivors from the runtime's movement events (gc_events.c)
+	 * rather than MovedReferences2: COR_PRF_MONITOR_GC only around a
+	 * forced dump */
+	bool moves_by_events;
+	clr_ulong mask;              /* the event mask asked for, GC part aside */
+	_Atomic bool monitoring_gc;  /* COR_PRF_MONITOR_GC is on, for a dump */
+	/* this GC's blocks come from MovedReferences2 (from the events when
+	 * false); chosen at its start, so that one GC has one source */
+	_Atomic bool gc_by_callbacks;
+	_Atomic uint64_t events_malformed; /* movement events cut short */
+	_Atomic uint64_t background_gcs;   /* seen by the events: no proof */
 	sem_t attach_complete;       /* posted by ProfilerAttachComplete */
 
 	/* GCs: one at a time (the runtime serializes them). The tables a GC
@@ -376,6 +391,18 @@ void catch_ending_signals(void);
 
 /* ---- mask.c: the event mask, the benchmarks' floor ---- */
 clr_hresult set_event_mask(clr_ulong mask);
+bool moves_by_events_wanted(void);
+bool gc_events_start(void);
+void gc_events_report(bool verbose);
+void gc_monitoring(bool on);
+clr_hresult on_event_pipe_event(CLR_THIS, clr_uptr provider, clr_ulong id,
+				clr_ulong version, clr_ulong metadata_size,
+				const uint8_t *metadata, clr_ulong size,
+				const uint8_t *data,
+				const struct clr_guid *activity,
+				const struct clr_guid *related,
+				clr_uptr thread, clr_ulong n_frames,
+				clr_uptr frames[]);
 bool recording_floor(void);
 
 /* ---- clr-profiler.c: loading and closing ---- */

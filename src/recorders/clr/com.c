@@ -91,6 +91,7 @@ static void build_callback_vtbl(void)
 	v->ObjectReferences = on_object_references;
 	v->ConditionalWeakTableElementReferences = on_dependents;
 	v->LoadAsNotificationOnly = on_notification_only;
+	v->EventPipeEventDelivered = on_event_pipe_event;
 }
 
 static clr_hresult factory_query(struct clr_factory *self,

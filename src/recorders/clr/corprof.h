@@ -42,6 +42,9 @@ struct clr_guid {
 /* COR_PRF_MONITOR bits the recorder uses. */
 #define CLR_MONITOR_CLASS_LOADS 0x2u
 #define CLR_MONITOR_GC 0x80u
+/* high flags (SetEventMask2) */
+#define CLR_HIGH_BASIC_GC 0x10u
+#define CLR_HIGH_MONITOR_EVENT_PIPE 0x80u
 #define CLR_MONITOR_OBJECT_ALLOCATED 0x100u
 #define CLR_MONITOR_THREADS 0x200u
 #define CLR_ENABLE_OBJECT_ALLOCATED 0x800000u
@@ -255,6 +258,15 @@ typedef clr_hresult (*clr_stack_frame_fn)(clr_uptr function, clr_uptr ip,
 					  uint32_t context_size,
 					  uint8_t context[], void *data);
 
+/* COR_PRF_EVENTPIPE_PROVIDER_CONFIG: a provider a profiler's own
+ * EventPipe session listens to. */
+struct clr_eventpipe_provider {
+	const clr_wchar *name;
+	uint64_t keywords;
+	uint32_t level;
+	const clr_wchar *filter;
+};
+
 struct clr_info;
 #define CLR_INFO struct clr_info *self
 struct clr_info_vtbl {
@@ -360,7 +372,11 @@ struct clr_info_vtbl {
 	clr_hresult (*SetEnvironmentVariable)(CLR_INFO,                 /* 100 */
 					      const clr_wchar *name,
 					      const clr_wchar *value);
-	clr_unused_slot unused_101_110[10];
+	/* ICorProfilerInfo12: 101 */
+	clr_hresult (*EventPipeStartSession)(CLR_INFO,                  /* 101 */
+			uint32_t n, const struct clr_eventpipe_provider *providers,
+			clr_bool rundown, uint64_t *session);
+	clr_unused_slot unused_102_110[9];
 	/* ICorProfilerInfo14: 111 */
 	clr_hresult (*EnumerateNonGCObjects)(CLR_INFO,                  /* 111 */
 					     struct clr_object_enum **out);
@@ -413,6 +429,8 @@ _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl,
 	       "EnumerateObjectReferences");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, SetEnvironmentVariable) == 100,
 	       "SetEnvironmentVariable");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, EventPipeStartSession) == 101,
+	       "EventPipeStartSession");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, EnumerateNonGCObjects) == 111,
 	       "EnumerateNonGCObjects");
 

@@ -530,6 +530,9 @@ def check_history(heaptrace, trace, dump, tracked_id, samples, ready,
         k = s["gcs"][0] - 1
         gen = None
         for step in steps:
+            # allocated after GC k: in generation 0 until the next
+            if step["event"] == "allocated" and gen is None:
+                gen = 0
             if step["gc"] is not None and step["gc"] <= k and \
                step["generation"] is not None:
                 gen = step["generation"]
