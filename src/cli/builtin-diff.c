@@ -1170,6 +1170,7 @@ int cmd_diff(int argc, char **argv)
 		OPT_RETAINED(&c.level),
 		OPT_CALLBACK('f', "format", "FMT", &c.format, parse_diff_format,
 			     "text (default), yaml, json or markdown"),
+		OPT_FULL_NAMES(),
 		OPT_HELP(),
 		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&c.reader_options),

@@ -166,6 +166,7 @@ int cmd_flame(int argc, char **argv)
 			   "write to OUT, not to standard output"),
 		OPT_DUMP(&c.select, "the dump to draw (default: the last)"),
 		OPT_RETAINED(&c.level),
+		OPT_FULL_NAMES(),
 		OPT_HELP(),
 		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&c.reader_options),

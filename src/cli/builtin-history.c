@@ -480,6 +480,7 @@ int cmd_history(int argc, char **argv)
 	const struct cli_option options[] = {
 		OPT_DUMP(&h.select, "only the object that had ID in dump N"),
 		OPT_FORMAT(&h.format),
+		OPT_FULL_NAMES(),
 		OPT_HELP(),
 		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&h.reader_options),

@@ -661,6 +661,7 @@ int cmd_object(int argc, char **argv)
 			     "list at most N referrers and N references\n"
 			     "(default 100; 0: all); all are counted"),
 		OPT_FORMAT(&r.format),
+		OPT_FULL_NAMES(),
 		OPT_HELP(),
 		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&reader_options),

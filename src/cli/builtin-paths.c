@@ -358,6 +358,7 @@ int cmd_paths(int argc, char **argv)
 			 "the same as --retained strong (the default)"),
 		OPT_DUMP(&r.select, "the dump to look in (default: the last)"),
 		OPT_FORMAT(&r.format),
+		OPT_FULL_NAMES(),
 		OPT_HELP(),
 		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&reader_options),

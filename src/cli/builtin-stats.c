@@ -999,6 +999,7 @@ int cmd_stats(int argc, char **argv)
 			 "objects no object of the class dominates"),
 		OPT_RETAINED(&s.level),
 		OPT_FORMAT(&s.format),
+		OPT_FULL_NAMES(),
 		OPT_HELP(),
 		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&s.reader_options),

@@ -298,6 +298,7 @@ int cmd_threads(int argc, char **argv)
 		OPT_RETAINED(&c.level),
 		OPT_DUMP(&c.select, "the dump to analyze (default: the last)"),
 		OPT_FORMAT(&c.format),
+		OPT_FULL_NAMES(),
 		OPT_HELP(),
 		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&c.reader_options),

@@ -374,10 +374,12 @@ int cmd_top(int argc, char **argv)
 			 "bytes of the objects no object of the class dominates"),
 		OPT_STRING(0, "class", "NAME", &t.class_name,
 			   "only the instances of the class NAME (its name as\n"
-			   "stats and top --classes print it)"),
+			   "stats and top --classes print it, whole: as\n"
+			   "they print a long .NET name with --full-names)"),
 		OPT_RETAINED(&t.level),
 		OPT_DUMP(&t.select, "the dump to analyze (default: the last)"),
 		OPT_FORMAT(&t.format),
+		OPT_FULL_NAMES(),
 		OPT_HELP(),
 		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&t.reader_options),

@@ -470,6 +470,7 @@ int cmd_waste(int argc, char **argv)
 			   "collections (default 20; 0: all)"),
 		OPT_DUMP(&c.select, "the dump to analyze (default: the last)"),
 		OPT_FORMAT(&c.format),
+		OPT_FULL_NAMES(),
 		OPT_HELP(),
 		OPT_MAX_MEMORY(),
 		OPT_HPROF_OOPS(&c.reader_options),

@@ -111,6 +111,15 @@ const char *esc_text(const char *s)
 	return slot[k];
 }
 
+/* --full-names: a process runs one command, so its option is the
+ * process's, as --max-memory's limit is */
+static bool names_whole;
+
+void fold_names_off(void)
+{
+	names_whole = true;
+}
+
 const char *fold_name(const char *s)
 {
 	static char *slot[ESC_TEXT_SLOTS];
@@ -118,7 +127,7 @@ const char *fold_name(const char *s)
 	static unsigned next;
 	unsigned k;
 
-	if (!s || !strchr(s, '<'))
+	if (!s || names_whole || !strchr(s, '<'))
 		return s;
 	k = next++ % ESC_TEXT_SLOTS;
 	if (ALLOC_GROW(slot[k], strlen(s) + 1, cap[k]) < 0)

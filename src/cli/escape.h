@@ -44,6 +44,11 @@ const char *esc_name(const char *s);
  * (diff's markdown, the frames of flame's SVG): s itself when it holds no
  * '<'. flame's folded stacks and SVG tooltips keep the full name. */
 const char *fold_name(const char *s);
+/* From now on fold_name, and so esc_name, leaves every name whole: the
+ * command's --full-names (OPT_FULL_NAMES, parse-options.h), for a reader
+ * who must grep a name or tell two that fold alike apart. Set once, while
+ * the options are parsed, before anything is printed. */
+void fold_names_off(void);
 
 /* JSON: a string literal, quotes included, that strict decoders accept:
  * '"' and '\' escaped, \n \r \t, \u00HH for the other C0 controls, DEL

@@ -4,6 +4,7 @@
  * of the options most commands share.
  */
 #include "analysis/levels.h"
+#include "cli/escape.h"
 #include "cli/parse-options.h"
 
 #include <assert.h>
@@ -205,6 +206,15 @@ int parse_format_option(const char *cmd, const char *arg, void *format)
 	if (f < 0)
 		return usage_error(cmd, "unknown format '%s'", arg);
 	*(int *)format = f;
+	return EXIT_DONE;
+}
+
+int parse_full_names_option(const char *cmd, const char *arg, void *unused)
+{
+	(void)cmd;
+	(void)arg;
+	(void)unused;
+	fold_names_off();
 	return EXIT_DONE;
 }
 

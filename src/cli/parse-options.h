@@ -6,8 +6,8 @@
  * the command takes cannot drift apart. The synopsis and the paragraph
  * above the option lines stay prose, written by hand in each command.
  *
- * Also the entries most commands share (--dump, --format, --help,
- * --hprof-compressed-oops) and the parsers of their values.
+ * Also the entries most commands share (--dump, --format, --full-names,
+ * --help, --hprof-compressed-oops) and the parsers of their values.
  */
 #ifndef HT_PARSE_OPTIONS_H
 #define HT_PARSE_OPTIONS_H
@@ -154,6 +154,16 @@ struct command_usage {
 		 "leave out an HPROF dump's values (primitive fields\n" \
 		 "and array contents), kept by default")
 
+/*
+ * --full-names, which every command that prints class names as text takes:
+ * the text leaves them whole rather than folded for reading (escape.h,
+ * fold_name; heaptrace(1), OUTPUT, Long class names). yaml and json keep
+ * them whole anyway. The setting is the process's, as --max-memory's.
+ */
+#define OPT_FULL_NAMES() \
+	OPT_CALLBACK(0, "full-names", NULL, NULL, parse_full_names_option, \
+		     "print class names whole in text, not folded")
+
 /* The parsers of the shared entries' values (option_parser). */
 int parse_dump_option(const char *cmd, const char *arg, void *select);
 int parse_format_option(const char *cmd, const char *arg, void *format);
@@ -162,6 +172,8 @@ int parse_number_option(const char *cmd, const char *arg, void *limit);
  * is 0 or more than there are, else the limit. */
 size_t limit_shown(uint64_t limit, size_t available);
 int parse_retained_option(const char *cmd, const char *arg, void *level);
+/* takes no value: arg is NULL */
+int parse_full_names_option(const char *cmd, const char *arg, void *unused);
 /* says what is wrong as heaptrace, not as cmd (OPTION_GLOBAL) */
 int parse_hprof_oops_option(const char *cmd, const char *arg, void *opts);
 

@@ -1,8 +1,9 @@
 /*
  * fold.h - a type name folded for reading, as PerfView and Visual Studio
  * show .NET's generic names: what the text outputs print for class names
- * (doc/design.md, section 6, "Names for people"); yaml and json keep the
- * full name. Pure text, so that it knows no trace.
+ * (doc/design.md, section 6, "Names for people"), unless the command is
+ * given --full-names; yaml and json keep the full name. Pure text, so
+ * that it knows no trace.
  */
 #ifndef HT_UTIL_FOLD_H
 #define HT_UTIL_FOLD_H

@@ -155,3 +155,22 @@ Test(folded, one_stack_a_line)
 	expect(esc_folded, "x\ny\x1b", "x?y?");
 	expect(esc_folded, "caf\xc3\xa9", "caf\xc3\xa9");
 }
+
+/* --full-names (fold_names_off): the same names whole, escaped still.
+ * Criterion runs each test in a process of its own, so the switch, which
+ * is the process's, stays in this one. */
+Test(names, folded_then_whole_with_full_names)
+{
+	const char *name = "System.Collections.Generic.Dictionary<"
+			   "System.String, System.Object>";
+	const char *odd = "System.Collections.Generic.List<System.\x1b[2J>";
+
+	cr_assert_str_eq(fold_name(name),
+			 "System.Collections.Generic.Dictionary<String, Object>");
+	cr_assert_str_eq(esc_name(odd), "System.Collections.Generic.List<\\e[2J>");
+	fold_names_off();
+	cr_assert_eq(fold_name(name), name);
+	cr_assert_eq(esc_name(name), name);
+	cr_assert_str_eq(esc_name(odd),
+			 "System.Collections.Generic.List<System.\\e[2J>");
+}
