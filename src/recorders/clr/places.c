@@ -76,6 +76,18 @@ static struct {
 	struct idmap by_key; /* a hash of the place -> index in v */
 } places;
 
+/* What each (method, IP) already gave: idle threads of a pool stop at the
+ * same few spots, asked once. */
+struct spot {
+	uint64_t fid, ip;
+	ht_id id;
+};
+static struct {
+	struct spot *v;
+	size_t n, cap;
+	struct idmap by_key;
+} spots;
+
 static struct clr_il_map *map;
 static size_t map_cap;
 
@@ -238,6 +250,23 @@ static ht_id place_id(const struct place *p, const char *file)
 	return PLACE_ID_BIT | places.n;
 }
 
+/* The index of spot (fid, ip) in spots, added if new (id 0: not yet
+ * placed); -1 when memory is short. */
+static int64_t spot_of(uint64_t fid, uint64_t ip)
+{
+	uint64_t key = (fid * 0x9e3779b97f4a7c15ULL ^ ip * 0xc2b2ae3d27d4eb4fULL) | 1;
+	uint32_t at;
+
+	for (; idmap_get(&spots.by_key, key, &at); key += 2)
+		if (spots.v[at].fid == fid && spots.v[at].ip == ip)
+			return at;
+	if (ALLOC_GROW(spots.v, spots.n + 1, spots.cap) < 0 ||
+	    idmap_add(&spots.by_key, key, (uint32_t)spots.n) < 0)
+		return -1;
+	spots.v[spots.n] = (struct spot){fid, ip, 0};
+	return (int64_t)spots.n++;
+}
+
 ht_id frame_place(clr_uptr fid, clr_uptr ip)
 {
 	char file[PDB_NAME_MAX];
@@ -245,12 +274,19 @@ ht_id frame_place(clr_uptr fid, clr_uptr ip)
 	clr_token token = 0;
 	struct place p = {.fid = fid};
 	const struct pdb *pdb;
-	int64_t il;
+	int64_t il, spot;
 	ht_id id = 0;
 
 	if (!fid || !ip)
 		return fid;
 	atomic_store(&placing, true);
+	spot = spot_of(fid, ip);
+	if (spot >= 0 && spots.v[spot].id) {
+		id = spots.v[spot].id;
+		atomic_store(&placing, false);
+		atomic_fetch_add(id == fid ? &frames_no_line : &frames_at_line, 1);
+		return id;
+	}
 	il = il_offset_of(fid, ip - 1);
 	if (il < 0)
 		il = il_offset_of(fid, ip);
@@ -262,9 +298,13 @@ ht_id frame_place(clr_uptr fid, clr_uptr ip)
 	    pdb_line(pdb, token & 0xffffff, (uint32_t)il, &p.line,
 		     &p.document, file, sizeof(file)))
 		id = place_id(&p, file);
-	atomic_store(&placing, false);
 	atomic_fetch_add(id ? &frames_at_line : &frames_no_line, 1);
-	return id ? id : fid;
+	if (!id)
+		id = fid;
+	if (spot >= 0)
+		spots.v[spot].id = id;
+	atomic_store(&placing, false);
+	return id;
 }
 
 void places_forget(void)
@@ -278,9 +318,12 @@ void places_forget(void)
 	idmap_free(&modules.by_module);
 	free(places.v);
 	idmap_free(&places.by_key);
+	free(spots.v);
+	idmap_free(&spots.by_key);
 	free(map);
 	memset(&modules, 0, sizeof(modules));
 	memset(&places, 0, sizeof(places));
+	memset(&spots, 0, sizeof(spots));
 	map = NULL;
 	map_cap = 0;
 }
