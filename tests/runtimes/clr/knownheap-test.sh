@@ -200,7 +200,7 @@ fi
 # words (its counts, its pause time: their digits differ between runs), so
 # they may differ in size. The exit dump walks the stacks, so Finish's
 # locals are named by thread, whose name (its system id) differs too:
-# --allow leaves the thread out.
+# --allow leaves the thread out, and the frame's file and line.
 for run in same1 same2; do
 	"$heaptrace" record -q --dump-on exit -o "$work/$run.ht" -- "$@" \
 		$n $depth $leaves 1000 0 >"$work/$run.out" 2>"$work/$run.err" ||
