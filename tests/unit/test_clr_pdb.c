@@ -1,9 +1,10 @@
 /*
  * test_clr_pdb.c - the portable PDB reader of the CLR recorder (pdb.c)
  * over a real PDB, testdata/clr/Lines.pdb, which the .NET SDK built from
- * testdata/clr/Lines.cs: the line of every IL offset of its methods
- * against the sequence points .NET's own reader
- * (System.Reflection.Metadata) lists for it, and the same PDB cut short
+ * testdata/clr/Lines.cs (with Lines.dll, the assembly it belongs to):
+ * the line of every IL offset of its methods against the sequence points
+ * .NET's own reader (System.Reflection.Metadata) lists for it, the match
+ * of the PDB to its assembly, and the same PDB cut short
  * and with each byte changed, which must give no crash and no line out
  * of the file's.
  */
@@ -130,6 +131,43 @@ Test(clr_pdb, what_is_no_portable_pdb_is_refused)
 	cr_assert_str_eq(path, "Demo.pdb");
 	cr_assert_not(pdb_path_for("/app/Demo", path, sizeof(path)));
 	cr_assert_not(pdb_path_for("/app/Demo.dll", path, 8));
+}
+
+Test(clr_pdb, the_pdb_matches_its_assembly_and_no_other)
+{
+	char pdb_path[4096], dll[4096], other[4096];
+	const char *dir = getenv("HT_TESTDATA");
+	struct pdb *p;
+	size_t len;
+	uint8_t *b;
+
+	snprintf(pdb_path, sizeof(pdb_path), "%s/clr/Lines.pdb", dir);
+	snprintf(dll, sizeof(dll), "%s/clr/Lines.dll", dir);
+	snprintf(other, sizeof(other), "%s/hprof/knownheap.hprof", dir);
+	p = pdb_open(pdb_path);
+	cr_assert(p);
+	cr_assert(pdb_matches(p, dll), "Lines.pdb is not Lines.dll's");
+	cr_assert_not(pdb_matches(p, other));
+	cr_assert_not(pdb_matches(p, "/nonexistent/Lines.dll"));
+	pdb_free(p);
+	/* the same PDB with another id (the first byte of its GUID: the
+	 * #Pdb stream begins with it) is a stale one */
+	b = read_lines_pdb(&len);
+	for (size_t i = 0; i + 4 <= len; i++) {
+		if (memcmp(b + i, "#Pdb", 4) == 0 && i >= 8) {
+			uint32_t at = (uint32_t)b[i - 8] | (uint32_t)b[i - 7] << 8 |
+				      (uint32_t)b[i - 6] << 16 |
+				      (uint32_t)b[i - 5] << 24;
+
+			cr_assert(at < len);
+			b[at] ^= 0xff;
+			break;
+		}
+	}
+	p = pdb_from_bytes(b, len);
+	cr_assert(p);
+	cr_assert_not(pdb_matches(p, dll), "a PDB of another id matches");
+	pdb_free(p);
 }
 
 Test(clr_pdb, the_file_itself_is_read)

@@ -32,11 +32,26 @@
 #define HIDDEN_LINE 0xfeefee
 /* Limits of the specification: lines and IL offsets below 2^29. */
 #define VALUE_LIMIT 0x20000000
+/* The PDB id: the GUID and the stamp the assembly's debug directory
+ * names its PDB by. */
+#define PDB_ID_LEN 20
+/* The parts of a PE file (an assembly) read to find the id of its PDB:
+ * the COFF header after the signature, a section header, the debug
+ * directory (data directory 6) and its entries, of which the CodeView
+ * one names the PDB. */
+#define PE_COFF_LEN 24
+#define PE_SECTION_LEN 40
+#define PE_SECTIONS_MAX 96
+#define PE_DEBUG_DIR 6
+#define PE_DEBUG_ENTRY_LEN 28
+#define PE_DEBUG_ENTRIES_MAX 16
+#define PE_DEBUG_CODEVIEW 2
 
 /* This struct is not an API; it may change from one release to the next. */
 struct pdb {
 	uint8_t *bytes;
 	size_t len;
+	const uint8_t *id;         /* the PDB id, PDB_ID_LEN bytes */
 	const uint8_t *blob;       /* the #Blob heap */
 	size_t blob_len;
 	const uint8_t *documents;  /* Document rows */
@@ -69,9 +84,8 @@ static bool fits(size_t at, size_t n, size_t len)
 
 /* The streams the reader needs, from the metadata root. */
 struct streams {
-	const uint8_t *tables, *blob;
+	const uint8_t *tables, *blob, *pdb;
 	size_t tables_len, blob_len;
-	bool has_pdb;
 };
 
 static bool read_root(const uint8_t *b, size_t len, struct streams *s)
@@ -111,12 +125,12 @@ static bool read_root(const uint8_t *b, size_t len, struct streams *s)
 		} else if (strcmp(name, "#Blob") == 0) {
 			s->blob = b + offset;
 			s->blob_len = size;
-		} else if (strcmp(name, "#Pdb") == 0) {
-			s->has_pdb = true;
+		} else if (strcmp(name, "#Pdb") == 0 && size >= PDB_ID_LEN) {
+			s->pdb = b + offset;
 		}
 	}
 	/* a PDB's #Pdb stream tells it from an assembly's metadata */
-	return s->tables && s->has_pdb;
+	return s->tables && s->pdb;
 }
 
 /* The #~ stream's header and its first two tables. */
@@ -176,6 +190,7 @@ struct pdb *pdb_from_bytes(uint8_t *bytes, size_t len)
 	}
 	p->bytes = bytes;
 	p->len = len;
+	p->id = s.pdb;
 	p->blob = s.blob;
 	p->blob_len = s.blob ? s.blob_len : 0;
 	if (!read_tables(p, s.tables, s.tables_len)) {
@@ -230,6 +245,107 @@ bool pdb_path_for(const char *assembly, char *out, size_t len)
 	memcpy(out, assembly, n - 4);
 	memcpy(out + n - 4, ".pdb", 5);
 	return true;
+}
+
+/* n bytes at off of fd; false when the file is shorter. */
+static bool read_at(int fd, uint64_t off, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = pread(fd, (char *)buf + got, n - got,
+				  (off_t)(off + got));
+
+		if (k <= 0)
+			return false;
+		got += (size_t)k;
+	}
+	return true;
+}
+
+/* The file offset of an RVA of a PE file, from the section that holds
+ * it in the file. */
+static bool rva_offset(int fd, uint64_t sections, unsigned n_sections,
+		       uint32_t rva, uint64_t *off)
+{
+	for (unsigned i = 0; i < n_sections; i++) {
+		uint8_t h[PE_SECTION_LEN];
+		uint32_t va, raw_size;
+
+		if (!read_at(fd, sections + (uint64_t)PE_SECTION_LEN * i, h,
+			     sizeof(h)))
+			return false;
+		va = u32_at(h + 12);
+		raw_size = u32_at(h + 16);
+		if (rva >= va && rva - va < raw_size) {
+			*off = (uint64_t)u32_at(h + 20) + (rva - va);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The PE file's debug directory: its file offset and entries. */
+static bool debug_directory(int fd, uint64_t *off, uint32_t *n)
+{
+	uint8_t h[64]; /* the DOS header, then the COFF header */
+	uint64_t optional, sections, dirs;
+	uint32_t pe, n_sections, optional_len, magic;
+
+	if (!read_at(fd, 0, h, 64) || h[0] != 'M' || h[1] != 'Z')
+		return false;
+	pe = u32_at(h + 0x3c);
+	if (!read_at(fd, pe, h, PE_COFF_LEN) || memcmp(h, "PE\0\0", 4) != 0)
+		return false;
+	n_sections = u16_at(h + 6);
+	optional_len = u16_at(h + 20);
+	optional = (uint64_t)pe + PE_COFF_LEN;
+	sections = optional + optional_len;
+	if (n_sections > PE_SECTIONS_MAX || !read_at(fd, optional, h, 2))
+		return false;
+	/* the data directories of PE32 and PE32+ */
+	magic = u16_at(h);
+	dirs = magic == 0x10b ? 96 : magic == 0x20b ? 112 : 0;
+	if (!dirs || dirs + (PE_DEBUG_DIR + 1) * 8 > optional_len ||
+	    !read_at(fd, optional + dirs - 4, h, 4) ||
+	    u32_at(h) <= PE_DEBUG_DIR ||
+	    !read_at(fd, optional + dirs + PE_DEBUG_DIR * 8, h, 8))
+		return false;
+	*n = u32_at(h + 4) / PE_DEBUG_ENTRY_LEN;
+	return rva_offset(fd, sections, n_sections, u32_at(h), off);
+}
+
+bool pdb_matches(const struct pdb *p, const char *assembly)
+{
+	uint8_t entry[PE_DEBUG_ENTRY_LEN], codeview[20];
+	uint64_t at;
+	uint32_t n;
+	bool match = false;
+	int fd;
+
+	if (!p || !p->id || (fd = open(assembly, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	if (debug_directory(fd, &at, &n)) {
+		for (uint32_t i = 0; i < n && i < PE_DEBUG_ENTRIES_MAX; i++) {
+			if (!read_at(fd, at + (uint64_t)PE_DEBUG_ENTRY_LEN * i,
+				     entry, sizeof(entry)))
+				break;
+			/* a CodeView entry: "RSDS", the GUID, the age, the
+			 * PDB's path; the entry's stamp is the id's rest */
+			if (u32_at(entry + 12) != PE_DEBUG_CODEVIEW ||
+			    !read_at(fd, u32_at(entry + 24), codeview,
+				     sizeof(codeview)) ||
+			    memcmp(codeview, "RSDS", 4) != 0)
+				continue;
+			if (memcmp(codeview + 4, p->id, 16) == 0 &&
+			    memcmp(entry + 4, p->id + 16, 4) == 0) {
+				match = true;
+				break;
+			}
+		}
+	}
+	close(fd);
+	return match;
 }
 
 /* The blob at index in the #Blob heap: its bytes and length; false when

@@ -28,6 +28,12 @@ struct pdb *pdb_from_bytes(uint8_t *bytes, size_t len);
 struct pdb *pdb_open(const char *path);
 void pdb_free(struct pdb *p);
 
+/* Whether p is the PDB the assembly at path was built with: the id in
+ * its #Pdb stream is the one the assembly's debug directory names (a
+ * CodeView entry's GUID and stamp). A PDB left beside a rebuilt assembly
+ * would give the lines of other code. */
+bool pdb_matches(const struct pdb *p, const char *assembly);
+
 /* Where the SDK puts an assembly's PDB: its path with ".pdb" in place of
  * ".dll" or ".exe", into out (room for len); false when the path has
  * neither or the result does not fit. */

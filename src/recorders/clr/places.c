@@ -2,8 +2,9 @@
  * places.c - where a managed frame of a stack snapshot (stacks.c) is,
  * named as .NET's own stack traces name it, "Holder.Park(Parked.cs:24)",
  * where the assembly's portable PDB gives the line; by its method alone
- * otherwise (no PDB beside the assembly, a Windows or embedded PDB, a
- * method of no sequence points, code the runtime maps to no IL).
+ * otherwise (no PDB beside the assembly, or not the one it was built
+ * with; a Windows or embedded PDB; a method of no sequence points; code
+ * the runtime maps to no IL).
  *
  * A frame's method id in the trace is then its place, method and line,
  * not its FunctionID, as the JVM recorder does (frames.c there): two
@@ -203,6 +204,12 @@ static const struct pdb *pdb_of(clr_uptr module)
 				n < PATH_MAX_UNITS ? n : PATH_MAX_UNITS);
 		if (pdb_path_for(path, pdb_path, sizeof(pdb_path)))
 			pdb = pdb_open(pdb_path);
+		if (pdb && !pdb_matches(pdb, path)) {
+			say("%s is not the PDB %s was built with: its frames "
+			    "are named by method alone", pdb_path, path);
+			pdb_free(pdb);
+			pdb = NULL;
+		}
 	}
 	if (idmap_add(&modules.by_module, module, (uint32_t)modules.n) < 0) {
 		pdb_free(pdb);
