@@ -1,7 +1,7 @@
-// Lines.cs - the source of Lines.pdb, the portable PDB that
-// tests/unit/test_clr_pdb.c reads: methods whose lines the test knows.
-// Rebuild both with `dotnet build -c Release` of Lines.csproj and copy
-// obj/Release/*/Lines.pdb here; the test's lines are this file's.
+// Lines.cs - the source of Lines.dll and Lines.pdb, which the test of the
+// PDB reader (tests/unit/test_clr_pdb.c) reads: methods of known lines.
+// Rebuilt with `dotnet build -c Release -o OUT` of Lines.csproj, both
+// copied from OUT; the test's lines are this file's, keep them in place.
 using System;
 
 static class Lines
