@@ -15,7 +15,8 @@ usage: check-same-run.py [options] HEAPTRACE A B
                      ("KnownHeap$Node.next", or "KnownHeap.Link.next" for
                      a field the node inherits)
   --allow PATH       retainers whose path (as diff prints it, without the
-                     thread a local is on: its name may be a system id)
+                     thread a local is on: its name may be a system id;
+                     nor a frame's file and line, "(KnownHeap.cs:281)")
                      begins with PATH may grow: a runtime's own difference
                      between runs, which the caller documents (repeatable)
   --label TEXT       said in front of every line
@@ -71,6 +72,7 @@ def check_no_growth(r, heaptrace, a, b, allow):
             "diff matches objects by path (%s)" % d["matched_by"])
     def allowed(x):
         path = re.sub(r' on thread (".*?"|0x[0-9a-f]+)', "", x["path"])
+        path = re.sub(r'\([^()]*:[0-9]+\)', "", path)
         return any(path.startswith(a) for a in allow)
 
     grew = [x for x in d["retainers"] if not allowed(x)]

@@ -117,6 +117,7 @@ void close_recorder(void)
 		return;
 	stop_recorder_thread();
 	trace_finish(&state.trace, report_stats);
+	places_forget();
 }
 
 /* The exit dump, forced from our thread while the runtime still runs

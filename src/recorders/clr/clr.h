@@ -17,6 +17,8 @@
  * stacks.c        which thread and frame each stack root of a forced
  *                 dump belongs to (a snapshot of the stacks before it;
  *                 chain.c the proof, chain.h);
+ * places.c        a frame's file and line, from its native code's IL
+ *                 offset and the assembly's portable PDB (pdb.c, pdb.h);
  * naming.c        names from metadata, and the recorder thread that reads
  *                 them while a GC waits, and forces GCs to dump;
  * ending.c        SIGUSR1 (--dump-on signal), SIGTERM and SIGINT;
@@ -312,6 +314,8 @@ void release_metadata(struct clr_metadata *md);
 void saw_class(clr_uptr cls);
 void name_soon(clr_uptr cls);
 void saw_method(clr_uptr fid);
+/* "Class.Method" of a FunctionID, from metadata: outside GCs. */
+void method_name(uint64_t fid, struct clrn_buf *b);
 int start_recorder_thread(void);
 void stop_recorder_thread(void);
 bool dump_now(unsigned ms);
@@ -384,6 +388,14 @@ void stacks_enter_gc(bool forced);
 bool stacks_hold(uint64_t ref, uint8_t flags, uint64_t fid);
 void stacks_record_dump(void);
 void stacks_report(void);
+
+/* ---- places.c: where a frame is, by the PDB's lines ---- */
+/* The method id of a frame of fid stopped at ip: its place, named the
+ * first time in the trace, or fid where no line is known. */
+ht_id frame_place(clr_uptr fid, clr_uptr ip);
+/* Frees the places and PDBs at the trace's close. */
+void places_forget(void);
+void places_report(uint64_t longest_us);
 
 /* ---- ending.c: signals ---- */
 void catch_dump_signal(void);

@@ -267,6 +267,24 @@ struct clr_eventpipe_provider {
 	const clr_wchar *filter;
 };
 
+/* COR_DEBUG_IL_TO_NATIVE_MAP: native code [start, end) of a method's
+ * code, as offsets from its start, compiled from IL at il (or one of
+ * CLR_IL_NO_MAPPING, CLR_IL_PROLOG, CLR_IL_EPILOG). */
+struct clr_il_map {
+	uint32_t il;
+	uint32_t native_start, native_end;
+};
+enum {
+	CLR_IL_NO_MAPPING = 0xffffffffu,
+	CLR_IL_PROLOG = 0xfffffffeu,
+	CLR_IL_EPILOG = 0xfffffffdu,
+};
+/* COR_PRF_CODE_INFO: one range of a method's native code. */
+struct clr_code_range {
+	clr_uptr start;
+	clr_uptr size;
+};
+
 struct clr_info;
 #define CLR_INFO struct clr_info *self
 struct clr_info_vtbl {
@@ -359,7 +377,19 @@ struct clr_info_vtbl {
 	clr_unused_slot GetEventMask2;                                 /* 81 */
 	clr_hresult (*SetEventMask2)(CLR_INFO, clr_ulong low,           /* 82 */
 				     clr_ulong high);
-	clr_unused_slot unused_83_92[10];
+	clr_unused_slot unused_83_89[7];
+	/* ICorProfilerInfo9: 90 */
+	clr_hresult (*GetNativeCodeStartAddresses)(CLR_INFO,            /* 90 */
+						   clr_uptr function,
+						   clr_uptr rejit,
+						   uint32_t n_max, uint32_t *n,
+						   clr_uptr starts[]);
+	clr_hresult (*GetILToNativeMapping3)(CLR_INFO, clr_uptr start,  /* 91 */
+					     uint32_t n_max, uint32_t *n,
+					     struct clr_il_map map[]);
+	clr_hresult (*GetCodeInfo4)(CLR_INFO, clr_uptr start,           /* 92 */
+				    uint32_t n_max, uint32_t *n,
+				    struct clr_code_range ranges[]);
 	/* ICorProfilerInfo10: 93 */
 	clr_hresult (*EnumerateObjectReferences)(CLR_INFO, clr_uptr object,
 						 clr_object_ref_fn fn,
@@ -424,6 +454,11 @@ _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetObjectSize2) == 80,
 	       "GetObjectSize2");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, SetEventMask2) == 82,
 	       "SetEventMask2");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl,
+			   GetNativeCodeStartAddresses) == 90,
+	       "GetNativeCodeStartAddresses");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetCodeInfo4) == 92,
+	       "GetCodeInfo4");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl,
 			   EnumerateObjectReferences) == 93,
 	       "EnumerateObjectReferences");

@@ -233,9 +233,7 @@ int clrn_to_utf16(uint16_t *out, size_t len, const char *s)
 	return 0;
 }
 
-/* Reads a compressed unsigned integer (ECMA-335 II.23.2) at *p and moves
- * past it; -1 when it runs past the end. */
-static int64_t read_compressed(const uint8_t **p, const uint8_t *end)
+int64_t clrn_compressed(const uint8_t **p, const uint8_t *end)
 {
 	const uint8_t *s = *p;
 	size_t k;
@@ -253,10 +251,27 @@ static int64_t read_compressed(const uint8_t **p, const uint8_t *end)
 	return v;
 }
 
+int64_t clrn_compressed_signed(const uint8_t **p, const uint8_t *end,
+			       bool *ok)
+{
+	const uint8_t *start = *p;
+	int64_t u = clrn_compressed(p, end);
+	size_t k = (size_t)(*p - start);
+
+	*ok = u >= 0;
+	if (u < 0)
+		return 0;
+	/* the sign is the lowest bit, rotated there from the top of the
+	 * 6, 13 or 28 bits the width holds */
+	if (!(u & 1))
+		return u >> 1;
+	return (u >> 1) - (k == 1 ? 0x40 : k == 2 ? 0x2000 : 0x10000000);
+}
+
 /* Skips a compressed unsigned integer; NULL past the end. */
 static const uint8_t *skip_compressed(const uint8_t *p, const uint8_t *end)
 {
-	return read_compressed(&p, end) < 0 ? NULL : p;
+	return clrn_compressed(&p, end) < 0 ? NULL : p;
 }
 
 /* CorElementType values a field's type may start with. */
@@ -292,7 +307,7 @@ uint64_t clrn_field_struct(const uint8_t *sig, size_t len)
 	if (!p || *p != ET_VALUETYPE)
 		return 0;
 	p++;
-	coded = read_compressed(&p, sig + len);
+	coded = clrn_compressed(&p, sig + len);
 	return coded < 0 ? 0 : (uint64_t)coded;
 }
 

@@ -77,6 +77,16 @@ size_t clrn_from_utf16(char *out, size_t len, const uint16_t *in, size_t n);
  * it does not fit. */
 int clrn_to_utf16(uint16_t *out, size_t len, const char *s);
 
+/* A compressed unsigned integer of metadata (ECMA-335 II.23.2: one, two
+ * or four bytes, big-endian, the width in the top bits) at *p, which
+ * moves past it; -1 when it runs past end. Signatures, and the blobs of a
+ * portable PDB, are made of them. */
+int64_t clrn_compressed(const uint8_t **p, const uint8_t *end);
+/* A compressed signed integer (ECMA-335 II.23.2: the sign rotated into
+ * the lowest bit); *ok false when it runs past end. */
+int64_t clrn_compressed_signed(const uint8_t **p, const uint8_t *end,
+			       bool *ok);
+
 /* What a field's signature (ECMA-335 II.23.2.4: FIELD, custom modifiers,
  * the type) says it holds: a reference (a class, interface, string,
  * object, array, or generic instance of a class), no reference (a value

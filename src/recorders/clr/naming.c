@@ -178,7 +178,7 @@ static void name_class(uint64_t id, void *ctx)
 
 /* Class.Method; the class from the function's own class id (exact for a
  * generic instance), else from its type definition. */
-static void method_name(uint64_t fid, struct clrn_buf *b)
+void method_name(uint64_t fid, struct clrn_buf *b)
 {
 	clr_uptr cls = 0, module = 0;
 	clr_token token = 0, td = 0;

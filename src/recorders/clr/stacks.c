@@ -35,10 +35,13 @@
  * a wrong chain look like the only one. The held roots are recorded when the GC finishes,
  * after the others: each thread a C_RT_THREAD container (id1 its
  * ThreadID, which the thread events name), each of its frames a C_RT_JIT
- * container (id1 the frame's number, id2 its FunctionID, which the
- * method events name) with its roots inside, every frame begun so that
- * the stack is whole. Only forced dumps have a snapshot; the dumps of
- * --dump-on gc keep their stack roots without threads.
+ * container (id1 the frame's number, id2 its place, which the method
+ * events name: "Holder.Park(Parked.cs:24)", or its FunctionID where no
+ * PDB gives the line; places.c finds them from each frame's instruction
+ * pointer once the runtime is resumed, before the GC) with its roots
+ * inside, every frame begun so that the stack is whole. Only forced dumps
+ * have a snapshot; the dumps of --dump-on gc keep their stack roots
+ * without threads.
  */
 #include "recorders/clr/chain.h"
 #include "recorders/clr/clr.h"
@@ -59,6 +62,8 @@ static struct snapshot {
 	uint64_t thread[STACK_THREADS_MAX];
 	size_t first[STACK_THREADS_MAX + 1]; /* into fid */
 	uint64_t fid[STACK_FRAMES_MAX];
+	uint64_t ip[STACK_FRAMES_MAX];
+	uint64_t method[STACK_FRAMES_MAX];   /* the frame's place, or fid */
 	bool cut;                            /* a table was full */
 } *snap_of;
 
@@ -81,6 +86,7 @@ static _Atomic bool holding;
  * and the longest time the runtime stayed suspended for one (the forcing
  * thread's alone); locals placed and not (the GC's). */
 static uint64_t snapshots, snapshots_cut, snapshot_longest_us;
+static uint64_t places_longest_us; /* placing one snapshot's frames */
 static _Atomic uint64_t roots_placed, roots_unplaced;
 
 static uint64_t us_now(void)
@@ -95,7 +101,6 @@ static clr_hresult on_frame(clr_uptr function, clr_uptr ip,
 			    clr_uptr frame_info, uint32_t context_size,
 			    uint8_t context[], void *data)
 {
-	(void)ip;
 	(void)frame_info;
 	(void)context_size;
 	(void)context;
@@ -106,6 +111,7 @@ static clr_hresult on_frame(clr_uptr function, clr_uptr ip,
 		snap_of->cut = true;
 		return CLR_S_OK;
 	}
+	snap_of->ip[snap_of->n_frames] = ip;
 	snap_of->fid[snap_of->n_frames++] = function;
 	return CLR_S_OK;
 }
@@ -162,8 +168,23 @@ void stacks_snapshot(void)
 	if (took > snapshot_longest_us)
 		snapshot_longest_us = took;
 	snapshots++;
-	for (size_t i = 0; i < snap_of->n_frames; i++)
+	for (size_t i = 0; i < snap_of->n_frames; i++) {
 		saw_method(snap_of->fid[i]);
+		snap_of->method[i] = snap_of->fid[i];
+	}
+	/* metadata, the JIT's maps and the PDBs, with the runtime running
+	 * again: places.c */
+	start = us_now();
+	if (enter()) {
+		for (size_t i = 0; i < snap_of->n_frames; i++)
+			snap_of->method[i] = frame_place(snap_of->fid[i],
+							 snap_of->ip[i]);
+		ht_recorder_hand_off(state.trace.rec);
+		leave();
+	}
+	took = us_now() - start;
+	if (took > places_longest_us)
+		places_longest_us = took;
 	if (snap_of->cut)
 		snapshots_cut++;
 	atomic_store(&snap_ready, snap_of->n_threads > 0 && !snap_of->cut);
@@ -229,7 +250,7 @@ void stacks_record_dump(void)
 				   snap_of->thread[t], 0);
 		for (size_t g = snap_of->first[t]; g < snap_of->first[t + 1]; g++) {
 			ht_begin_container(state.trace.rec, HT_C_RT_JIT,
-					   (ht_id)g + 1, snap_of->fid[g]);
+					   (ht_id)g + 1, snap_of->method[g]);
 			for (; chained && next < held_of->n; next++) {
 				if (!chain_certain(held_of->lo, held_of->hi, next))
 					continue;
@@ -255,4 +276,5 @@ void stacks_report(void)
 	    (unsigned long long)atomic_load(&roots_placed),
 	    atomic_load(&roots_placed) == 1 ? "" : "s",
 	    (unsigned long long)atomic_load(&roots_unplaced));
+	places_report(places_longest_us);
 }

@@ -206,10 +206,10 @@ fi
 # words (its counts, its pause time: their digits differ between runs), so
 # they may differ in size. The exit dump walks the stacks, so Finish's
 # locals are named by thread, whose name (its system id) differs too:
-# --allow leaves the thread out. The recorder's movement events make the
-# runtime build its managed NativeRuntimeEventSource, and the dynamic
-# methods of that work wait for their finalizer at the exit dump or not,
-# as the finalizer thread ran.
+# --allow leaves the thread out, and the frame's file and line. The
+# recorder's movement events make the runtime build its managed
+# NativeRuntimeEventSource, and the dynamic methods of that work wait for
+# their finalizer at the exit dump or not, as the finalizer thread ran.
 for run in same1 same2; do
 	"$heaptrace" record -q --dump-on exit -o "$work/$run.ht" -- "$@" \
 		$n $depth $leaves 1000 0 >"$work/$run.out" 2>"$work/$run.err" ||

@@ -5,7 +5,10 @@
 # 100, 200 or 300 arrays of 1 KiB) with a dump on SIGUSR1, and checks that
 # the trace is clean, that `threads` lists each parker by name with its
 # Holder.Park frame holding its list and retaining at least the list's
-# arrays, and that `paths` to each list names the thread that holds it.
+# arrays, that the frame reads Holder.Park(Parked.cs:N), N the line where
+# Parked.cs parks the thread (from Parked.pdb), while the runtime's own
+# frames, which have no PDB beside them, are named by method alone, and
+# that `paths` to each list names the thread that holds it.
 # Exits 77 (skipped) where dotnet, the module or jq is missing; in a
 # sanitizer build dotnet runs with SANITIZER_RUNTIME preloaded, as in
 # clr-test.sh.
@@ -43,8 +46,30 @@ grep -q "stacks: 2 snapshots, 0 not whole" "$work/err" &&
 "$heaptrace" threads "$t" >"$work/threads.txt" 2>&1
 "$heaptrace" threads --dump 0 --format json "$t" >"$work/threads.json" ||
 	fail "threads --format json: $(cat "$work/threads.json")"
+# the runtime's own PDBs, which some installations have beside it
+dotnet_root=$(dirname "$(readlink -f "$(command -v dotnet)")")
+corelib_pdb=$(ls "$dotnet_root"/shared/Microsoft.NETCore.App/*/System.Private.CoreLib.pdb 2>/dev/null | head -1)
+# the line where a parker waits, from the source
+park_line=$(grep -n 'Release\.Wait();' "$src/Parked.cs" | cut -d: -f1)
+[ -f "$build/out/Parked.pdb" ] && ok "the SDK wrote Parked.pdb" ||
+	fail "no Parked.pdb beside Parked.dll"
 for i in 1 2 3; do
 	n=$((i * 100))
+	frame=$(jq -r --arg name "parker-$i" '.threads[] | select(.name == $name)
+		| .frames[] | select(.method | test("Holder.Park")) | .method' \
+		"$work/threads.json" | head -1)
+	[ "$frame" = "Holder.Park(Parked.cs:$park_line)" ] &&
+		ok "parker-$i is at $frame" ||
+		fail "parker-$i's frame reads '$frame', not Holder.Park(Parked.cs:$park_line)"
+	wait_frame=$(jq -r --arg name "parker-$i" '.threads[] | select(.name == $name)
+		| .frames[0].method' "$work/threads.json")
+	if [ -n "$corelib_pdb" ]; then
+		ok "parker-$i's top frame is $wait_frame (the runtime has PDBs)"
+	elif echo "$wait_frame" | grep -q '^System\.Threading\.[^()]*$'; then
+		ok "parker-$i's top frame, $wait_frame, has no PDB: by method alone"
+	else
+		fail "parker-$i's top frame reads '$wait_frame'"
+	fi
 	# the parker, its Holder.Park frame, the list in it
 	list=$(jq -r --arg name "parker-$i" '.threads[] | select(.name == $name)
 		| .frames[] | select(.method | test("Holder.Park"))
