@@ -4,7 +4,9 @@
 // element of an array (among nulls), of an array of structs, or of a
 // collection whose fill the program prints, or inside a struct that an
 // object embeds (a struct in a struct too). It prints one "expect" line
-// per object (its class, then the step that reaches it) and one
+// per object (its class, then the step that reaches it), one "refs" line
+// per object that embeds structs (its class, then the fields its
+// references are named by, nulls left out), and one
 // "collection" line per collection (its class, size and capacity), then
 // ends: the recorder's dump at exit holds it all, through statics. An
 // argument sets the length of the sparse array (1000), for measuring.
@@ -115,6 +117,7 @@ namespace Layouts
 
             Hold = new Holder { Before = 1, After = new object() };
             Hold.Inner.Number = 2;
+            Hold.Inner.Key = "inner";
             Hold.Inner.Value = new HolderTarget();
             Expect(Hold.Inner.Value, "Holder.Inner.Value");
 
@@ -125,6 +128,8 @@ namespace Layouts
             Nest.Wrap.Mid = new MidTarget();
             Expect(Nest.Wrap.Deep.Value, "NestHolder.Wrap.Deep.Value");
             Expect(Nest.Wrap.Mid, "NestHolder.Wrap.Mid");
+            Console.WriteLine("refs Layouts.Holder Inner.Key Inner.Value After");
+            Console.WriteLine("refs Layouts.NestHolder First Wrap.Deep.Key Wrap.Deep.Value Wrap.Mid");
 
             Outers = new Outer[4];
             Outers[2].Deep.Value = new DeepElementTarget();
