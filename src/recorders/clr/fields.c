@@ -230,40 +230,141 @@ enum own_kind { OWN_REFERENCES, OWN_VALUES, OWN_STRUCTS };
 /* Structs nested deeper than this in an object have their references
  * named by the outermost struct alone. */
 #define STRUCT_NEST_MAX 8
-/* A TypeDef token's table, in its top byte (ECMA-335 II.22). */
+/* A TypeDef's and a TypeRef's token tables, in a token's top byte
+ * (ECMA-335 II.22). */
 #define TYPE_DEF_TOKEN 0x02000000u
+#define TYPE_REF_TOKEN 0x01000000u
 
 static const struct class_fields *class_fields_of(clr_uptr cls, int depth);
 
 /*
+ * The class of a struct that a TypeRef names (a struct of another module),
+ * which the runtime does not give (GetClassFromToken reads a TypeRef's row
+ * as a TypeDef's): the one TypeDef of that full name among the modules
+ * loaded (EnumModules; a reference assembly's TypeRef leads to a facade
+ * that forwards it, so the name is looked for in every module), its class
+ * from that module's token. The struct is loaded: the embedding class's
+ * layout needed it. A name defined in two modules, a nested struct, or
+ * one not found gives 0. Answers are kept by name, under fields_lock.
+ */
+static struct {
+	size_t n, cap;
+	struct named_struct {
+		char *name;
+		clr_uptr cls;
+	} *s;
+} structs_by_name;
+
+static clr_uptr struct_in_modules(const clr_wchar *name)
+{
+	struct clr_object_enum *modules = NULL;
+	clr_uptr batch[64], found = 0;
+	clr_ulong got = 0;
+
+	if (CLR_FAILED(state.info->vtbl->EnumModules(state.info, &modules)) ||
+	    !modules)
+		return 0;
+	while (modules->vtbl->Next(modules, 64, batch, &got) == CLR_S_OK ||
+	       got) {
+		for (clr_ulong i = 0; i < got; i++) {
+			struct clr_metadata *md = metadata_of(batch[i]);
+			clr_token td = 0;
+			clr_uptr cls = 0;
+
+			if (md && !CLR_FAILED(md->vtbl->FindTypeDefByName(
+					  md, name, 0, &td)) &&
+			    state.info->vtbl->GetClassFromToken(
+				    state.info, batch[i], td, &cls) == CLR_S_OK &&
+			    cls && cls != found)
+				found = found ? UINTPTR_MAX : cls;
+			release_metadata(md);
+		}
+		if (got < 64)
+			break;
+		got = 0;
+	}
+	modules->vtbl->Release(modules);
+	return found == UINTPTR_MAX ? 0 : found;
+}
+
+static clr_uptr struct_by_ref(struct clr_metadata *md, clr_token tr)
+{
+	clr_wchar w[CLRN_SEGMENT_MAX];
+	clr_ulong n = 0;
+	clr_token scope = 0;
+	char name[CLRN_SEGMENT_MAX * 3];
+	struct named_struct *grown;
+	clr_uptr cls;
+
+	/* a nested type's scope is the TypeRef of the one it is nested in */
+	if (CLR_FAILED(md->vtbl->GetTypeRefProps(md, tr, &scope, w,
+						 CLRN_SEGMENT_MAX, &n)) ||
+	    (scope & 0xFF000000u) == TYPE_REF_TOKEN || n >= CLRN_SEGMENT_MAX)
+		return 0;
+	w[n] = 0;
+	clrn_from_utf16(name, sizeof(name), w, n);
+	for (size_t i = 0; i < structs_by_name.n; i++)
+		if (strcmp(structs_by_name.s[i].name, name) == 0)
+			return structs_by_name.s[i].cls;
+	cls = struct_in_modules(w);
+	if (structs_by_name.n == structs_by_name.cap) {
+		size_t cap = structs_by_name.cap ? 2 * structs_by_name.cap : 64;
+
+		if (!(grown = realloc(structs_by_name.s, cap * sizeof(*grown))))
+			return cls;
+		structs_by_name.s = grown;
+		structs_by_name.cap = cap;
+	}
+	structs_by_name.s[structs_by_name.n] =
+		(struct named_struct){strdup(name), cls};
+	if (structs_by_name.s[structs_by_name.n].name)
+		structs_by_name.n++;
+	return cls;
+}
+
+/*
  * Outside GCs, under fields_lock: the table of the struct a field of this
- * signature embeds, when every reference inside it is one of its named
- * fields (nested structs' included, STRUCT_NEST_MAX deep at most); NULL
- * otherwise. The struct's class comes from the signature's token, which
- * GetClassFromToken takes when it is a TypeDef of the holder's own module
- * and no generic: a struct of another module (a TypeRef, which the
- * runtime would read as the TypeDef of the same row) or a generic
- * instance is not resolved, and is named by the holder's field alone.
- * The struct's class is loaded: the holder's layout needed it.
+ * signature embeds in span bytes, when every reference inside it is one
+ * of its named fields (nested structs' included, STRUCT_NEST_MAX deep at
+ * most); NULL otherwise. The struct's class comes from the signature's
+ * token: a TypeDef of the holder's own module through GetClassFromToken,
+ * a TypeRef by its name (struct_by_ref). A generic instance, or a struct
+ * not found, is named by the holder's field alone.
  */
 static const struct class_fields *embedded_struct(clr_uptr module,
+						  struct clr_metadata *md,
 						  const uint8_t *sig,
-						  size_t len, int depth)
+						  size_t len, uint32_t span,
+						  int depth)
 {
 	uint64_t coded = clrn_field_struct(sig, len);
+	clr_token token = (clr_token)(coded >> 2);
 	clr_uptr s = 0;
 	const struct class_fields *e;
 
-	/* the coded index's low bits are its table: 0 for a TypeDef */
-	if (!coded || (coded & 3) != 0 || coded >> 2 > 0xFFFFFF ||
-	    depth >= 64 ||
-	    state.info->vtbl->GetClassFromToken(
-		    state.info, module,
-		    TYPE_DEF_TOKEN | (clr_token)(coded >> 2), &s) != CLR_S_OK ||
-	    !s || !(e = class_fields_of(s, depth + 1)))
+	/* the coded index's low bits are its table: 0 a TypeDef, 1 a
+	 * TypeRef */
+	if (!coded || coded >> 2 > 0xFFFFFF || depth >= 64)
 		return NULL;
-	if (e->n_structs || (e->n && !e->names) || e->nest + 1 > STRUCT_NEST_MAX)
+	if ((coded & 3) == 0) {
+		if (state.info->vtbl->GetClassFromToken(
+			    state.info, module, TYPE_DEF_TOKEN | token, &s) !=
+		    CLR_S_OK)
+			return NULL;
+	} else if ((coded & 3) == 1) {
+		s = struct_by_ref(md, TYPE_REF_TOKEN | token);
+	}
+	if (!s || !(e = class_fields_of(s, depth + 1)))
 		return NULL;
+	if (e->n_structs || (e->n && !e->names) ||
+	    e->nest + 1 > STRUCT_NEST_MAX)
+		return NULL;
+	/* its references lie within the bytes the holder gives it */
+	for (size_t j = 0; j < e->n; j++)
+		if (e->f[j].offset < sizeof(void *) ||
+		    e->f[j].offset + sizeof(uint64_t) >
+			    (uint64_t)span + sizeof(void *))
+			return NULL;
 	return e;
 }
 
@@ -335,7 +436,8 @@ static size_t own_fields(clr_uptr cls, clr_uptr module,
 		    (attr & 0x10))
 			continue; /* static */
 		if (kind != OWN_VALUES && sig_is_struct(sig, sig_size))
-			e = embedded_struct(module, sig, sig_size, depth);
+			e = embedded_struct(module, md, sig, sig_size,
+					    span_of(lay, n, i), depth);
 		if (kind == OWN_VALUES ?
 			    !(type = value_type(clrn_field_type(sig,
 								sig_size))) :

@@ -12,6 +12,7 @@
 // argument sets the length of the sparse array (1000), for measuring.
 using System;
 using System.Collections.Generic;
+using System.Runtime.InteropServices;
 
 namespace Layouts
 {
@@ -24,6 +25,7 @@ namespace Layouts
     class MidTarget { }
     class DeepElementTarget { }
     class OtherModuleTarget { }
+    class WrapperTarget { }
 
     struct Pair
     {
@@ -55,6 +57,13 @@ namespace Layouts
         public Outer Wrap;
     }
 
+    // a struct of another module (a TypeRef to CoreLib's HandleRef): named
+    // by the chain of fields, its own private ones
+    class RefHolder
+    {
+        public HandleRef Ref;
+    }
+
     // a struct of another module, and generic: named by the holder's field
     class OtherHolder
     {
@@ -74,6 +83,7 @@ namespace Layouts
         static NestHolder Nest;
         static Outer[] Outers;
         static OtherHolder Other;
+        static RefHolder Refs;
 
         static void Expect(object o, string step)
         {
@@ -140,6 +150,9 @@ namespace Layouts
                 Entry = new KeyValuePair<string, object>("k", new OtherModuleTarget())
             };
             Expect(Other.Entry.Value, "OtherHolder.Entry");
+
+            Refs = new RefHolder { Ref = new HandleRef(new WrapperTarget(), IntPtr.Zero) };
+            Expect(Refs.Ref.Wrapper!, "RefHolder.Ref._wrapper");
 
             Set = new HashSet<string>();
             for (int i = 0; i < 5; i++)
