@@ -2,7 +2,8 @@
  * fields.c - the reference fields of classes, and strings' contents.
  *
  * ObjectReferences gives no offsets: each class's reference fields (its
- * own and inherited, from GetClassLayout and the fields' signatures) are
+ * own and inherited, from GetClassLayout and the fields' signatures, and
+ * those inside the structs it embeds, named by the chain of fields) are
  * laid out outside GCs, declared by a `fields` event, and published in a
  * lock-free map that the walk reads to tell which field a reference was
  * read from. A string's length and units are read in the walk where the
