@@ -115,6 +115,11 @@ struct class_fields {
 	size_t n;          /* reference fields: f[0..n) */
 	size_t n_values;   /* primitive fields (values): f[n..n + n_values) */
 	size_t n_structs;  /* embedded structs, after the values */
+	/* a struct's: its reference fields' names, as f[0..n) (an object
+	 * that embeds it names them after its own field), and how many
+	 * structs deep the deepest one lies (0: in the struct itself) */
+	char **names;
+	uint8_t nest;
 	struct field_ref f[];
 };
 /* What the walk records of an object's values (--values): its primitive

@@ -354,7 +354,9 @@ struct clr_info_vtbl {
 	clr_hresult (*GetStringLayout2)(CLR_INFO,                       /* 60 */
 					clr_ulong *length_offset,
 					clr_ulong *buffer_offset);
-	clr_unused_slot unused_61_66[6];
+	clr_unused_slot unused_61_65[5];
+	clr_hresult (*EnumModules)(CLR_INFO,                            /* 66 */
+				   struct clr_object_enum **out);
 	clr_hresult (*GetRuntimeInformation)(CLR_INFO,                  /* 67 */
 					     uint16_t *instance,
 					     int32_t *runtime_type,
@@ -418,6 +420,8 @@ struct clr_info {
 
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetClassFromToken) == 4,
 	       "GetClassFromToken");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, EnumModules) == 66,
+	       "EnumModules");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, RequestProfilerDetach) == 58,
 	       "RequestProfilerDetach");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetStringLayout2) == 60,

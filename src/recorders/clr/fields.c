@@ -2,7 +2,8 @@
  * fields.c - the reference fields of classes, and strings' contents.
  *
  * ObjectReferences gives no offsets: each class's reference fields (its
- * own and inherited, from GetClassLayout and the fields' signatures) are
+ * own and inherited, from GetClassLayout and the fields' signatures, and
+ * those inside the structs it embeds, named by the chain of fields) are
  * laid out outside GCs, declared by a `fields` event, and published in a
  * lock-free map that the walk reads to tell which field a reference was
  * read from. A string's length and units are read in the walk where the
@@ -158,6 +159,24 @@ static int by_offset(const void *a, const void *b)
 	return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
+/* A struct's n reference fields by offset, their names with them (a
+ * struct has few: an insertion sort). */
+static void sort_named(struct field_ref *f, char **names, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct field_ref x = f[i];
+		char *name = names[i];
+		size_t j = i;
+
+		for (; j > 0 && f[j - 1].offset > x.offset; j--) {
+			f[j] = f[j - 1];
+			names[j] = names[j - 1];
+		}
+		f[j] = x;
+		names[j] = name;
+	}
+}
+
 /* The trace's type of a primitive field or array element of this
  * CorElementType, as wide as the runtime's (an unsigned one as the signed
  * type of its width, a native integer as a long on 64-bit, an unsigned
@@ -209,14 +228,192 @@ static uint32_t span_of(const struct clr_field_offset *lay, size_t n,
 
 enum own_kind { OWN_REFERENCES, OWN_VALUES, OWN_STRUCTS };
 
-/* Declares the fields of one kind among a class's own laid-out ones (its
- * references; with values its primitive ones, typed; the structs it
- * embeds, declared as reference fields: a reference read from inside one
- * is named by it), each into out[] with a new id; how many. */
+/* Structs nested deeper than this in an object have their references
+ * named by the outermost struct alone. */
+#define STRUCT_NEST_MAX 8
+/* A TypeDef's and a TypeRef's token tables, in a token's top byte
+ * (ECMA-335 II.22). */
+#define TYPE_DEF_TOKEN 0x02000000u
+#define TYPE_REF_TOKEN 0x01000000u
+
+static const struct class_fields *class_fields_of(clr_uptr cls, int depth);
+
+/*
+ * The class of a struct that a TypeRef names (a struct of another module),
+ * which the runtime does not give (GetClassFromToken reads a TypeRef's row
+ * as a TypeDef's): the one TypeDef of that full name among the modules
+ * loaded (EnumModules; a reference assembly's TypeRef leads to a facade
+ * that forwards it, so the name is looked for in every module), its class
+ * from that module's token. The struct is loaded: the embedding class's
+ * layout needed it. A name defined in two modules, a nested struct, or
+ * one not found gives 0. Answers are kept by name, under fields_lock.
+ */
+static struct {
+	size_t n, cap;
+	struct named_struct {
+		char *name;
+		clr_uptr cls;
+	} *s;
+} structs_by_name;
+
+static clr_uptr struct_in_modules(const clr_wchar *name)
+{
+	struct clr_object_enum *modules = NULL;
+	clr_uptr batch[64], found = 0;
+	clr_ulong got = 0;
+
+	if (CLR_FAILED(state.info->vtbl->EnumModules(state.info, &modules)) ||
+	    !modules)
+		return 0;
+	while (modules->vtbl->Next(modules, 64, batch, &got) == CLR_S_OK ||
+	       got) {
+		for (clr_ulong i = 0; i < got; i++) {
+			struct clr_metadata *md = metadata_of(batch[i]);
+			clr_token td = 0;
+			clr_uptr cls = 0;
+
+			if (md && !CLR_FAILED(md->vtbl->FindTypeDefByName(
+					  md, name, 0, &td)) &&
+			    state.info->vtbl->GetClassFromToken(
+				    state.info, batch[i], td, &cls) == CLR_S_OK &&
+			    cls && cls != found)
+				found = found ? UINTPTR_MAX : cls;
+			release_metadata(md);
+		}
+		if (got < 64)
+			break;
+		got = 0;
+	}
+	modules->vtbl->Release(modules);
+	return found == UINTPTR_MAX ? 0 : found;
+}
+
+static clr_uptr struct_by_ref(struct clr_metadata *md, clr_token tr)
+{
+	clr_wchar w[CLRN_SEGMENT_MAX];
+	clr_ulong n = 0;
+	clr_token scope = 0;
+	char name[CLRN_SEGMENT_MAX * 3];
+	struct named_struct *grown;
+	clr_uptr cls;
+
+	/* a nested type's scope is the TypeRef of the one it is nested in */
+	if (CLR_FAILED(md->vtbl->GetTypeRefProps(md, tr, &scope, w,
+						 CLRN_SEGMENT_MAX, &n)) ||
+	    (scope & 0xFF000000u) == TYPE_REF_TOKEN || n >= CLRN_SEGMENT_MAX)
+		return 0;
+	w[n] = 0;
+	clrn_from_utf16(name, sizeof(name), w, n);
+	for (size_t i = 0; i < structs_by_name.n; i++)
+		if (strcmp(structs_by_name.s[i].name, name) == 0)
+			return structs_by_name.s[i].cls;
+	cls = struct_in_modules(w);
+	if (structs_by_name.n == structs_by_name.cap) {
+		size_t cap = structs_by_name.cap ? 2 * structs_by_name.cap : 64;
+
+		if (!(grown = realloc(structs_by_name.s, cap * sizeof(*grown))))
+			return cls;
+		structs_by_name.s = grown;
+		structs_by_name.cap = cap;
+	}
+	structs_by_name.s[structs_by_name.n] =
+		(struct named_struct){strdup(name), cls};
+	if (structs_by_name.s[structs_by_name.n].name)
+		structs_by_name.n++;
+	return cls;
+}
+
+/*
+ * Outside GCs, under fields_lock: the table of the struct a field of this
+ * signature embeds in span bytes, when every reference inside it is one
+ * of its named fields (nested structs' included, STRUCT_NEST_MAX deep at
+ * most); NULL otherwise. The struct's class comes from the signature's
+ * token: a TypeDef of the holder's own module through GetClassFromToken,
+ * a TypeRef by its name (struct_by_ref). A generic instance, or a struct
+ * not found, is named by the holder's field alone.
+ */
+static const struct class_fields *embedded_struct(clr_uptr module,
+						  struct clr_metadata *md,
+						  const uint8_t *sig,
+						  size_t len, uint32_t span,
+						  int depth)
+{
+	uint64_t coded = clrn_field_struct(sig, len);
+	clr_token token = (clr_token)(coded >> 2);
+	clr_uptr s = 0;
+	const struct class_fields *e;
+
+	/* the coded index's low bits are its table: 0 a TypeDef, 1 a
+	 * TypeRef */
+	if (!coded || coded >> 2 > 0xFFFFFF || depth >= 64)
+		return NULL;
+	if ((coded & 3) == 0) {
+		if (state.info->vtbl->GetClassFromToken(
+			    state.info, module, TYPE_DEF_TOKEN | token, &s) !=
+		    CLR_S_OK)
+			return NULL;
+	} else if ((coded & 3) == 1) {
+		s = struct_by_ref(md, TYPE_REF_TOKEN | token);
+	}
+	if (!s || !(e = class_fields_of(s, depth + 1)))
+		return NULL;
+	if (e->n_structs || (e->n && !e->names) ||
+	    e->nest + 1 > STRUCT_NEST_MAX)
+		return NULL;
+	/* its references lie within the bytes the holder gives it */
+	for (size_t j = 0; j < e->n; j++)
+		if (e->f[j].offset < sizeof(void *) ||
+		    e->f[j].offset + sizeof(uint64_t) >
+			    (uint64_t)span + sizeof(void *))
+			return NULL;
+	return e;
+}
+
+/* Declares one field of class cls: into *out with a new id, and in the
+ * trace. */
+static void declare_field(clr_uptr cls, const char *name, uint32_t offset,
+			  uint32_t length, uint8_t type, struct field_ref *out)
+{
+	struct ht_field f;
+
+	*out = (struct field_ref){
+		.offset = offset,
+		.length = length,
+		.id = ++state.last_field,
+		.type = type,
+	};
+	f = (struct ht_field){
+		.id = out->id,
+		.class_id = cls,
+		.name = name,
+		.kind = HT_FIELD_INSTANCE,
+		.has_offset = true,
+		.offset = offset,
+		.type = type,
+	};
+	ht_fields(state.trace.rec, 1, &f);
+}
+
+/*
+ * Declares the fields of one kind among a class's own laid-out ones, each
+ * into out[] (room for cap) with a new id, its name into names[] when
+ * given; how many. With out NULL, only counts them. *nest, when given,
+ * becomes how many structs deep the deepest reference declared lies.
+ *
+ * Its references: the fields that hold one, and those inside each struct
+ * it embeds whose table names them all (embedded_struct), each declared
+ * as the class's own field at its offset inside the object, named by the
+ * chain of fields that leads to it ("inner.Key", "inner.deep.Key"), so
+ * that the walk finds it as any other field. With values, its primitive
+ * fields, typed. Its other embedded structs (OWN_STRUCTS), declared as
+ * reference fields spanning the struct's bytes: a reference read from
+ * inside one is named by it.
+ */
 static size_t own_fields(clr_uptr cls, clr_uptr module,
 			 const struct clr_field_offset *lay, size_t n,
-			 uint32_t extra, enum own_kind kind,
-			 struct field_ref *out)
+			 uint32_t extra, enum own_kind kind, int depth,
+			 struct field_ref *out, size_t cap, char **names,
+			 uint8_t *nest)
 {
 	struct clr_metadata *md = metadata_of(module);
 	size_t k = 0;
@@ -230,46 +427,66 @@ static size_t own_fields(clr_uptr cls, clr_uptr module,
 		const uint8_t *sig = NULL;
 		const void *cval = NULL;
 		clr_token td = 0;
-		struct ht_field f;
-
+		const struct class_fields *e = NULL;
 		uint8_t type = 0;
+		uint32_t at = lay[i].offset + extra;
 
 		if (CLR_FAILED(md->vtbl->GetFieldProps(
 			    md, lay[i].field, &td, w, CLRN_SEGMENT_MAX, &len,
 			    &attr, &sig, &sig_size, &ctype, &cval, &csize)) ||
 		    (attr & 0x10))
 			continue; /* static */
+		if (kind != OWN_VALUES && sig_is_struct(sig, sig_size))
+			e = embedded_struct(module, md, sig, sig_size,
+					    span_of(lay, n, i), depth);
 		if (kind == OWN_VALUES ?
 			    !(type = value_type(clrn_field_type(sig,
 								sig_size))) :
-		    kind == OWN_STRUCTS ? !sig_is_struct(sig, sig_size) :
-			    !sig_is_reference(sig, sig_size, cls))
+		    kind == OWN_STRUCTS ? !sig_is_struct(sig, sig_size) || e :
+			    !e && !sig_is_reference(sig, sig_size, cls))
 			continue;
+		if (!out) {
+			k += e ? e->n : 1;
+			continue;
+		}
+		/* a struct's table made between the count and now */
+		if (k + (e ? e->n : 1) > cap)
+			break;
+		if (nest && e && e->n && e->nest + 1 > *nest)
+			*nest = (uint8_t)(e->nest + 1);
 		clrn_from_utf16(name, sizeof(name), w,
 				len < CLRN_SEGMENT_MAX ? len : CLRN_SEGMENT_MAX);
-		out[k] = (struct field_ref){
-			.offset = lay[i].offset + extra,
-			.length = kind == OWN_STRUCTS ? span_of(lay, n, i) : 0,
-			.id = ++state.last_field,
-			.type = type,
-		};
-		f = (struct ht_field){
-			.id = out[k].id,
-			.class_id = cls,
-			.name = name,
-			.kind = HT_FIELD_INSTANCE,
-			.has_offset = true,
-			.offset = out[k].offset,
-			.type = type,
-		};
-		ht_fields(state.trace.rec, 1, &f);
-		k++;
+		if (!e) {
+			declare_field(cls, name, at,
+				      kind == OWN_STRUCTS ? span_of(lay, n, i)
+							  : 0,
+				      type, &out[k]);
+			if (names)
+				names[k] = strdup(name);
+			k++;
+			continue;
+		}
+		/* inside the struct: its fields' offsets count the
+		 * MethodTable pointer a boxed one has */
+		for (size_t j = 0; j < e->n; j++) {
+			char chain[sizeof(name)];
+			struct clrn_buf b;
+
+			clrn_init(&b, chain, sizeof(chain));
+			clrn_put(&b, name);
+			clrn_put(&b, ".");
+			clrn_put(&b, e->names[j] ? e->names[j] : "?");
+			declare_field(cls, chain,
+				      at + e->f[j].offset - (uint32_t)sizeof(void *),
+				      0, 0, &out[k]);
+			if (names)
+				names[k] = strdup(chain);
+			k++;
+		}
 	}
 	release_metadata(md);
 	return k;
 }
-
-static const struct class_fields *class_fields_of(clr_uptr cls, int depth);
 
 /* Under fields_lock, outside GCs: the table of a class that is no array,
  * NULL when the runtime cannot lay it out yet. */
@@ -281,9 +498,11 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 	const struct class_fields *up = NULL;
 	struct clr_field_offset *lay = NULL;
 	struct class_fields *f;
-	size_t inherited, up_values, up_structs, k = 0, kv = 0, ks = 0;
-	uint32_t extra;
-	bool values = state.opt.values;
+	size_t inherited, up_values, up_structs, own_refs = 0, k = 0, kv = 0,
+							       ks = 0;
+	uint32_t extra = 0;
+	bool values = state.opt.values, value_class = false;
+	char **names = NULL;
 
 	if (CLR_FAILED(state.info->vtbl->GetClassIDInfo2(
 		    state.info, cls, &module, &td, &parent, CLRN_MAX_ARGS,
@@ -303,19 +522,40 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 	inherited = up ? up->n : 0;
 	up_values = up ? up->n_values : 0;
 	up_structs = up ? up->n_structs : 0;
+	if (n_lay) {
+		value_class = is_value_class(cls);
+		/* a boxed value type's fields follow its MethodTable pointer */
+		extra = value_class ? sizeof(void *) : 0;
+		/* the references its structs hold too (which lays those
+		 * structs' tables out first) */
+		own_refs = own_fields(cls, module, lay, n_lay, extra,
+				      OWN_REFERENCES, depth, NULL, 0, NULL,
+				      NULL);
+	}
 	f = calloc(1, sizeof(*f) + (inherited + up_values + up_structs +
-				    3 * n_lay) * sizeof(f->f[0]));
+				    own_refs + 2 * n_lay) * sizeof(f->f[0]));
+	/* a struct keeps its references' names, for whatever embeds it (a
+	 * struct inherits no field) */
+	if (f && value_class && own_refs && !inherited &&
+	    !(names = calloc(own_refs, sizeof(*names)))) {
+		free(f);
+		f = NULL;
+	}
 	if (f) {
 		struct field_ref *v, *st;
 
 		if (inherited)
 			memcpy(f->f, up->f, inherited * sizeof(f->f[0]));
-		/* a boxed value type's fields follow its MethodTable pointer */
-		extra = n_lay && is_value_class(cls) ? sizeof(void *) : 0;
 		k = own_fields(cls, module, lay, n_lay, extra, OWN_REFERENCES,
-			       f->f + inherited);
+			       depth, f->f + inherited, own_refs, names,
+			       &f->nest);
 		f->n = inherited + k;
-		qsort(f->f, f->n, sizeof(f->f[0]), by_offset);
+		if (names) {
+			sort_named(f->f, names, f->n);
+			f->names = names;
+		} else {
+			qsort(f->f, f->n, sizeof(f->f[0]), by_offset);
+		}
 		/* the primitive fields after the references, numbered after
 		 * the class's references: without values, ids are as they
 		 * were */
@@ -324,7 +564,8 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 			memcpy(v, up->f + up->n, up_values * sizeof(v[0]));
 		if (values)
 			kv = own_fields(cls, module, lay, n_lay, extra,
-					OWN_VALUES, v + up_values);
+					OWN_VALUES, depth, v + up_values,
+					n_lay, NULL, NULL);
 		f->n_values = up_values + kv;
 		qsort(v, f->n_values, sizeof(v[0]), by_offset);
 		/* then the embedded structs */
@@ -333,7 +574,7 @@ static struct class_fields *build_fields(clr_uptr cls, int depth)
 			memcpy(st, up->f + up->n + up->n_values,
 			       up_structs * sizeof(st[0]));
 		ks = own_fields(cls, module, lay, n_lay, extra, OWN_STRUCTS,
-				st + up_structs);
+				depth, st + up_structs, n_lay, NULL, NULL);
 		f->n_structs = up_structs + ks;
 		if (k || kv || ks)
 			saw_class(cls); /* the declaring class gets named */
@@ -539,6 +780,8 @@ const struct class_fields *array_fields_now(clr_uptr cls,
 	t->c.n = 0;
 	t->c.n_values = 0;
 	t->c.n_structs = 0;
+	t->c.names = NULL;
+	t->c.nest = 0;
 	if (et != 0x11)
 		return &t->c;
 	if (!elem || !(e = fields_lookup(elem)) || e->n > ELEMENT_FIELDS_MAX)

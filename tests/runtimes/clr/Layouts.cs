@@ -2,13 +2,17 @@
 // layouts test (layouts-test.sh, check-layouts.py) knows exactly: each
 // object to look for is the one object of its class, held at a known
 // element of an array (among nulls), of an array of structs, or of a
-// collection whose fill the program prints. It prints one "expect" line
-// per object (its class, then the step that reaches it) and one
+// collection whose fill the program prints, or inside a struct that an
+// object embeds (a struct in a struct too). It prints one "expect" line
+// per object (its class, then the step that reaches it), one "refs" line
+// per object that embeds structs (its class, then the fields its
+// references are named by, nulls left out), and one
 // "collection" line per collection (its class, size and capacity), then
 // ends: the recorder's dump at exit holds it all, through statics. An
 // argument sets the length of the sparse array (1000), for measuring.
 using System;
 using System.Collections.Generic;
+using System.Runtime.InteropServices;
 
 namespace Layouts
 {
@@ -17,6 +21,11 @@ namespace Layouts
     class ArrayTarget { }
     class StructTarget { }
     class HolderTarget { }
+    class DeepTarget { }
+    class MidTarget { }
+    class DeepElementTarget { }
+    class OtherModuleTarget { }
+    class WrapperTarget { }
 
     struct Pair
     {
@@ -25,12 +34,40 @@ namespace Layouts
         public object Value;
     }
 
-    // a struct embedded in an object: its references are named by it
+    // a struct embedded in an object: its references are named by the
+    // chain of fields that leads to them (Holder.Inner.Value)
     class Holder
     {
         public int Before;
         public Pair Inner;
         public object After;
+    }
+
+    // a struct in a struct
+    struct Outer
+    {
+        public long Tag;
+        public Pair Deep;
+        public object Mid;
+    }
+
+    class NestHolder
+    {
+        public object First;
+        public Outer Wrap;
+    }
+
+    // a struct of another module (a TypeRef to CoreLib's HandleRef): named
+    // by the chain of fields, its own private ones
+    class RefHolder
+    {
+        public HandleRef Ref;
+    }
+
+    // a struct of another module, and generic: named by the holder's field
+    class OtherHolder
+    {
+        public KeyValuePair<string, object> Entry;
     }
 
     static class Program
@@ -43,6 +80,10 @@ namespace Layouts
         static Queue<object> Line;
         static Stack<object> Pile;
         static Holder Hold;
+        static NestHolder Nest;
+        static Outer[] Outers;
+        static OtherHolder Other;
+        static RefHolder Refs;
 
         static void Expect(object o, string step)
         {
@@ -86,8 +127,32 @@ namespace Layouts
 
             Hold = new Holder { Before = 1, After = new object() };
             Hold.Inner.Number = 2;
+            Hold.Inner.Key = "inner";
             Hold.Inner.Value = new HolderTarget();
-            Expect(Hold.Inner.Value, "Holder.Inner");
+            Expect(Hold.Inner.Value, "Holder.Inner.Value");
+
+            Nest = new NestHolder { First = new object() };
+            Nest.Wrap.Tag = 7;
+            Nest.Wrap.Deep.Key = "deep";
+            Nest.Wrap.Deep.Value = new DeepTarget();
+            Nest.Wrap.Mid = new MidTarget();
+            Expect(Nest.Wrap.Deep.Value, "NestHolder.Wrap.Deep.Value");
+            Expect(Nest.Wrap.Mid, "NestHolder.Wrap.Mid");
+            Console.WriteLine("refs Layouts.Holder Inner.Key Inner.Value After");
+            Console.WriteLine("refs Layouts.NestHolder First Wrap.Deep.Key Wrap.Deep.Value Wrap.Mid");
+
+            Outers = new Outer[4];
+            Outers[2].Deep.Value = new DeepElementTarget();
+            Expect(Outers[2].Deep.Value, "Outer[][2].Deep.Value");
+
+            Other = new OtherHolder
+            {
+                Entry = new KeyValuePair<string, object>("k", new OtherModuleTarget())
+            };
+            Expect(Other.Entry.Value, "OtherHolder.Entry");
+
+            Refs = new RefHolder { Ref = new HandleRef(new WrapperTarget(), IntPtr.Zero) };
+            Expect(Refs.Ref.Wrapper!, "RefHolder.Ref._wrapper");
 
             Set = new HashSet<string>();
             for (int i = 0; i < 5; i++)

@@ -22,8 +22,9 @@
 #
 # Under AddressSanitizer (HT_SANITIZE names it; HT_CC is the compiler) the
 # profiler is instrumented and the runtime is not: the sanitizer's runtime
-# is then preloaded into the service, started through a `dotnet` wrapper,
-# since it must come first in the process.
+# is then preloaded into the service, started through dotnet-env.sh's
+# `dotnet` wrapper (sanitized_dotnet), since it must come first in the
+# process; the runtime handles its signals itself.
 set -u
 trap '' PIPE
 if [ $# -ne 4 ]; then
@@ -45,30 +46,9 @@ started=$(date +%s)
 [ -f "$stamp" ] || { echo "SKIP: AttachService.dll was not built"; exit 77; }
 service=$(cat "$stamp")
 
-sanitizer_runtime() {
-	case ${HT_SANITIZE:-none} in
-	*address*) ;;
-	*) return 0 ;;
-	esac
-	recorder=$(dirname "$heaptrace")/../recorders/clr/libheaptrace-clr.so
-	lib=$(ldd "$recorder" 2>/dev/null | awk '/libasan|libclang_rt.asan/ { print $3 }')
-	[ -n "$lib" ] || lib=$(${HT_CC:-cc} -print-file-name=libclang_rt.asan-x86_64.so)
-	echo "$lib"
-}
-runtime=$(sanitizer_runtime)
+runtime=$(sanitizer_runtime "$heaptrace")
 if [ -n "$runtime" ]; then
-	[ -f "$runtime" ] ||
-		{ echo "SKIP: sanitizer build, no runtime '$runtime' to preload"; exit 77; }
-	mkdir -p "$work/bin"
-	cat >"$work/bin/dotnet" <<WRAPPER
-#!/bin/sh
-LD_PRELOAD=$runtime\${LD_PRELOAD:+:\$LD_PRELOAD} \\
-ASAN_OPTIONS=\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:allow_user_segv_handler=1 \\
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
-exec $(command -v dotnet) "\$@"
-WRAPPER
-	chmod +x "$work/bin/dotnet"
-	PATH=$work/bin:$PATH
+	sanitized_dotnet "$runtime" "$work" signals
 	echo "note: the service runs with $runtime preloaded"
 fi
 

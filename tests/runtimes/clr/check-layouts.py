@@ -10,8 +10,12 @@ Checks, one line each (FAIL: or ok:), exits 1 if any failed:
     dump is reached by a path whose last step ends with STEP: an array's
     element by its index among nulls (Object[][777]), a struct's field
     inside an array's element (Pair[][3].Value, a Dictionary's
-    Entry[][12].value), a struct embedded in an object by the object's
-    field (Holder.Inner);
+    Entry[][12].value), a struct's field inside a struct embedded in an
+    object by the chain of fields (Holder.Inner.Value,
+    NestHolder.Wrap.Deep.Value; a generic struct of another module by the
+    object's field alone, OtherHolder.Entry);
+  - for each "refs CLASS FIELD..." line: `object` on the one object of
+    CLASS lists its references by exactly those fields (CLASS.FIELD);
   - with --values, for each "collection NAME SIZE CAPACITY" line: `top`
     labels a System.Collections.Generic.NAME<...> "size SIZE of CAPACITY"
     (the runtime may hold others of its class); without, every one "size
@@ -62,11 +66,13 @@ def main():
     if len(args) != 3:
         sys.exit(__doc__)
     heaptrace, trace, output = args
-    expects, collections = [], []
+    expects, collections, refs = [], [], []
     for line in open(output):
         f = line.split()
         if f and f[0] == "expect" and len(f) == 3:
             expects.append((f[1], f[2]))
+        elif f and f[0] == "refs" and len(f) >= 3:
+            refs.append((f[1], f[2:]))
         elif f and f[0] == "collection" and len(f) == 4:
             collections.append((f[1], int(f[2]), int(f[3])))
     if not check(expects and collections, "the program printed %d objects "
@@ -90,6 +96,17 @@ def main():
         check(any(s.endswith(step) for s in steps),
               "%s is reached through %s" % (cls, step),
               "%s is reached through %s, not ...%s" % (cls, steps, step))
+    for cls, fields in refs:
+        objs = [o for o in top if o["class"] == cls]
+        if not check(len(objs) == 1, "one %s" % cls,
+                     "%d objects of %s, not 1" % (len(objs), cls)):
+            continue
+        obj = analysis(heaptrace, "object", "--max-refs", "0", trace,
+                       objs[0]["id"])
+        got = sorted(r["step"] for r in obj["references"])
+        want = sorted("%s.%s" % (cls, f) for f in fields)
+        check(got == want, "object %s names its references %s" % (cls, want),
+              "object %s names its references %s, not %s" % (cls, got, want))
     for name, size, capacity in collections:
         # the runtime may have collections of the same class: the
         # program's is one of them

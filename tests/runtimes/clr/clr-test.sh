@@ -87,11 +87,11 @@ done
 	ok "top names Dictionary<String, Int32>+Entry[]" || fail "top lacks Dictionary<String, Int32>+Entry[]"
 # the field each reference was read from: a boxed struct's at their offset
 # past the MethodTable pointer, a type parameter's as its argument, an
-# embedded struct's as the field that embeds it, none for a dependent
+# embedded struct's by the chain of fields to it, none for a dependent
 # handle's (../check-fields.py)
 python3 "$src/../check-fields.py" --label "major, fields" \
 	--fields Pair=A,B --fields "Box<Item>=Other,Value" \
-	--fields "Box<System.Int64>=Other" --fields Holder=Inner,Inner,Tail \
+	--fields "Box<System.Int64>=Other" --fields Holder=Inner.A,Inner.B,Tail \
 	--fields CwtKey=- --fields CwtValue=Note \
 	--fields "System.Collections.Generic.List<Outer+Inner>=_items" \
 	"$heaptrace" "$t" || fail "major: the references' fields"

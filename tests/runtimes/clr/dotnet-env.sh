@@ -56,21 +56,51 @@ program_build() {
 	return 1
 }
 
-# sanitized_dotnet RUNTIME DIR: in a sanitizer build the recorder is
-# instrumented and dotnet is not, so every dotnet the test starts preloads
-# RUNTIME (the sanitizer's shared library) through a `dotnet` in DIR/bin,
-# put first on PATH; the runtime leaks by design, so leaks are not
-# reported. Exits 77 (skipped) where RUNTIME is missing.
+# sanitizer_runtime HEAPTRACE: in a build whose HT_SANITIZE names
+# address (HT_CC the compiler, as meson gives the tests both), the path of
+# the AddressSanitizer runtime the CLR recorder beside HEAPTRACE links,
+# for sanitized_dotnet; nothing in another build.
+sanitizer_runtime() {
+	case ${HT_SANITIZE:-none} in
+	*address*) ;;
+	*) return 0 ;;
+	esac
+	sr_lib=$(ldd "$(dirname "$1")/../recorders/clr/libheaptrace-clr.so" \
+		2>/dev/null | awk '/libasan|libclang_rt.asan/ { print $3 }')
+	[ -n "$sr_lib" ] ||
+		sr_lib=$(${HT_CC:-cc} -print-file-name=libclang_rt.asan-x86_64.so)
+	echo "$sr_lib"
+}
+
+# sanitized_dotnet RUNTIME DIR [signals]: in a sanitizer build the
+# recorder is instrumented and dotnet is not, so every dotnet the test
+# starts preloads RUNTIME (the sanitizer's shared library) through a
+# `dotnet` in DIR/bin, put first on PATH; the runtime leaks by design, so
+# leaks are not reported. With `signals`, the sanitizer installs no
+# handler of SIGSEGV, SIGBUS, SIGFPE or SIGILL and lets the program install
+# its own: those are the runtime's, which turns them into managed
+# exceptions (a null reference is a SIGSEGV); attach-test.sh and
+# layouts-test.sh ask for it. Options in ASAN_OPTIONS come
+# after these, and win. Exits 77 (skipped) where RUNTIME is missing.
 sanitized_dotnet() {
 	[ -f "$1" ] || {
 		echo "SKIP: sanitizer build, no runtime '$1' to preload into dotnet"
 		exit 77
 	}
+	sd_asan=detect_leaks=0:abort_on_error=1
+	case ${3:-} in
+	signals)
+		sd_asan=$sd_asan:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:allow_user_segv_handler=1 ;;
+	'') ;;
+	*)
+		echo "sanitized_dotnet: unknown option '$3'" >&2
+		exit 2 ;;
+	esac
 	mkdir -p "$2/bin"
 	cat >"$2/bin/dotnet" <<WRAPPER
 #!/bin/sh
 LD_PRELOAD=$1\${LD_PRELOAD:+:\$LD_PRELOAD} \\
-ASAN_OPTIONS=detect_leaks=0:abort_on_error=1\${ASAN_OPTIONS:+:\$ASAN_OPTIONS} \\
+ASAN_OPTIONS=$sd_asan\${ASAN_OPTIONS:+:\$ASAN_OPTIONS} \\
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
 exec $(command -v dotnet) "\$@"
 WRAPPER

@@ -2,14 +2,15 @@
 # layouts-test.sh - the CoreCLR recorder's arrays and collections on a real
 # .NET runtime: Layouts.cs (built here with the SDK, offline) holds objects
 # at known elements of arrays with nulls, of an array of structs and of a
-# Dictionary's entries, inside a struct embedded in an object, and
-# collections of known fill; its dump at exit,
+# Dictionary's entries, inside a struct (or a struct in a struct) embedded
+# in an object, and collections of known fill; its dump at exit,
 # recorded with and without --values, is checked by check-layouts.py.
 #
 # usage: layouts-test.sh HEAPTRACE SOURCE_DIR WORK_DIR
 # Exits 77 (skipped) without dotnet or python3. In a sanitizer build
 # (HT_SANITIZE, HT_CC as knownheap-test.sh has them) dotnet runs with the
-# sanitizer's runtime preloaded, through a `dotnet` first on PATH.
+# sanitizer's runtime preloaded, through dotnet-env.sh's `dotnet` wrapper
+# first on PATH (sanitized_dotnet).
 set -u
 if [ $# -ne 3 ]; then
 	echo "usage: $0 HEAPTRACE SOURCE_DIR WORK_DIR" >&2
@@ -33,26 +34,11 @@ if ! dotnet_build "$work/project" "$work/out" >"$work/build.log" 2>&1; then
 	exit 1
 fi
 
-case ${HT_SANITIZE:-none} in
-*address*)
-	recorder=$(dirname "$heaptrace")/../recorders/clr/libheaptrace-clr.so
-	runtime=$(ldd "$recorder" 2>/dev/null | awk '/libasan|libclang_rt.asan/ { print $3 }')
-	[ -n "$runtime" ] || runtime=$(${HT_CC:-cc} -print-file-name=libclang_rt.asan-x86_64.so)
-	[ -f "$runtime" ] ||
-		{ echo "SKIP: sanitizer build, no runtime '$runtime' to preload"; exit 77; }
-	mkdir -p "$work/bin"
-	cat >"$work/bin/dotnet" <<WRAPPER
-#!/bin/sh
-LD_PRELOAD=$runtime\${LD_PRELOAD:+:\$LD_PRELOAD} \\
-ASAN_OPTIONS=\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0:allow_user_segv_handler=1 \\
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
-exec $(command -v dotnet) "\$@"
-WRAPPER
-	chmod +x "$work/bin/dotnet"
-	PATH=$work/bin:$PATH
+runtime=$(sanitizer_runtime "$heaptrace")
+if [ -n "$runtime" ]; then
+	sanitized_dotnet "$runtime" "$work" signals
 	echo "note: dotnet runs with $runtime preloaded"
-	;;
-esac
+fi
 
 for mode in plain values; do
 	opt=
