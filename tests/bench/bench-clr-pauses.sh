@@ -124,7 +124,7 @@ run_once() {
 	if [ "$workload" = webapi ]; then
 		config_run "$config" "$@" &
 		pid=$!
-		python3 "$src/http-load.py" "$port" /weatherforecast 20500 8 \
+		python3 "$src/../runtimes/http-load.py" "$port" /weatherforecast 20500 8 \
 			>>"$work/load.$config" 2>&1 || echo failed >>"$out"
 		pkill -TERM -f "^dotnet $work/webapi/webapi.dll" ||
 			echo failed >>"$out"

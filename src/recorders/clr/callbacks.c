@@ -114,22 +114,26 @@ clr_hresult on_collection_started(CLR_THIS, int n, clr_bool collected[],
 				  int32_t reason)
 {
 	uint32_t gens = 0;
-	bool dump;
+	bool recording = enter(), dump, walk;
 
 	(void)self;
-	if (!enter())
-		return CLR_S_OK;
-	tables_enter_gc();
 	for (int i = 0; i < n && i <= HT_GEN_MAX; i++)
 		if (collected[i])
 			gens |= 1u << i;
-	dump = dump_this_gc(gens);
-	/* the heap walk of a dump comes with COR_PRF_MONITOR_GC alone, and
-	 * with it the moves (gc_events.c) */
-	if (dump && state.moves_by_events && !flag(&state.monitoring_gc))
-		gc_monitoring(true);
-	set_flag(&state.gc_by_callbacks,
-		 !state.moves_by_events || flag(&state.monitoring_gc));
+	dump = recording && dump_this_gc(gens);
+	/* With the moves from the events (gc_events.c), COR_PRF_MONITOR_GC
+	 * is on for a GC that walks the heap alone, a dump's or attach.c's
+	 * first: the walk, and its moves from the callbacks (the exit dump's
+	 * GC comes after the runtime has shut EventPipe down). Asked for at
+	 * the start, it goes at the first GC not walked, before that GC's
+	 * walks; the floor, which records nothing, drops it too. */
+	walk = dump || (recording && flag(&state.priming));
+	if (state.moves_by_events && flag(&state.monitoring_gc) != walk)
+		gc_monitoring(walk);
+	if (!recording)
+		return CLR_S_OK;
+	set_flag(&state.gc_by_callbacks, !state.moves_by_events || walk);
+	tables_enter_gc();
 	if (dump) {
 		dependents_clear();
 		frozen_walk_begin();
@@ -285,8 +289,7 @@ clr_hresult on_collection_finished(CLR_THIS)
 	bool dump;
 
 	(void)self;
-	/* the heap walk is over: the next GC's moves from the events (the
-	 * floor, which records nothing, pays for the mask all the same) */
+	/* the dump's heap walk is over */
 	if (state.moves_by_events && flag(&state.monitoring_gc))
 		gc_monitoring(false);
 	if (!enter())

@@ -334,7 +334,7 @@ clr_hresult start_recording(void *info_unknown, const char *attach_options)
 		mask &= CLR_ALLOWABLE_AFTER_ATTACH;
 	/* With the moves from the events (gc_events.c), COR_PRF_MONITOR_GC
 	 * is asked for at the start all the same: that is what turns
-	 * background GC off for the run. The end of the first GC drops it,
+	 * background GC off for the run. The first GC not dumped drops it,
 	 * and a dump's GC takes it back for its heap walk. */
 	state.moves_by_events = state.info_level >= 12 &&
 				moves_by_events_wanted();

@@ -13,7 +13,7 @@
  * and takes the blocks from an EventPipe session of its own, whose events
  * the runtime hands to EventPipeEventDelivered synchronously, on the GC
  * thread that walks, while the GC is in progress. COR_PRF_MONITOR_GC is
- * turned on only while a forced dump's GC walks the heap (gc_monitoring).
+ * turned on only for the GC of a dump, whose heap walk needs it.
  *
  * A background GC runs beside the program, and its survivors are walked
  * at its end while the program allocates: no proof holds across it. So

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""http-load.py - loopback load for a web service under the pause
-benchmark (bench-clr-pauses.sh): waits until PORT answers, then sends
+"""http-load.py - loopback load for a web service (the pause benchmark,
+tests/bench/bench-clr-pauses.sh; the attach to the webapi template,
+clr/attach-webapi-test.sh): waits until PORT answers, then sends
 REQUESTS GETs of PATH over CONNECTIONS keep-alive connections at once,
 and prints "requests N failed M seconds S".
 
