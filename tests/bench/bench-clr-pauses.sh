@@ -26,7 +26,8 @@
 # the GCs and GC.GetTotalPauseDuration() at the program's end, and each
 # GC's pause from the runtime's GC events; the exit dump comes after.
 # Workloads: GcChurn (many small GCs over a changing graph), ClrChurn (a
-# live heap of 300,000 items), Roslyn's csc.dll from the SDK compiling 60
+# live heap of 300,000 items; also under server GC, a heap per core, whose
+# GC threads walk and report the moves at once), Roslyn's csc.dll from the SDK compiling 60
 # sources (the project's C# programs, ten copies each), and the SDK's
 # ASP.NET Core `webapi` template (no OpenAPI: it needs no package) serving
 # 20,500 loopback requests on 8 connections (http-load.py), then ended by
@@ -106,7 +107,7 @@ run_once() {
 	out=$work/$1.$2
 	case $1 in
 	gcchurn) set -- "$1" "$2" dotnet "$work/GcChurn/GcChurn.dll" 40 100000 ;;
-	clrchurn) set -- "$1" "$2" dotnet "$work/ClrChurn/ClrChurn.dll" 300000 10 ;;
+	clrchurn|clrchurn-server) set -- "$1" "$2" dotnet "$work/ClrChurn/ClrChurn.dll" 300000 10 ;;
 	# shellcheck disable=SC2086
 	roslyn) set -- "$1" "$2" dotnet "$csc" $csc_args "$work"/roslyn-src/*.cs ;;
 	webapi) set -- "$1" "$2" dotnet "$work/webapi/webapi.dll" ;;
@@ -121,6 +122,9 @@ run_once() {
 	*-nobgc) export DOTNET_gcConcurrent=0 ;;
 	*-callbacks) export HEAPTRACE_CLR_MOVES=callbacks ;;
 	esac
+	case $workload in
+	*-server) export DOTNET_gcServer=1 ;;
+	esac
 	if [ "$workload" = webapi ]; then
 		config_run "$config" "$@" &
 		pid=$!
@@ -133,7 +137,7 @@ run_once() {
 		config_run "$config" "$@" || echo failed >>"$out"
 	fi
 	unset DOTNET_STARTUP_HOOKS HT_GC_PAUSES ASPNETCORE_URLS ASPNETCORE_CONTENTROOT \
-		DOTNET_gcConcurrent HEAPTRACE_CLR_MOVES
+		DOTNET_gcConcurrent HEAPTRACE_CLR_MOVES DOTNET_gcServer
 }
 
 # config_run CONFIG COMMAND...: the command run in that configuration
@@ -157,7 +161,7 @@ config_run() {
 	esac >"$work/stdout.$config" 2>"$work/stderr.$config"
 }
 
-workloads="gcchurn clrchurn"
+workloads="gcchurn clrchurn clrchurn-server"
 [ $roslyn_ok = yes ] && workloads="$workloads roslyn"
 [ $webapi_ok = yes ] && workloads="$workloads webapi"
 configs="bare nobgc floor recorder floor-callbacks recorder-callbacks"
