@@ -1126,6 +1126,15 @@ int cmd_record(int argc, char **argv)
 	if (rt->refuses &&
 	    (rc = rt->refuses(argv + optind, c.runtime != NULL)) != 0)
 		return rc;
+	/* A command named with --runtime, looked for before it is spawned:
+	 * an exec that fails is not always told back (a tool such as
+	 * valgrind that follows children runs the exec itself). A command
+	 * the runtime recognized runs through the runtime (APP.dll through
+	 * dotnet), whose recorder looks for the program itself. */
+	if (c.runtime && command_missing(argv[optind])) {
+		error_msg("cannot run '%s': %s", argv[optind], strerror(ENOENT));
+		return 127;
+	}
 	if ((rc = output_not_the_programs(&c, rt, argv + optind)) != 0)
 		return rc;
 	c.argv = copy_argv(argv + optind);
