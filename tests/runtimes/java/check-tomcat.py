@@ -183,11 +183,30 @@ def check_histogram(r, dumps, name):
             % (name, same, len(jvm)))
 
 
+# Roots of a thread's frames: a thread of Tomcat's may step into native
+# code or out of it between the two dumps of one moment, holding one
+# local more or less; the heap is the same.
+FRAME_CONTAINERS = {"C_RT_JIT", "C_RT_NATIVE", "C_RT_NATIVEGC", "C_RT_COM",
+                    "C_RT_INTERPRETED", "C_RT_FASTINTERPRETED",
+                    "C_RT_INTERNALFRAME"}
+
+
+def without_frame_roots(stats):
+    for d in stats:
+        frames = [g for g in d.get("root_groups", [])
+                  if g.get("container") in FRAME_CONTAINERS]
+        d["roots"] -= sum(g["count"] for g in frames)
+        d["root_groups"] = [g for g in d.get("root_groups", [])
+                            if g not in frames]
+    return stats
+
+
 def check_gzip_same_moment(r, dumps):
     plain = dumps.json("stats", "second.hprof", "-n", "0")["dumps"]
     gz = dumps.json("stats", "second.hprof.gz", "-n", "0")["dumps"]
-    r.check(plain == gz, "second.hprof.gz (-gz=1) has the stats of "
-            "second.hprof, dumped at the same moment")
+    r.check(without_frame_roots(plain) == without_frame_roots(gz),
+            "second.hprof.gz (-gz=1) has the stats of second.hprof, dumped "
+            "at the same moment (the roots in threads' frames aside)")
 
     def shape(name):
         return sorted((o["class"], o["size"], o["retained"])
