@@ -116,6 +116,11 @@ static void meet_the_classes(void)
 	if (!wait_counter(&state.name_done, ticket, PRIMING_WAIT_MS))
 		say("the classes loaded before the attach were not named "
 		    "within %d seconds", PRIMING_WAIT_MS / 1000);
+	/* The recorder thread gives up a class whose table a class load
+	 * beside it holds the lock of (it may not wait inside a GC, where
+	 * that loading thread may be stopped): no GC holds this thread, so
+	 * it waits for them. */
+	idset_for_each(&state.classes_seen, prepare_fields_waiting, NULL);
 }
 
 clr_hresult on_attach_complete(CLR_THIS)

@@ -330,6 +330,7 @@ const struct class_fields *fields_lookup(uint64_t cls);
 struct field_map *field_map_new(size_t cap);
 void prepare_fields(clr_uptr cls, bool wait);
 void prepare_fields_of(uint64_t cls, void *ctx);
+void prepare_fields_waiting(uint64_t cls, void *ctx);
 void match_fields(const struct class_fields *c, clr_uptr object,
 		  uint64_t size, size_t n, const clr_uptr *refs,
 		  ht_id *out);

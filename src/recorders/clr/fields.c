@@ -694,6 +694,13 @@ void prepare_fields_of(uint64_t cls, void *ctx)
 	prepare_fields((clr_uptr)cls, false);
 }
 
+/* Outside any GC: waits for a class load that holds the lock. */
+void prepare_fields_waiting(uint64_t cls, void *ctx)
+{
+	(void)ctx;
+	prepare_fields((clr_uptr)cls, true);
+}
+
 /* In the walk, for a reference no field holds: the struct embedded in the
  * object that holds it (its pointer found among the struct's aligned
  * words), or 0. */
