@@ -66,10 +66,7 @@ def main():
         sys.exit(__doc__)
     heaptrace, trace, n = args[0], args[1], int(args[2])
     expected = expected_counts(n)
-    clr.check_trace_clean(heaptrace, trace)
-    head = clr.run(heaptrace, "cat", trace).stdout.split("events:")[0]
-    clr.check('attached: "yes"' in head, "the header says attached: yes",
-              "the header does not say attached: yes:\n" + head)
+    clr.check_attached_trace(heaptrace, trace)
     stats = clr.analysis(heaptrace, "stats", trace)
     dumps = [d["index"] for d in stats["dumps"]]
     if not clr.check(len(dumps) >= 3, "%d dumps" % len(dumps),

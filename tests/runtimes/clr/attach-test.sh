@@ -111,10 +111,7 @@ if wait_lines "$work/record.err" "^heaptrace record: attached to process $pid" 1
 	sleep 2
 	report=
 	if [ -n "$gcdump" ]; then
-		if timeout -k 5 60 "$gcdump" collect -p "$pid" \
-			-o "$work/service.gcdump" >"$work/gcdump.log" 2>&1 &&
-			timeout -k 5 60 "$gcdump" report "$work/service.gcdump" \
-			>"$work/gcdump.txt" 2>>"$work/gcdump.log"; then
+		if gcdump_report "$gcdump" "$pid" "$work" 60; then
 			report=$work/gcdump.txt
 		else
 			fail "dotnet-gcdump: $(cat "$work/gcdump.log")"

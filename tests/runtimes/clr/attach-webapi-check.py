@@ -34,10 +34,7 @@ def main():
     if len(args) != 2:
         sys.exit(__doc__)
     heaptrace, trace = args
-    clr.check_trace_clean(heaptrace, trace)
-    head = clr.run(heaptrace, "cat", trace).stdout.split("events:")[0]
-    clr.check('attached: "yes"' in head, "the header says attached: yes",
-              "the header does not say attached: yes:\n" + head)
+    clr.check_attached_trace(heaptrace, trace)
     stats = clr.analysis(heaptrace, "stats", trace)
     dumps = [d["index"] for d in stats["dumps"]]
     if not clr.check(len(dumps) >= 2, "%d dumps" % len(dumps),

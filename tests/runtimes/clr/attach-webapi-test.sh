@@ -69,10 +69,7 @@ if wait_lines "$work/record.err" "^heaptrace record: attached to process $svc" 1
 	load=$!
 	sleep 2
 	if [ -n "$gcdump" ]; then
-		if timeout -k 5 60 "$gcdump" collect -p "$svc" \
-			-o "$work/service.gcdump" >"$work/gcdump.log" 2>&1 &&
-			timeout -k 5 60 "$gcdump" report "$work/service.gcdump" \
-			>"$work/gcdump.txt" 2>>"$work/gcdump.log"; then
+		if gcdump_report "$gcdump" "$svc" "$work" 60; then
 			report=$work/gcdump.txt
 		else
 			fail "dotnet-gcdump: $(cat "$work/gcdump.log")"

@@ -199,6 +199,14 @@ def check_trace_clean(heaptrace, trace):
                   "heaptrace check: %s" % line.strip())
 
 
+def check_attached_trace(heaptrace, trace):
+    """A trace of `record --pid`: clean, and its header says attached."""
+    check_trace_clean(heaptrace, trace)
+    head = run(heaptrace, "cat", trace).stdout.split("events:")[0]
+    check('attached: "yes"' in head, "the header says attached: yes",
+          "the header does not say attached: yes:\n" + head)
+
+
 def check_gc_counts(stats, ready, done, runtime):
     """The trace's GCs against GC.CollectionCount: every GC collects gen0,
     so the induced one is GC number ready[0] (from 1), the last before

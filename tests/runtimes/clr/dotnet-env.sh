@@ -26,6 +26,17 @@ dotnet_tool() {
 	fi
 }
 
+# gcdump_report TOOL PID DIR SECONDS: dotnet-gcdump (TOOL) collects from
+# process PID (a full GC, within SECONDS) into DIR/heap.gcdump and reports
+# it into DIR/gcdump.txt, its words in DIR/gcdump.log; fails if either
+# step does.
+gcdump_report() {
+	timeout -k 5 "$4" "$1" collect -p "$2" -o "$3/heap.gcdump" \
+		>"$3/gcdump.log" 2>&1 &&
+		timeout -k 5 60 "$1" report "$3/heap.gcdump" \
+		>"$3/gcdump.txt" 2>>"$3/gcdump.log"
+}
+
 # dotnet_build PROJECT_DIR OUT_DIR: builds the project for the SDK's own
 # runtime (framework-dependent, run with `dotnet OUT_DIR/NAME.dll`).
 dotnet_build() {

@@ -144,10 +144,7 @@ report=
 if wait_ready "$work/major.out" 1 $record; then
 	pid=$(awk '/^ready/ { print $2 }' "$work/major.out")
 	if [ -n "$gcdump" ]; then
-		if timeout -k 5 120 "$gcdump" collect -p "$pid" \
-			-o "$work/known.gcdump" >"$work/gcdump.log" 2>&1 &&
-			timeout -k 5 60 "$gcdump" report "$work/known.gcdump" \
-			>"$work/gcdump.txt" 2>>"$work/gcdump.log"; then
+		if gcdump_report "$gcdump" "$pid" "$work" 120; then
 			report=$work/gcdump.txt
 		else
 			fail "$flavour: dotnet-gcdump: $(cat "$work/gcdump.log")"
