@@ -31,17 +31,23 @@
 #define CLR_HIGH_SKIP_ALLOCATED_BY_CLASS 0x200u
 #define SKIP_ALLOCATED_BY_CLASS_SINCE 11
 
+/* Asked once, at the first mask (in Initialize): the mask changes again
+ * inside the GCs that walk the heap, which need not ask the runtime. */
 static unsigned runtime_major(void)
 {
-	uint16_t major = 0, minor = 0, build = 0, qfe = 0, instance = 0;
+	static int known; /* 0 not asked yet, 1 asked */
+	static uint16_t major;
+	uint16_t minor = 0, build = 0, qfe = 0, instance = 0;
 	int32_t type = 0;
 	clr_ulong n = 0;
 	clr_wchar version[64];
 
-	if (CLR_FAILED(state.info->vtbl->GetRuntimeInformation(
+	if (!known &&
+	    CLR_FAILED(state.info->vtbl->GetRuntimeInformation(
 		    state.info, &instance, &type, &major, &minor, &build, &qfe,
 		    64, &n, version)))
-		return 0;
+		major = 0;
+	known = 1;
 	return major;
 }
 
