@@ -13,6 +13,8 @@
 #ifndef HT_FORMAT_H
 #define HT_FORMAT_H
 
+#include "util/le.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -74,30 +76,6 @@ struct ht_chunk_header {
 	uint32_t payload_crc;
 };
 
-static inline void put_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static inline void put_le64(uint8_t *p, uint64_t v)
-{
-	put_le32(p, (uint32_t)v);
-	put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-static inline uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t get_le64(const uint8_t *p)
-{
-	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
 
 /* Serializes h into out[HT_CHUNK_HEADER_SIZE], header CRC included. */
 void chunk_header_put(uint8_t *out, const struct ht_chunk_header *h);

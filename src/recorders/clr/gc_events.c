@@ -22,6 +22,7 @@
  */
 #include "recorders/clr/clr.h"
 #include "recorders/core/say.h"
+#include "util/le.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,22 +72,6 @@ bool gc_events_start(void)
 						       0, &session) == CLR_S_OK;
 }
 
-static uint64_t u64_at(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t u32_at(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* The values of one bulk event, in batches of the shim's arrays. */
 static void record_blocks(bool moved, uint32_t count, const uint8_t *v)
 {
@@ -98,9 +83,9 @@ static void record_blocks(bool moved, uint32_t count, const uint8_t *v)
 		uint32_t m = count - done < BATCH ? count - done : BATCH;
 
 		for (uint32_t i = 0; i < m; i++, v += stride) {
-			old[i] = u64_at(v);
-			now[i] = moved ? u64_at(v + 8) : old[i];
-			len[i] = u64_at(v + stride - 8);
+			old[i] = get_le64(v);
+			now[i] = moved ? get_le64(v + 8) : old[i];
+			len[i] = get_le64(v + stride - 8);
 		}
 		if (moved)
 			ht_moved_references(state.trace.rec, m, old, now, len);
@@ -126,12 +111,12 @@ clr_hresult on_event_pipe_event(CLR_THIS, clr_uptr provider, clr_ulong id,
 	(void)metadata, (void)activity, (void)related, (void)thread;
 	(void)n_frames, (void)frames;
 	if (id == EV_GC_START && size >= 16 &&
-	    u32_at(data + 12) == GC_TYPE_BACKGROUND)
+	    get_le32(data + 12) == GC_TYPE_BACKGROUND)
 		atomic_fetch_add(&state.background_gcs, 1);
 	if ((id != EV_BULK_MOVED && id != EV_BULK_SURVIVING) ||
 	    size < BULK_HEADER || flag(&state.gc_by_callbacks) || !enter())
 		return CLR_S_OK;
-	count = u32_at(data + 4);
+	count = get_le32(data + 4);
 	value = id == EV_BULK_MOVED ? MOVED_VALUE : SURVIVING_VALUE;
 	if (count <= (size - BULK_HEADER) / value)
 		record_blocks(id == EV_BULK_MOVED, count, data + BULK_HEADER);

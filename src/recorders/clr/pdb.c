@@ -18,6 +18,7 @@
  */
 #include "recorders/clr/pdb.h"
 #include "recorders/clr/names.h"
+#include "util/le.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -61,19 +62,10 @@ struct pdb {
 	unsigned blob_index, document_index; /* bytes an index takes */
 };
 
-static uint32_t u16_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-
-static uint32_t u32_at(const uint8_t *p)
-{
-	return u16_at(p) | u16_at(p + 2) << 16;
-}
 
 static uint32_t index_at(const uint8_t *p, unsigned size)
 {
-	return size == 2 ? u16_at(p) : u32_at(p);
+	return size == 2 ? get_le16(p) : get_le32(p);
 }
 
 /* at + n within len, without overflow. */
@@ -96,11 +88,11 @@ static bool read_root(const uint8_t *b, size_t len, struct streams *s)
 	/* signature, versions, reserved, the version string's length */
 	if (len < 16 || memcmp(b, "BSJB", 4) != 0)
 		return false;
-	version_len = u32_at(b + 12);
+	version_len = get_le32(b + 12);
 	if (version_len > 255 || !fits(16, version_len + 4, len))
 		return false;
 	at = 16 + version_len;
-	n_streams = u16_at(b + at + 2); /* past the flags */
+	n_streams = get_le16(b + at + 2); /* past the flags */
 	at += 4;
 	for (size_t i = 0; i < n_streams; i++) {
 		size_t offset, size, name_len;
@@ -108,8 +100,8 @@ static bool read_root(const uint8_t *b, size_t len, struct streams *s)
 
 		if (!fits(at, 8, len))
 			return false;
-		offset = u32_at(b + at);
-		size = u32_at(b + at + 4);
+		offset = get_le32(b + at);
+		size = get_le32(b + at + 4);
 		at += 8;
 		name = (const char *)b + at;
 		/* a name of at most 32 bytes, its NUL included, padded to 4 */
@@ -144,7 +136,7 @@ static bool read_tables(struct pdb *p, const uint8_t *t, size_t len)
 	if (len < 24)
 		return false;
 	heaps = t[6];
-	present = (uint64_t)u32_at(t + 8) | (uint64_t)u32_at(t + 12) << 32;
+	present = (uint64_t)get_le32(t + 8) | (uint64_t)get_le32(t + 12) << 32;
 	/* standalone debugging metadata holds the debugging tables alone:
 	 * any table before them would need its row size to be skipped */
 	if (present & ((1ULL << TABLE_DOCUMENT) - 1))
@@ -154,7 +146,7 @@ static bool read_tables(struct pdb *p, const uint8_t *t, size_t len)
 			continue;
 		if (!fits(at, 4, len))
 			return false;
-		rows[i] = u32_at(t + at);
+		rows[i] = get_le32(t + at);
 		at += 4;
 	}
 	if (heaps & 0x40) /* extra data after the row counts */
@@ -275,10 +267,10 @@ static bool rva_offset(int fd, uint64_t sections, unsigned n_sections,
 		if (!read_at(fd, sections + (uint64_t)PE_SECTION_LEN * i, h,
 			     sizeof(h)))
 			return false;
-		va = u32_at(h + 12);
-		raw_size = u32_at(h + 16);
+		va = get_le32(h + 12);
+		raw_size = get_le32(h + 16);
 		if (rva >= va && rva - va < raw_size) {
-			*off = (uint64_t)u32_at(h + 20) + (rva - va);
+			*off = (uint64_t)get_le32(h + 20) + (rva - va);
 			return true;
 		}
 	}
@@ -294,25 +286,25 @@ static bool debug_directory(int fd, uint64_t *off, uint32_t *n)
 
 	if (!read_at(fd, 0, h, 64) || h[0] != 'M' || h[1] != 'Z')
 		return false;
-	pe = u32_at(h + 0x3c);
+	pe = get_le32(h + 0x3c);
 	if (!read_at(fd, pe, h, PE_COFF_LEN) || memcmp(h, "PE\0\0", 4) != 0)
 		return false;
-	n_sections = u16_at(h + 6);
-	optional_len = u16_at(h + 20);
+	n_sections = get_le16(h + 6);
+	optional_len = get_le16(h + 20);
 	optional = (uint64_t)pe + PE_COFF_LEN;
 	sections = optional + optional_len;
 	if (n_sections > PE_SECTIONS_MAX || !read_at(fd, optional, h, 2))
 		return false;
 	/* the data directories of PE32 and PE32+ */
-	magic = u16_at(h);
+	magic = get_le16(h);
 	dirs = magic == 0x10b ? 96 : magic == 0x20b ? 112 : 0;
 	if (!dirs || dirs + (PE_DEBUG_DIR + 1) * 8 > optional_len ||
 	    !read_at(fd, optional + dirs - 4, h, 4) ||
-	    u32_at(h) <= PE_DEBUG_DIR ||
+	    get_le32(h) <= PE_DEBUG_DIR ||
 	    !read_at(fd, optional + dirs + PE_DEBUG_DIR * 8, h, 8))
 		return false;
-	*n = u32_at(h + 4) / PE_DEBUG_ENTRY_LEN;
-	return rva_offset(fd, sections, n_sections, u32_at(h), off);
+	*n = get_le32(h + 4) / PE_DEBUG_ENTRY_LEN;
+	return rva_offset(fd, sections, n_sections, get_le32(h), off);
 }
 
 bool pdb_matches(const struct pdb *p, const char *assembly)
@@ -332,8 +324,8 @@ bool pdb_matches(const struct pdb *p, const char *assembly)
 				break;
 			/* a CodeView entry: "RSDS", the GUID, the age, the
 			 * PDB's path; the entry's stamp is the id's rest */
-			if (u32_at(entry + 12) != PE_DEBUG_CODEVIEW ||
-			    !read_at(fd, u32_at(entry + 24), codeview,
+			if (get_le32(entry + 12) != PE_DEBUG_CODEVIEW ||
+			    !read_at(fd, get_le32(entry + 24), codeview,
 				     sizeof(codeview)) ||
 			    memcmp(codeview, "RSDS", 4) != 0)
 				continue;
