@@ -66,6 +66,10 @@ def ok(what):
     print("ok: %s%s" % (label, what))
 
 
+def note(what):
+    print("note: %s%s" % (label, what))
+
+
 def check(cond, good, bad):
     if cond:
         ok(good)
@@ -537,7 +541,15 @@ def check_history(heaptrace, trace, dump, tracked_id, samples, ready,
     explained = len(moves) == len(seen) and all(
         lo <= gc <= hi and int(f, 16) == fa and int(t, 16) == ta
         for (gc, f, t), (lo, hi, fa, ta) in zip(moves, seen))
-    check(explained and (len(moves) >= 2 or not allocations),
+    # How many times Tracked moves is the GC's choice (a server GC may
+    # promote it in place, and a GC may run before the program's first
+    # sample), so the count is said, not required: each move the trace
+    # gives must be one the program saw, and each one it saw in the trace.
+    if allocations and len(moves) < 2:
+        note("history of Tracked over GCs %d to %d: %d moves (the runtime "
+             "compacted it fewer times than usual)"
+             % (first_gc, last_gc, len(moves)))
+    check(explained,
           "history of Tracked over GCs %d to %d: %d moves, each the address "
           "change the program saw in that GC%s" % (
               first_gc, last_gc, len(moves),
