@@ -131,6 +131,20 @@ enum ht_error_code ht_method(struct ht_recorder *rec, ht_id id,
 			     const char *name);
 enum ht_error_code ht_object_allocated(struct ht_recorder *rec, ht_id id,
 				       ht_id class_id, uint64_t size);
+/* Version 4, allocation sites. A method with its source file (NULL: not
+ * known) and line (0: not known); a stack of methods, innermost first,
+ * declared once before an allocation names it; an allocation with the
+ * stack that made it (0: none). The header's metadata `sites` says how
+ * allocations were chosen to carry a stack: "all", or the mean sampling
+ * interval in bytes (heaptrace(5), "Allocation sites"). */
+enum ht_error_code ht_method_at(struct ht_recorder *rec, ht_id id,
+				const char *name, const char *file,
+				uint32_t line);
+enum ht_error_code ht_stack(struct ht_recorder *rec, ht_id id, size_t count,
+			    const ht_id *frames);
+enum ht_error_code ht_object_allocated_by(struct ht_recorder *rec, ht_id id,
+					  ht_id class_id, uint64_t size,
+					  ht_id stack);
 /* generations: bit set of the collected generations (bit g = generation g).
  * gc: the runtime's GC number, or -1 when it does not give one. */
 enum ht_error_code ht_gc_started(struct ht_recorder *rec, int64_t gc,

@@ -24,9 +24,11 @@ extern "C" {
 
 /* Version 2 added the fields event and the ref_fields and root_fields of
  * references; version 3 the time of GC starts and finishes and of
- * containers (a dump's begin and end). Versions 1 and 2 still read (they
- * carry no fields, no times). */
-#define HT_FORMAT_VERSION 3
+ * containers (a dump's begin and end), and values; version 4 allocation
+ * sites: the stack event, the stack of an object_allocated, a method's
+ * file and line. Versions 1 to 3 still read (they carry none of what
+ * came after them). */
+#define HT_FORMAT_VERSION 4
 
 /* An object, class, thread, method, stack or container id as the runtime
  * gave it. Object ids are addresses and change when a GC moves objects. */
@@ -46,9 +48,10 @@ enum ht_event_type {
 	HT_EV_ROOT_REFERENCES,
 	HT_EV_OBJECT_REFERENCES,
 	HT_EV_FIELDS,
+	HT_EV_STACK, /* version 4 */
 };
 #define HT_EV_FIRST HT_EV_CLASS
-#define HT_EV_LAST HT_EV_FIELDS
+#define HT_EV_LAST HT_EV_STACK
 
 /* CONTAINER_TYPE of the Microsoft VM's IHeapInfoCallback, same numbers. */
 enum ht_container_type {
@@ -220,6 +223,10 @@ enum ht_link_id {
 	HT_LINK_ID_END,
 };
 
+/* The most frames a stack event holds (version 4): a producer keeps the
+ * innermost ones of a deeper stack. */
+#define HT_STACK_MAX_FRAMES 1024
+
 /* Generations as the CLR numbers them. */
 #define HT_GEN_LOH 3 /* large object heap */
 #define HT_GEN_POH 4 /* pinned object heap */
@@ -265,11 +272,24 @@ struct ht_event {
 		struct ht_ev_named {
 			ht_id id;
 			const char *name;
-		} thread, method;
+		} thread;
+		struct ht_ev_method {
+			ht_id id;
+			const char *name;
+			/* version 4, where the runtime says: the source
+			 * file (NULL: not known) and line (0: not known)
+			 * of the method, or of the place in it a frame
+			 * stands at */
+			const char *file;
+			uint32_t line;
+		} method;
 		struct ht_ev_object_allocated {
 			ht_id id;
 			ht_id class_id;
 			uint64_t size;
+			/* version 4: the stack that allocated it (a stack
+			 * event's id), 0 when not recorded */
+			ht_id stack;
 		} object_allocated;
 		struct ht_ev_gc_started {
 			bool has_gc;
@@ -338,6 +358,15 @@ struct ht_event {
 			size_t count;
 			const struct ht_field *fields;
 		} fields;
+		/* version 4: a stack, interned: declared once by its id
+		 * (nonzero, unique in the trace), before the first
+		 * object_allocated that names it; its frames are method
+		 * ids, the innermost (the allocating method) first. */
+		struct ht_ev_stack {
+			ht_id id;
+			size_t count; /* at most HT_STACK_MAX_FRAMES */
+			const ht_id *frames;
+		} stack;
 	} u;
 	/* version 3, on gc_started, gc_finished and begin_container only:
 	 * when it happened, in nanoseconds of a monotonic clock since the

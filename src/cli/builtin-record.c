@@ -9,6 +9,7 @@
  * runtime may ignore a recorder it cannot load, so a missing or empty
  * trace is an error of its own.
  */
+#include "cli/budget.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
 #include "cli/escape.h"
@@ -41,7 +42,7 @@ static const struct command_usage usage = {
 	.cmd = "record",
 	.text = "usage: heaptrace record [-o FILE] [--dump-on WHEN] [--every N]\n"
 		"                        [--allocations] [--values] [--runtime NAME]\n"
-		"                        [-q]\n"
+		"                        [--sites[=INTERVAL]] [-q]\n"
 		"                        [--] CMD [ARGS...]\n"
 		"   or: heaptrace record --pid PID [--duration SECONDS] [-o FILE]\n"
 		"                        [--dump-on WHEN] [--every N] [--values] [-q]\n"
@@ -383,6 +384,30 @@ static int parse_every(const char *cmd, const char *arg, void *record)
 	return EXIT_DONE;
 }
 
+/* --sites alone: the runtime's own interval; =all: every allocation;
+ * =SIZE: "512KiB", "100kB", as --max-memory takes it (budget.h). */
+static int parse_sites(const char *cmd, const char *arg, void *record)
+{
+	struct record_cmd *c = record;
+	uint64_t n;
+
+	c->opt.sites = true;
+	if (!arg) {
+		c->opt.sites_interval = REC_SITES_DEFAULT;
+		return EXIT_DONE;
+	}
+	if (strcmp(arg, "all") == 0) {
+		c->opt.sites_interval = REC_SITES_ALL;
+		return EXIT_DONE;
+	}
+	if (parse_size(arg, &n) < 0 || n == 0 || n > REC_SITES_INTERVAL_MAX)
+		return usage_error(cmd, "--sites takes a sampling interval in "
+				   "bytes (such as 512k), from 1 to 1T, or all, "
+				   "not '%s'", arg);
+	c->opt.sites_interval = n;
+	return EXIT_DONE;
+}
+
 static int parse_pid(const char *cmd, const char *arg, void *pid)
 {
 	uint64_t n;
@@ -443,6 +468,11 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 			 "record values in each dump: on Java every\n"
 			 "primitive field and array, on Mono and .NET each\n"
 			 "string's text (a larger trace, a longer pause)"),
+		OPT_CALLBACK_OPTIONAL("sites", "INTERVAL", c, parse_sites,
+				      "record allocation stacks, sampled once\n"
+				      "per INTERVAL bytes allocated on average\n"
+				      "(default: the runtime's own), or all of\n"
+				      "them with --sites=all (slower)"),
 		OPT_CALLBACK('r', "runtime", "NAME", c, parse_runtime,
 			     "mono, java or dotnet: the runtime CMD starts,\n"
 			     "when it is not one heaptrace recognizes (a\n"
@@ -476,6 +506,11 @@ static int parse_arguments(struct record_cmd *c, int argc, char **argv)
 				   "with --pid: allocations are recorded from a "
 				   "program's start only (heaptrace record "
 				   "--allocations -- CMD)");
+	if (c->pid && c->opt.sites)
+		return usage_error("record", "--sites is not available with "
+				   "--pid: allocation stacks are recorded from a "
+				   "program's start only (heaptrace record "
+				   "--sites -- CMD)");
 	if (!c->pid && optind >= argc)
 		return usage_error("record", "no program to run: heaptrace "
 				   "record [options] -- CMD [ARGS...]");

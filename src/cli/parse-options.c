@@ -61,11 +61,16 @@ static int option_words(const struct cli_option *o, FILE *out)
 
 	if (o->short_name)
 		snprintf(letter, sizeof(letter), "-%c, ", o->short_name);
+	bool optional = o->flags & OPTION_OPTIONAL_VALUE;
+
 	if (!out)
 		return (int)(strlen(letter) + 2 + strlen(o->long_name) +
-			     (o->arg_name ? 1 + strlen(o->arg_name) : 0));
-	return fprintf(out, "%s--%s%s%s", letter, o->long_name,
-		       o->arg_name ? " " : "", o->arg_name ? o->arg_name : "");
+			     (o->arg_name ? 1 + strlen(o->arg_name) : 0) +
+			     (optional ? 2 : 0));
+	return fprintf(out, "%s--%s%s%s%s", letter, o->long_name,
+		       !o->arg_name ? "" : optional ? "[=" : " ",
+		       o->arg_name ? o->arg_name : "",
+		       o->arg_name && optional ? "]" : "");
 }
 
 /*
@@ -123,7 +128,9 @@ int parse_options(int argc, char **argv, const struct command_usage *usage,
 		o = &options[n];
 		longopts[n] = (struct option){
 			o->long_name,
-			o->arg_name ? required_argument : no_argument,
+			!o->arg_name ? no_argument :
+			(o->flags & OPTION_OPTIONAL_VALUE) ? optional_argument :
+			required_argument,
 			NULL,
 			o->short_name ? o->short_name : LONG_ONLY(n),
 		};

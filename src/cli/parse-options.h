@@ -43,6 +43,10 @@ enum option_flags {
 	 * needs a value", without the command's name or the hint to --help
 	 * (heaptrace(1), DIAGNOSTICS) */
 	OPTION_GLOBAL = 1 << 1,
+	/* its value may be left out: "--NAME=VALUE" or "--NAME" alone, when
+	 * the parser gets NULL (getopt_long's optional_argument: a value
+	 * after a space is the next word, not the option's); long only */
+	OPTION_OPTIONAL_VALUE = 1 << 2,
 };
 
 /* This struct is not an API; it may change from one release to the next. */
@@ -103,6 +107,13 @@ struct command_usage {
 #define OPT_CALLBACK(s, l, a, v, fn, h) \
 	{.type = OPTION_CALLBACK, .short_name = (s), .long_name = (l), \
 	 .arg_name = (a), .help = (h), .value = (v), .parser = (fn)}
+
+/* An option whose value may be left out (OPTION_OPTIONAL_VALUE): --help
+ * shows it "--NAME[=ARG]" */
+#define OPT_CALLBACK_OPTIONAL(l, a, v, fn, h) \
+	{.type = OPTION_CALLBACK, .long_name = (l), .arg_name = (a), \
+	 .help = (h), .value = (v), .parser = (fn), \
+	 .flags = OPTION_OPTIONAL_VALUE}
 
 /* The entries that most commands share. */
 #define OPT_HELP() \

@@ -58,6 +58,7 @@ static int java_prepare(const struct record_options *o, char ***argv,
 {
 	struct rec_request r = {
 		.dump_on = o->dump_on, .every = o->every, .values = o->values,
+		.sites = o->sites, .sites_interval = o->sites_interval,
 		.report_fd = o->report_fd, .output = o->output,
 	};
 	char path[PATH_MAX], *args, *option;

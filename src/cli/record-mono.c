@@ -94,6 +94,7 @@ static int mono_prepare(const struct record_options *o, char ***argv,
 	struct rec_request r = {
 		.dump_on = o->dump_on, .every = o->every,
 		.allocations = o->allocations, .values = o->values,
+		.sites = o->sites, .sites_interval = o->sites_interval,
 		.report_fd = -1, /* HEAPTRACE_REPORT_FD, below */
 	};
 	char path[PATH_MAX], *slash, *args, *option;

@@ -27,6 +27,8 @@ struct record_options {
 	bool allocations;     /* record allocations too */
 	bool values;          /* dumps carry values: Java's fields and arrays,
 				 strings' text on Mono and the CLR */
+	bool sites;           /* allocation stacks (--sites) */
+	uint64_t sites_interval; /* as struct rec_options has it */
 	/* the recorder's end of the channel on which it says that the trace
 	 * could not be written (recorders/report.h); -1: none */
 	int report_fd;

@@ -307,13 +307,27 @@ uint64_t fuzz_digest_event(uint64_t h, const struct ht_event *ev)
 		h = mix(h, ev->u.class_.has_size ? ev->u.class_.size : ~0ULL);
 		return mix_string(h, ev->u.class_.name);
 	case HT_EV_THREAD:
-	case HT_EV_METHOD:
 		h = mix(h, ev->u.thread.id);
 		return mix_string(h, ev->u.thread.name);
+	case HT_EV_METHOD:
+		h = mix(h, ev->u.method.id);
+		h = mix_string(h, ev->u.method.name);
+		h = mix_string(h, ev->u.method.file);
+		return mix(h, ev->u.method.line);
 	case HT_EV_OBJECT_ALLOCATED:
 		h = mix(h, ev->u.object_allocated.id);
 		h = mix(h, ev->u.object_allocated.class_id);
+		h = mix(h, ev->u.object_allocated.stack);
 		return mix(h, ev->u.object_allocated.size);
+	case HT_EV_STACK:
+		FUZZ_CHECK(ev->u.stack.count == 0 || ev->u.stack.frames,
+			   "stack without frames");
+		FUZZ_CHECK(ev->u.stack.count <= HT_STACK_MAX_FRAMES,
+			   "stack of more frames than a stack may have");
+		h = mix(h, ev->u.stack.id);
+		for (size_t i = 0; i < ev->u.stack.count; i++)
+			h = mix(h, ev->u.stack.frames[i]);
+		return mix(h, ev->u.stack.count);
 	case HT_EV_GC_STARTED:
 		h = mix(h, ev->u.gc_started.has_gc ? ev->u.gc_started.gc : ~0ULL);
 		h = mix(h, ev->u.gc_started.generations);

@@ -405,15 +405,27 @@ bool htb_event_equal(const struct ht_event *a, const struct ht_event *b)
 		       (!a->u.class_.has_size ||
 			a->u.class_.size == b->u.class_.size);
 	case HT_EV_THREAD:
-	case HT_EV_METHOD:
-		/* thread and method share one layout */
 		return a->u.thread.id == b->u.thread.id &&
 		       same_string(a->u.thread.name, b->u.thread.name);
+	case HT_EV_METHOD:
+		return a->u.method.id == b->u.method.id &&
+		       same_string(a->u.method.name, b->u.method.name) &&
+		       same_string(a->u.method.file, b->u.method.file) &&
+		       a->u.method.line == b->u.method.line;
 	case HT_EV_OBJECT_ALLOCATED:
 		return a->u.object_allocated.id == b->u.object_allocated.id &&
 		       a->u.object_allocated.class_id ==
 			       b->u.object_allocated.class_id &&
-		       a->u.object_allocated.size == b->u.object_allocated.size;
+		       a->u.object_allocated.size ==
+			       b->u.object_allocated.size &&
+		       a->u.object_allocated.stack ==
+			       b->u.object_allocated.stack;
+	case HT_EV_STACK:
+		return a->u.stack.id == b->u.stack.id &&
+		       a->u.stack.count == b->u.stack.count &&
+		       (a->u.stack.count == 0 ||
+			memcmp(a->u.stack.frames, b->u.stack.frames,
+			       a->u.stack.count * sizeof(ht_id)) == 0);
 	case HT_EV_GC_STARTED:
 		return a->u.gc_started.has_gc == b->u.gc_started.has_gc &&
 		       (!a->u.gc_started.has_gc ||

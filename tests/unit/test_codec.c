@@ -495,6 +495,22 @@ Test(codec, refs_far_from_the_object_round_trip)
 	assert_refs_round_trip(1, refs, ARRAY_SIZE(refs));
 }
 
+Test(codec, field_refs_whose_delta_leaves_no_room_escape_to_absolute)
+{
+	/* from 0, a delta of INT64_MAX codes as 2^64 - 2, which the bias of
+	 * two would have wrapped to 0, a null field; INT64_MIN as 2^64 - 1 */
+	const ht_id refs[] = { 1, 2, 3, 4 };
+	const ht_id fields[] = { 0x7fffffffffffffffull, 0, 0xffffffffffffffffull,
+				 0x7fffffffffffffffull };
+	const struct ht_event ev = {
+		.type = HT_EV_OBJECT_REFERENCES,
+		.u.object_references = { .id = 1, .class_id = 1, .size = 8,
+					 .count = 4, .refs = refs,
+					 .ref_fields = fields } };
+
+	assert_one_round_trips(&ev);
+}
+
 /* ---- the shim's parallel forms ---------------------------------------- */
 
 Test(codec, parallel_moved_form_encodes_like_the_event)
@@ -745,15 +761,38 @@ static void random_event(struct random_event *r)
 		r->ev.u.class_.size = r->ev.u.class_.has_size ? rnd_value() : 0;
 		break;
 	case HT_EV_THREAD:
-	case HT_EV_METHOD:
 		r->ev.u.thread.id = rnd_value();
 		r->ev.u.thread.name = rnd_name(r);
+		break;
+	case HT_EV_METHOD:
+		r->ev.u.method.id = rnd_value();
+		r->ev.u.method.name = rnd_name(r);
+		/* a file, when there is one, in a buffer of its own */
+		if (rnd_below(2)) {
+			char *file = rnd_array(r, 0, 16, 1);
+
+			for (size_t i = 0, len = rnd_below(15); i < len; i++)
+				file[i] = (char)(1 + rnd_below(255));
+			r->ev.u.method.file = file;
+		}
+		r->ev.u.method.line = rnd_below(2) ? rnd_u32() : 0;
 		break;
 	case HT_EV_OBJECT_ALLOCATED:
 		r->ev.u.object_allocated.id = rnd_value();
 		r->ev.u.object_allocated.class_id = rnd_value();
 		r->ev.u.object_allocated.size = rnd_value();
+		r->ev.u.object_allocated.stack = rnd_below(2) ? rnd_value() : 0;
 		break;
+	case HT_EV_STACK: {
+		ht_id *frames = rnd_array(r, 0, n, sizeof(ht_id));
+
+		for (size_t i = 0; i < n; i++)
+			frames[i] = rnd_value();
+		r->ev.u.stack.id = rnd_value() | 1;
+		r->ev.u.stack.count = n;
+		r->ev.u.stack.frames = frames;
+		break;
+	}
 	case HT_EV_GC_STARTED:
 		r->ev.u.gc_started.has_gc = rnd_below(2);
 		r->ev.u.gc_started.gc = r->ev.u.gc_started.has_gc ? rnd_value() : 0;

@@ -291,8 +291,8 @@ Test(messages, recording_header_mistakes)
 	assert_refused(err, HT_E_INVALID, "api.ht: no trace header given");
 	h.version = HT_FORMAT_VERSION + 1;
 	err = open_error(NULL, &h);
-	assert_refused(err, HT_E_INVALID, "api.ht: header version 4: this "
-		       "library writes version 3");
+	assert_refused(err, HT_E_INVALID, "api.ht: header version 5: this "
+		       "library writes version 4");
 	h.version = 1;
 	h.pointer_size = 2;
 	err = open_error(NULL, &h);

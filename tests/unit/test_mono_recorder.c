@@ -139,13 +139,17 @@ Test(options, refusals)
 	refused("every=99999999999", "every= takes a number from 1 to "
 		"1000000000, not '99999999999'");
 	refused("alloc=1", "unknown option 'alloc=1' (options: dump=WHEN, "
-		"every=N, alloc, values, output=FILE last)");
+		"every=N, alloc, values, sites[=BYTES|all], "
+		"output=FILE last)");
 	refused("values=1", "unknown option 'values=1' (options: dump=WHEN, "
-		"every=N, alloc, values, output=FILE last)");
+		"every=N, alloc, values, sites[=BYTES|all], "
+		"output=FILE last)");
 	refused("verbose", "unknown option 'verbose' (options: dump=WHEN, "
-		"every=N, alloc, values, output=FILE last)");
+		"every=N, alloc, values, sites[=BYTES|all], "
+		"output=FILE last)");
 	refused("dump=major,bogus", "unknown option 'bogus' (options: "
-		"dump=WHEN, every=N, alloc, values, output=FILE last)");
+		"dump=WHEN, every=N, alloc, values, sites[=BYTES|all], "
+		"output=FILE last)");
 	refused("output=", "output= needs a file name");
 	refused("every=2,output=", "output= needs a file name");
 }

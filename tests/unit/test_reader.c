@@ -359,7 +359,7 @@ Test(reader, wrong_version_is_refused_as_unsupported)
 	htb_finish(&b);
 	err = refused(b.data, b.len, "v4.ht");
 	cr_assert_eq(err.code, HT_E_FORMAT);
-	cr_assert(strstr(err.message, "unsupported format version 4"), "%s",
+	cr_assert(strstr(err.message, "unsupported format version 5"), "%s",
 		  err.message);
 	htb_free(&b);
 }

@@ -568,7 +568,8 @@ Test(writer, typed_functions_read_back_equal)
 	want[n++].u.thread = (struct ht_ev_named){ 7, "main" };
 	cr_assert_eq(ht_method(rec, 0x5000, "Program.Main"), HT_OK);
 	want[n].type = HT_EV_METHOD;
-	want[n++].u.method = (struct ht_ev_named){ 0x5000, "Program.Main" };
+	want[n++].u.method = (struct ht_ev_method){ 0x5000, "Program.Main",
+						    NULL, 0 };
 	cr_assert_eq(ht_object_allocated(rec, 0x1008, 0x100, 48), HT_OK);
 	want[n++] = allocated(0x1008, 0x100, 48);
 	cr_assert_eq(ht_generation_bounds(rec, 4, ranges), HT_OK);

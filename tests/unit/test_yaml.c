@@ -141,9 +141,18 @@ static bool same_event(const struct ht_event *a, const struct ht_event *b)
 		       a->u.class_.has_size == b->u.class_.has_size &&
 		       a->u.class_.size == b->u.class_.size;
 	case HT_EV_THREAD:
-	case HT_EV_METHOD:
 		return a->u.thread.id == b->u.thread.id &&
 		       same_string(a->u.thread.name, b->u.thread.name);
+	case HT_EV_METHOD:
+		return a->u.method.id == b->u.method.id &&
+		       same_string(a->u.method.name, b->u.method.name) &&
+		       same_string(a->u.method.file, b->u.method.file) &&
+		       a->u.method.line == b->u.method.line;
+	case HT_EV_STACK:
+		return a->u.stack.id == b->u.stack.id &&
+		       a->u.stack.count == b->u.stack.count &&
+		       same_array(a->u.stack.frames, b->u.stack.frames,
+				  a->u.stack.count, sizeof(ht_id));
 	case HT_EV_OBJECT_ALLOCATED:
 		return memcmp(&a->u.object_allocated, &b->u.object_allocated,
 			      sizeof(a->u.object_allocated)) == 0;
@@ -337,7 +346,7 @@ static void assert_event_error(const char *item, unsigned column,
 /* ---- The canonical form ----------------------------------------------------- */
 
 static const char canonical_example[] =
-	"heaptrace: 3\n"
+	"heaptrace: 4\n"
 	"runtime: clr\n"
 	"runtime_version: \"4.8\"\n"
 	"pointer_size: 8\n"
@@ -353,7 +362,10 @@ static const char canonical_example[] =
 	"      - {id: 2, class: 0x100, name: ROOT, kind: static}\n"
 	"  - thread: {id: 0x7, name: main}\n"
 	"  - method: {id: 0x40, name: \"Foo.bar()\"}\n"
+	"  - method: {id: 0x41, name: Foo.baz, file: Foo.cs, line: 12}\n"
+	"  - stack: {id: 1, frames: [0x41, 0x40]}\n"
 	"  - object_allocated: {id: 0x1000, class: 0x100, size: 24}\n"
+	"  - object_allocated: {id: 0x1018, class: 0x100, size: 24, stack: 1}\n"
 	"  - gc_started: {gc: 3, generations: [0, 1], reason: induced, "
 	"time: 1500000}\n"
 	"  - generation_bounds:\n"
@@ -389,7 +401,8 @@ static void write_example_events(struct yaml_writer *w)
 		{2, 0x100, "ROOT", HT_FIELD_STATIC, false, 0},
 	};
 	static const ht_id root_fields[] = {2}, obj_ref_fields[] = {1, 0};
-	struct ht_event evs[15];
+	static const ht_id frames[] = {0x41, 0x40};
+	struct ht_event evs[18];
 	struct ht_error err;
 	int n = 0;
 
@@ -401,10 +414,17 @@ static void write_example_events(struct yaml_writer *w)
 	evs[++n].type = HT_EV_THREAD;
 	evs[n].u.thread = (struct ht_ev_named){0x7, "main"};
 	evs[++n].type = HT_EV_METHOD;
-	evs[n].u.method = (struct ht_ev_named){0x40, "Foo.bar()"};
+	evs[n].u.method = (struct ht_ev_method){0x40, "Foo.bar()", NULL, 0};
+	evs[++n].type = HT_EV_METHOD;
+	evs[n].u.method = (struct ht_ev_method){0x41, "Foo.baz", "Foo.cs", 12};
+	evs[++n].type = HT_EV_STACK;
+	evs[n].u.stack = (struct ht_ev_stack){1, 2, frames};
 	evs[++n].type = HT_EV_OBJECT_ALLOCATED;
 	evs[n].u.object_allocated =
-		(struct ht_ev_object_allocated){0x1000, 0x100, 24};
+		(struct ht_ev_object_allocated){0x1000, 0x100, 24, 0};
+	evs[++n].type = HT_EV_OBJECT_ALLOCATED;
+	evs[n].u.object_allocated =
+		(struct ht_ev_object_allocated){0x1018, 0x100, 24, 1};
 	evs[++n].type = HT_EV_GC_STARTED;
 	evs[n].u.gc_started =
 		(struct ht_ev_gc_started){true, 3, 0x3, HT_GC_INDUCED};
@@ -1306,12 +1326,12 @@ Test(yaml_errors, aliases)
 
 Test(yaml_errors, header_version)
 {
-	struct ht_error err = first_error("heaptrace: 4\nevents: []\n");
+	struct ht_error err = first_error("heaptrace: 5\nevents: []\n");
 
 	cr_assert_eq(err.code, HT_E_FORMAT);
 	cr_assert_eq(err.line, 1);
 	cr_assert_eq(err.column, 12);
-	cr_assert(strstr(err.message, "unsupported heaptrace version 4"), "%s",
+	cr_assert(strstr(err.message, "unsupported heaptrace version 5"), "%s",
 		  err.message);
 	assert_error("runtime: clr\nevents: []\n", 2, 1,
 		     "the header lacks 'heaptrace: 1' before 'events'");

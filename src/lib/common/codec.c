@@ -40,6 +40,10 @@
 #define OPT_OBJ_VALUES (1u << (OPT_OBJ_RESULT_SHIFT + 4))
 #define OPT_OBJ_ARRAY (1u << (OPT_OBJ_RESULT_SHIFT + 5))
 #define OPT_OBJ_LAST_BIT (OPT_OBJ_RESULT_SHIFT + 5)
+/* Version 4, after an extended type byte (CODEC_EXTENDED). */
+#define OPT_ALLOC_STACK 0x1u
+#define OPT_METHOD_FILE 0x1u
+#define OPT_METHOD_LINE 0x2u
 /* A field's kind and whether it has an offset share one varint; a
  * primitive field's type follows when bit 9 says so (version 3). */
 #define FIELD_HAS_OFFSET 0x1u
@@ -177,7 +181,12 @@ size_t codec_event_bound(const struct ht_event *ev)
 		n += string_bound(ev->u.thread.name);
 		break;
 	case HT_EV_METHOD:
-		n += string_bound(ev->u.method.name);
+		n += string_bound(ev->u.method.name) +
+		     string_bound(ev->u.method.file);
+		break;
+	case HT_EV_STACK:
+		/* never split (HT_STACK_MAX_FRAMES keeps it small) */
+		n += ev->u.stack.count * VARINT_MAX;
 		break;
 	case HT_EV_FIELDS:
 		for (size_t i = 0; i < ev->u.fields.count; i++)
@@ -206,12 +215,47 @@ static void put_class(struct codec_enc *e, const struct ht_ev_class *c)
 		put_u(e, c->size);
 }
 
+/* The options an extended event's type byte announces (CODEC_EXTENDED):
+ * 0 when it has nothing of version 4, and then it is coded as before. */
+static unsigned extended_options(const struct ht_event *ev)
+{
+	switch (ev->type) {
+	case HT_EV_OBJECT_ALLOCATED:
+		return ev->u.object_allocated.stack ? OPT_ALLOC_STACK : 0;
+	case HT_EV_METHOD:
+		return (ev->u.method.file ? OPT_METHOD_FILE : 0) |
+		       (ev->u.method.line ? OPT_METHOD_LINE : 0);
+	default:
+		return 0;
+	}
+}
+
 static void put_object_allocated(struct codec_enc *e,
 				 const struct ht_ev_object_allocated *a)
 {
 	put_delta(e, &e->base.object, a->id);
 	put_delta(e, &e->base.class_, a->class_id);
 	put_u(e, a->size);
+	if (a->stack)
+		put_u(e, a->stack);
+}
+
+static void put_method(struct codec_enc *e, const struct ht_ev_method *m)
+{
+	put_u(e, m->id);
+	put_string(e, m->name);
+	if (m->file)
+		put_string(e, m->file);
+	if (m->line)
+		put_u(e, m->line);
+}
+
+static void put_stack(struct codec_enc *e, const struct ht_ev_stack *k)
+{
+	put_u(e, k->id);
+	put_u(e, k->count);
+	for (size_t i = 0; i < k->count; i++)
+		put_u(e, k->frames[i]);
 }
 
 static void put_gc_started(struct codec_enc *e, const struct ht_ev_gc_started *g)
@@ -296,7 +340,7 @@ static void put_field_refs(struct codec_enc *e, size_t count,
 		}
 		code = zigzag_encode((int64_t)(fields[i] - e->base.field));
 		/* a delta too wide for the bias is coded as 1, then the id */
-		if (code == UINT64_MAX) {
+		if (code > UINT64_MAX - 2) {
 			put_u(e, 1);
 			put_u(e, fields[i]);
 		} else {
@@ -449,6 +493,8 @@ static void put_object_references(struct codec_enc *e,
 
 void codec_put_event(struct codec_enc *e, const struct ht_event *ev)
 {
+	unsigned extended;
+
 	switch (ev->type) {
 	case HT_EV_MOVED_REFERENCES: {
 		const struct ht_ev_moved_references *m = &ev->u.moved_references;
@@ -477,13 +523,16 @@ void codec_put_event(struct codec_enc *e, const struct ht_event *ev)
 		break;
 	}
 
+	extended = extended_options(ev);
 	if (ev->has_time && ht_event_timed_type(ev->type)) {
 		*e->p++ = (uint8_t)(ev->type | CODEC_TIMED);
 		put_u(e, zigzag_encode((int64_t)(ev->time - e->base.time)));
 		e->base.time = ev->time;
 	} else {
-		*e->p++ = (uint8_t)ev->type;
+		*e->p++ = (uint8_t)(ev->type | (extended ? CODEC_EXTENDED : 0));
 	}
+	if (extended)
+		put_u(e, extended);
 	switch (ev->type) {
 	case HT_EV_CLASS:
 		put_class(e, &ev->u.class_);
@@ -492,7 +541,7 @@ void codec_put_event(struct codec_enc *e, const struct ht_event *ev)
 		put_named(e, &ev->u.thread);
 		break;
 	case HT_EV_METHOD:
-		put_named(e, &ev->u.method);
+		put_method(e, &ev->u.method);
 		break;
 	case HT_EV_OBJECT_ALLOCATED:
 		put_object_allocated(e, &ev->u.object_allocated);
@@ -515,6 +564,9 @@ void codec_put_event(struct codec_enc *e, const struct ht_event *ev)
 		break;
 	case HT_EV_OBJECT_REFERENCES:
 		put_object_references(e, &ev->u.object_references);
+		break;
+	case HT_EV_STACK:
+		put_stack(e, &ev->u.stack);
 		break;
 	case HT_EV_FIELDS:
 		put_fields(e, &ev->u.fields);
@@ -554,6 +606,7 @@ void codec_dec_free(struct codec_dec *d)
 	free(d->u64);
 	free(d->blocks);
 	free(d->str);
+	free(d->str2);
 	if (d->release)
 		d->release(d->charged);
 	codec_dec_init(d);
@@ -776,11 +829,86 @@ static int get_class(struct codec_dec *d, struct ht_ev_class *c,
 
 static int get_object_allocated(struct codec_dec *d,
 				struct ht_ev_object_allocated *a,
-				const char **why)
+				uint64_t opts, const char **why)
 {
+	if (opts & ~(uint64_t)OPT_ALLOC_STACK) {
+		*why = "unknown object_allocated options";
+		return -1;
+	}
 	TRY(get_delta(d, &d->base.object, &a->id, why));
 	TRY(get_delta(d, &d->base.class_, &a->class_id, why));
 	GET_U(d, &a->size, "size");
+	a->stack = 0;
+	if (opts & OPT_ALLOC_STACK) {
+		GET_U(d, &a->stack, "stack");
+		if (!a->stack) {
+			*why = "stack 0 where the options say one follows";
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A method's file goes to its own buffer: its name holds d->str. */
+static int get_method(struct codec_dec *d, struct ht_ev_method *m,
+		      uint64_t opts, const char **why)
+{
+	const char *file = NULL;
+
+	if (opts & ~(uint64_t)(OPT_METHOD_FILE | OPT_METHOD_LINE)) {
+		*why = "unknown method options";
+		return -1;
+	}
+	GET_U(d, &m->id, "id");
+	m->file = NULL;
+	m->line = 0;
+	if (opts & OPT_METHOD_FILE) {
+		TRY(get_string(d, &m->name, why));
+		if (m->name) {
+			size_t n = strlen(m->name) + 1;
+
+			if (RESERVE(d, str2, n) < 0)
+				return -2;
+			memcpy(d->str2, m->name, n);
+			m->name = d->str2;
+		}
+		TRY(get_string(d, &file, why));
+		if (!file) {
+			*why = "no file where the options say one follows";
+			return -1;
+		}
+		m->file = file;
+	} else {
+		TRY(get_string(d, &m->name, why));
+	}
+	if (opts & OPT_METHOD_LINE) {
+		TRY(get_u32(d, &m->line, "line", why));
+		if (!m->line) {
+			*why = "line 0 where the options say one follows";
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Frames are method ids, each at least a byte. */
+static int get_stack(struct codec_dec *d, struct ht_ev_stack *k,
+		     const char **why)
+{
+	size_t n;
+
+	GET_U(d, &k->id, "id");
+	if (!k->id) {
+		*why = "stack id 0";
+		return -1;
+	}
+	TRY(get_count(d, 1, "frames", &n, why));
+	if (RESERVE(d, ids, n ? n : 1) < 0)
+		return -2;
+	for (size_t i = 0; i < n; i++)
+		GET_U(d, &d->ids[i], "frame");
+	k->count = n;
+	k->frames = d->ids;
 	return 0;
 }
 
@@ -1181,6 +1309,7 @@ static int get_begin_container(struct codec_dec *d,
 
 int codec_get_event(struct codec_dec *d, struct ht_event *ev, const char **why)
 {
+	uint64_t opts = 0;
 	uint8_t type;
 
 	if (d->p >= d->end)
@@ -1198,6 +1327,13 @@ int codec_get_event(struct codec_dec *d, struct ht_event *ev, const char **why)
 		}
 		TRY(get_time(d, ev, why));
 	}
+	/* likewise an unknown type with the extended bit */
+	if ((type & CODEC_EXTENDED) &&
+	    ((type & ~CODEC_EXTENDED) == HT_EV_OBJECT_ALLOCATED ||
+	     (type & ~CODEC_EXTENDED) == HT_EV_METHOD)) {
+		type &= (uint8_t)~CODEC_EXTENDED;
+		GET_U(d, &opts, "options");
+	}
 	ev->type = (enum ht_event_type)type;
 	switch (type) {
 	case HT_EV_CLASS:
@@ -1207,10 +1343,14 @@ int codec_get_event(struct codec_dec *d, struct ht_event *ev, const char **why)
 		TRY(get_named(d, &ev->u.thread, why));
 		return 1;
 	case HT_EV_METHOD:
-		TRY(get_named(d, &ev->u.method, why));
+		TRY(get_method(d, &ev->u.method, opts, why));
 		return 1;
 	case HT_EV_OBJECT_ALLOCATED:
-		TRY(get_object_allocated(d, &ev->u.object_allocated, why));
+		TRY(get_object_allocated(d, &ev->u.object_allocated, opts,
+					 why));
+		return 1;
+	case HT_EV_STACK:
+		TRY(get_stack(d, &ev->u.stack, why));
 		return 1;
 	case HT_EV_GC_STARTED:
 		TRY(get_gc_started(d, &ev->u.gc_started, why));

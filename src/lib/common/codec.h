@@ -28,6 +28,11 @@ struct codec_bases {
  * set, and the time, a zigzag delta from the chunk's previous one,
  * follows it. Only gc_started, gc_finished and begin_container have it. */
 #define CODEC_TIMED 0x80u
+/* Version 4: the type byte of an object_allocated or method that carries
+ * what version 4 added (a stack; a file, a line) has this bit set, and an
+ * options varint follows it (after the time, where there is one). Events
+ * that have always had options never set it. */
+#define CODEC_EXTENDED 0x40u
 
 /* This struct is not an API; it may change from one release to the next. */
 struct codec_enc {
@@ -99,6 +104,7 @@ struct codec_dec {
 	struct ht_array_values array; /* an object's, valid as its event */
 	void *blocks;     size_t blocks_cap; /* bytes */
 	char *str;        size_t str_cap;
+	char *str2;       size_t str2_cap; /* a second string (a method's file) */
 	const char *what; /* "chunk" or "file header", for messages */
 	/* when set (after codec_dec_init), what the scratch grows by is
 	 * charged first (0, or -1 to refuse) and given back when freed: a

@@ -17,6 +17,7 @@ static const char *const event_names[] = {
 	[HT_EV_THREAD] = "thread",
 	[HT_EV_METHOD] = "method",
 	[HT_EV_OBJECT_ALLOCATED] = "object_allocated",
+	[HT_EV_STACK] = "stack",
 	[HT_EV_GC_STARTED] = "gc_started",
 	[HT_EV_GENERATION_BOUNDS] = "generation_bounds",
 	[HT_EV_MOVED_REFERENCES] = "moved_references",

@@ -149,6 +149,7 @@ static bool find_bad_value(const struct ht_event *ev, struct bad_field *bad)
 	case HT_EV_THREAD:
 	case HT_EV_METHOD:
 	case HT_EV_OBJECT_ALLOCATED:
+	case HT_EV_STACK:
 	case HT_EV_MOVED_REFERENCES:
 	case HT_EV_SURVIVING_REFERENCES:
 	case HT_EV_GC_FINISHED:
@@ -443,6 +444,7 @@ static enum ht_violation_code step_event(struct proto_state *s,
 	case HT_EV_METHOD:
 	case HT_EV_OBJECT_ALLOCATED:
 	case HT_EV_FIELDS:
+	case HT_EV_STACK:
 		return HT_V_NONE; /* metadata: valid anywhere */
 	case HT_EV_GC_STARTED:
 		return step_gc_started(s, effects);

@@ -21,15 +21,26 @@ static const struct field thread_fields[] = {
 	{"name", K_NAME, REQUIRED, EV(thread.name), 0},
 };
 
+enum { ME_ID, ME_NAME, ME_FILE, ME_LINE };
 static const struct field method_fields[] = {
-	{"id", K_U64, REQUIRED, EV(method.id), 0},
-	{"name", K_NAME, REQUIRED, EV(method.name), 0},
+	[ME_ID] = {"id", K_U64, REQUIRED, EV(method.id), 0},
+	[ME_NAME] = {"name", K_NAME, REQUIRED, EV(method.name), 0},
+	[ME_FILE] = {"file", K_FILE, OPTIONAL, EV(method.file), 0},
+	[ME_LINE] = {"line", K_U32, OPTIONAL, EV(method.line), 0},
 };
 
+enum { OA_ID, OA_CLASS, OA_SIZE, OA_STACK };
 static const struct field object_allocated_fields[] = {
-	{"id", K_U64, REQUIRED, EV(object_allocated.id), 0},
-	{"class", K_U64, REQUIRED, EV(object_allocated.class_id), 0},
-	{"size", K_U64, REQUIRED, EV(object_allocated.size), 0},
+	[OA_ID] = {"id", K_U64, REQUIRED, EV(object_allocated.id), 0},
+	[OA_CLASS] = {"class", K_U64, REQUIRED, EV(object_allocated.class_id), 0},
+	[OA_SIZE] = {"size", K_U64, REQUIRED, EV(object_allocated.size), 0},
+	[OA_STACK] = {"stack", K_U64, OPTIONAL, EV(object_allocated.stack), 0},
+};
+
+enum { ST_ID, ST_FRAMES };
+static const struct field stack_fields[] = {
+	[ST_ID] = {"id", K_U64, REQUIRED, EV(stack.id), 0},
+	[ST_FRAMES] = {"frames", K_U64_LIST, REQUIRED, B_REFS, 0},
 };
 
 /* The time of the events that have one (version 3), the last field. */
@@ -165,6 +176,64 @@ static int check_version_3(struct yaml_src *s, const struct ht_event *ev,
 		return 0;
 	return fail_at(s, got->mark[field], "%s: 'time' needs format version "
 		       "3 (heaptrace: 3)", ht_event_name(ev->type));
+}
+
+static const void *list(const struct yaml_src *s, enum buffer_slot slot);
+
+/* What a version 1 to 3 trace cannot hold: allocation sites. A 0 where
+ * a stack, a line or an id is given is refused as the .ht form would be,
+ * which has no way to write it. */
+static int check_version_4(struct yaml_src *s, const struct ht_event *ev,
+			   const struct fields_read *got, int field,
+			   const char *name)
+{
+	if (!(got->present & (UINT32_C(1) << field)) || s->header.version >= 4)
+		return 0;
+	return fail_at(s, got->mark[field], "%s: '%s' needs format version "
+		       "4 (heaptrace: 4)", ht_event_name(ev->type), name);
+}
+
+static int finish_method(struct yaml_src *s, struct ht_event *ev,
+			 const struct fields_read *got)
+{
+	if (check_version_4(s, ev, got, ME_FILE, "file") ||
+	    check_version_4(s, ev, got, ME_LINE, "line"))
+		return -1;
+	if ((got->present & (UINT32_C(1) << ME_LINE)) && !ev->u.method.line)
+		return fail_at(s, got->mark[ME_LINE], "method: 'line' is 0 "
+			       "(leave it out when the line is not known)");
+	return 0;
+}
+
+static int finish_object_allocated(struct yaml_src *s, struct ht_event *ev,
+				   const struct fields_read *got)
+{
+	if (check_version_4(s, ev, got, OA_STACK, "stack"))
+		return -1;
+	if ((got->present & (UINT32_C(1) << OA_STACK)) &&
+	    !ev->u.object_allocated.stack)
+		return fail_at(s, got->mark[OA_STACK], "object_allocated: "
+			       "'stack' is 0 (leave it out when there is "
+			       "none)");
+	return 0;
+}
+
+static int finish_stack(struct yaml_src *s, struct ht_event *ev,
+			const struct fields_read *got)
+{
+	if (s->header.version < 4)
+		return fail_at(s, got->mark[ST_ID], "stack needs format "
+			       "version 4 (heaptrace: 4)");
+	if (!ev->u.stack.id)
+		return fail_at(s, got->mark[ST_ID], "stack: 'id' is 0 (stack "
+			       "ids start at 1)");
+	if (s->buf[B_REFS].count > HT_STACK_MAX_FRAMES)
+		return fail_at(s, got->mark[ST_FRAMES], "stack: %zu frames, "
+			       "more than the %u a stack may have",
+			       s->buf[B_REFS].count, HT_STACK_MAX_FRAMES);
+	ev->u.stack.count = s->buf[B_REFS].count;
+	ev->u.stack.frames = list(s, B_REFS);
+	return 0;
 }
 
 static int finish_gc_started(struct yaml_src *s, struct ht_event *ev,
@@ -359,8 +428,10 @@ static int finish_fields(struct yaml_src *s, struct ht_event *ev,
 static const struct event_spec event_specs[HT_EV_LAST + 1] = {
 	[HT_EV_CLASS] = {FIELDS(class_fields), 0, NULL},
 	[HT_EV_THREAD] = {FIELDS(thread_fields), 0, NULL},
-	[HT_EV_METHOD] = {FIELDS(method_fields), 0, NULL},
-	[HT_EV_OBJECT_ALLOCATED] = {FIELDS(object_allocated_fields), 0, NULL},
+	[HT_EV_METHOD] = {FIELDS(method_fields), 0, finish_method},
+	[HT_EV_OBJECT_ALLOCATED] = {FIELDS(object_allocated_fields), 0,
+				    finish_object_allocated},
+	[HT_EV_STACK] = {FIELDS(stack_fields), 0, finish_stack},
 	[HT_EV_GC_STARTED] = {FIELDS(gc_started_fields), 0, finish_gc_started},
 	[HT_EV_GENERATION_BOUNDS] = {FIELDS(range_fields),
 				     sizeof(struct ht_generation_range),

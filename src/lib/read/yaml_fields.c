@@ -214,10 +214,12 @@ static int read_name(struct yaml_src *s, const char *ctx,
 	if (has_nul(e))
 		return fail_at(s, e->start_mark,
 			       "%s: '%s' contains a NUL character", ctx, f->name);
-	if (reserve(s, &s->name, scalar_length(e) + 1) < 0)
+	struct buffer *b = f->kind == K_FILE ? &s->file : &s->name;
+
+	if (reserve(s, b, scalar_length(e) + 1) < 0)
 		return -1;
-	memcpy(s->name.data, scalar_text(e), scalar_length(e) + 1);
-	name = s->name.data;
+	memcpy(b->data, scalar_text(e), scalar_length(e) + 1);
+	name = b->data;
 	store(base, f->at, &name, sizeof(name));
 	return 0;
 }
@@ -537,6 +539,7 @@ static int read_field(struct yaml_src *s, const char *ctx,
 			store_u32(base, f->at, (uint32_t)v);
 		break;
 	case K_NAME:
+	case K_FILE:
 		return read_name(s, ctx, f, base);
 	case K_CONTAINER:
 	case K_RESULT:

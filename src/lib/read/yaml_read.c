@@ -485,6 +485,7 @@ static void free_src(struct yaml_src *s)
 	free(s->runtime_version);
 	free(s->command_line);
 	free(s->name.data);
+	free(s->file.data);
 	free(s->path);
 	/* The reader's caller owns standard input. */
 	if (s->f && s->f != stdin)

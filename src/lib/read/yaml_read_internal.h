@@ -99,6 +99,7 @@ struct yaml_src {
 	struct ht_metadata *metadata;
 
 	struct buffer name; /* the event's name field */
+	struct buffer file; /* a method's file (version 4) */
 	struct ht_array_values array; /* an object's, as its event */
 	struct buffer buf[B_COUNT_];
 	uint64_t charged;   /* the buffers' bytes, to the memory budget */
@@ -238,6 +239,7 @@ enum field_kind {
 	K_U64,         /* ids, sizes, lengths */
 	K_U32,         /* flags, generation */
 	K_NAME,        /* the event's string */
+	K_FILE,        /* a method's file, the one other string (version 4) */
 	K_CONTAINER,   /* container type */
 	K_RESULT,
 	K_REASON,

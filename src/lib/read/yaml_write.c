@@ -376,6 +376,38 @@ static void put_object_allocated(struct yaml_writer *w,
 	put_hex(w, e->class_id);
 	put(w, ", size: ");
 	put_dec(w, e->size);
+	if (e->stack) {
+		put(w, ", stack: ");
+		put_dec(w, e->stack);
+	}
+	put_char(w, '}');
+}
+
+static void put_method(struct yaml_writer *w, const struct ht_ev_method *e)
+{
+	put(w, "{id: ");
+	put_hex(w, e->id);
+	put(w, ", name: ");
+	put_string(w, e->name);
+	if (e->file) {
+		put(w, ", file: ");
+		put_string(w, e->file);
+	}
+	if (e->line) {
+		put(w, ", line: ");
+		put_dec(w, e->line);
+	}
+	put_char(w, '}');
+}
+
+/* A stack's id is the trace's own number: decimal; its frames are
+ * method ids, as the runtime gave them. */
+static void put_stack(struct yaml_writer *w, const struct ht_ev_stack *e)
+{
+	put(w, "{id: ");
+	put_dec(w, e->id);
+	put(w, ", frames: ");
+	put_id_list(w, e->frames, e->count);
 	put_char(w, '}');
 }
 
@@ -673,6 +705,9 @@ static const char *missing_array(const struct ht_event *ev)
 	case HT_EV_FIELDS:
 		return ev->u.fields.count && !ev->u.fields.fields ?
 		       "fields" : NULL;
+	case HT_EV_STACK:
+		return ev->u.stack.count && !ev->u.stack.frames ?
+		       "frames" : NULL;
 	default:
 		return NULL;
 	}
@@ -705,7 +740,10 @@ static void put_body(struct yaml_writer *w, const struct ht_event *ev)
 		put_named(w, &ev->u.thread);
 		break;
 	case HT_EV_METHOD:
-		put_named(w, &ev->u.method);
+		put_method(w, &ev->u.method);
+		break;
+	case HT_EV_STACK:
+		put_stack(w, &ev->u.stack);
 		break;
 	case HT_EV_OBJECT_ALLOCATED:
 		put_object_allocated(w, &ev->u.object_allocated);

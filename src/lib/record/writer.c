@@ -686,6 +686,12 @@ static enum ht_error_code check_request(const struct request *rq)
 		ok = array_ok(count, ev->u.fields.fields) &&
 		     fields_ok(count, ev->u.fields.fields);
 		break;
+	case HT_EV_STACK:
+		ok = ev->u.stack.id != 0 &&
+		     array_ok(ev->u.stack.count, ev->u.stack.frames);
+		if (ok && ev->u.stack.count > HT_STACK_MAX_FRAMES)
+			return HT_E_LIMIT;
+		break;
 	default:
 		ok = false;
 		break;
@@ -746,6 +752,21 @@ static bool carries_version3_fields(const struct ht_event *ev)
 	return false;
 }
 
+/* What a version 1 to 3 trace cannot hold: allocation sites. */
+static bool carries_sites(const struct ht_event *ev)
+{
+	switch (ev->type) {
+	case HT_EV_STACK:
+		return true;
+	case HT_EV_OBJECT_ALLOCATED:
+		return ev->u.object_allocated.stack != 0;
+	case HT_EV_METHOD:
+		return ev->u.method.file || ev->u.method.line;
+	default:
+		return false;
+	}
+}
+
 static enum ht_error_code record_checked(struct ht_recorder *rec,
 					 struct request *rq)
 {
@@ -757,6 +778,8 @@ static enum ht_error_code record_checked(struct ht_recorder *rec,
 	if (rc == HT_OK && rec->version < 2 && carries_fields(&rq->ev))
 		rc = HT_E_INVALID;
 	if (rc == HT_OK && rec->version < 3 && carries_version3_fields(&rq->ev))
+		rc = HT_E_INVALID;
+	if (rc == HT_OK && rec->version < 4 && carries_sites(&rq->ev))
 		rc = HT_E_INVALID;
 	/* values stay whole in one part of a split object: a buffer must
 	 * hold them with room for references to spare */
@@ -815,6 +838,43 @@ enum ht_error_code ht_method(struct ht_recorder *rec, ht_id id,
 
 	rq.ev.u.method.id = id;
 	rq.ev.u.method.name = name;
+	return record_checked(rec, &rq);
+}
+
+enum ht_error_code ht_method_at(struct ht_recorder *rec, ht_id id,
+				const char *name, const char *file,
+				uint32_t line)
+{
+	struct request rq = { .ev.type = HT_EV_METHOD };
+
+	rq.ev.u.method.id = id;
+	rq.ev.u.method.name = name;
+	rq.ev.u.method.file = file;
+	rq.ev.u.method.line = line;
+	return record_checked(rec, &rq);
+}
+
+enum ht_error_code ht_stack(struct ht_recorder *rec, ht_id id, size_t count,
+			    const ht_id *frames)
+{
+	struct request rq = { .ev.type = HT_EV_STACK };
+
+	rq.ev.u.stack.id = id;
+	rq.ev.u.stack.count = count;
+	rq.ev.u.stack.frames = frames;
+	return record_checked(rec, &rq);
+}
+
+enum ht_error_code ht_object_allocated_by(struct ht_recorder *rec, ht_id id,
+					  ht_id class_id, uint64_t size,
+					  ht_id stack)
+{
+	struct request rq = { .ev.type = HT_EV_OBJECT_ALLOCATED };
+
+	rq.ev.u.object_allocated.id = id;
+	rq.ev.u.object_allocated.class_id = class_id;
+	rq.ev.u.object_allocated.size = size;
+	rq.ev.u.object_allocated.stack = stack;
 	return record_checked(rec, &rq);
 }
 

@@ -49,6 +49,7 @@ enum key {
 	KEY_EVERY,
 	KEY_ALLOC,
 	KEY_VALUES,
+	KEY_SITES,
 	KEY_VERBOSE,
 	KEY_CONTROL,
 	KEY_REPORT,
@@ -71,6 +72,8 @@ static const struct {
 	{"alloc", KEY_ALLOC, false},
 	{"allocations", KEY_ALLOC, false},
 	{"values", KEY_VALUES, false},
+	{"sites", KEY_SITES, false},
+	{"sites", KEY_SITES, true},
 	{"verbose", KEY_VERBOSE, false},
 	{"control", KEY_CONTROL, true},
 	{"report", KEY_REPORT, true},
@@ -90,16 +93,17 @@ struct rec_grammar {
 
 static const struct rec_grammar runtime_grammar = {
 	.keys = KEYS(KEY_DUMP_ON) | KEYS(KEY_EVERY) | KEYS(KEY_ALLOC) |
-		KEYS(KEY_VALUES) | KEYS(KEY_OUTPUT),
-	.usage = "dump=WHEN, every=N, alloc, values, output=FILE last",
+		KEYS(KEY_VALUES) | KEYS(KEY_SITES) | KEYS(KEY_OUTPUT),
+	.usage = "dump=WHEN, every=N, alloc, values, sites[=BYTES|all], "
+		 "output=FILE last",
 };
 
 static const struct rec_grammar agent_grammar = {
 	.keys = KEYS(KEY_DUMP_ON) | KEYS(KEY_EVERY) | KEYS(KEY_VERBOSE) |
-		KEYS(KEY_VALUES) | KEYS(KEY_CONTROL) | KEYS(KEY_REPORT) |
-		KEYS(KEY_OUTPUT),
-	.usage = "dump-on=WHEN, every=N, verbose, values, control=SOCKET, "
-		 "report=FD, output=FILE last",
+		KEYS(KEY_VALUES) | KEYS(KEY_SITES) | KEYS(KEY_CONTROL) |
+		KEYS(KEY_REPORT) | KEYS(KEY_OUTPUT),
+	.usage = "dump-on=WHEN, every=N, verbose, values, sites[=BYTES|all], "
+		 "control=SOCKET, report=FD, output=FILE last",
 	.default_output = REC_DEFAULT_OUTPUT,
 };
 
@@ -123,6 +127,28 @@ static int parse_every(const char *v, size_t n, unsigned *every)
 	return 0;
 }
 
+/* sites=BYTES: 1 to REC_SITES_INTERVAL_MAX; sites=all: REC_SITES_ALL. */
+static int parse_sites(const char *v, size_t n, uint64_t *interval)
+{
+	char buf[32], *end;
+	unsigned long long x;
+
+	if (n == 3 && memcmp(v, "all", 3) == 0) {
+		*interval = REC_SITES_ALL;
+		return 0;
+	}
+	if (n == 0 || n >= sizeof(buf) || strspn(v, "0123456789") < n)
+		return -1;
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	errno = 0;
+	x = strtoull(buf, &end, 10);
+	if (errno || *end || x == 0 || x > REC_SITES_INTERVAL_MAX)
+		return -1;
+	*interval = x;
+	return 0;
+}
+
 /* The value of item [s, s + n) for key k: 0, or -1 with a message. key
  * and klen: the key as the item spells it, for the message. */
 static int parse_value(enum key k, const char *key, size_t klen,
@@ -141,6 +167,14 @@ static int parse_value(enum key k, const char *key, size_t klen,
 			return 0;
 		snprintf(err, errlen, "every= takes a number from 1 to "
 			 "1000000000, not '%.*s'", (int)vlen, v);
+		return -1;
+	case KEY_SITES:
+		o->sites = true;
+		if (parse_sites(v, vlen, &o->sites_interval) == 0)
+			return 0;
+		snprintf(err, errlen, "sites= takes a number of bytes from 1 "
+			 "to %llu or all, not '%.*s'",
+			 (unsigned long long)REC_SITES_INTERVAL_MAX, (int)vlen, v);
 		return -1;
 	case KEY_CONTROL:
 		if (vlen == 0 || vlen >= 4096) {
@@ -180,6 +214,13 @@ static int parse_item(const struct rec_grammar *g, const char *s, size_t n,
 			return 0;
 		case KEY_VALUES:
 			o->values = true;
+			return 0;
+		case KEY_SITES:
+			if (eq)
+				return parse_value(k, s, klen, v, vlen, o, err,
+						   errlen);
+			o->sites = true;
+			o->sites_interval = REC_SITES_DEFAULT;
 			return 0;
 		case KEY_VERBOSE:
 			o->verbose = true;
@@ -276,7 +317,7 @@ void rec_free_options(struct rec_options *o)
 
 char *rec_options_format(const struct rec_request *r)
 {
-	char report[32] = "";
+	char report[32] = "", sites[40] = "";
 	size_t len = 128 + (r->control ? strlen(r->control) : 0) +
 		     (r->output ? strlen(r->output) : 0);
 	char *out = malloc(len);
@@ -285,9 +326,18 @@ char *rec_options_format(const struct rec_request *r)
 		return NULL;
 	if (r->report_fd >= 0)
 		snprintf(report, sizeof(report), ",report=%d", r->report_fd);
-	snprintf(out, len, "dump-on=%s,every=%u%s%s%s%s%s%s%s",
+
+	if (r->sites && r->sites_interval == REC_SITES_DEFAULT)
+		snprintf(sites, sizeof(sites), ",sites");
+	else if (r->sites && r->sites_interval == REC_SITES_ALL)
+		snprintf(sites, sizeof(sites), ",sites=all");
+	else if (r->sites)
+		snprintf(sites, sizeof(sites), ",sites=%llu",
+			 (unsigned long long)r->sites_interval);
+	snprintf(out, len, "dump-on=%s,every=%u%s%s%s%s%s%s%s%s",
 		 dump_on_name(r->dump_on), r->every ? r->every : 1,
 		 r->allocations ? ",alloc" : "", r->values ? ",values" : "",
+		 sites,
 		 r->control ? ",control=" : "", r->control ? r->control : "",
 		 report, r->output ? ",output=" : "",
 		 r->output ? r->output : "");

@@ -10,7 +10,8 @@
  *
  * ARGS is a comma-separated list of KEY=VALUE and bare words:
  * dump-on=WHEN (major, every-gc, exit, signal: heaptrace record
- * --dump-on), every=N, alloc, values, verbose, control=SOCKET, report=FD,
+ * --dump-on), every=N, alloc, values, sites[=BYTES|all], verbose,
+ * control=SOCKET, report=FD,
  * output=FILE. output= takes everything after it to the end of the
  * string, commas included, so that any path can be given: it goes last.
  * Each recorder takes the keys it has a use for (struct rec_grammar);
@@ -26,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* When a recorder dumps the heap, besides at exit (heaptrace-record(1),
  * record). */
@@ -43,6 +45,12 @@ const char *dump_on_name(enum dump_on d);
  * set, or -1 when they spell none. */
 int dump_on_parse(const char *s, size_t n, enum dump_on *out);
 
+/* sites= values besides a number of bytes. */
+#define REC_SITES_ALL 0
+#define REC_SITES_DEFAULT UINT64_MAX
+/* The most a sampling interval may be: 1 TiB. */
+#define REC_SITES_INTERVAL_MAX (1ull << 40)
+
 /* The trace's name when neither output= nor `record` gives one. */
 #define REC_DEFAULT_OUTPUT "heaptrace.ht"
 
@@ -54,6 +62,11 @@ struct rec_options {
 	bool allocations;     /* alloc: record object_allocated */
 	bool values;          /* strings' contents, Java's fields and arrays
 				 (heaptrace-record(1), --values) */
+	/* sites[=INTERVAL|all]: allocation stacks, sampled on average once
+	 * per sites_interval bytes allocated; REC_SITES_ALL every
+	 * allocation's, REC_SITES_DEFAULT the runtime's own interval */
+	bool sites;
+	uint64_t sites_interval;
 	bool verbose;         /* a line on stderr per dump */
 	char *output;         /* malloc'ed; NULL: the caller picks a default */
 	/* Attached (heaptrace record --pid): the Unix socket heaptrace
@@ -83,12 +96,15 @@ struct rec_request {
 	unsigned every;       /* 0 taken as 1 */
 	bool allocations;
 	bool values;
+	bool sites;
+	uint64_t sites_interval; /* as struct rec_options has it */
 	const char *control;  /* NULL: none */
 	int report_fd;        /* -1: none */
 	const char *output;   /* NULL: none (the recorder's default) */
 };
 
-/* ARGS for r: "dump-on=WHEN,every=N[,alloc][,values][,control=SOCKET]
+/* ARGS for r: "dump-on=WHEN,every=N[,alloc][,values][,sites[=INTERVAL|all]]
+ * [,control=SOCKET]
  * [,report=FD][,output=FILE]"; malloc'ed, NULL when out of memory. */
 char *rec_options_format(const struct rec_request *r);
 

@@ -69,10 +69,12 @@ Test(jvm_options, report_channel)
 	cr_assert_str_eq(o.report, "");
 	rec_free_options(&o);
 	refused("report=x", "unknown option 'report=x' (options: dump-on=WHEN, "
-		"every=N, verbose, values, control=SOCKET, report=FD, "
+		"every=N, verbose, values, sites[=BYTES|all], "
+		"control=SOCKET, report=FD, "
 		"output=FILE last)");
 	refused("report=", "unknown option 'report=' (options: dump-on=WHEN, "
-		"every=N, verbose, values, control=SOCKET, report=FD, "
+		"every=N, verbose, values, sites[=BYTES|all], "
+		"control=SOCKET, report=FD, "
 		"output=FILE last)");
 }
 
@@ -100,7 +102,8 @@ Test(jvm_options, values_option)
 	cr_assert_str_eq(o.output, "/tmp/t.ht");
 	rec_free_options(&o);
 	refused("values=yes", "unknown option 'values=yes' (options: "
-		"dump-on=WHEN, every=N, verbose, values, control=SOCKET, "
+		"dump-on=WHEN, every=N, verbose, values, sites[=BYTES|all], "
+		"control=SOCKET, "
 		"report=FD, output=FILE last)");
 }
 
@@ -141,10 +144,12 @@ Test(jvm_options, bad_values_are_refused_with_a_reason)
 	refused("output=", "output= needs a file name");
 	refused("control=", "control= needs a socket's path");
 	refused("verbose=yes", "unknown option 'verbose=yes' (options: "
-		"dump-on=WHEN, every=N, verbose, values, control=SOCKET, "
+		"dump-on=WHEN, every=N, verbose, values, sites[=BYTES|all], "
+		"control=SOCKET, "
 		"report=FD, output=FILE last)");
 	refused("colour=blue", "unknown option 'colour=blue' (options: "
-		"dump-on=WHEN, every=N, verbose, values, control=SOCKET, "
+		"dump-on=WHEN, every=N, verbose, values, sites[=BYTES|all], "
+		"control=SOCKET, "
 		"report=FD, output=FILE last)");
 }
 
