@@ -810,14 +810,25 @@ uint32_t dom_tree_next(const struct dom_tree *t,
 	return HEAP_NONE;
 }
 
-/* ---- Retained size per class -------------------------------------------- */
+/* ---- Retained size per group -------------------------------------------- */
 
-static size_t group_of(const struct heap *h, const uint32_t *group_of_slot,
-		       uint32_t object)
+/* Which group an object is in: by its class's slot, or given per object
+ * (HEAP_NONE: in none). */
+struct grouping {
+	const struct heap *h;
+	const uint32_t *of_slot;   /* by class; NULL: each slot its own */
+	const uint32_t *of_object; /* or per object */
+};
+
+static size_t group_of(const struct grouping *g, uint32_t object)
 {
-	size_t slot = heap_class_slot(h, object);
+	size_t slot;
 
-	return group_of_slot ? group_of_slot[slot] : slot;
+	if (g->of_object)
+		return g->of_object[object] == HEAP_NONE ? SIZE_MAX
+							  : g->of_object[object];
+	slot = heap_class_slot(g->h, object);
+	return g->of_slot ? g->of_slot[slot] : slot;
 }
 
 /*
@@ -826,24 +837,23 @@ static size_t group_of(const struct heap *h, const uint32_t *group_of_slot,
  * object whose group has none open above it is the topmost of its group
  * there, and adds its retained size.
  */
-int heap_retained_by_class(const struct heap *h,
-			   const struct heap_dominators *d,
-			   const uint32_t *group_of_slot, size_t n_groups,
-			   uint64_t *retained)
+static int retained_by_group(const struct grouping *gr,
+			     const struct heap_dominators *d, size_t n_groups,
+			     uint64_t *retained)
 {
 	uint32_t *open = calloc(n_groups ? n_groups : 1, sizeof(*open));
 	struct dom_tree t;
 	uint32_t x;
 
-	if (!open || dom_tree_build(h, d, &t) < 0) {
+	if (!open || dom_tree_build(gr->h, d, &t) < 0) {
 		free(open);
 		return -1;
 	}
 	x = t.top;
 	while (x != HEAP_NONE) {
-		size_t g = group_of(h, group_of_slot, x);
+		size_t g = group_of(gr, x);
 
-		if (open[g]++ == 0)
+		if (g != SIZE_MAX && open[g]++ == 0)
 			retained[g] += d->retained[x];
 		if (t.first[x] != HEAP_NONE) {
 			x = t.first[x];
@@ -852,7 +862,9 @@ int heap_retained_by_class(const struct heap *h,
 		for (;;) { /* x is done: close it and the ancestors it ends */
 			uint32_t p;
 
-			open[group_of(h, group_of_slot, x)]--;
+			g = group_of(gr, x);
+			if (g != SIZE_MAX)
+				open[g]--;
 			if (t.next[x] != HEAP_NONE) {
 				x = t.next[x];
 				break;
@@ -868,4 +880,24 @@ int heap_retained_by_class(const struct heap *h,
 	dom_tree_free(&t);
 	free(open);
 	return 0;
+}
+
+int heap_retained_by_class(const struct heap *h,
+			   const struct heap_dominators *d,
+			   const uint32_t *group_of_slot, size_t n_groups,
+			   uint64_t *retained)
+{
+	const struct grouping g = {.h = h, .of_slot = group_of_slot};
+
+	return retained_by_group(&g, d, n_groups, retained);
+}
+
+int heap_retained_by_group(const struct heap *h,
+			   const struct heap_dominators *d,
+			   const uint32_t *group_of_object, size_t n_groups,
+			   uint64_t *retained)
+{
+	const struct grouping g = {.h = h, .of_object = group_of_object};
+
+	return retained_by_group(&g, d, n_groups, retained);
 }

@@ -87,5 +87,11 @@ int heap_retained_by_class(const struct heap *h,
 			   const struct heap_dominators *d,
 			   const uint32_t *group_of_slot, size_t n_groups,
 			   uint64_t *retained);
+/* The same per group of objects: group_of_object[x] below n_groups, or
+ * HEAP_NONE for an object in no group (h->n entries). */
+int heap_retained_by_group(const struct heap *h,
+			   const struct heap_dominators *d,
+			   const uint32_t *group_of_object, size_t n_groups,
+			   uint64_t *retained);
 
 #endif

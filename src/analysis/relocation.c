@@ -397,6 +397,11 @@ void reloc_prove(struct reloc *t)
 	t->obj.with_prev = true;
 }
 
+void reloc_watch_sampled(struct reloc *t)
+{
+	t->watching_sampled = true;
+}
+
 void reloc_watch_id(struct reloc *t, ht_id id)
 {
 	t->watching_id = true;
@@ -460,9 +465,12 @@ int reloc_allocated(struct reloc *t, const struct ht_ev_object_allocated *e,
 
 	if (i == SIZE_MAX)
 		return RELOC_STOP;
+	if (t->watching_sampled && e->stack)
+		t->obj.flags[i] |= WATCHED;
 	if (is_watched(t, i)) {
 		s = step_of(t, RELOC_ALLOCATED, i, st->event_index);
 		s.from = 0;
+		s.stack = e->stack;
 		emit(t, &s);
 	}
 	return 0;

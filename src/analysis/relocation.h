@@ -126,6 +126,8 @@ struct reloc_step {
 	uint32_t other;           /* RELOC_LOST: the object that took its id */
 	ht_id other_class;        /* RELOC_LOST_DUMP: what the dump showed */
 	uint64_t other_size;
+	ht_id stack;              /* RELOC_ALLOCATED: the stack that made it
+				     (version 4), 0 when none was recorded */
 };
 
 /* Where the bounds that rule (a) used came from. */
@@ -237,6 +239,9 @@ void reloc_free(struct reloc *t);
  * memory. */
 int reloc_watch_object(struct reloc *t, uint32_t serial);
 void reloc_watch_id(struct reloc *t, ht_id id);
+/* And every object allocated with a stack (an allocation site's sample,
+ * version 4), from its allocation. */
+void reloc_watch_sampled(struct reloc *t);
 
 /* Turns the relocation proof on, before the first event: 8 bytes more an
  * object (where it was before its last move) and a list of the objects

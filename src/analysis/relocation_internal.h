@@ -216,6 +216,7 @@ struct reloc {
 	size_t n_watch, cap_watch;
 	bool watching_id;
 	ht_id watch_id;
+	bool watching_sampled;    /* reloc_watch_sampled */
 
 	/* work arrays, kept from one use to the next */
 	uint64_t *tail_event;     /* per waiting row: the event it came by */

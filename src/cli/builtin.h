@@ -25,5 +25,6 @@ int cmd_history(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_waste(int argc, char **argv);
+int cmd_sites(int argc, char **argv);
 
 #endif

@@ -26,6 +26,7 @@ static const struct command commands[] = {
 	{"diff", cmd_diff, "what grew between two dumps; budgets"},
 	{"flame", cmd_flame, "the dominator tree as a flame graph"},
 	{"waste", cmd_waste, "duplicate strings and arrays: bytes wasted"},
+	{"sites", cmd_sites, "which code allocated what lives and retains"},
 };
 
 #define N_COMMANDS ARRAY_SIZE(commands)

@@ -1,0 +1,714 @@
+/*
+ * sites.c - allocation sites (sites.h): one replay through the relocation
+ * tracker, watching every allocation that names a stack, notes each one's
+ * life (its GCs, its generations, the dump it is in, its death); then the
+ * stacks are grouped into sites by their first frames, and each site's
+ * figures are summed, weighted by the inverse of the chance that its
+ * samples were drawn.
+ */
+#include "analysis/sites.h"
+
+#include "analysis/dominators.h"
+#include "analysis/relocation.h"
+#include "util/alloc.h"
+#include "util/membudget.h"
+#include "util/search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A method as the trace declared it (the first declaration stays). */
+struct method_row {
+	ht_id id;
+	char *name, *file;
+	uint32_t line;
+};
+
+/* A stack: its frames in stack_frames. */
+struct stack_row {
+	ht_id id;
+	size_t first, count;
+	uint32_t group;
+};
+
+/* One allocation with a stack, and what became of it. */
+struct sample {
+	uint32_t serial;
+	ht_id stack;
+	uint64_t size;
+	uint64_t born_gcs;        /* GCs applied before its allocation */
+	uint64_t survived;        /* GCs that proved it alive */
+	uint8_t gen, first_gen, top_gen;
+	bool live;                /* in the dump asked for */
+	bool died, lost;
+	ht_id id_in_dump;
+	uint32_t group;
+};
+
+/* The replay's tables. This struct is not an API; it may change from one
+ * release to the next. */
+struct sites_work {
+	struct input *in;
+	struct ht_reader *reader;
+	void *progress;
+	struct reloc *tracker;
+	int64_t dump;
+	uint64_t gcs;             /* applied so far */
+	uint32_t collected;       /* generations any GC collected */
+	bool out_of_memory;
+
+	struct method_row *methods;
+	size_t n_methods, cap_methods;
+	struct stack_row *stacks;
+	size_t n_stacks, cap_stacks;
+	ht_id *stack_frames;
+	size_t n_stack_frames, cap_stack_frames;
+	struct sample *samples;
+	size_t n_samples, cap_samples;
+};
+
+double site_error(double variance)
+{
+	return variance > 0 ? 1.96 * sqrt(variance) : 0;
+}
+
+/* ---- the replay ---------------------------------------------------------- */
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int note_method(struct sites_work *w, const struct ht_ev_method *m)
+{
+	struct method_row *r;
+
+	if (ALLOC_GROW(w->methods, w->n_methods + 1, w->cap_methods) < 0)
+		return -1;
+	r = &w->methods[w->n_methods];
+	r->id = m->id;
+	r->line = m->line;
+	r->name = dup_or_null(m->name);
+	r->file = dup_or_null(m->file);
+	if ((m->name && !r->name) || (m->file && !r->file)) {
+		free(r->name);
+		free(r->file);
+		return -1;
+	}
+	w->n_methods++;
+	return 0;
+}
+
+static int note_stack(struct sites_work *w, const struct ht_ev_stack *k)
+{
+	if (ALLOC_GROW(w->stacks, w->n_stacks + 1, w->cap_stacks) < 0 ||
+	    ALLOC_GROW(w->stack_frames, w->n_stack_frames + k->count + 1,
+		       w->cap_stack_frames) < 0)
+		return -1;
+	if (k->count)
+		memcpy(w->stack_frames + w->n_stack_frames, k->frames,
+		       k->count * sizeof(*k->frames));
+	w->stacks[w->n_stacks++] = (struct stack_row){
+		.id = k->id, .first = w->n_stack_frames, .count = k->count,
+	};
+	w->n_stack_frames += k->count;
+	return 0;
+}
+
+/* Samples come in the order of their serials, which the tracker gives in
+ * the order tracking began. */
+static struct sample *sample_of(struct sites_work *w, uint32_t serial)
+{
+	size_t at = LOWER_BOUND(0, w->n_samples, i,
+				w->samples[i].serial < serial);
+
+	return at < w->n_samples && w->samples[at].serial == serial
+		       ? &w->samples[at] : NULL;
+}
+
+static void note_allocated(struct sites_work *w, const struct reloc_step *s)
+{
+	if (ALLOC_GROW(w->samples, w->n_samples + 1, w->cap_samples) < 0) {
+		w->out_of_memory = true;
+		return;
+	}
+	w->samples[w->n_samples++] = (struct sample){
+		.serial = s->object,
+		.stack = s->stack,
+		.size = s->size,
+		.born_gcs = w->gcs,
+		.gen = (uint8_t)s->generation,
+		.first_gen = (uint8_t)s->generation,
+		.top_gen = (uint8_t)s->generation,
+	};
+}
+
+static void set_generation(struct sample *p, unsigned g)
+{
+	if (g == RELOC_NO_GENERATION)
+		return;
+	p->gen = (uint8_t)g;
+	if (p->first_gen == RELOC_NO_GENERATION)
+		p->first_gen = (uint8_t)g;
+	if (p->top_gen == RELOC_NO_GENERATION || g > p->top_gen)
+		p->top_gen = (uint8_t)g;
+}
+
+static void note_step(void *ctx, const struct reloc_step *s)
+{
+	struct sites_work *w = ctx;
+	struct sample *p;
+
+	if (s->kind == RELOC_ALLOCATED) {
+		note_allocated(w, s);
+		return;
+	}
+	p = sample_of(w, s->object);
+	if (!p)
+		return;
+	switch (s->kind) {
+	case RELOC_MOVED:
+	case RELOC_SURVIVED:
+	case RELOC_UNTOUCHED:
+		p->survived++;
+		set_generation(p, s->generation);
+		break;
+	case RELOC_PROMOTED:
+		set_generation(p, s->generation);
+		break;
+	case RELOC_SEEN:
+		set_generation(p, s->generation);
+		if (s->dump == w->dump) {
+			p->live = true;
+			p->id_in_dump = s->to;
+		}
+		break;
+	case RELOC_DIED:
+		p->died = true;
+		break;
+	case RELOC_LOST:
+		p->lost = true;
+		break;
+	default:
+		break;
+	}
+}
+
+static void note_gc(void *ctx, const struct reloc_gc_summary *g)
+{
+	struct sites_work *w = ctx;
+
+	w->gcs++;
+	w->collected |= g->generations;
+}
+
+static int on_event(void *ctx, const struct ht_event *ev,
+		    const struct ht_replay_state *st)
+{
+	struct sites_work *w = ctx;
+	const struct session_voice *voice = w->in->voice;
+	int rc = 0;
+
+	if (voice->progress_update)
+		voice->progress_update(w->progress, st->event_index + 1,
+				       ht_reader_position(w->reader).offset);
+	if (ev->type == HT_EV_METHOD)
+		rc = note_method(w, &ev->u.method);
+	else if (ev->type == HT_EV_STACK)
+		rc = note_stack(w, &ev->u.stack);
+	if (rc < 0)
+		w->out_of_memory = true;
+	if (w->out_of_memory)
+		return 1;
+	return reloc_on_event(w->tracker, ev, st);
+}
+
+static int on_dump_begin(void *ctx, const struct ht_replay_state *st)
+{
+	return reloc_on_dump_begin(((struct sites_work *)ctx)->tracker, st);
+}
+
+static int on_dump_end(void *ctx, const struct ht_replay_state *st)
+{
+	return reloc_on_dump_end(((struct sites_work *)ctx)->tracker, st);
+}
+
+/* The header's `sites`: "all", or the interval in bytes. */
+static void read_header(struct sites *s, const struct ht_header *h)
+{
+	for (size_t i = 0; i < h->n_metadata; i++) {
+		const char *v = h->metadata[i].value;
+		char *end;
+		unsigned long long n;
+
+		if (strcmp(h->metadata[i].key, "sites") != 0 || !v)
+			continue;
+		s->recorded = true;
+		if (strcmp(v, "all") == 0)
+			return;
+		n = strtoull(v, &end, 10);
+		if (*end == '\0' && n > 0) {
+			s->sampled = true;
+			s->interval = n;
+		}
+		return;
+	}
+}
+
+/* The replay: 0, or -1 once said why not. */
+static int replay(struct sites *s, struct sites_work *w)
+{
+	const struct session_voice *voice = w->in->voice;
+	const char *path = w->in->name;
+	struct ht_replay_callbacks cb = {
+		.on_dump_begin = on_dump_begin,
+		.on_dump_end = on_dump_end,
+	};
+	struct reloc_hooks hooks = {
+		.ctx = w, .step = note_step, .gc_done = note_gc,
+	};
+	struct ht_replay_summary summary;
+	struct ht_error err;
+	int rc;
+
+	w->reader = input_open(w->in);
+	if (!w->reader)
+		return -1;
+	read_header(s, ht_reader_header(w->reader));
+	w->tracker = reloc_new(ht_reader_header(w->reader)->reports_survivors,
+			       &hooks);
+	if (!w->tracker) {
+		ht_reader_close(w->reader);
+		voice->error("out of memory");
+		return -1;
+	}
+	reloc_watch_sampled(w->tracker);
+	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
+		cb.on_event[t] = on_event;
+	if (voice->progress_start)
+		w->progress = voice->progress_start("sites", path);
+	rc = ht_replay(w->reader, &cb, w, &summary, &err);
+	if (rc == 0 || (rc < 0 && summary.read_error))
+		rc = reloc_finish(w->tracker) ? 1 : rc;
+	if (voice->progress_end)
+		voice->progress_end(w->progress);
+	ht_reader_close(w->reader);
+	w->reader = NULL;
+	if (input_end_pass(w->in) < 0) {
+		rc = -1;
+	} else if (rc > 0 && mem_budget_exceeded()) {
+		voice->error("%s: %s", path, reloc_error(w->tracker));
+		rc = -1;
+	} else if (rc > 0 || w->out_of_memory) {
+		voice->error("%s", w->out_of_memory ? "out of memory"
+						    : reloc_error(w->tracker));
+		rc = -1;
+	} else if (rc < 0 && !summary.read_error) {
+		voice->error("%s", err.message);
+		rc = -1;
+	} else {
+		s->damaged = rc < 0;
+		rc = 0;
+	}
+	reloc_free(w->tracker);
+	w->tracker = NULL;
+	return rc;
+}
+
+/* ---- sites from stacks ---------------------------------------------------- */
+
+static int compare_method_ids(const void *a, const void *b)
+{
+	const struct method_row *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return 0;
+}
+
+static int compare_stack_ids(const void *a, const void *b)
+{
+	const struct stack_row *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return 0;
+}
+
+static const struct method_row *method_of(const struct sites_work *w,
+					  ht_id id)
+{
+	size_t at = LOWER_BOUND(0, w->n_methods, i, w->methods[i].id < id);
+
+	return at < w->n_methods && w->methods[at].id == id ? &w->methods[at]
+							    : NULL;
+}
+
+static struct stack_row *stack_of(const struct sites_work *w, ht_id id)
+{
+	size_t at = LOWER_BOUND(0, w->n_stacks, i, w->stacks[i].id < id);
+
+	return at < w->n_stacks && w->stacks[at].id == id ? &w->stacks[at]
+							  : NULL;
+}
+
+/* Keeps the first declaration of each id, as the dumps do of names. */
+static void unique_by_id(struct sites_work *w)
+{
+	size_t n = 0;
+
+	qsort(w->methods, w->n_methods, sizeof(*w->methods),
+	      compare_method_ids);
+	for (size_t i = 0; i < w->n_methods; i++) {
+		if (n && w->methods[n - 1].id == w->methods[i].id) {
+			free(w->methods[i].name);
+			free(w->methods[i].file);
+			continue;
+		}
+		w->methods[n++] = w->methods[i];
+	}
+	w->n_methods = n;
+	/* a stable sort keeps the first of a stack declared twice first */
+	n = 0;
+	for (size_t i = 1; i < w->n_stacks; i++)
+		if (w->stacks[i].id < w->stacks[i - 1].id)
+			n = 1;
+	if (n)
+		qsort(w->stacks, w->n_stacks, sizeof(*w->stacks),
+		      compare_stack_ids);
+	n = 0;
+	for (size_t i = 0; i < w->n_stacks; i++)
+		if (!n || w->stacks[n - 1].id != w->stacks[i].id)
+			w->stacks[n++] = w->stacks[i];
+	w->n_stacks = n;
+}
+
+static int compare_text(const char *a, const char *b)
+{
+	if (!a || !b)
+		return (a != NULL) - (b != NULL);
+	return strcmp(a, b);
+}
+
+/* Frames that make a site: depth 1 is the method alone (no line). */
+static size_t site_frames(unsigned depth, size_t count)
+{
+	return depth && depth < count ? depth : count;
+}
+
+/* Two frames as a site sees them. */
+static int compare_frame(const struct sites_work *w, ht_id a, ht_id b,
+			 bool lines)
+{
+	const struct method_row *x = method_of(w, a), *y = method_of(w, b);
+	int c;
+
+	if (!x || !y) {
+		if (x || y)
+			return x ? 1 : -1;
+		return (a > b) - (a < b);
+	}
+	c = compare_text(x->name, y->name);
+	if (!c)
+		c = compare_text(x->file, y->file);
+	if (!c && lines)
+		c = (x->line > y->line) - (x->line < y->line);
+	return c;
+}
+
+struct stack_order {
+	const struct sites_work *w;
+	unsigned depth;
+};
+
+static int compare_stacks(const void *a, const void *b, void *ctx)
+{
+	const struct stack_order *o = ctx;
+	const struct stack_row *x = *(struct stack_row *const *)a;
+	const struct stack_row *y = *(struct stack_row *const *)b;
+	size_t nx = site_frames(o->depth, x->count);
+	size_t ny = site_frames(o->depth, y->count);
+
+	for (size_t i = 0; i < nx && i < ny; i++) {
+		int c = compare_frame(o->w, o->w->stack_frames[x->first + i],
+				      o->w->stack_frames[y->first + i],
+				      o->depth != 1);
+
+		if (c)
+			return c;
+	}
+	return (nx > ny) - (nx < ny);
+}
+
+static void frame_of(const struct sites_work *w, ht_id id, bool line,
+		     struct site_frame *f)
+{
+	const struct method_row *m = method_of(w, id);
+
+	*f = (struct site_frame){.id = id};
+	if (!m)
+		return;
+	f->method = m->name;
+	f->file = m->file;
+	f->line = line ? m->line : 0;
+}
+
+/* Groups the stacks into sites, numbered by their order; one more site
+ * for the samples whose stack was never declared. 0, or -1 when out of
+ * memory. */
+static int group_stacks(struct sites *s, struct sites_work *w)
+{
+	struct stack_order order = {.w = w, .depth = s->depth};
+	struct stack_row **by = malloc((w->n_stacks ? w->n_stacks : 1) *
+				       sizeof(*by));
+	size_t n = 0;
+
+	if (!by)
+		return -1;
+	for (size_t i = 0; i < w->n_stacks; i++)
+		by[i] = &w->stacks[i];
+	qsort_r(by, w->n_stacks, sizeof(*by), compare_stacks, &order);
+	s->site = calloc(w->n_stacks + 1, sizeof(*s->site));
+	s->frames = calloc(w->n_stack_frames + 1, sizeof(*s->frames));
+	if (!s->site || !s->frames) {
+		free(by);
+		return -1;
+	}
+	for (size_t i = 0; i < w->n_stacks; i++) {
+		struct stack_row *k = by[i];
+		struct site *site;
+		size_t nf;
+
+		if (i && compare_stacks(&by[i - 1], &by[i], &order) == 0) {
+			k->group = by[i - 1]->group;
+			continue;
+		}
+		k->group = (uint32_t)n;
+		site = &s->site[n++];
+		nf = site_frames(s->depth, k->count);
+		site->first_frame = s->n_frames;
+		site->n_frames = nf;
+		for (size_t f = 0; f < nf; f++)
+			frame_of(w, w->stack_frames[k->first + f],
+				 s->depth != 1, &s->frames[s->n_frames++]);
+	}
+	s->site[n].unknown_stack = true;
+	s->n_sites = n + 1;
+	free(by);
+	return 0;
+}
+
+/* ---- figures -------------------------------------------------------------- */
+
+/* What one sample stands for: 1/p allocations of its size, p the chance
+ * that it was drawn; its variance adds (1 - p)/p^2 per object. */
+static void add_sample(struct site_figure *f, const struct sites *s,
+		       uint64_t size)
+{
+	double p = 1, x = (double)size;
+
+	if (s->sampled) {
+		/* a size not yet known (Mono's pinned allocations) is
+		 * drawn as the smallest */
+		p = -expm1(-(x > 0 ? x : 1) / (double)s->interval);
+		if (!(p > 0))
+			p = 1;
+	}
+	f->objects += 1 / p;
+	f->bytes += x / p;
+	f->var_objects += (1 - p) / (p * p);
+	f->var_bytes += x * x * (1 - p) / (p * p);
+	f->samples++;
+}
+
+/* The oldest generation the GCs collect: 2 on the CLR, Mono's 1. */
+static unsigned oldest_generation(uint32_t collected)
+{
+	for (unsigned g = 2; g > 0; g--)
+		if (collected & (1u << g))
+			return g;
+	return 0;
+}
+
+struct age_row {
+	uint32_t group;
+	uint64_t gcs;
+	uint64_t size;
+};
+
+static int compare_ages(const void *a, const void *b)
+{
+	const struct age_row *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (x->gcs != y->gcs)
+		return x->gcs < y->gcs ? -1 : 1;
+	return 0;
+}
+
+static int sum_ages(struct sites *s, const struct sites_work *w)
+{
+	struct age_row *rows = malloc((w->n_samples ? w->n_samples : 1) *
+				      sizeof(*rows));
+	size_t i = 0;
+
+	if (!rows)
+		return -1;
+	for (size_t k = 0; k < w->n_samples; k++)
+		rows[k] = (struct age_row){w->samples[k].group,
+					   w->samples[k].survived,
+					   w->samples[k].size};
+	qsort(rows, w->n_samples, sizeof(*rows), compare_ages);
+	while (i < w->n_samples) {
+		struct site *site = &s->site[rows[i].group];
+		size_t j = i, distinct = 0;
+
+		while (j < w->n_samples && rows[j].group == rows[i].group) {
+			if (j == i || rows[j].gcs != rows[j - 1].gcs)
+				distinct++;
+			j++;
+		}
+		site->ages = calloc(distinct, sizeof(*site->ages));
+		if (!site->ages) {
+			free(rows);
+			return -1;
+		}
+		for (size_t k = i; k < j; k++) {
+			if (k == i || rows[k].gcs != rows[k - 1].gcs)
+				site->ages[site->n_ages++].gcs = rows[k].gcs;
+			add_sample(&site->ages[site->n_ages - 1].figure, s,
+				   rows[k].size);
+		}
+		i = j;
+	}
+	free(rows);
+	return 0;
+}
+
+/* Each sample's figures, and the retained sizes of the dump's. */
+static int sum_figures(struct sites *s, struct sites_work *w,
+		       const struct heap *h, const struct heap_dominators *d)
+{
+	uint32_t *group_of_object = malloc((h->n ? h->n : 1) *
+					   sizeof(*group_of_object));
+	uint64_t *retained = calloc(s->n_sites, sizeof(*retained));
+
+	if (!group_of_object || !retained) {
+		free(group_of_object);
+		free(retained);
+		return -1;
+	}
+	for (uint32_t x = 0; x < h->n; x++)
+		group_of_object[x] = HEAP_NONE;
+	s->oldest = oldest_generation(w->collected);
+	for (size_t k = 0; k < w->n_samples; k++) {
+		struct sample *p = &w->samples[k];
+		const struct stack_row *row = stack_of(w, p->stack);
+		struct site *site;
+
+		p->group = row ? row->group : (uint32_t)(s->n_sites - 1);
+		site = &s->site[p->group];
+		if (!row)
+			s->unknown_stacks++;
+		add_sample(&site->allocated, s, p->size);
+		if (p->top_gen != RELOC_NO_GENERATION)
+			s->generations_known = true;
+		if (p->top_gen != RELOC_NO_GENERATION &&
+		    p->top_gen >= s->oldest && p->first_gen < s->oldest)
+			add_sample(&site->promoted, s, p->size);
+		if (p->died && p->gen != RELOC_NO_GENERATION &&
+		    p->gen >= s->oldest)
+			add_sample(&site->died_old, s, p->size);
+		if (p->live) {
+			uint32_t x = heap_find(h, p->id_in_dump);
+
+			add_sample(&site->live, s, p->size);
+			if (x != HEAP_NONE)
+				group_of_object[x] = p->group;
+		}
+	}
+	s->samples = w->n_samples;
+	if (heap_retained_by_group(h, d, group_of_object, s->n_sites,
+				   retained) < 0) {
+		free(group_of_object);
+		free(retained);
+		return -1;
+	}
+	for (size_t g = 0; g < s->n_sites; g++)
+		s->site[g].retained = retained[g];
+	free(group_of_object);
+	free(retained);
+	return sum_ages(s, w);
+}
+
+/* Sites no sample fell into (a stack declared, never used) go. */
+static void drop_empty(struct sites *s)
+{
+	size_t n = 0;
+
+	for (size_t g = 0; g < s->n_sites; g++) {
+		if (!s->site[g].allocated.samples) {
+			free(s->site[g].ages);
+			continue;
+		}
+		s->site[n++] = s->site[g];
+	}
+	s->n_sites = n;
+}
+
+static void work_free(struct sites_work *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n_methods; i++) {
+		free(w->methods[i].name);
+		free(w->methods[i].file);
+	}
+	free(w->methods);
+	free(w->stacks);
+	free(w->stack_frames);
+	free(w->samples);
+	free(w);
+}
+
+enum sites_result sites_find(struct sites *s, struct input *in,
+			     const struct heap *h,
+			     const struct heap_dominators *d)
+{
+	struct sites_work *w = calloc(1, sizeof(*w));
+	unsigned depth = s->depth;
+
+	memset(s, 0, sizeof(*s));
+	s->depth = depth;
+	s->dump = h->dump;
+	if (!w) {
+		in->voice->error("out of memory");
+		return SITES_FAILED;
+	}
+	s->work = w;
+	w->in = in;
+	w->dump = (int64_t)h->dump;
+	if (replay(s, w) < 0)
+		return SITES_FAILED;
+	if (!w->n_samples)
+		return SITES_NONE;
+	unique_by_id(w);
+	if (group_stacks(s, w) < 0 || sum_figures(s, w, h, d) < 0) {
+		in->voice->error("out of memory");
+		return SITES_FAILED;
+	}
+	drop_empty(s);
+	return SITES_FOUND;
+}
+
+void sites_free(struct sites *s)
+{
+	for (size_t g = 0; g < s->n_sites; g++)
+		free(s->site[g].ages);
+	free(s->site);
+	free(s->frames);
+	work_free(s->work);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,119 @@
+/*
+ * sites.h - allocation sites (doc/design.md section 3, "Allocation
+ * sites"): which code allocated what a dump holds, what survived and what
+ * died old. A version 4 trace carries the stack of some allocations (all
+ * of them, or a sample: the header's `sites`); each such allocation is an
+ * object the relocation tracker follows to every dump and to its death
+ * (relocation.h, reloc_watch_sampled), and the dump's dominator tree says
+ * what the site's objects retain.
+ *
+ * A sampled allocation of s bytes was drawn with probability
+ * p = 1 - exp(-s / interval) (a Poisson process over the bytes
+ * allocated), so it stands for 1/p allocations of its kind: the figures
+ * are Horvitz-Thompson estimates, each with its variance, from which the
+ * error bound is said. With `sites: all` every allocation has its stack
+ * and the figures are exact.
+ */
+#ifndef HT_SITES_H
+#define HT_SITES_H
+
+#include "analysis/dominators.h"
+#include "analysis/heap.h"
+#include "analysis/session.h"
+
+#include <heaptrace/trace.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A figure of a site: objects and bytes, estimated with their variance
+ * (both 0 when exact). This struct is not an API; it may change from one
+ * release to the next. */
+struct site_figure {
+	double objects, bytes;
+	double var_objects, var_bytes;
+	uint64_t samples;         /* allocations with a stack behind it */
+};
+
+/* Objects of a site that survived `gcs` GCs before they died, or before
+ * the trace's end. */
+struct site_age {
+	uint64_t gcs;
+	struct site_figure figure;
+};
+
+/* One frame of a site: a method (the allocating one first), where the
+ * trace says its file and line (NULL, 0 when not). */
+struct site_frame {
+	const char *method;       /* NULL: a method id the trace never named */
+	ht_id id;                 /* the trace's method id, when unnamed */
+	const char *file;
+	uint32_t line;
+};
+
+/* This struct is not an API; it may change from one release to the next. */
+struct site {
+	size_t first_frame, n_frames; /* into sites.frames */
+	bool unknown_stack;       /* the allocations named an undeclared stack */
+	struct site_figure allocated;
+	struct site_figure live;      /* in the dump */
+	/* what the site's objects in the dump retain together, each object
+	 * counted once: exact with every stack recorded; with a sample,
+	 * what the sampled objects retain, a lower bound */
+	uint64_t retained;
+	struct site_figure promoted;  /* to the oldest generation */
+	struct site_figure died_old;  /* died in it */
+	struct site_age *ages;        /* by ascending gcs */
+	size_t n_ages;
+};
+
+/* This struct is not an API; it may change from one release to the next. */
+struct sites {
+	/* asked */
+	unsigned depth;           /* frames that make a site; 0: the whole
+				     stack; 1: the allocating method alone */
+
+	/* found */
+	bool recorded;            /* the header says `sites` */
+	bool sampled;             /* with an interval: figures estimated */
+	uint64_t interval;        /* bytes, when sampled */
+	bool generations_known;   /* the trace gives objects' generations */
+	unsigned oldest;          /* the oldest generation GCs collect (2 on
+				     the CLR, 1 on Mono) */
+	uint64_t samples;         /* allocations with a stack */
+	uint64_t unknown_stacks;  /* of them, naming an undeclared stack */
+	uint64_t dump;            /* the dump of live and retained */
+	bool damaged;
+	struct site *site;
+	size_t n_sites;
+	struct site_frame *frames;
+	size_t n_frames;
+
+	/* private: the tables the replay fills */
+	void *work;
+};
+
+/* What sites_find did. */
+enum sites_result {
+	SITES_FOUND,
+	SITES_FAILED,             /* said why */
+	SITES_NONE,               /* not said: the trace has no stacks */
+};
+
+/*
+ * The sites of the input `in` (prepared, read again here) and of its
+ * dump h (loaded from it, with its dominators d at their level). s->depth
+ * is set by the caller; the rest is set here. sites_free frees s
+ * whatever the result.
+ */
+enum sites_result sites_find(struct sites *s, struct input *in,
+			     const struct heap *h,
+			     const struct heap_dominators *d);
+void sites_free(struct sites *s);
+
+/* The error bound said with an estimate: 1.96 standard deviations, 95%
+ * of estimates within it. */
+double site_error(double variance);
+
+#endif
