@@ -501,17 +501,17 @@ static int group_stacks(struct sites *s, struct sites_work *w)
 
 /* ---- figures -------------------------------------------------------------- */
 
-/* What one sample stands for: 1/p allocations of its size, p the chance
- * that it was drawn; its variance adds (1 - p)/p^2 per object. */
-static void add_sample(struct site_figure *f, const struct sites *s,
-		       uint64_t size)
+/* The variance of a Horvitz-Thompson sum adds (1 - p)/p^2 per object
+ * drawn with probability p. */
+void site_figure_add(struct site_figure *f, uint64_t interval,
+		     uint64_t size)
 {
 	double p = 1, x = (double)size;
 
-	if (s->sampled) {
+	if (interval) {
 		/* a size not yet known (Mono's pinned allocations) is
 		 * drawn as the smallest */
-		p = -expm1(-(x > 0 ? x : 1) / (double)s->interval);
+		p = -expm1(-(x > 0 ? x : 1) / (double)interval);
 		if (!(p > 0))
 			p = 1;
 	}
@@ -520,6 +520,12 @@ static void add_sample(struct site_figure *f, const struct sites *s,
 	f->var_objects += (1 - p) / (p * p);
 	f->var_bytes += x * x * (1 - p) / (p * p);
 	f->samples++;
+}
+
+static void add_sample(struct site_figure *f, const struct sites *s,
+		       uint64_t size)
+{
+	site_figure_add(f, s->sampled ? s->interval : 0, size);
 }
 
 /* The oldest generation the GCs collect: 2 on the CLR, Mono's 1. */

@@ -116,4 +116,11 @@ void sites_free(struct sites *s);
  * of estimates within it. */
 double site_error(double variance);
 
+/* Adds what one allocation of `size` bytes with a stack stands for to f:
+ * itself when every stack was recorded (interval 0), else 1/p objects
+ * and size/p bytes, p = 1 - exp(-size/interval) the chance that it was
+ * drawn, with their variances. */
+void site_figure_add(struct site_figure *f, uint64_t interval,
+		     uint64_t size);
+
 #endif
