@@ -114,6 +114,10 @@ static int on_event(void *ctx, const struct ht_event *ev,
 		h->out_of_memory = true;
 		return 1;
 	}
+	if (h->collect && alloc_stacks_note(&h->stacks, ev) < 0) {
+		h->out_of_memory = true;
+		return 1;
+	}
 	if (h->collect && note_time(h, ev, st) < 0) {
 		h->out_of_memory = true;
 		return 1;
@@ -227,25 +231,9 @@ static int replay(struct history *h)
 	ht_reader_close(h->reader);
 	h->reader = NULL;
 	h->dumps_in_trace = summary.dumps;
-	if (input_end_pass(h->input) < 0) {
-		rc = -1;
-	} else if (rc > 0 && mem_budget_exceeded()) {
-		voice->error("%s: %s", path, reloc_error(h->tracker));
-		rc = -1;
-	} else if (rc > 0 || h->out_of_memory) {
-		voice->error("%s", h->out_of_memory ? "out of memory"
-						    : reloc_error(h->tracker));
-		rc = -1;
-	} else if (rc < 0 && !summary.read_error) {
-		voice->error("%s", err.message);
-		rc = -1;
-	} else {
-		if (rc < 0 && !h->damaged) {
-			h->damaged = true;
-			session_warn_damage(voice, &err);
-		}
-		rc = 0;
-	}
+	rc = session_tracked_replay_end(h->input, rc, &summary, &err,
+					h->tracker, h->out_of_memory,
+					&h->damaged);
 	reloc_free(h->tracker);
 	h->tracker = NULL;
 	return rc;
@@ -291,12 +279,14 @@ enum history_result history_find(struct history *h, struct input *in,
 	if (replay(h) < 0)
 		return HISTORY_FAILED;
 	class_names_sort(&h->classes);
+	alloc_stacks_finish(&h->stacks);
 	return HISTORY_FOUND;
 }
 
 void history_free(struct history *h)
 {
 	class_names_free(&h->classes);
+	alloc_stacks_free(&h->stacks);
 	free(h->holders);
 	free(h->steps);
 	free(h->gc_times);

@@ -15,6 +15,7 @@
 #ifndef HT_HISTORY_H
 #define HT_HISTORY_H
 
+#include "analysis/alloc_stacks.h"
 #include "analysis/class_names.h"
 #include "analysis/relocation.h"
 #include "analysis/session.h"
@@ -43,6 +44,7 @@ struct history {
 	struct reloc_step *steps; /* theirs, in the trace's order */
 	size_t n_steps, cap_steps;
 	struct class_names classes; /* sorted once found */
+	struct alloc_stacks stacks; /* what allocation steps name */
 	bool timed;              /* the trace has times */
 	uint64_t *gc_times;      /* by GC number: its start */
 	size_t n_gc_times, cap_gc_times;

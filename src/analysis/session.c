@@ -7,6 +7,7 @@
 #include "analysis/session.h"
 
 #include "analysis/labels.h"
+#include "analysis/relocation.h"
 
 #include "lib/read/forms.h"
 #include "lib/read/pass_log.h"
@@ -539,4 +540,34 @@ int dump_reload_values(struct loaded_dump *ld, const uint32_t *objects,
 				 .n_values_of = n_ids});
 	free(ids);
 	return rc;
+}
+
+int session_tracked_replay_end(struct input *in, int rc,
+			       const struct ht_replay_summary *summary,
+			       const struct ht_error *err,
+			       const struct reloc *t, bool out_of_memory,
+			       bool *damaged)
+{
+	const struct session_voice *voice = in->voice;
+
+	if (input_end_pass(in) < 0)
+		return -1;
+	if (rc > 0 && mem_budget_exceeded()) {
+		voice->error("%s: %s", in->name, reloc_error(t));
+		return -1;
+	}
+	if (rc > 0 || out_of_memory) {
+		voice->error("%s", out_of_memory ? "out of memory"
+						 : reloc_error(t));
+		return -1;
+	}
+	if (rc < 0 && !summary->read_error) {
+		voice->error("%s", err->message);
+		return -1;
+	}
+	if (rc < 0 && !*damaged) {
+		*damaged = true;
+		session_warn_damage(voice, err);
+	}
+	return 0;
 }

@@ -172,6 +172,21 @@ int dump_reload_values(struct loaded_dump *ld, const uint32_t *objects,
 bool reads_heap_dump(struct ht_reader *r);
 bool index_counts_no_gc(struct ht_reader *r);
 
+struct reloc;
+
+/*
+ * After a replay of in through a relocation tracker t (rc and summary as
+ * ht_replay gave them, err its error; out_of_memory: the caller's own
+ * tables could not grow): ends the pass (input_end_pass), says why the
+ * replay failed and returns -1, or returns 0, warning once (when
+ * *damaged is still false, then set) that the input stops at damage.
+ */
+int session_tracked_replay_end(struct input *in, int rc,
+			       const struct ht_replay_summary *summary,
+			       const struct ht_error *err,
+			       const struct reloc *t, bool out_of_memory,
+			       bool *damaged);
+
 /* Warns about what was lost, once per damaged trace. */
 void session_warn_damage(const struct session_voice *voice,
 			 const struct ht_error *err);

@@ -8,6 +8,7 @@
  */
 #include "analysis/sites.h"
 
+#include "analysis/alloc_stacks.h"
 #include "analysis/dominators.h"
 #include "analysis/relocation.h"
 #include "util/alloc.h"
@@ -17,20 +18,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A method as the trace declared it (the first declaration stays). */
-struct method_row {
-	ht_id id;
-	char *name, *file;
-	uint32_t line;
-};
-
-/* A stack: its frames in stack_frames. */
-struct stack_row {
-	ht_id id;
-	size_t first, count;
-	uint32_t group;
-};
 
 /* One allocation with a stack, and what became of it. */
 struct sample {
@@ -54,16 +41,12 @@ struct sites_work {
 	void *progress;
 	struct reloc *tracker;
 	int64_t dump;
+	bool only_recorded;       /* no replay when the header has no sites */
 	uint64_t gcs;             /* applied so far */
 	uint32_t collected;       /* generations any GC collected */
 	bool out_of_memory;
 
-	struct method_row *methods;
-	size_t n_methods, cap_methods;
-	struct stack_row *stacks;
-	size_t n_stacks, cap_stacks;
-	ht_id *stack_frames;
-	size_t n_stack_frames, cap_stack_frames;
+	struct alloc_stacks stacks;
 	struct sample *samples;
 	size_t n_samples, cap_samples;
 };
@@ -74,47 +57,6 @@ double site_error(double variance)
 }
 
 /* ---- the replay ---------------------------------------------------------- */
-
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-static int note_method(struct sites_work *w, const struct ht_ev_method *m)
-{
-	struct method_row *r;
-
-	if (ALLOC_GROW(w->methods, w->n_methods + 1, w->cap_methods) < 0)
-		return -1;
-	r = &w->methods[w->n_methods];
-	r->id = m->id;
-	r->line = m->line;
-	r->name = dup_or_null(m->name);
-	r->file = dup_or_null(m->file);
-	if ((m->name && !r->name) || (m->file && !r->file)) {
-		free(r->name);
-		free(r->file);
-		return -1;
-	}
-	w->n_methods++;
-	return 0;
-}
-
-static int note_stack(struct sites_work *w, const struct ht_ev_stack *k)
-{
-	if (ALLOC_GROW(w->stacks, w->n_stacks + 1, w->cap_stacks) < 0 ||
-	    ALLOC_GROW(w->stack_frames, w->n_stack_frames + k->count + 1,
-		       w->cap_stack_frames) < 0)
-		return -1;
-	if (k->count)
-		memcpy(w->stack_frames + w->n_stack_frames, k->frames,
-		       k->count * sizeof(*k->frames));
-	w->stacks[w->n_stacks++] = (struct stack_row){
-		.id = k->id, .first = w->n_stack_frames, .count = k->count,
-	};
-	w->n_stack_frames += k->count;
-	return 0;
-}
 
 /* Samples come in the order of their serials, which the tracker gives in
  * the order tracking began. */
@@ -208,16 +150,11 @@ static int on_event(void *ctx, const struct ht_event *ev,
 {
 	struct sites_work *w = ctx;
 	const struct session_voice *voice = w->in->voice;
-	int rc = 0;
 
 	if (voice->progress_update)
 		voice->progress_update(w->progress, st->event_index + 1,
 				       ht_reader_position(w->reader).offset);
-	if (ev->type == HT_EV_METHOD)
-		rc = note_method(w, &ev->u.method);
-	else if (ev->type == HT_EV_STACK)
-		rc = note_stack(w, &ev->u.stack);
-	if (rc < 0)
+	if (alloc_stacks_note(&w->stacks, ev) < 0)
 		w->out_of_memory = true;
 	if (w->out_of_memory)
 		return 1;
@@ -276,6 +213,11 @@ static int replay(struct sites *s, struct sites_work *w)
 	if (!w->reader)
 		return -1;
 	read_header(s, ht_reader_header(w->reader));
+	if (w->only_recorded && !s->recorded) {
+		ht_reader_close(w->reader);
+		w->reader = NULL;
+		return 0;
+	}
 	w->tracker = reloc_new(ht_reader_header(w->reader)->reports_survivors,
 			       &hooks);
 	if (!w->tracker) {
@@ -295,94 +237,14 @@ static int replay(struct sites *s, struct sites_work *w)
 		voice->progress_end(w->progress);
 	ht_reader_close(w->reader);
 	w->reader = NULL;
-	if (input_end_pass(w->in) < 0) {
-		rc = -1;
-	} else if (rc > 0 && mem_budget_exceeded()) {
-		voice->error("%s: %s", path, reloc_error(w->tracker));
-		rc = -1;
-	} else if (rc > 0 || w->out_of_memory) {
-		voice->error("%s", w->out_of_memory ? "out of memory"
-						    : reloc_error(w->tracker));
-		rc = -1;
-	} else if (rc < 0 && !summary.read_error) {
-		voice->error("%s", err.message);
-		rc = -1;
-	} else {
-		s->damaged = rc < 0;
-		rc = 0;
-	}
+	rc = session_tracked_replay_end(w->in, rc, &summary, &err, w->tracker,
+					w->out_of_memory, &s->damaged);
 	reloc_free(w->tracker);
 	w->tracker = NULL;
 	return rc;
 }
 
 /* ---- sites from stacks ---------------------------------------------------- */
-
-static int compare_method_ids(const void *a, const void *b)
-{
-	const struct method_row *x = a, *y = b;
-
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return 0;
-}
-
-static int compare_stack_ids(const void *a, const void *b)
-{
-	const struct stack_row *x = a, *y = b;
-
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return 0;
-}
-
-static const struct method_row *method_of(const struct sites_work *w,
-					  ht_id id)
-{
-	size_t at = LOWER_BOUND(0, w->n_methods, i, w->methods[i].id < id);
-
-	return at < w->n_methods && w->methods[at].id == id ? &w->methods[at]
-							    : NULL;
-}
-
-static struct stack_row *stack_of(const struct sites_work *w, ht_id id)
-{
-	size_t at = LOWER_BOUND(0, w->n_stacks, i, w->stacks[i].id < id);
-
-	return at < w->n_stacks && w->stacks[at].id == id ? &w->stacks[at]
-							  : NULL;
-}
-
-/* Keeps the first declaration of each id, as the dumps do of names. */
-static void unique_by_id(struct sites_work *w)
-{
-	size_t n = 0;
-
-	qsort(w->methods, w->n_methods, sizeof(*w->methods),
-	      compare_method_ids);
-	for (size_t i = 0; i < w->n_methods; i++) {
-		if (n && w->methods[n - 1].id == w->methods[i].id) {
-			free(w->methods[i].name);
-			free(w->methods[i].file);
-			continue;
-		}
-		w->methods[n++] = w->methods[i];
-	}
-	w->n_methods = n;
-	/* a stable sort keeps the first of a stack declared twice first */
-	n = 0;
-	for (size_t i = 1; i < w->n_stacks; i++)
-		if (w->stacks[i].id < w->stacks[i - 1].id)
-			n = 1;
-	if (n)
-		qsort(w->stacks, w->n_stacks, sizeof(*w->stacks),
-		      compare_stack_ids);
-	n = 0;
-	for (size_t i = 0; i < w->n_stacks; i++)
-		if (!n || w->stacks[n - 1].id != w->stacks[i].id)
-			w->stacks[n++] = w->stacks[i];
-	w->n_stacks = n;
-}
 
 static int compare_text(const char *a, const char *b)
 {
@@ -401,7 +263,8 @@ static size_t site_frames(unsigned depth, size_t count)
 static int compare_frame(const struct sites_work *w, ht_id a, ht_id b,
 			 bool lines)
 {
-	const struct method_row *x = method_of(w, a), *y = method_of(w, b);
+	const struct alloc_method *x = alloc_stacks_method(&w->stacks, a);
+	const struct alloc_method *y = alloc_stacks_method(&w->stacks, b);
 	int c;
 
 	if (!x || !y) {
@@ -425,14 +288,14 @@ struct stack_order {
 static int compare_stacks(const void *a, const void *b, void *ctx)
 {
 	const struct stack_order *o = ctx;
-	const struct stack_row *x = *(struct stack_row *const *)a;
-	const struct stack_row *y = *(struct stack_row *const *)b;
+	const struct alloc_stack *x = *(struct alloc_stack *const *)a;
+	const struct alloc_stack *y = *(struct alloc_stack *const *)b;
 	size_t nx = site_frames(o->depth, x->count);
 	size_t ny = site_frames(o->depth, y->count);
 
 	for (size_t i = 0; i < nx && i < ny; i++) {
-		int c = compare_frame(o->w, o->w->stack_frames[x->first + i],
-				      o->w->stack_frames[y->first + i],
+		int c = compare_frame(o->w, o->w->stacks.frames[x->first + i],
+				      o->w->stacks.frames[y->first + i],
 				      o->depth != 1);
 
 		if (c)
@@ -444,7 +307,7 @@ static int compare_stacks(const void *a, const void *b, void *ctx)
 static void frame_of(const struct sites_work *w, ht_id id, bool line,
 		     struct site_frame *f)
 {
-	const struct method_row *m = method_of(w, id);
+	const struct alloc_method *m = alloc_stacks_method(&w->stacks, id);
 
 	*f = (struct site_frame){.id = id};
 	if (!m)
@@ -460,23 +323,24 @@ static void frame_of(const struct sites_work *w, ht_id id, bool line,
 static int group_stacks(struct sites *s, struct sites_work *w)
 {
 	struct stack_order order = {.w = w, .depth = s->depth};
-	struct stack_row **by = malloc((w->n_stacks ? w->n_stacks : 1) *
-				       sizeof(*by));
+	size_t n_stacks = w->stacks.n_stacks;
+	struct alloc_stack **by = malloc((n_stacks ? n_stacks : 1) *
+					 sizeof(*by));
 	size_t n = 0;
 
 	if (!by)
 		return -1;
-	for (size_t i = 0; i < w->n_stacks; i++)
-		by[i] = &w->stacks[i];
-	qsort_r(by, w->n_stacks, sizeof(*by), compare_stacks, &order);
-	s->site = calloc(w->n_stacks + 1, sizeof(*s->site));
-	s->frames = calloc(w->n_stack_frames + 1, sizeof(*s->frames));
+	for (size_t i = 0; i < n_stacks; i++)
+		by[i] = &w->stacks.stacks[i];
+	qsort_r(by, n_stacks, sizeof(*by), compare_stacks, &order);
+	s->site = calloc(n_stacks + 1, sizeof(*s->site));
+	s->frames = calloc(w->stacks.n_frames + 1, sizeof(*s->frames));
 	if (!s->site || !s->frames) {
 		free(by);
 		return -1;
 	}
-	for (size_t i = 0; i < w->n_stacks; i++) {
-		struct stack_row *k = by[i];
+	for (size_t i = 0; i < n_stacks; i++) {
+		struct alloc_stack *k = by[i];
 		struct site *site;
 		size_t nf;
 
@@ -490,7 +354,7 @@ static int group_stacks(struct sites *s, struct sites_work *w)
 		site->first_frame = s->n_frames;
 		site->n_frames = nf;
 		for (size_t f = 0; f < nf; f++)
-			frame_of(w, w->stack_frames[k->first + f],
+			frame_of(w, w->stacks.frames[k->first + f],
 				 s->depth != 1, &s->frames[s->n_frames++]);
 	}
 	s->site[n].unknown_stack = true;
@@ -611,7 +475,8 @@ static int sum_figures(struct sites *s, struct sites_work *w,
 	s->oldest = oldest_generation(w->collected);
 	for (size_t k = 0; k < w->n_samples; k++) {
 		struct sample *p = &w->samples[k];
-		const struct stack_row *row = stack_of(w, p->stack);
+		const struct alloc_stack *row =
+			alloc_stacks_stack(&w->stacks, p->stack);
 		struct site *site;
 
 		p->group = row ? row->group : (uint32_t)(s->n_sites - 1);
@@ -668,13 +533,7 @@ static void work_free(struct sites_work *w)
 {
 	if (!w)
 		return;
-	for (size_t i = 0; i < w->n_methods; i++) {
-		free(w->methods[i].name);
-		free(w->methods[i].file);
-	}
-	free(w->methods);
-	free(w->stacks);
-	free(w->stack_frames);
+	alloc_stacks_free(&w->stacks);
 	free(w->samples);
 	free(w);
 }
@@ -700,12 +559,48 @@ enum sites_result sites_find(struct sites *s, struct input *in,
 		return SITES_FAILED;
 	if (!w->n_samples)
 		return SITES_NONE;
-	unique_by_id(w);
+	alloc_stacks_finish(&w->stacks);
 	if (group_stacks(s, w) < 0 || sum_figures(s, w, h, d) < 0) {
 		in->voice->error("out of memory");
 		return SITES_FAILED;
 	}
 	drop_empty(s);
+	return SITES_FOUND;
+}
+
+enum sites_result sites_allocation_of(struct sites *s, struct input *in,
+				      uint64_t dump, ht_id id)
+{
+	struct sites_work *w = calloc(1, sizeof(*w));
+	const struct alloc_stack *k = NULL;
+
+	memset(s, 0, sizeof(*s));
+	s->dump = dump;
+	if (!w) {
+		in->voice->error("out of memory");
+		return SITES_FAILED;
+	}
+	s->work = w;
+	w->in = in;
+	w->dump = (int64_t)dump;
+	w->only_recorded = true;
+	if (replay(s, w) < 0)
+		return SITES_FAILED;
+	alloc_stacks_finish(&w->stacks);
+	for (size_t i = 0; i < w->n_samples && !k; i++)
+		if (w->samples[i].live && w->samples[i].id_in_dump == id)
+			k = alloc_stacks_stack(&w->stacks,
+					       w->samples[i].stack);
+	if (!k)
+		return SITES_NONE;
+	s->frames = calloc(k->count + 1, sizeof(*s->frames));
+	if (!s->frames) {
+		in->voice->error("out of memory");
+		return SITES_FAILED;
+	}
+	for (size_t f = 0; f < k->count; f++)
+		frame_of(w, w->stacks.frames[k->first + f], true,
+			 &s->frames[s->n_frames++]);
 	return SITES_FOUND;
 }
 

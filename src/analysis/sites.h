@@ -112,6 +112,17 @@ enum sites_result sites_find(struct sites *s, struct input *in,
 			     const struct heap_dominators *d);
 void sites_free(struct sites *s);
 
+/*
+ * The stack that allocated the object at `id` in dump `dump` of the
+ * input `in`, when the trace recorded it: SITES_FOUND with its frames
+ * in s->frames[0 .. s->n_frames), the allocating method first;
+ * SITES_NONE (not said) when the trace has no stacks (its header says
+ * so, and it is not read again) or the object was allocated without
+ * one. sites_free frees s whatever the result.
+ */
+enum sites_result sites_allocation_of(struct sites *s, struct input *in,
+				      uint64_t dump, ht_id id);
+
 /* The error bound said with an estimate: 1.96 standard deviations, 95%
  * of estimates within it. */
 double site_error(double variance);

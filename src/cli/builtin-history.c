@@ -199,6 +199,27 @@ static void print_lost(const struct history *h, const struct reloc_step *s)
 	}
 }
 
+/* Under an allocation that carries its stack (--sites), its frames. */
+static void print_allocation_stack(const struct history *h, ht_id stack)
+{
+	const struct alloc_stack *k = stack ? alloc_stacks_stack(&h->stacks,
+							       stack) : NULL;
+	char text[FRAME_TEXT];
+
+	if (stack && !k)
+		printf("%*sby stack %llu, which the trace never declared\n",
+		       h->timed ? 28 : 16, "", (unsigned long long)stack);
+	for (size_t f = 0; k && f < k->count; f++) {
+		ht_id id = h->stacks.frames[k->first + f];
+		const struct alloc_method *m = alloc_stacks_method(&h->stacks,
+								   id);
+
+		printf("%*s%s %s\n", h->timed ? 28 : 16, "", f ? "  " : "by",
+		       m ? frame_text(m->name, id, m->file, m->line, text)
+			 : frame_text(NULL, id, NULL, 0, text));
+	}
+}
+
 static void print_step(const struct history *h, const struct reloc_step *s)
 {
 	char when[32], a[24], b[24], g[48], g2[16], g3[16], t[DURATION_TEXT];
@@ -211,6 +232,7 @@ static void print_step(const struct history *h, const struct reloc_step *s)
 	switch (s->kind) {
 	case RELOC_ALLOCATED:
 		printf("allocated at %s%s\n", hex_id(s->to, a), g);
+		print_allocation_stack(h, s->stack);
 		break;
 	case RELOC_SEEN:
 		printf("%s at %s%s\n", s->first ? "first seen" : "seen",
@@ -337,6 +359,29 @@ static void out_object(struct out *o, const struct history *h,
 	out_end_object(o);
 }
 
+/* An allocation's "stack": its frames, null when it has none. */
+static void out_allocation_stack(struct out *o, const struct history *h,
+				 ht_id stack)
+{
+	const struct alloc_stack *k = stack ? alloc_stacks_stack(&h->stacks,
+							       stack) : NULL;
+
+	if (!k) {
+		out_null(o, "stack");
+		return;
+	}
+	out_begin_array(o, "stack");
+	for (size_t f = 0; f < k->count; f++) {
+		ht_id id = h->stacks.frames[k->first + f];
+		const struct alloc_method *m = alloc_stacks_method(&h->stacks,
+								   id);
+
+		out_stack_frame(o, m ? m->name : NULL, id, m ? m->file : NULL,
+			  m ? m->line : 0);
+	}
+	out_end_array(o);
+}
+
 static void out_step(struct out *o, const struct history *h,
 		     const struct reloc_step *s)
 {
@@ -365,6 +410,8 @@ static void out_step(struct out *o, const struct history *h,
 		out_number_or_null(o, "alive_after_gc", s->alive_gc);
 	if (s->kind == RELOC_LOST)
 		out_u64(o, "by", s->other);
+	if (s->kind == RELOC_ALLOCATED)
+		out_allocation_stack(o, h, s->stack);
 	out_end_object(o);
 }
 

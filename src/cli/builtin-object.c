@@ -9,6 +9,7 @@
 #include "analysis/reach.h"
 #include "analysis/referrers.h"
 #include "analysis/root_order.h"
+#include "analysis/sites.h"
 #include "analysis/values.h"
 #include "cli/builtin.h"
 #include "cli/cli.h"
@@ -53,6 +54,9 @@ struct object_report {
 	size_t n_referrers;         /* all of them */
 	size_t n_roots;             /* roots that hold the target directly */
 	size_t *ranked;             /* h->roots' indexes in rank order */
+	/* the stack that allocated it, when the trace recorded one
+	 * (record --sites): frames.n_frames 0 otherwise */
+	struct sites allocation;
 };
 
 static size_t listed_count(const struct object_report *r, size_t n)
@@ -206,6 +210,18 @@ static void print_summary_text(const struct object_report *r)
 			 heap_level_reachable(l), heap_level_name(l));
 		print_field("strength", line);
 	}
+}
+
+/* Its allocation's stack, the allocating method first. */
+static void print_allocation_text(const struct object_report *r)
+{
+	const struct sites *s = &r->allocation;
+	char text[FRAME_TEXT];
+
+	for (size_t f = 0; f < s->n_frames; f++)
+		printf("  %-11s %s\n", f ? "" : "allocated",
+		       frame_text(s->frames[f].method, s->frames[f].id,
+				  s->frames[f].file, s->frames[f].line, text));
 }
 
 static void print_more(const struct object_report *r, size_t n)
@@ -367,6 +383,7 @@ static void print_elements_text(const struct object_report *r)
 static int report_text(const struct object_report *r)
 {
 	print_summary_text(r);
+	print_allocation_text(r);
 	print_text_text(r);
 	print_values_text(r);
 	print_elements_text(r);
@@ -520,6 +537,22 @@ static void out_values(struct out *o, const struct object_report *r)
 	}
 }
 
+/* "allocation": its stack's frames, null when the trace has none. */
+static void out_allocation(struct out *o, const struct object_report *r)
+{
+	const struct sites *s = &r->allocation;
+
+	if (!s->n_frames) {
+		out_null(o, "allocation");
+		return;
+	}
+	out_begin_array(o, "allocation");
+	for (size_t f = 0; f < s->n_frames; f++)
+		out_stack_frame(o, s->frames[f].method, s->frames[f].id,
+				s->frames[f].file, s->frames[f].line);
+	out_end_array(o);
+}
+
 static int report_structured(const struct object_report *r)
 {
 	const struct heap *h = r->h;
@@ -561,6 +594,7 @@ static int report_structured(const struct object_report *r)
 	out_referrers(o, r);
 	out_references(o, r);
 	out_values(o, r);
+	out_allocation(o, r);
 	out_end_object(o);
 	return out_finish(o);
 }
@@ -623,6 +657,17 @@ static int read_values(const struct object_report *r, struct loaded_dump *ld)
 	return reload_for_values(ld, target);
 }
 
+/* The stack that allocated the object, when the trace recorded it: one
+ * more replay, only for a trace whose header says it has stacks. 0, or
+ * -1 once said why not. */
+static int find_allocation(struct object_report *r, struct loaded_dump *ld)
+{
+	if (heap_find(ld->heap, r->target_id) == HEAP_NONE)
+		return 0;
+	return sites_allocation_of(&r->allocation, &ld->in, ld->heap->dump,
+				   r->target_id) == SITES_FAILED ? -1 : 0;
+}
+
 /* "[FILE] ID": the last operand is the id. */
 static int operands(int argc, char **argv, struct object_report *r)
 {
@@ -681,7 +726,11 @@ int cmd_object(int argc, char **argv)
 		unload_dump(&ld);
 		return status;
 	}
-	status = describe_object(&r, ld.heap, ld.damaged);
+	if (find_allocation(&r, &ld) < 0)
+		status = EXIT_UNREADABLE;
+	else
+		status = describe_object(&r, ld.heap, ld.damaged);
+	sites_free(&r.allocation);
 	free(r.referrers);
 	unload_dump(&ld);
 	return status;

@@ -8,6 +8,7 @@
  */
 #include "cli/builtin.h"
 #include "cli/cli.h"
+#include "cli/describe.h"
 #include "cli/escape.h"
 #include "cli/load-dump.h"
 #include "cli/output.h"
@@ -139,16 +140,10 @@ static void print_figure(const struct sites *s, const struct site_figure *f)
 
 static void print_frame(const struct site_frame *f)
 {
-	if (!f->method) {
-		printf("    at method 0x%llx\n", (unsigned long long)f->id);
-		return;
-	}
-	printf("    at %s", esc_name(f->method));
-	if (f->file && f->line)
-		printf("(%s:%u)", esc_text(f->file), f->line);
-	else if (f->file)
-		printf("(%s)", esc_text(f->file));
-	putchar('\n');
+	char text[FRAME_TEXT];
+
+	printf("    at %s\n", frame_text(f->method, f->id, f->file, f->line,
+					 text));
 }
 
 static void print_ages(const struct sites *s, const struct site *x)
@@ -236,16 +231,7 @@ static void out_site(struct out *o, const struct sites *s,
 	for (size_t f = 0; f < x->n_frames; f++) {
 		const struct site_frame *fr = &s->frames[x->first_frame + f];
 
-		out_begin_object(o, NULL);
-		out_string(o, "method", fr->method);
-		if (!fr->method)
-			out_id(o, "id", fr->id);
-		out_string(o, "file", fr->file);
-		if (fr->line)
-			out_u64(o, "line", fr->line);
-		else
-			out_null(o, "line");
-		out_end_object(o);
+		out_stack_frame(o, fr->method, fr->id, fr->file, fr->line);
 	}
 	out_end_array(o);
 	out_bool(o, "unknown_stack", x->unknown_stack);
@@ -349,9 +335,6 @@ static int run_sites(struct sites_cmd *c)
 		qsort_r(c->s.site, c->s.n_sites, sizeof(*c->s.site),
 			compare_sites, &order);
 		shown = limit_shown(c->limit, c->s.n_sites);
-		if (c->s.damaged && !ld.damaged)
-			warning_msg("%s: the figures stop where the trace is "
-				    "damaged", esc_text(c->path));
 		if (report(c, shown) < 0) {
 			error_msg("cannot write the report: %m");
 			status = EXIT_UNREADABLE;

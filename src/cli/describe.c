@@ -339,3 +339,35 @@ const char *string_line(const struct heap *h, uint32_t s, size_t max_chars,
 		snprintf(line, STRING_LINE, "\"%s\"", esc_text(text));
 	return line;
 }
+
+const char *frame_text(const char *method, ht_id id, const char *file,
+		       uint32_t line, char buf[FRAME_TEXT])
+{
+	if (!method)
+		snprintf(buf, FRAME_TEXT, "method 0x%llx",
+			 (unsigned long long)id);
+	else if (file && line)
+		snprintf(buf, FRAME_TEXT, "%s(%s:%u)", esc_name(method),
+			 esc_text(file), line);
+	else if (file)
+		snprintf(buf, FRAME_TEXT, "%s(%s)", esc_name(method),
+			 esc_text(file));
+	else
+		snprintf(buf, FRAME_TEXT, "%s", esc_name(method));
+	return buf;
+}
+
+void out_stack_frame(struct out *o, const char *method, ht_id id,
+		     const char *file, uint32_t line)
+{
+	out_begin_object(o, NULL);
+	out_string(o, "method", method);
+	if (!method)
+		out_id(o, "id", id);
+	out_string(o, "file", file);
+	if (line)
+		out_u64(o, "line", line);
+	else
+		out_null(o, "line");
+	out_end_object(o);
+}

@@ -31,6 +31,16 @@ void widen_number(int *w, uint64_t n);
 void widen_size(int *w, uint64_t bytes);
 void widen_id(int *w, ht_id id);
 
+/* A frame of an allocation's stack as a stack trace names it:
+ * "Demo.Keep(Demo.cs:10)", "Demo.Keep(Demo.cs)", "Demo.Keep", or
+ * "method 0x41" for one the trace never named; escaped for the text. */
+#define FRAME_TEXT 512
+const char *frame_text(const char *method, ht_id id, const char *file,
+		       uint32_t line, char buf[FRAME_TEXT]);
+/* The same for programs, as an object: method (or id), file, line. */
+void out_stack_frame(struct out *o, const char *method, ht_id id,
+		     const char *file, uint32_t line);
+
 /* "0", "1", "2", "LOH", "POH", "unknown"; buf holds 16 bytes. */
 const char *generation_name(unsigned generation, char *buf);
 
