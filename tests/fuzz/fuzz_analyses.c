@@ -44,6 +44,14 @@
 
 /* ---- the replay ---------------------------------------------------------- */
 
+/* The stacks of the input's allocations that name one, in order: what
+ * the tracker must say at their allocated steps (check_watching). */
+static struct {
+	ht_id stack[RREF_MAX_STEPS];
+	size_t n;
+	bool too_many;
+} allocation_stacks;
+
 struct replay_seen {
 	uint64_t events, violations;
 	uint64_t dumps_begun, dumps_ended;
@@ -65,6 +73,13 @@ static int on_event(void *ctx, const struct ht_event *ev,
 		   (long long)st->dump);
 	FUZZ_CHECK(!st->in_gc || st->gc >= 0, "in a GC numbered %lld",
 		   (long long)st->gc);
+	if (ev->type == HT_EV_OBJECT_ALLOCATED && ev->u.object_allocated.stack) {
+		if (allocation_stacks.n == RREF_MAX_STEPS)
+			allocation_stacks.too_many = true;
+		else
+			allocation_stacks.stack[allocation_stacks.n++] =
+				ev->u.object_allocated.stack;
+	}
 	s->events++;
 	return 0;
 }
@@ -121,6 +136,8 @@ static void replay(const uint8_t *data, size_t size, enum fuzz_form form)
 
 	for (int t = HT_EV_FIRST; t <= HT_EV_LAST; t++)
 		cb.on_event[t] = on_event;
+	allocation_stacks.n = 0;
+	allocation_stacks.too_many = false;
 	r = fuzz_reader(data, size, form, FUZZ_SEEKABLE, &err);
 	if (!r)
 		return;
@@ -670,14 +687,23 @@ static bool same_step(const struct reloc_step *a, const struct reloc_step *b)
 	       a->class_id == b->class_id && a->size == b->size &&
 	       a->first == b->first && a->alive_gc == b->alive_gc &&
 	       a->other == b->other && a->other_class == b->other_class &&
-	       a->other_size == b->other_size;
+	       a->other_size == b->other_size && a->stack == b->stack;
 }
 
-/* A step that brings an object to an id: from then on, watching that id
- * must show the object. */
-static bool arrives_at(const struct reloc_step *s, ht_id id)
+/* What a pass watches: the objects that hold an id (history's first
+ * pass), or those allocated with a stack (sites). */
+struct watching {
+	bool sampled;
+	ht_id id;
+};
+
+/* A step from which on watching must show the object: it comes to the
+ * watched id, or it is an allocation with a stack. */
+static bool arrives_at(const struct reloc_step *s, const struct watching *w)
 {
-	return s->to == id &&
+	if (w->sampled)
+		return s->kind == RELOC_ALLOCATED && s->stack;
+	return s->to == w->id &&
 	       (s->kind == RELOC_ALLOCATED || s->kind == RELOC_MOVED ||
 		(s->kind == RELOC_SEEN && s->first));
 }
@@ -698,47 +724,82 @@ static void note_step(void *ctx, const struct reloc_step *s)
 		w->step[w->n++] = *s;
 }
 
-/* History's first pass watches an id; each step it reports must be one
- * that watching every object reports too, in the same order, and none
- * that brings an object to the id may be missing. */
-static void check_watching_id(const uint8_t *data, size_t size,
-			      enum fuzz_form form, bool reports,
-			      const struct rref_outcome *all, ht_id id)
+/* Each allocation with a stack is watched from its allocated step, which
+ * says the stack the event gave, in the input's order. */
+static void check_allocation_stacks(const struct id_steps *w)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->step[i].kind != RELOC_ALLOCATED)
+			continue;
+		FUZZ_CHECK(k < allocation_stacks.n, "an allocated step (object "
+			   "%u) with no allocation with a stack left",
+			   w->step[i].object);
+		FUZZ_CHECK(w->step[i].stack == allocation_stacks.stack[k],
+			   "object %u allocated with stack %llu, the event "
+			   "said %llu", w->step[i].object,
+			   (unsigned long long)w->step[i].stack,
+			   (unsigned long long)allocation_stacks.stack[k]);
+		k++;
+	}
+	FUZZ_CHECK(k == allocation_stacks.n, "%zu allocations with a stack, "
+		   "%zu watched from their allocation", allocation_stacks.n, k);
+}
+
+/* History's first pass watches an id, sites every allocation with a
+ * stack; each step such a pass reports must be one that watching every
+ * object reports too, in the same order, and none that brings an object
+ * under watch may be missing. Every object is watched up to
+ * RREF_MAX_OBJECTS. */
+static void check_watching(const uint8_t *data, size_t size,
+			   enum fuzz_form form, bool reports,
+			   const struct rref_outcome *all,
+			   const struct watching *what)
 {
 	static struct id_steps w;
 	struct reloc_hooks hooks = {&w, NULL, NULL, note_step};
 	struct reloc *t = reloc_new(reports, &hooks);
+	const char *name = what->sampled ? "allocations with a stack" : "an id";
 	size_t k = 0;
 
 	FUZZ_CHECK(t, "out of memory");
 	w.n = 0;
 	w.too_many = false;
-	reloc_watch_id(t, id);
+	if (what->sampled)
+		reloc_watch_sampled(t);
+	else
+		reloc_watch_id(t, what->id);
 	if (!track(data, size, form, t, NULL) || w.too_many) {
 		reloc_free(t);
 		return;
 	}
 	for (size_t i = 0; i < w.n; i++) {
+		if (w.step[i].object >= RREF_MAX_OBJECTS)
+			continue;
 		while (k < all->n_steps && !same_step(&all->steps[k],
 						      &w.step[i]))
 			k++;
-		FUZZ_CHECK(k < all->n_steps, "watching 0x%llx: step %zu (kind "
-			   "%d of object %u) is not among the steps of every "
-			   "object", (unsigned long long)id, i, w.step[i].kind,
-			   w.step[i].object);
+		FUZZ_CHECK(k < all->n_steps, "watching %s (0x%llx): step %zu "
+			   "(kind %d of object %u) is not among the steps of "
+			   "every object", name, (unsigned long long)what->id,
+			   i, w.step[i].kind, w.step[i].object);
 		k++;
 	}
 	for (size_t j = 0; j < all->n_steps; j++) {
 		bool found = false;
 
-		if (!arrives_at(&all->steps[j], id))
+		if (!arrives_at(&all->steps[j], what))
 			continue;
 		for (size_t i = 0; i < w.n && !found; i++)
 			found = same_step(&all->steps[j], &w.step[i]);
-		FUZZ_CHECK(found, "watching 0x%llx: object %u arrives there "
-			   "(step kind %d) unseen", (unsigned long long)id,
-			   all->steps[j].object, all->steps[j].kind);
+		FUZZ_CHECK(found, "watching %s (0x%llx): object %u arrives "
+			   "(step kind %d) unseen", name,
+			   (unsigned long long)what->id, all->steps[j].object,
+			   all->steps[j].kind);
 	}
+	if (what->sampled && !allocation_stacks.too_many)
+		check_allocation_stacks(&w);
 	reloc_free(t);
 }
 
@@ -792,14 +853,18 @@ static void check_relocation(const uint8_t *data, size_t size,
 			   diff);
 	}
 	if (all.n_steps && all.n_steps < RREF_MAX_STEPS) {
-		check_watching_id(data, size, form, reports, &all,
-				  all.steps[0].to);
+		struct watching sampled = {.sampled = true};
+
+		check_watching(data, size, form, reports, &all,
+			       &(struct watching){.id = all.steps[0].to});
 		for (size_t j = 0; j < all.n_steps; j++)
 			if (all.steps[j].kind == RELOC_MOVED) {
-				check_watching_id(data, size, form, reports,
-						  &all, all.steps[j].from);
+				check_watching(data, size, form, reports, &all,
+					       &(struct watching){
+						       .id = all.steps[j].from});
 				break;
 			}
+		check_watching(data, size, form, reports, &all, &sampled);
 	}
 out:
 	reloc_free(t);
