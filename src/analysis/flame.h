@@ -48,7 +48,7 @@ struct flame {
 	uint64_t objects;           /* objects they reach */
 	uint32_t max_depth;         /* deepest frame */
 	char **owned;               /* names made here ("?0x50") */
-	size_t n_owned;
+	size_t n_owned, cap_owned;  /* cap_owned: grown (sites_flame) */
 };
 
 /*

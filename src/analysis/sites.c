@@ -16,6 +16,7 @@
 #include "util/search.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -612,4 +613,198 @@ void sites_free(struct sites *s)
 	free(s->frames);
 	work_free(s->work);
 	memset(s, 0, sizeof(*s));
+}
+
+/* ---- as a flame graph ------------------------------------------------------ */
+
+/* "Demo.Keep(Demo.cs:10)", "Demo.Keep", "method 0x41": malloc'ed. */
+static char *frame_name(const struct site_frame *fr)
+{
+	char *name = NULL;
+	int n;
+
+	if (!fr->method)
+		n = asprintf(&name, "method 0x%llx", (unsigned long long)fr->id);
+	else if (fr->file && fr->line)
+		n = asprintf(&name, "%s(%s:%u)", fr->method, fr->file, fr->line);
+	else if (fr->file)
+		n = asprintf(&name, "%s(%s)", fr->method, fr->file);
+	else
+		n = asprintf(&name, "%s", fr->method);
+	return n < 0 ? NULL : name;
+}
+
+/* A site's path from its outermost frame: names[0 .. n). */
+struct site_path {
+	char **names;
+	size_t n;
+	uint64_t bytes, objects;
+};
+
+static int compare_paths(const void *a, const void *b)
+{
+	const struct site_path *x = a, *y = b;
+
+	for (size_t i = 0; i < x->n && i < y->n; i++) {
+		int c = strcmp(x->names[i], y->names[i]);
+
+		if (c)
+			return c;
+	}
+	return (x->n > y->n) - (x->n < y->n);
+}
+
+static double measure_of(const struct site *x, enum site_measure by)
+{
+	switch (by) {
+	case SITE_LIVE:
+		return x->live.bytes;
+	case SITE_RETAINED:
+		return (double)x->retained;
+	case SITE_ALLOCATED:
+		break;
+	}
+	return x->allocated.bytes;
+}
+
+static uint64_t round_figure(double x)
+{
+	return x <= 0 ? 0 : x >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(x);
+}
+
+/* The names of every path, each owned by f (freed with it). */
+static int make_paths(const struct sites *s, enum site_measure by,
+		      struct site_path *paths, struct flame *f)
+{
+	for (size_t g = 0; g < s->n_sites; g++) {
+		const struct site *x = &s->site[g];
+		size_t n = x->unknown_stack ? 1 : x->n_frames;
+
+		paths[g].names = calloc(n ? n : 1, sizeof(char *));
+		if (!paths[g].names)
+			return -1;
+		paths[g].n = n;
+		paths[g].bytes = round_figure(measure_of(x, by));
+		paths[g].objects = round_figure(by == SITE_ALLOCATED ?
+						x->allocated.objects :
+						x->live.objects);
+		for (size_t i = 0; i < n; i++) {
+			char *name = x->unknown_stack ?
+				strdup("(a stack never declared)") :
+				frame_name(&s->frames[x->first_frame + n - 1 - i]);
+
+			if (!name || ALLOC_GROW(f->owned, f->n_owned + 1,
+						f->cap_owned) < 0) {
+				free(name);
+				return -1;
+			}
+			f->owned[f->n_owned++] = name;
+			paths[g].names[i] = name;
+		}
+	}
+	return 0;
+}
+
+/* Appends frame x under parent (FLAME_NONE: a top frame); children come
+ * in name order, since the paths are sorted. last[] is each frame's last
+ * child so far. */
+static void link_frame(struct flame *f, uint32_t *last, uint32_t *last_top,
+		       uint32_t x, uint32_t parent)
+{
+	struct flame_frame *fr = &f->frames[x];
+
+	fr->parent = parent;
+	fr->first_child = fr->next_sibling = FLAME_NONE;
+	last[x] = FLAME_NONE;
+	if (parent == FLAME_NONE) {
+		if (*last_top == FLAME_NONE)
+			f->first_top = x;
+		else
+			f->frames[*last_top].next_sibling = x;
+		*last_top = x;
+		return;
+	}
+	if (last[parent] == FLAME_NONE)
+		f->frames[parent].first_child = x;
+	else
+		f->frames[last[parent]].next_sibling = x;
+	last[parent] = x;
+}
+
+static int build_frames(const struct site_path *paths, size_t n_paths,
+			size_t most, struct flame *f)
+{
+	uint32_t *last = calloc(most ? most : 1, sizeof(*last));
+	uint32_t *open = calloc(HT_STACK_MAX_FRAMES + 1, sizeof(*open));
+	uint32_t last_top = FLAME_NONE;
+
+	f->frames = calloc(most ? most : 1, sizeof(*f->frames));
+	if (!last || !open || !f->frames) {
+		free(last);
+		free(open);
+		return -1;
+	}
+	for (size_t p = 0; p < n_paths; p++) {
+		const struct site_path *sp = &paths[p];
+		size_t common = 0;
+
+		if (p)
+			while (common < sp->n && common < paths[p - 1].n &&
+			       strcmp(sp->names[common],
+				      paths[p - 1].names[common]) == 0)
+				common++;
+		for (size_t d = common; d < sp->n; d++) {
+			uint32_t x = (uint32_t)f->n++;
+
+			link_frame(f, last, &last_top, x,
+				   d ? open[d - 1] : FLAME_NONE);
+			f->frames[x].depth = (uint32_t)d;
+			f->frames[x].name = sp->names[d];
+			open[d] = x;
+			if (d > f->max_depth)
+				f->max_depth = (uint32_t)d;
+		}
+		if (sp->n) {
+			f->frames[open[sp->n - 1]].self += sp->bytes;
+			f->frames[open[sp->n - 1]].objects += sp->objects;
+			f->objects += sp->objects;
+		}
+	}
+	/* a parent comes before its children: totals from the last up */
+	for (size_t i = f->n; i-- > 0;) {
+		struct flame_frame *fr = &f->frames[i];
+
+		fr->total += fr->self;
+		if (fr->parent != FLAME_NONE)
+			f->frames[fr->parent].total += fr->total;
+		else
+			f->total += fr->total;
+	}
+	free(last);
+	free(open);
+	return 0;
+}
+
+int sites_flame(const struct sites *s, enum site_measure by,
+		struct flame *f)
+{
+	struct site_path *paths = calloc(s->n_sites ? s->n_sites : 1,
+					 sizeof(*paths));
+	size_t most = 0;
+	int rc = -1;
+
+	memset(f, 0, sizeof(*f));
+	f->first_top = FLAME_NONE;
+	if (paths && make_paths(s, by, paths, f) == 0) {
+		for (size_t g = 0; g < s->n_sites; g++)
+			most += paths[g].n;
+		qsort(paths, s->n_sites, sizeof(*paths), compare_paths);
+		rc = build_frames(paths, s->n_sites, most, f);
+	}
+	for (size_t g = 0; paths && g < s->n_sites; g++)
+		free(paths[g].names);
+	free(paths);
+	if (rc < 0)
+		flame_free(f);
+	return rc;
 }

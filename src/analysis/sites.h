@@ -18,6 +18,7 @@
 #define HT_SITES_H
 
 #include "analysis/dominators.h"
+#include "analysis/flame.h"
 #include "analysis/heap.h"
 #include "analysis/session.h"
 
@@ -122,6 +123,25 @@ void sites_free(struct sites *s);
  */
 enum sites_result sites_allocation_of(struct sites *s, struct input *in,
 				      uint64_t dump, ht_id id);
+
+/* What a site's width is in a flame graph of sites. */
+enum site_measure {
+	SITE_ALLOCATED,
+	SITE_LIVE,
+	SITE_RETAINED,
+};
+
+/*
+ * The sites as a flame graph (flame.h): each stack from its outermost
+ * frame down to the allocating one, stacks with the same first frames
+ * merged, each site's frame as wide as its bytes allocated, live or
+ * retained (rounded estimates when sampled), with its objects. Retained
+ * sizes of sites overlap where one site's objects hold another's. A
+ * frame is named as a stack trace names it, "Demo.Keep(Demo.cs:10)".
+ * Returns 0, or -1 when out of memory (f freed).
+ */
+int sites_flame(const struct sites *s, enum site_measure by,
+		struct flame *f);
 
 /* The error bound said with an estimate: 1.96 standard deviations, 95%
  * of estimates within it. */
