@@ -41,14 +41,25 @@ static uint64_t allocated_size(MonoObject *obj)
 	return size;
 }
 
+/* With alloc, every allocation; with sites, those sampled, with their
+ * stack (sites.c). One event per object either way. The sampler weighs
+ * the object's own size, known even where the event records 0. */
 void on_allocation(MonoProfiler *prof, MonoObject *obj)
 {
+	ht_id id = (ht_id)(uintptr_t)obj, stack;
+
 	(void)prof;
 	if (!enter())
 		return;
-	ht_object_allocated(state.trace.rec, (ht_id)(uintptr_t)obj,
-			    (ht_id)(uintptr_t)mono_object_get_class(obj),
-			    allocated_size(obj));
+	stack = sites_stack_of(size_in_heap(mono_object_get_size(obj)));
+	if (stack)
+		ht_object_allocated_by(state.trace.rec, id,
+				       (ht_id)(uintptr_t)mono_object_get_class(obj),
+				       allocated_size(obj), stack);
+	else if (state.opt.allocations)
+		ht_object_allocated(state.trace.rec, id,
+				    (ht_id)(uintptr_t)mono_object_get_class(obj),
+				    allocated_size(obj));
 	leave();
 }
 
