@@ -9,7 +9,9 @@
  *   - SitesHeap.Churn makes CHURN byte[100], each dropped at once;
  *   - SitesHeap.Age makes AGING byte[500], kept by the static list aging
  *     through three GC.Collect() (with churn between them), then dropped
- *     and collected.
+ *     and collected;
+ *   - SitesHeap.Spread makes CHURN / 4 byte[200] on each of two threads
+ *     at once, dropped at once (the recorder's tables shared by threads).
  * Each site allocates on one line, the line that ends with its comment
  * "// site: NAME", so the test finds the line it expects in this file.
  * The lists get their capacity first, so that the sites' arrays are the
@@ -17,6 +19,7 @@
  */
 using System;
 using System.Collections.Generic;
+using System.Threading;
 
 public class SitesHeap {
 	static List<byte[]> kept;
@@ -38,6 +41,13 @@ public class SitesHeap {
 			aging.Add(new byte[500]); // site: Age
 	}
 
+	static void Spread(int n) {
+		byte[] b = null;
+		for (int i = 0; i < n; i++)
+			b = new byte[200]; // site: Spread
+		GC.KeepAlive(b);
+	}
+
 	public static int Main(string[] args) {
 		int keep = int.Parse(args[0]);
 		int churn = int.Parse(args[1]);
@@ -53,6 +63,13 @@ public class SitesHeap {
 		}
 		aging = null;
 		GC.Collect();
+		Thread[] spread = new Thread[2];
+		for (int i = 0; i < spread.Length; i++) {
+			spread[i] = new Thread(() => Spread(churn / 4));
+			spread[i].Start();
+		}
+		foreach (Thread t in spread)
+			t.Join();
 		Churn(churn - 3 * (churn / 4));
 		last = null;
 		Console.WriteLine("done");

@@ -1,8 +1,9 @@
 #!/bin/sh
 # sites-test.sh HEAPTRACE SITESHEAP_EXE MODULE [SANITIZER_RUNTIME]
-# - `heaptrace record --sites` on a real Mono: records SitesHeap.exe (three
+# - `heaptrace record --sites` on a real Mono: records SitesHeap.exe (four
 # allocation sites the test knows: one that keeps, one that churns, one
-# whose objects survive several GCs and then die) and checks the stacks
+# whose objects survive several GCs and then die, one that churns on two
+# threads at once) and checks the stacks
 # the trace gives them (check-sites.py):
 #   - --sites=all: the allocations whose innermost frame is each site's
 #     method, at the site's line, are exactly those the program made; the
@@ -28,6 +29,8 @@ command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 7
 KEEP=20000 CHURN=40000 AGING=5000
 # byte[1000], byte[100], byte[500]: 32 bytes of header, rounded to 8
 KEEP_SIZE=1032 CHURN_SIZE=136 AGING_SIZE=536
+# byte[200] on two threads, CHURN / 4 each
+SPREAD_SIZE=232
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 unset HEAPTRACE_RECORDER_DIR
@@ -78,7 +81,9 @@ sites() {
 		"$here/SitesHeap.cs" \
 		Keep=SitesHeap.Keep:$KEEP:$KEEP_SIZE \
 		Churn=SitesHeap.Churn:$churn:$CHURN_SIZE \
-		Age=SitesHeap.Age:$AGING:$AGING_SIZE || failures=$((failures + 1))
+		Age=SitesHeap.Age:$AGING:$AGING_SIZE \
+		Spread=SitesHeap.Spread:$((churn / 4 * 2)):$SPREAD_SIZE ||
+		failures=$((failures + 1))
 }
 
 # ---- --sites=all: exact --------------------------------------------------
@@ -139,22 +144,23 @@ history Age $AGING_SIZE died 3
 history Churn $CHURN_SIZE died 0
 
 # Mono's log profiler, on the same program, gives each site the same
-# bytes (it reports the sizes rounded as the trace does). It may hang at
+# bytes (it reports the sizes rounded as the trace does), from backtraces
+# deep enough to reach the thread's site. It may hang at
 # shutdown: a run gets 30 s.
 mlpd=$work/log.mlpd
-if timeout 30 mono --profile=log:alloc,output="$mlpd" "$exe" $KEEP $CHURN \
+if timeout 30 mono --profile=log:alloc,maxframes=32,output="$mlpd" "$exe" $KEEP $CHURN \
 	$AGING >/dev/null 2>&1 &&
-	mprof-report --reports=alloc --traces "$mlpd" >"$work/report" 2>&1; then
+	mprof-report --reports=alloc --traces --maxframes=32 "$mlpd" >"$work/report" 2>&1; then
 	# an allocation's backtraces: "N bytes from:", then its frames
 	awk '/^ +[0-9]+ +[0-9]+ +[0-9]+ / { cls = $4 }
 	     /bytes from:/ { n = $1; next }
-	     cls == "System.Byte[]" && /SitesHeap:(Keep|Churn|Age) / {
+	     cls == "System.Byte[]" && /SitesHeap:(Keep|Churn|Age|Spread) / {
 		split($1, a, ":"); m = a[2]; sub(/ .*/, "", m); b[m] += n }
 	     END { for (m in b) print m, b[m] }' "$work/report" |
 		sort >"$work/log-bytes"
 	printf '%s\n' "Age $((AGING * AGING_SIZE))" \
 		"Churn $((CHURN * CHURN_SIZE))" "Keep $((KEEP * KEEP_SIZE))" \
-		>"$work/our-bytes"
+		"Spread $((CHURN / 4 * 2 * SPREAD_SIZE))" >"$work/our-bytes"
 	if diff -u "$work/log-bytes" "$work/our-bytes"; then
 		ok "Mono's log profiler gives each site the same bytes: $(tr '\n' ' ' <"$work/log-bytes")"
 	else
