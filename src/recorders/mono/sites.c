@@ -258,6 +258,8 @@ static uint64_t stack_hash(const ht_id *places, size_t n)
 	return h;
 }
 
+/* The entry of the stack of these places, or the free one where it
+ * goes. */
 static struct stack_entry *stack_slot(struct stack_entry *t, size_t mask,
 				      uint64_t hash, const ht_id *places,
 				      size_t n)
@@ -266,8 +268,20 @@ static struct stack_entry *stack_slot(struct stack_entry *t, size_t mask,
 
 	while (t[i].id &&
 	       (t[i].hash != hash || t[i].n != n ||
-		(places && memcmp(tables.pool + t[i].first, places,
-				  n * sizeof(*places)) != 0)))
+		memcmp(tables.pool + t[i].first, places,
+		       n * sizeof(*places)) != 0))
+		i = (i + 1) & mask;
+	return &t[i];
+}
+
+/* The free entry where a stack of this hash goes, in a table being
+ * filled with stacks that are all different. */
+static struct stack_entry *free_stack_slot(struct stack_entry *t,
+					   size_t mask, uint64_t hash)
+{
+	size_t i = hash & mask;
+
+	while (t[i].id)
 		i = (i + 1) & mask;
 	return &t[i];
 }
@@ -287,7 +301,7 @@ static bool stacks_room(void)
 		struct stack_entry *e = &tables.stacks[i];
 
 		if (e->id)
-			*stack_slot(bigger, cap - 1, e->hash, NULL, 0) = *e;
+			*free_stack_slot(bigger, cap - 1, e->hash) = *e;
 	}
 	free(tables.stacks);
 	tables.stacks = bigger;
