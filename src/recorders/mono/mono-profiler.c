@@ -192,6 +192,7 @@ static bool open_mono_trace(void)
 		.reports_survivors = true,
 	};
 
+	/* the recorders' metadata, and sites (sites.c) last */
 	struct ht_metadata m[ARRAY_SIZE(meta.m) + 1];
 	char interval[32];
 	const char *sites = sites_metadata(interval, sizeof(interval));
