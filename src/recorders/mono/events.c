@@ -26,29 +26,41 @@ uint64_t size_in_heap(uint64_t size)
 /* sgen's largest object outside its large object space */
 #define SMALL_OBJECT_MAX 8000
 
-/* The size an allocation records: the object's own, but for a small
- * object allocated outside the nursery, which sgen does only for a
- * pinned allocation (an interned string, say) or when the nursery is
- * full. Mono raises the event for a pinned object before its caller has
- * filled it in (an interned string still has length 0 then), so its size
- * is not known yet: 0, which the first dump that shows it fills in. */
-static uint64_t allocated_size(MonoObject *obj)
+/* The size an allocation of an object of size bytes (its own, rounded)
+ * records: that, but for a small object allocated outside the nursery,
+ * which sgen does only for a pinned allocation (an interned string, say)
+ * or when the nursery is full. Mono raises the event for a pinned object
+ * before its caller has filled it in (an interned string still has
+ * length 0 then), so its size is not known yet: 0, which the first dump
+ * that shows it fills in. */
+static uint64_t allocated_size(MonoObject *obj, uint64_t size)
 {
-	uint64_t size = size_in_heap(mono_object_get_size(obj));
-
 	if (size < SMALL_OBJECT_MAX && mono_gc_get_generation(obj) != 0)
 		return 0;
 	return size;
 }
 
+/* With alloc, every allocation; with sites, those sampled, with their
+ * stack (sites.c). One event per object either way. The sampler weighs
+ * the object's own size, known even where the event records 0. */
 void on_allocation(MonoProfiler *prof, MonoObject *obj)
 {
+	ht_id id = (ht_id)(uintptr_t)obj, stack;
+	uint64_t size;
+
 	(void)prof;
 	if (!enter())
 		return;
-	ht_object_allocated(state.trace.rec, (ht_id)(uintptr_t)obj,
-			    (ht_id)(uintptr_t)mono_object_get_class(obj),
-			    allocated_size(obj));
+	size = size_in_heap(mono_object_get_size(obj));
+	stack = sites_stack_of(size);
+	if (stack)
+		ht_object_allocated_by(state.trace.rec, id,
+				       (ht_id)(uintptr_t)mono_object_get_class(obj),
+				       allocated_size(obj, size), stack);
+	else if (state.opt.allocations)
+		ht_object_allocated(state.trace.rec, id,
+				    (ht_id)(uintptr_t)mono_object_get_class(obj),
+				    allocated_size(obj, size));
 	leave();
 }
 

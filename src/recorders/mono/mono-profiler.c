@@ -50,6 +50,7 @@
 #include "recorders/core/report.h"
 #include "recorders/core/restore.h"
 #include "recorders/core/say.h"
+#include "util/alloc.h"
 
 #include <mono/jit/jit.h>
 #include <mono/metadata/appdomain.h>
@@ -107,6 +108,16 @@ static void report_stats(void)
 	    (unsigned long long)unmapped, unmapped == 1 ? "" : "es",
 	    (unsigned long long)state.strings_valued,
 	    plural_s(state.strings_valued));
+	if (state.opt.sites) {
+		uint64_t walks, stacks, unresolved;
+
+		sites_stats(&walks, &stacks, &unresolved);
+		say("%s: %llu allocation%s sampled, %llu stack%s, %llu frame%s "
+		    "without a line", state.trace.output,
+		    (unsigned long long)walks, plural_s(walks),
+		    (unsigned long long)stacks, plural_s(stacks),
+		    (unsigned long long)unresolved, plural_s(unresolved));
+	}
 }
 
 /* Closes the trace once no callback is recording (waiting a little for
@@ -181,12 +192,20 @@ static bool open_mono_trace(void)
 		.reports_survivors = true,
 	};
 
+	/* the recorders' metadata, and sites (sites.c) last */
+	struct ht_metadata m[ARRAY_SIZE(meta.m) + 1];
+	char interval[32];
+	const char *sites = sites_metadata(interval, sizeof(interval));
+
 	trace_metadata_of(&meta, "libmono-profiler-heaptrace " HT_VERSION,
 			  &state.opt,
 			  state.opt.values && little_endian() ? "strings"
 							      : NULL);
-	h.metadata = meta.m;
+	memcpy(m, meta.m, meta.n * sizeof(*m));
+	h.metadata = m;
 	h.n_metadata = meta.n;
+	if (sites)
+		m[h.n_metadata++] = (struct ht_metadata){"sites", sites};
 	state.trace.rec = trace_open(state.trace.output, &h, &record_options);
 	mono_free(version);
 	return state.trace.rec != NULL;
@@ -210,7 +229,8 @@ static void install_callbacks(void)
 	mono_profiler_set_gc_root_register_callback(h, on_root_register);
 	mono_profiler_set_gc_root_unregister_callback(h, on_root_unregister);
 	mono_profiler_set_gc_finalized_callback(h, on_finalized);
-	if (state.opt.allocations && mono_profiler_enable_allocations())
+	if ((state.opt.allocations || state.opt.sites) &&
+	    mono_profiler_enable_allocations())
 		mono_profiler_set_gc_allocation_callback(h, on_allocation);
 }
 
@@ -260,6 +280,10 @@ void mono_profiler_init_heaptrace(const char *desc)
 	state.dests = malloc(state.cap_dests * sizeof(*state.dests));
 	if (!state.dests)
 		state.cap_dests = 0; /* no walked GC proves the old's dead */
+	if (sites_start() < 0) {
+		say("out of memory; not recording");
+		return;
+	}
 	state.max_gen = mono_gc_max_generation();
 	if (state.max_gen < 0)
 		state.max_gen = 1;

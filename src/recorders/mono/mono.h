@@ -9,6 +9,7 @@
  * fields.c         classes' reference fields, built in pauses;
  * generations.c    the nursery, generations' bounds, survivors in place;
  * events.c         allocations, moves and roots as Mono reports them;
+ * sites.c          allocation sites: the sampler, stacks and places;
  * walk.c           the heap walk of a dump, strings' contents;
  * pauses.c         GC pauses: which GC is open, when to walk, requests;
  * signals.c        SIGUSR1 (--dump-on signal), SIGTERM and SIGINT;
@@ -198,6 +199,7 @@ static inline void leave(void)
 }
 
 /* ---- names.c: class names, thread names ---- */
+const char *plain_class_name(MonoClass *k, char *buf, size_t len);
 void name_class_in_pause(MonoClass *k);
 void on_class_loaded(MonoProfiler *prof, MonoClass *k);
 void on_thread_name(MonoProfiler *prof, uintptr_t tid, const char *name);
@@ -235,6 +237,15 @@ void on_root_unregister(MonoProfiler *prof, const mono_byte *start);
 void on_gc_roots(MonoProfiler *prof, uint64_t count,
 		 const mono_byte *const *addresses,
 		 MonoObject *const *objects);
+
+/* ---- sites.c: allocation sites ---- */
+/* The stack to record with an allocation of size bytes on this thread:
+ * 0 when it is not sampled (or no stack can be had). */
+ht_id sites_stack_of(uint64_t size);
+/* The header's metadata sites: "all", the interval in buf, or NULL. */
+const char *sites_metadata(char *buf, size_t len);
+int sites_start(void);
+void sites_stats(uint64_t *walks, uint64_t *stacks, uint64_t *unresolved);
 
 /* ---- walk.c: the heap walk ---- */
 bool little_endian(void);

@@ -51,7 +51,7 @@ static void append_class_name(MonoClass *k, char *buf, size_t len, size_t *at,
 	append(buf, len, at, mono_class_get_name(k));
 }
 
-static const char *plain_class_name(MonoClass *k, char *buf, size_t len)
+const char *plain_class_name(MonoClass *k, char *buf, size_t len)
 {
 	size_t at = 0;
 

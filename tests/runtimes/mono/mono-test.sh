@@ -491,7 +491,8 @@ refused() {
 refused dump=minor "dump= takes major, every-gc, exit or signal, not 'minor'"
 refused every=0 "every= takes a number from 1 to 1000000000, not '0'"
 refused every=1000000001 "every= takes a number from 1 to 1000000000, not '1000000001'"
-refused dump=exit,verbose "unknown option 'verbose' (options: dump=WHEN, every=N, alloc, values, output=FILE last)"
+refused dump=exit,verbose "unknown option 'verbose' (options: dump=WHEN, every=N, alloc, values, sites[=BYTES|all], output=FILE last)"
+refused sites=0 "sites= takes a number of bytes from 1 to 1099511627776 or all, not '0'"
 refused output= "output= needs a file name"
 
 module "$work/err" "output=$work/no/such/dir/t.ht"
