@@ -1,0 +1,531 @@
+/*
+ * sites.c - allocation sites (record --sites): the stack of the code that
+ * allocated an object, for a sample of the allocations, so that each
+ * sample is followed from its allocation to every dump and to its death
+ * (doc/design.md section 1, the CLR).
+ *
+ * Two samplers, chosen at the start:
+ *   - the runtime's own (sites, or sites=102400, on .NET 10 and later):
+ *     the AllocationSampled event of its randomized allocation sampling,
+ *     on the profiler's EventPipe session (gc_events.c). Each byte
+ *     allocated is a Bernoulli trial of probability 1/102400, per thread,
+ *     and an object is sampled when one of its bytes succeeds: with
+ *     probability 1 - (1 - 1/102400)^s, which is 1 - exp(-s/102400) to
+ *     within 5e-6 of itself for any size, independently of every other
+ *     object. The interval is the runtime's and cannot be changed. The
+ *     event comes with its stack, the allocating thread's managed return
+ *     addresses, innermost first; it is delivered on the allocating
+ *     thread, inside the allocation, in cooperative mode, before the
+ *     object has its MethodTable: the object is not read, its class and
+ *     size are the payload's.
+ *   - the recorder's own (sites=all, any other interval, --allocations
+ *     with sites, runtimes before .NET 10): ObjectAllocated, which makes
+ *     every allocation take the runtime's slow path, and per thread a
+ *     count of bytes down to the next sample, drawn from the exponential
+ *     distribution of mean INTERVAL after each sample (the Poisson byte
+ *     process: each object of s bytes sampled with probability
+ *     1 - exp(-s/INTERVAL), independently); a sampled allocation's stack
+ *     is a DoStackSnapshot of the current thread, which the callback may
+ *     take. With --allocations too, the runtime's sampler would report
+ *     objects that ObjectAllocated reports as well: so the recorder's is
+ *     used then, one event per object.
+ *
+ * An allocation's address is its id only until the next GC moves it, so
+ * its object_allocated must be in the trace before that GC's gc_started.
+ * A frame's method id is its place (places.c), which needs the runtime's
+ * code maps and the PDB: calls that take the runtime's locks, forbidden
+ * to a thread inside an allocation (in cooperative mode no GC may start,
+ * and a lock a suspended thread holds would never be released) and
+ * inside a GC. GetFunctionFromIP is allowed anywhere. So the allocating
+ * thread turns each return address into its FunctionID, looks each
+ * (function, address) up among the places already found
+ * (frame_place_known, which never waits), and when all are known records
+ * the allocation at once: the stack (interned: declared once, under
+ * sites_lock, and its buffer handed to the writer before the lock is let
+ * go, so that no thread's allocation that names it can reach the file
+ * first) and object_allocated with it. Otherwise the allocation waits in
+ * a queue of fixed size and the recorder thread places its frames with
+ * the runtime running, then records it. A GC that starts with
+ * allocations still waiting records them first, before gc_started, each
+ * unplaced frame by its FunctionID (its method alone, no line), counted.
+ * The GC's path allocates nothing: the tables have room made for a
+ * queue's worth of new stacks beforehand, and a stack that would not fit
+ * is recorded without its stack, counted.
+ */
+#include "recorders/clr/clr.h"
+#include "recorders/core/say.h"
+#include "util/alloc.h"
+#include "util/le.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* AllocationSampled (event 303, gc_events.c): keyword AllocationSampling,
+ * level informational */
+#define KEYWORD_ALLOCATION_SAMPLING 0x80000000000ull
+#define RUNTIME_INTERVAL 102400
+#define RUNTIME_SAMPLING_SINCE 10
+
+/* The innermost frames a stack keeps (the format allows more). */
+#define SITE_FRAMES 64
+/* Allocations waiting for their frames to be placed. */
+#define PENDING_MAX 1024
+/* Stacks' table: at most half full, PENDING_MAX of room beyond. */
+#define STACKS_FIRST 4096
+
+enum { SITES_OFF, SITES_BY_EVENTS, SITES_BY_CALLBACK };
+
+/* One sampled allocation, its frames innermost first: FunctionID (0 for
+ * native code) and return address. */
+struct sample {
+	uint64_t object, cls, size;
+	uint32_t n;
+	uint64_t fid[SITE_FRAMES], ip[SITE_FRAMES];
+};
+
+/* A stack of the trace: its frames at pool[first, first + n). */
+struct stack {
+	uint64_t hash;
+	size_t first;
+	uint32_t n;
+};
+
+static struct {
+	int mode;
+	uint64_t interval;     /* REC_SITES_ALL: every allocation */
+	char metadata[24];
+
+	pthread_mutex_t lock;  /* sites_lock: all below */
+	struct sample *pending;
+	size_t n_pending;
+	struct stack *stacks;
+	size_t n_stacks, stacks_cap;
+	uint32_t *slots;       /* open addressing: index + 1 into stacks */
+	size_t slots_mask;
+	ht_id *pool;
+	size_t pool_used, pool_cap;
+
+	/* for HEAPTRACE_VERBOSE */
+	_Atomic uint64_t samples, deferred, at_gc, dropped, no_stack;
+} sites = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- choosing the sampler -------------------------------------------------- */
+
+bool sites_start(clr_ulong *mask)
+{
+	bool runtime_interval;
+
+	if (!state.opt.sites)
+		return true;
+	if (state.attached) {
+		say("allocation sites are recorded only from the program's "
+		    "start, not attached; not recording");
+		return false;
+	}
+	sites.interval = state.opt.sites_interval == REC_SITES_DEFAULT
+				 ? RUNTIME_INTERVAL
+				 : state.opt.sites_interval;
+	runtime_interval = sites.interval == RUNTIME_INTERVAL;
+	if (runtime_interval && !state.opt.allocations &&
+	    state.info_level >= 12 &&
+	    runtime_major() >= RUNTIME_SAMPLING_SINCE) {
+		sites.mode = SITES_BY_EVENTS;
+	} else {
+		if (runtime_interval && !state.opt.allocations)
+			say("the runtime's allocation sampling needs .NET %d: "
+			    "sites are sampled by the recorder, in every "
+			    "allocation (slower)", RUNTIME_SAMPLING_SINCE);
+		sites.mode = SITES_BY_CALLBACK;
+		*mask |= CLR_ENABLE_OBJECT_ALLOCATED |
+			 CLR_MONITOR_OBJECT_ALLOCATED | CLR_ENABLE_STACK_SNAPSHOT;
+	}
+	if (sites.interval == REC_SITES_ALL)
+		snprintf(sites.metadata, sizeof(sites.metadata), "all");
+	else
+		snprintf(sites.metadata, sizeof(sites.metadata), "%llu",
+			 (unsigned long long)sites.interval);
+	sites.pending = calloc(PENDING_MAX, sizeof(*sites.pending));
+	sites.stacks_cap = STACKS_FIRST;
+	sites.stacks = calloc(sites.stacks_cap, sizeof(*sites.stacks));
+	sites.slots_mask = 2 * STACKS_FIRST - 1;
+	sites.slots = calloc(sites.slots_mask + 1, sizeof(*sites.slots));
+	sites.pool_cap = (size_t)STACKS_FIRST * SITE_FRAMES;
+	sites.pool = calloc(sites.pool_cap, sizeof(*sites.pool));
+	if (!sites.pending || !sites.stacks || !sites.slots || !sites.pool) {
+		say("out of memory; not recording");
+		return false;
+	}
+	return true;
+}
+
+uint64_t sites_keywords(void)
+{
+	return sites.mode == SITES_BY_EVENTS ? KEYWORD_ALLOCATION_SAMPLING : 0;
+}
+
+const char *sites_metadata(void)
+{
+	return sites.mode == SITES_OFF ? NULL : sites.metadata;
+}
+
+/* ---- stacks ---------------------------------------------------------------- */
+
+static uint64_t stack_hash(const ht_id *frames, uint32_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		h ^= frames[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+/* Room for PENDING_MAX more stacks, so that a GC's path never grows the
+ * tables; under sites_lock, outside GCs. */
+static void make_room(void)
+{
+	size_t want = sites.n_stacks + PENDING_MAX;
+
+	if (want > sites.stacks_cap &&
+	    ALLOC_GROW(sites.stacks, want, sites.stacks_cap) < 0)
+		return;
+	if (sites.pool_used + (size_t)PENDING_MAX * SITE_FRAMES > sites.pool_cap)
+		ALLOC_GROW(sites.pool,
+			   sites.pool_used + (size_t)PENDING_MAX * SITE_FRAMES,
+			   sites.pool_cap);
+	if (2 * want > sites.slots_mask + 1) {
+		size_t size = sites.slots_mask + 1;
+		uint32_t *slots;
+
+		while (2 * want > size)
+			size *= 2;
+		slots = calloc(size, sizeof(*slots));
+		if (!slots)
+			return;
+		for (size_t i = 0; i < sites.n_stacks; i++) {
+			size_t at = sites.stacks[i].hash & (size - 1);
+
+			while (slots[at])
+				at = (at + 1) & (size - 1);
+			slots[at] = (uint32_t)i + 1;
+		}
+		free(sites.slots);
+		sites.slots = slots;
+		sites.slots_mask = size - 1;
+	}
+}
+
+/* The id of the stack of frames, declared if new (and *fresh set); 0
+ * when the tables have no room. Under sites_lock. */
+static ht_id stack_id(const ht_id *frames, uint32_t n, bool *fresh)
+{
+	uint64_t hash = stack_hash(frames, n);
+	size_t at = hash & sites.slots_mask;
+	struct stack *s;
+
+	*fresh = false;
+	for (; sites.slots[at]; at = (at + 1) & sites.slots_mask) {
+		s = &sites.stacks[sites.slots[at] - 1];
+		if (s->hash == hash && s->n == n &&
+		    memcmp(sites.pool + s->first, frames,
+			   n * sizeof(*frames)) == 0)
+			return sites.slots[at];
+	}
+	if (sites.n_stacks == sites.stacks_cap ||
+	    2 * (sites.n_stacks + 1) > sites.slots_mask + 1 ||
+	    sites.pool_used + n > sites.pool_cap)
+		return 0;
+	s = &sites.stacks[sites.n_stacks++];
+	*s = (struct stack){hash, sites.pool_used, n};
+	memcpy(sites.pool + sites.pool_used, frames, n * sizeof(*frames));
+	sites.pool_used += n;
+	sites.slots[at] = (uint32_t)sites.n_stacks;
+	ht_stack(state.trace.rec, sites.n_stacks, n, frames);
+	*fresh = true;
+	return sites.n_stacks;
+}
+
+/* ---- recording a sample ---------------------------------------------------- */
+
+/* Each frame's place, as far as known without asking the runtime: true
+ * when all are; the others by FunctionID. */
+static bool frames_of(const struct sample *s, ht_id *frames, uint32_t *n)
+{
+	bool all = true;
+
+	*n = 0;
+	for (uint32_t i = 0; i < s->n; i++) {
+		ht_id id;
+
+		if (!s->fid[i])
+			continue; /* native code: no method of ours */
+		if (!frame_place_known(s->fid[i], s->ip[i], &id)) {
+			id = s->fid[i];
+			all = false;
+		}
+		frames[(*n)++] = id;
+	}
+	return all;
+}
+
+/* Writes the sample: its stack, then the allocation. batch: the caller
+ * hands the buffer off before it lets sites_lock go, or is a GC's start
+ * (gc_started hands every thread's buffer off before itself). Under
+ * sites_lock. */
+static void write_sample(const struct sample *s, const ht_id *frames,
+			 uint32_t n, bool batch)
+{
+	bool fresh = false;
+	ht_id stack = stack_id(frames, n, &fresh);
+
+	if (!stack)
+		atomic_fetch_add(&sites.no_stack, 1);
+	ht_object_allocated_by(state.trace.rec, s->object, s->cls, s->size,
+			       stack);
+	atomic_fetch_add(&sites.samples, 1);
+	/* the stack reaches the file before any other thread's allocation
+	 * that names it */
+	if (fresh && !batch)
+		ht_recorder_hand_off(state.trace.rec);
+}
+
+/* On the allocating thread: recorded now when every frame is placed,
+ * else queued for the recorder thread. */
+static void record_sample(const struct sample *s)
+{
+	ht_id frames[SITE_FRAMES];
+	uint32_t n;
+	bool placed = frames_of(s, frames, &n);
+
+	for (uint32_t i = 0; i < s->n; i++)
+		saw_method(s->fid[i]);
+	saw_class(s->cls);
+	pthread_mutex_lock(&sites.lock);
+	if (placed) {
+		make_room();
+		write_sample(s, frames, n, false);
+	} else if (sites.n_pending < PENDING_MAX) {
+		sites.pending[sites.n_pending++] = *s;
+		atomic_fetch_add(&sites.deferred, 1);
+	} else {
+		/* the queue is full: by method alone, now */
+		make_room();
+		write_sample(s, frames, n, false);
+		atomic_fetch_add(&sites.at_gc, 1);
+	}
+	pthread_mutex_unlock(&sites.lock);
+	if (!placed)
+		request(REQ_SITES);
+}
+
+/* ---- the runtime's sampler ------------------------------------------------- */
+
+/* The payload: AllocationKind (u32), ClrInstanceID (u16), TypeID, TypeName
+ * (UTF-16, ended by a 0 unit; empty as the runtime sends it), HeapIndex
+ * (u32, not in every runtime's template), Address, ObjectSize,
+ * SampledByteOffset. Read from its end, which the name does not move. */
+void sites_sampled(const uint8_t *data, size_t size, clr_ulong n_frames,
+		   const clr_uptr frames[])
+{
+	struct sample s;
+	size_t at = 14;
+
+	if (sites.mode != SITES_BY_EVENTS || size < at + 2 + 24)
+		return;
+	while (at + 2 <= size && get_le16(data + at))
+		at += 2;
+	at += 2;
+	if (at + 24 > size) {
+		atomic_fetch_add(&sites.dropped, 1);
+		return;
+	}
+	s.cls = get_le64(data + 6);
+	s.object = get_le64(data + size - 24);
+	s.size = get_le64(data + size - 16);
+	s.n = 0;
+	for (clr_ulong i = 0; i < n_frames && s.n < SITE_FRAMES; i++) {
+		clr_uptr fid = 0;
+
+		if (CLR_FAILED(state.info->vtbl->GetFunctionFromIP(
+			    state.info, frames[i], &fid)) || !fid)
+			continue;
+		s.fid[s.n] = fid;
+		s.ip[s.n++] = frames[i];
+	}
+	record_sample(&s);
+}
+
+/* ---- the recorder's sampler ------------------------------------------------ */
+
+/* Per thread: a generator, and the bytes left to the next sample (the
+ * first drawn at the thread's first allocation). Initial-exec: the
+ * global-dynamic model of a dlopen'ed library may malloc at the first
+ * access. */
+struct sampler {
+	uint64_t rng;
+	double left;
+	bool drawn;
+};
+static __thread struct sampler sampler
+	__attribute__((tls_model("initial-exec")));
+
+/* xorshift64*: a uniform draw in (0, 1]. */
+static double uniform(struct sampler *t)
+{
+	t->rng ^= t->rng >> 12;
+	t->rng ^= t->rng << 25;
+	t->rng ^= t->rng >> 27;
+	return ((t->rng * 0x2545f4914f6cdd1dULL >> 11) + 1) * 0x1p-53;
+}
+
+/* Exponential, of mean the interval: the bytes to the next point of the
+ * Poisson process, memoryless, so that each object is sampled with
+ * probability 1 - exp(-size/interval) whatever came before it. */
+static double next_gap(struct sampler *t)
+{
+	return -log(uniform(t)) * (double)sites.interval;
+}
+
+static bool sampled(uint64_t size)
+{
+	struct sampler *t = &sampler;
+
+	if (sites.interval == REC_SITES_ALL)
+		return true;
+	if (!t->drawn) {
+		struct timespec now;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		t->rng = ((uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ULL) ^
+			 ((uint64_t)now.tv_nsec << 20) ^ (uint64_t)now.tv_sec;
+		if (!t->rng)
+			t->rng = 1;
+		t->left = next_gap(t);
+		t->drawn = true;
+	}
+	t->left -= (double)size;
+	if (t->left > 0)
+		return false;
+	/* a new process from this object's end */
+	t->left = next_gap(t);
+	return true;
+}
+
+static clr_hresult on_site_frame(clr_uptr function, clr_uptr ip,
+				 clr_uptr frame_info, uint32_t context_size,
+				 uint8_t context[], void *data)
+{
+	struct sample *s = data;
+
+	(void)frame_info, (void)context_size, (void)context;
+	if (!function)
+		return CLR_S_OK;
+	s->fid[s->n] = function;
+	s->ip[s->n++] = ip;
+	return s->n == SITE_FRAMES ? CLR_S_FALSE : CLR_S_OK;
+}
+
+bool sites_allocated(clr_uptr object, clr_uptr cls, uint64_t size)
+{
+	struct sample s;
+
+	if (sites.mode != SITES_BY_CALLBACK || !sampled(size))
+		return false;
+	s.object = object;
+	s.cls = cls;
+	s.size = size;
+	s.n = 0;
+	/* the current thread's own stack, which this callback may walk;
+	 * a walk cut short keeps the frames it gave */
+	state.info->vtbl->DoStackSnapshot(state.info, 0, on_site_frame, 0, &s,
+					  NULL, 0);
+	record_sample(&s);
+	return true;
+}
+
+/* ---- the waiting allocations ----------------------------------------------- */
+
+void sites_enter_gc(void)
+{
+	ht_id frames[SITE_FRAMES];
+	uint32_t n;
+
+	if (sites.mode == SITES_OFF)
+		return;
+	pthread_mutex_lock(&sites.lock);
+	for (size_t i = 0; i < sites.n_pending; i++) {
+		if (!frames_of(&sites.pending[i], frames, &n))
+			atomic_fetch_add(&sites.at_gc, 1);
+		write_sample(&sites.pending[i], frames, n, true);
+	}
+	sites.n_pending = 0;
+	pthread_mutex_unlock(&sites.lock);
+}
+
+/* The frames of the waiting allocations are placed with no lock of ours
+ * held (the runtime is asked), then the allocations recorded; those a GC
+ * took meanwhile are gone from the queue. A GC in progress is left
+ * alone: it records them itself. */
+void sites_resolve(void)
+{
+	struct sample *copy;
+	size_t n;
+
+	if (sites.mode == SITES_OFF)
+		return;
+	pthread_mutex_lock(&sites.lock);
+	n = sites.n_pending;
+	copy = n ? malloc(n * sizeof(*copy)) : NULL;
+	if (copy)
+		memcpy(copy, sites.pending, n * sizeof(*copy));
+	pthread_mutex_unlock(&sites.lock);
+	if (!copy)
+		return;
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k < copy[i].n; k++) {
+			ht_id id;
+
+			if (atomic_load(&state.tables) != TABLES_IDLE)
+				goto out;
+			if (!frame_place_known(copy[i].fid[k], copy[i].ip[k],
+					       &id))
+				frame_place(copy[i].fid[k], copy[i].ip[k]);
+		}
+	pthread_mutex_lock(&sites.lock);
+	make_room();
+	for (size_t i = 0; i < sites.n_pending; i++) {
+		ht_id frames[SITE_FRAMES];
+		uint32_t m;
+
+		if (!frames_of(&sites.pending[i], frames, &m))
+			atomic_fetch_add(&sites.at_gc, 1);
+		write_sample(&sites.pending[i], frames, m, true);
+	}
+	sites.n_pending = 0;
+	ht_recorder_hand_off(state.trace.rec);
+	pthread_mutex_unlock(&sites.lock);
+out:
+	free(copy);
+}
+
+void sites_report(void)
+{
+	if (sites.mode == SITES_OFF)
+		return;
+	say("sites: %llu allocation%s sampled (%s, sites=%s), %zu stack%s, "
+	    "%llu waited for their places, %llu with frames by method alone, "
+	    "%llu without a stack, %llu event%s cut short",
+	    (unsigned long long)atomic_load(&sites.samples),
+	    plural_s(atomic_load(&sites.samples)),
+	    sites.mode == SITES_BY_EVENTS ? "the runtime's AllocationSampled"
+					  : "ObjectAllocated",
+	    sites.metadata, sites.n_stacks, plural_s(sites.n_stacks),
+	    (unsigned long long)atomic_load(&sites.deferred),
+	    (unsigned long long)atomic_load(&sites.at_gc),
+	    (unsigned long long)atomic_load(&sites.no_stack),
+	    (unsigned long long)atomic_load(&sites.dropped),
+	    plural_s(atomic_load(&sites.dropped)));
+}
