@@ -69,15 +69,20 @@
 
 /* The innermost frames a stack keeps (the format allows more). */
 #define SITE_FRAMES 64
-/* Allocations waiting for their frames to be placed. */
-#define PENDING_MAX 1024
-/* Stacks' table: at most half full, PENDING_MAX of room beyond. */
+/* How long an allocating thread waits for its frames to be placed. */
+#define PLACING_WAIT_MS 100
+/* Room for the allocations waiting at first (the queue grows outside
+ * GCs), and for new stacks beyond those that wait. */
+#define PENDING_FIRST 4096
+#define STACKS_ROOM 1024
 #define STACKS_FIRST 4096
 
 enum { SITES_OFF, SITES_BY_EVENTS, SITES_BY_CALLBACK };
 
 /* One sampled allocation, its frames innermost first: FunctionID (0 for
- * native code) and return address. */
+ * native code) and return address. size 0: not known yet (the runtime's
+ * sampler reports the object before it is made), read at the next GC's
+ * start. */
 struct sample {
 	uint64_t object, cls, size;
 	uint32_t n;
@@ -98,7 +103,7 @@ static struct {
 
 	pthread_mutex_t lock;  /* sites_lock: all below */
 	struct sample *pending;
-	size_t n_pending;
+	size_t n_pending, pending_cap;
 	struct stack *stacks;
 	size_t n_stacks, stacks_cap;
 	uint32_t *slots;       /* open addressing: index + 1 into stacks */
@@ -106,8 +111,10 @@ static struct {
 	ht_id *pool;
 	size_t pool_used, pool_cap;
 
+	/* rounds of placing asked for and done (sites_resolve) */
+	_Atomic uint64_t asked, done;
 	/* for HEAPTRACE_VERBOSE */
-	_Atomic uint64_t samples, deferred, at_gc, dropped, no_stack;
+	_Atomic uint64_t samples, deferred, at_gc, dropped, no_stack, late;
 } sites = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- choosing the sampler -------------------------------------------------- */
@@ -145,7 +152,8 @@ bool sites_start(clr_ulong *mask)
 	else
 		snprintf(sites.metadata, sizeof(sites.metadata), "%llu",
 			 (unsigned long long)sites.interval);
-	sites.pending = calloc(PENDING_MAX, sizeof(*sites.pending));
+	sites.pending_cap = PENDING_FIRST;
+	sites.pending = calloc(sites.pending_cap, sizeof(*sites.pending));
 	sites.stacks_cap = STACKS_FIRST;
 	sites.stacks = calloc(sites.stacks_cap, sizeof(*sites.stacks));
 	sites.slots_mask = 2 * STACKS_FIRST - 1;
@@ -183,18 +191,19 @@ static uint64_t stack_hash(const ht_id *frames, uint32_t n)
 	return h;
 }
 
-/* Room for PENDING_MAX more stacks, so that a GC's path never grows the
- * tables; under sites_lock, outside GCs. */
+/* Room for a new stack for each allocation waiting and STACKS_ROOM more,
+ * so that a GC's path never grows the tables; under sites_lock, outside
+ * GCs. */
 static void make_room(void)
 {
-	size_t want = sites.n_stacks + PENDING_MAX;
+	size_t more = sites.n_pending + STACKS_ROOM;
+	size_t want = sites.n_stacks + more;
 
 	if (want > sites.stacks_cap &&
 	    ALLOC_GROW(sites.stacks, want, sites.stacks_cap) < 0)
 		return;
-	if (sites.pool_used + (size_t)PENDING_MAX * SITE_FRAMES > sites.pool_cap)
-		ALLOC_GROW(sites.pool,
-			   sites.pool_used + (size_t)PENDING_MAX * SITE_FRAMES,
+	if (sites.pool_used + more * SITE_FRAMES > sites.pool_cap)
+		ALLOC_GROW(sites.pool, sites.pool_used + more * SITE_FRAMES,
 			   sites.pool_cap);
 	if (2 * want > sites.slots_mask + 1) {
 		size_t size = sites.slots_mask + 1;
@@ -292,36 +301,80 @@ static void write_sample(const struct sample *s, const ht_id *frames,
 		ht_recorder_hand_off(state.trace.rec);
 }
 
-/* On the allocating thread: recorded now when every frame is placed,
- * else queued for the recorder thread. */
+/* On the allocating thread, outside GCs: recorded now when every frame
+ * is placed and the size known, else queued (for the recorder thread to
+ * place its frames, and the next GC's start, which records it at the
+ * latest). */
 static void record_sample(const struct sample *s)
 {
 	ht_id frames[SITE_FRAMES];
 	uint32_t n;
 	bool placed = frames_of(s, frames, &n);
+	uint64_t ticket = 0;
 
 	for (uint32_t i = 0; i < s->n; i++)
 		saw_method(s->fid[i]);
 	saw_class(s->cls);
 	pthread_mutex_lock(&sites.lock);
-	if (placed) {
+	if (!placed)
+		ticket = atomic_fetch_add(&sites.asked, 1) + 1;
+	if (placed && s->size) {
 		make_room();
 		write_sample(s, frames, n, false);
-	} else if (sites.n_pending < PENDING_MAX) {
+	} else if (sites.n_pending < sites.pending_cap ||
+		   ALLOC_GROW(sites.pending, sites.n_pending + 1,
+			      sites.pending_cap) == 0) {
 		sites.pending[sites.n_pending++] = *s;
-		atomic_fetch_add(&sites.deferred, 1);
-	} else {
-		/* the queue is full: by method alone, now */
+		if (!placed)
+			atomic_fetch_add(&sites.deferred, 1);
 		make_room();
-		write_sample(s, frames, n, false);
-		atomic_fetch_add(&sites.at_gc, 1);
+	} else {
+		atomic_fetch_add(&sites.dropped, 1); /* out of memory */
 	}
 	pthread_mutex_unlock(&sites.lock);
-	if (!placed)
-		request(REQ_SITES);
+	if (placed)
+		return;
+	/* This thread is inside an allocation, where no GC may start: the
+	 * recorder thread places the frames with the runtime running. A GC
+	 * on its way waits for this thread as well, and its suspended
+	 * threads may hold a lock the placing needs: so a bounded wait, after
+	 * which the next GC's start records the frames not placed by method
+	 * alone. */
+	request(REQ_SITES);
+	if (!wait_counter(&sites.done, ticket, PLACING_WAIT_MS))
+		atomic_fetch_add(&sites.late, 1);
+}
+
+/* A waiting allocation, recorded: its frames by FunctionID where not
+ * placed yet. in_gc: at a GC's start, where the runtime's objects may be
+ * read. Under sites_lock. */
+static void write_waiting(struct sample *s, bool in_gc)
+{
+	ht_id frames[SITE_FRAMES];
+	uint32_t n;
+
+	if (!frames_of(s, frames, &n))
+		atomic_fetch_add(&sites.at_gc, 1);
+	if (!s->size && in_gc)
+		s->size = object_size((clr_uptr)s->object, (clr_uptr)s->cls);
+	write_sample(s, frames, n, true);
 }
 
 /* ---- the runtime's sampler ------------------------------------------------- */
+
+static clr_hresult on_site_frame(clr_uptr function, clr_uptr ip,
+				 clr_uptr frame_info, uint32_t context_size,
+				 uint8_t context[], void *data)
+{
+	struct sample *s = data;
+
+	(void)frame_info, (void)context_size, (void)context;
+	if (!function)
+		return CLR_S_OK;
+	s->fid[s->n] = function;
+	s->ip[s->n++] = ip;
+	return s->n == SITE_FRAMES ? CLR_S_FALSE : CLR_S_OK;
+}
 
 /* The payload: AllocationKind (u32), ClrInstanceID (u16), TypeID, TypeName
  * (UTF-16, ended by a 0 unit; empty as the runtime sends it), HeapIndex
@@ -333,8 +386,10 @@ void sites_sampled(const uint8_t *data, size_t size, clr_ulong n_frames,
 	struct sample s;
 	size_t at = 14;
 
-	if (sites.mode != SITES_BY_EVENTS || size < at + 2 + 24)
+	if (sites.mode != SITES_BY_EVENTS || size < at + 2 + 24) {
+		atomic_fetch_add(&sites.dropped, 1);
 		return;
+	}
 	while (at + 2 <= size && get_le16(data + at))
 		at += 2;
 	at += 2;
@@ -344,8 +399,17 @@ void sites_sampled(const uint8_t *data, size_t size, clr_ulong n_frames,
 	}
 	s.cls = get_le64(data + 6);
 	s.object = get_le64(data + size - 24);
-	s.size = get_le64(data + size - 16);
+	/* ObjectSize is the size the sampler drew on, rounded up to a
+	 * pointer's multiple; the dumps give the object's own (a string of
+	 * 38 bytes, not 40): read at the next GC's start */
+	s.size = 0;
 	s.n = 0;
+	/* a profiler's session gets no stack with its events (the
+	 * runtime walks stacks only for buffered sessions): the thread's
+	 * own, which a callback may walk, unless the runtime gave one */
+	if (!n_frames)
+		state.info->vtbl->DoStackSnapshot(state.info, 0, on_site_frame,
+						  0, &s, NULL, 0);
 	for (clr_ulong i = 0; i < n_frames && s.n < SITE_FRAMES; i++) {
 		clr_uptr fid = 0;
 
@@ -414,20 +478,6 @@ static bool sampled(uint64_t size)
 	return true;
 }
 
-static clr_hresult on_site_frame(clr_uptr function, clr_uptr ip,
-				 clr_uptr frame_info, uint32_t context_size,
-				 uint8_t context[], void *data)
-{
-	struct sample *s = data;
-
-	(void)frame_info, (void)context_size, (void)context;
-	if (!function)
-		return CLR_S_OK;
-	s->fid[s->n] = function;
-	s->ip[s->n++] = ip;
-	return s->n == SITE_FRAMES ? CLR_S_FALSE : CLR_S_OK;
-}
-
 bool sites_allocated(clr_uptr object, clr_uptr cls, uint64_t size)
 {
 	struct sample s;
@@ -450,65 +500,80 @@ bool sites_allocated(clr_uptr object, clr_uptr cls, uint64_t size)
 
 void sites_enter_gc(void)
 {
-	ht_id frames[SITE_FRAMES];
-	uint32_t n;
-
 	if (sites.mode == SITES_OFF)
 		return;
 	pthread_mutex_lock(&sites.lock);
-	for (size_t i = 0; i < sites.n_pending; i++) {
-		if (!frames_of(&sites.pending[i], frames, &n))
-			atomic_fetch_add(&sites.at_gc, 1);
-		write_sample(&sites.pending[i], frames, n, true);
-	}
+	for (size_t i = 0; i < sites.n_pending; i++)
+		write_waiting(&sites.pending[i], true);
 	sites.n_pending = 0;
 	pthread_mutex_unlock(&sites.lock);
 }
 
-/* The frames of the waiting allocations are placed with no lock of ours
- * held (the runtime is asked), then the allocations recorded; those a GC
- * took meanwhile are gone from the queue. A GC in progress is left
- * alone: it records them itself. */
+/* A frame to place: its function and return address. */
+struct spot {
+	uint64_t fid, ip;
+};
+
+/* The frames of the waiting allocations not placed yet, listed under
+ * sites_lock; NULL when none (or no memory). */
+static struct spot *unplaced(size_t *n)
+{
+	struct spot *v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	pthread_mutex_lock(&sites.lock);
+	for (size_t i = 0; i < sites.n_pending; i++)
+		for (uint32_t k = 0; k < sites.pending[i].n; k++) {
+			struct sample *s = &sites.pending[i];
+			ht_id id;
+
+			if (!s->fid[k] ||
+			    frame_place_known(s->fid[k], s->ip[k], &id))
+				continue;
+			if (ALLOC_GROW(v, *n + 1, cap) < 0)
+				goto out;
+			v[(*n)++] = (struct spot){s->fid[k], s->ip[k]};
+		}
+out:
+	pthread_mutex_unlock(&sites.lock);
+	return v;
+}
+
+/* The recorder thread places the waiting allocations' frames with no
+ * lock of ours held (the runtime is asked), then records those whose
+ * size is known; the others (the runtime's samples) wait for the next
+ * GC's start, and those a GC took meanwhile are gone from the queue. A
+ * GC in progress is left alone: it records them itself. */
 void sites_resolve(void)
 {
-	struct sample *copy;
-	size_t n;
+	struct spot *v;
+	size_t n, kept = 0;
+	uint64_t asked = atomic_load(&sites.asked);
 
 	if (sites.mode == SITES_OFF)
 		return;
-	pthread_mutex_lock(&sites.lock);
-	n = sites.n_pending;
-	copy = n ? malloc(n * sizeof(*copy)) : NULL;
-	if (copy)
-		memcpy(copy, sites.pending, n * sizeof(*copy));
-	pthread_mutex_unlock(&sites.lock);
-	if (!copy)
-		return;
-	for (size_t i = 0; i < n; i++)
-		for (uint32_t k = 0; k < copy[i].n; k++) {
-			ht_id id;
-
-			if (atomic_load(&state.tables) != TABLES_IDLE)
-				goto out;
-			if (!frame_place_known(copy[i].fid[k], copy[i].ip[k],
-					       &id))
-				frame_place(copy[i].fid[k], copy[i].ip[k]);
+	v = unplaced(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (atomic_load(&state.tables) != TABLES_IDLE) {
+			free(v);
+			return;
 		}
+		frame_place(v[i].fid, v[i].ip);
+	}
+	free(v);
 	pthread_mutex_lock(&sites.lock);
 	make_room();
 	for (size_t i = 0; i < sites.n_pending; i++) {
-		ht_id frames[SITE_FRAMES];
-		uint32_t m;
-
-		if (!frames_of(&sites.pending[i], frames, &m))
-			atomic_fetch_add(&sites.at_gc, 1);
-		write_sample(&sites.pending[i], frames, m, true);
+		if (sites.pending[i].size)
+			write_waiting(&sites.pending[i], false);
+		else
+			sites.pending[kept++] = sites.pending[i];
 	}
-	sites.n_pending = 0;
+	sites.n_pending = kept;
 	ht_recorder_hand_off(state.trace.rec);
 	pthread_mutex_unlock(&sites.lock);
-out:
-	free(copy);
+	announce(&sites.done, asked);
 }
 
 void sites_report(void)
@@ -516,16 +581,16 @@ void sites_report(void)
 	if (sites.mode == SITES_OFF)
 		return;
 	say("sites: %llu allocation%s sampled (%s, sites=%s), %zu stack%s, "
-	    "%llu waited for their places, %llu with frames by method alone, "
-	    "%llu without a stack, %llu event%s cut short",
+	    "%llu waited for their places (%llu past %d ms), %llu with frames "
+	    "by method alone, %llu without a stack, %llu lost",
 	    (unsigned long long)atomic_load(&sites.samples),
 	    plural_s(atomic_load(&sites.samples)),
 	    sites.mode == SITES_BY_EVENTS ? "the runtime's AllocationSampled"
 					  : "ObjectAllocated",
 	    sites.metadata, sites.n_stacks, plural_s(sites.n_stacks),
 	    (unsigned long long)atomic_load(&sites.deferred),
+	    (unsigned long long)atomic_load(&sites.late), PLACING_WAIT_MS,
 	    (unsigned long long)atomic_load(&sites.at_gc),
 	    (unsigned long long)atomic_load(&sites.no_stack),
-	    (unsigned long long)atomic_load(&sites.dropped),
-	    plural_s(atomic_load(&sites.dropped)));
+	    (unsigned long long)atomic_load(&sites.dropped));
 }
