@@ -13,11 +13,16 @@
  *     probability 1 - (1 - 1/102400)^s, which is 1 - exp(-s/102400) to
  *     within 5e-6 of itself for any size, independently of every other
  *     object. The interval is the runtime's and cannot be changed. The
- *     event comes with its stack, the allocating thread's managed return
- *     addresses, innermost first; it is delivered on the allocating
- *     thread, inside the allocation, in cooperative mode, before the
- *     object has its MethodTable: the object is not read, its class and
- *     size are the payload's.
+ *     event is delivered on the allocating thread, inside the
+ *     allocation, in cooperative mode (no GC starts until it returns),
+ *     before the object has its MethodTable, and with no stack (the
+ *     runtime walks an event's stack only for buffered sessions, not for
+ *     a profiler's synchronous one): the thread walks its own
+ *     (DoStackSnapshot, which a callback may), and the object is not
+ *     read there. Its ObjectSize is rounded up to a pointer's multiple,
+ *     where the dumps give the object's own (38 bytes for a string, not
+ *     40): the sample waits in a queue and its size is read at the next
+ *     GC's start, when the object is whole and has not moved yet.
  *   - the recorder's own (sites=all, any other interval, --allocations
  *     with sites, runtimes before .NET 10): ObjectAllocated, which makes
  *     every allocation take the runtime's slow path, and per thread a
@@ -25,32 +30,29 @@
  *     distribution of mean INTERVAL after each sample (the Poisson byte
  *     process: each object of s bytes sampled with probability
  *     1 - exp(-s/INTERVAL), independently); a sampled allocation's stack
- *     is a DoStackSnapshot of the current thread, which the callback may
- *     take. With --allocations too, the runtime's sampler would report
- *     objects that ObjectAllocated reports as well: so the recorder's is
- *     used then, one event per object.
+ *     is a DoStackSnapshot of the current thread. With --allocations too,
+ *     the runtime's sampler would report objects that ObjectAllocated
+ *     reports as well: so the recorder's is used then, one event per
+ *     object. These samples are recorded at once.
  *
  * An allocation's address is its id only until the next GC moves it, so
- * its object_allocated must be in the trace before that GC's gc_started.
- * A frame's method id is its place (places.c), which needs the runtime's
- * code maps and the PDB: calls that take the runtime's locks, forbidden
- * to a thread inside an allocation (in cooperative mode no GC may start,
- * and a lock a suspended thread holds would never be released) and
- * inside a GC. GetFunctionFromIP is allowed anywhere. So the allocating
- * thread turns each return address into its FunctionID, looks each
- * (function, address) up among the places already found
- * (frame_place_known, which never waits), and when all are known records
- * the allocation at once: the stack (interned: declared once, under
+ * its object_allocated is in the trace before that GC's gc_started at the
+ * latest. A frame's method id is its place (places.c), which needs the
+ * runtime's code maps and the PDB: calls that take the runtime's locks,
+ * forbidden to a thread inside an allocation (a GC on its way may have
+ * suspended a thread that holds one, and waits for this one) and inside a
+ * GC. So the allocating thread only looks each (function, address) up
+ * among the places already found (frame_place_known, which never waits
+ * for the lock), and for a frame not met before wakes the recorder thread,
+ * which places it with the runtime running, and waits for it, 100 ms at
+ * most. A GC that starts with samples waiting records them first, before
+ * gc_started, each frame still unplaced by its FunctionID (its method
+ * alone, no line), counted. A stack is interned: declared once, under
  * sites_lock, and its buffer handed to the writer before the lock is let
  * go, so that no thread's allocation that names it can reach the file
- * first) and object_allocated with it. Otherwise the allocation waits in
- * a queue of fixed size and the recorder thread places its frames with
- * the runtime running, then records it. A GC that starts with
- * allocations still waiting records them first, before gc_started, each
- * unplaced frame by its FunctionID (its method alone, no line), counted.
- * The GC's path allocates nothing: the tables have room made for a
- * queue's worth of new stacks beforehand, and a stack that would not fit
- * is recorded without its stack, counted.
+ * first. The GC's path allocates nothing: the stack table keeps room for
+ * a new stack per waiting sample, and a stack that would not fit is
+ * recorded as none, counted.
  */
 #include "recorders/clr/clr.h"
 #include "recorders/core/say.h"
