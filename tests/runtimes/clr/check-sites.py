@@ -18,7 +18,8 @@ MODE default (--sites, the runtime's sampling at 102400 bytes): each
 site's bytes estimated from its samples, each weighted by 1/p with
 p = 1 - exp(-size/102400), are within four standard deviations of what
 the program made (the deviation of that estimator for the true counts):
-a failure by chance about once in 15,000 runs.
+a failure by chance, for the three sites, about once in 5,000 runs
+(normal approximation).
 """
 import json
 import math
