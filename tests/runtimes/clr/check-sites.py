@@ -14,9 +14,10 @@ size, each at the marked line (from the PDB); a few kept objects are
 followed by `heaptrace history` from their allocation to the last dump,
 and a few elders to their death.
 
-MODE default (--sites, the runtime's sampling at 102400 bytes): each
+MODE default (--sites, the runtime's sampling at 102400 bytes), or a
+number of bytes (--sites=BYTES, the recorder's own sampler): each
 site's bytes estimated from its samples, each weighted by 1/p with
-p = 1 - exp(-size/102400), are within four standard deviations of what
+p = 1 - exp(-size/INTERVAL), are within four standard deviations of what
 the program made (the deviation of that estimator for the true counts):
 a failure by chance, for the three sites, about once in 5,000 runs
 (normal approximation).
@@ -27,7 +28,7 @@ import re
 import subprocess
 import sys
 
-INTERVAL = 102400
+RUNTIME_INTERVAL = 102400
 # byte[1000], byte[100], byte[2000]: 24 bytes of header and length
 SITES = {"Keep": 1024, "Churn": 124, "Elder": 2024}
 
@@ -155,11 +156,11 @@ def check_all(heaptrace, trace, lines, counts, sites, classes, allocs):
     return failures
 
 
-def check_default(sites, counts):
+def check_sampled(sites, counts, interval):
     failures = 0
     for name, size in SITES.items():
-        p = 1 - math.exp(-size / INTERVAL)
-        estimate = sum(a[2] / (1 - math.exp(-a[2] / INTERVAL))
+        p = 1 - math.exp(-size / interval)
+        estimate = sum(a[2] / (1 - math.exp(-a[2] / interval))
                        for a in sites[name])
         truth = counts[name] * size
         # the estimator's variance: n * size^2 * (1 - p) / p
@@ -179,7 +180,9 @@ def main():
         counts = made(f.read())
     lines = site_lines(source)
     header, methods, stacks, classes, allocs = read_trace(heaptrace, trace)
-    want = "all" if mode == "all" else str(INTERVAL)
+    interval = RUNTIME_INTERVAL if mode == "default" else \
+        None if mode == "all" else int(mode)
+    want = "all" if mode == "all" else str(interval)
     failures = (ok if header["sites"] == want else fail)(
         "the header says sites: %s" % header["sites"])
     sites = by_site(methods, stacks, allocs)
@@ -187,7 +190,7 @@ def main():
         failures += check_all(heaptrace, trace, lines, counts, sites,
                               classes, allocs)
     else:
-        failures += check_default(sites, counts)
+        failures += check_sampled(sites, counts, interval)
     return 1 if failures else 0
 
 

@@ -3,11 +3,12 @@
 # allocation sites on a real .NET runtime: records Sites.cs (three sites
 # of known counts and sizes: one keeps its arrays to the end, one churns,
 # one's survive several GCs and then die) with --sites=all and with
-# --sites (the runtime's own sampling, 100 KiB), checks that each trace
-# is clean, and checks with check-sites.py that --sites=all gives each
-# site exactly the allocations the program made, at its line, followed
-# to the exit dump or to their death, and that --sites's estimates are
-# within their stated error of the truth.
+# --sites (the runtime's own sampling, 100 KiB) and --sites=16384 (the
+# recorder's own sampler), checks that each trace is clean, and checks
+# with check-sites.py that --sites=all gives each site exactly the
+# allocations the program made, at its line, followed to the exit dump
+# or to their death, and that the sampled estimates are within their
+# stated error of the truth.
 # Exits 77 (skipped) where dotnet, the module or python3 is missing; in a
 # sanitizer build dotnet runs with SANITIZER_RUNTIME preloaded, as in
 # clr-test.sh.
@@ -30,11 +31,11 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
 
-for mode in all default; do
+for mode in all default 16384; do
 	t=$work/$mode.ht
 	case $mode in
-	all) sites=--sites=all ;;
-	*) sites=--sites ;;
+	default) sites=--sites ;;
+	*) sites=--sites=$mode ;;
 	esac
 	HEAPTRACE_VERBOSE=1 "$heaptrace" record -q -o "$t" "$sites" -- \
 		dotnet "$build/out/Sites.dll" >"$work/out" 2>"$work/err" ||
