@@ -140,6 +140,8 @@ clr_hresult on_collection_started(CLR_THIS, int n, clr_bool collected[],
 	}
 	stacks_enter_gc(dump && flag(&state.forced_pending));
 	set_flag(&state.dump_gc, dump);
+	/* sampled allocations at their addresses before this GC moves them */
+	sites_enter_gc();
 	/* The bounds at the start go just before gc_started, which the
 	 * shim writes after every other thread's events: recorded after
 	 * it, they could be written after the moves of a server GC's other
@@ -339,11 +341,15 @@ clr_hresult on_class_loaded(CLR_THIS, clr_uptr cls, clr_hresult status)
 
 clr_hresult on_allocated(CLR_THIS, clr_uptr object, clr_uptr cls)
 {
+	uint64_t size;
+
 	(void)self;
 	if (!enter())
 		return CLR_S_OK;
-	ht_object_allocated(state.trace.rec, object, cls,
-			    object_size(object, cls));
+	size = object_size(object, cls);
+	/* a sampled one carries its stack (sites.c) */
+	if (!sites_allocated(object, cls, size) && state.opt.allocations)
+		ht_object_allocated(state.trace.rec, object, cls, size);
 	saw_class(cls);
 	leave();
 	return CLR_S_OK;

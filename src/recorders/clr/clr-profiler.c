@@ -107,6 +107,7 @@ static void report_stats(void)
 	    (unsigned long long)state.strings_valued,
 	    plural_s(state.strings_valued));
 	stacks_report();
+	sites_report();
 }
 
 /* Closes the trace once no callback is recording (waiting a little for
@@ -207,6 +208,8 @@ static bool open_clr_trace(void)
 {
 	char version[128];
 	struct trace_metadata meta;
+	/* the recorders' metadata, and attached and sites of the CLR's */
+	struct ht_metadata m[ARRAY_SIZE(meta.m) + 2];
 	struct ht_header h = {
 		.runtime = "clr",
 		.runtime_version = version,
@@ -217,9 +220,12 @@ static bool open_clr_trace(void)
 	trace_metadata_of(&meta, "libheaptrace-clr " HT_VERSION, &state.opt,
 			  state.opt.values && state.string_layout ? "fields"
 								  : NULL);
+	memcpy(m, meta.m, meta.n * sizeof(*m));
 	if (state.attached)
-		meta.m[meta.n++] = (struct ht_metadata){"attached", "yes"};
-	h.metadata = meta.m;
+		m[meta.n++] = (struct ht_metadata){"attached", "yes"};
+	if (sites_metadata())
+		m[meta.n++] = (struct ht_metadata){"sites", sites_metadata()};
+	h.metadata = m;
 	h.n_metadata = meta.n;
 	state.trace.rec = trace_open(state.trace.output, &h, &record_options);
 	return state.trace.rec != NULL;
@@ -329,6 +335,8 @@ clr_hresult start_recording(void *info_unknown, const char *attach_options)
 	if (state.opt.allocations)
 		mask |= CLR_ENABLE_OBJECT_ALLOCATED |
 			CLR_MONITOR_OBJECT_ALLOCATED;
+	if (!sites_start(&mask))
+		goto fail;
 	/* what the runtime allows once the program runs */
 	if (state.attached)
 		mask &= CLR_ALLOWABLE_AFTER_ATTACH;
@@ -354,9 +362,14 @@ clr_hresult start_recording(void *info_unknown, const char *attach_options)
 		    (unsigned)mask);
 		goto fail_open;
 	}
-	if (state.moves_by_events && !gc_events_start()) {
-		say("the runtime refused its movement events: the moves come "
-		    "from COR_PRF_MONITOR_GC");
+	if ((state.moves_by_events || sites_keywords()) &&
+	    !gc_events_start()) {
+		if (state.moves_by_events)
+			say("the runtime refused its movement events: the "
+			    "moves come from COR_PRF_MONITOR_GC");
+		if (sites_keywords())
+			say("the runtime refused its allocation samples: no "
+			    "sites are recorded");
 		state.moves_by_events = false;
 	}
 	if (start_recorder_thread() < 0) {

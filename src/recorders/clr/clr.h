@@ -19,6 +19,8 @@
  *                 chain.c the proof, chain.h);
  * places.c        a frame's file and line, from its native code's IL
  *                 offset and the assembly's portable PDB (pdb.c, pdb.h);
+ * sites.c         allocation sites (--sites): each sampled allocation
+ *                 with its stack;
  * naming.c        names from metadata, and the recorder thread that reads
  *                 them while a GC waits, and forces GCs to dump;
  * ending.c        SIGUSR1 (--dump-on signal), SIGTERM and SIGINT;
@@ -84,6 +86,7 @@ enum {
 	REQ_DUMP = 4,      /* force a GC to dump (signal, exit) */
 	REQ_QUIT = 8,
 	REQ_NAME_SOON = 16, /* name the ids met since (name_soon) */
+	REQ_SITES = 32,    /* place the frames of allocations waiting */
 };
 
 /* The structs below are the profiler's own, not an API; they may change
@@ -399,9 +402,32 @@ void stacks_report(void);
 /* The method id of a frame of fid stopped at ip: its place, named the
  * first time in the trace, or fid where no line is known. */
 ht_id frame_place(clr_uptr fid, clr_uptr ip);
+/* The id frame_place gave (fid, ip), without asking the runtime and
+ * without waiting: false when not placed yet or the tables are busy. */
+bool frame_place_known(clr_uptr fid, clr_uptr ip, ht_id *id);
 /* Frees the places and PDBs at the trace's close. */
 void places_forget(void);
 void places_report(uint64_t longest_us);
+
+/* ---- sites.c: allocation sites (--sites) ---- */
+/* Chooses how sites are sampled, before the event mask is asked for:
+ * adds to *mask what that needs. false: not recording (said). */
+bool sites_start(clr_ulong *mask);
+/* The EventPipe keywords of the runtime's sampling, 0 without it. */
+uint64_t sites_keywords(void);
+/* The trace header's value of `sites`, NULL without sites. */
+const char *sites_metadata(void);
+/* ObjectAllocated: true when the allocation was recorded, with its
+ * stack. */
+bool sites_allocated(clr_uptr object, clr_uptr cls, uint64_t size);
+/* AllocationSampled, from the profiler's EventPipe session. */
+void sites_sampled(const uint8_t *data, size_t size, clr_ulong n_frames,
+		   const clr_uptr frames[]);
+/* At a GC's start, before gc_started: the allocations still waiting. */
+void sites_enter_gc(void);
+/* The recorder thread: places the waiting allocations' frames. */
+void sites_resolve(void);
+void sites_report(void);
 
 /* ---- ending.c: signals ---- */
 void catch_dump_signal(void);
@@ -410,6 +436,8 @@ void catch_ending_signals(void);
 /* ---- mask.c: the event mask, the benchmarks' floor ---- */
 clr_hresult set_event_mask(clr_ulong mask);
 bool moves_by_events_wanted(void);
+/* The runtime's major version (0: not known), asked once. */
+unsigned runtime_major(void);
 bool gc_events_start(void);
 void gc_events_report(bool verbose);
 void gc_monitoring(bool on);

@@ -298,7 +298,10 @@ struct clr_info_vtbl {
 	clr_hresult (*GetClassFromToken)(CLR_INFO, clr_uptr module,      /* 4 */
 					 clr_token type_def,
 					 clr_uptr *class_id);
-	clr_unused_slot unused_5_10[6];
+	clr_unused_slot unused_5_6[2];
+	clr_hresult (*GetFunctionFromIP)(CLR_INFO, clr_uptr ip,          /* 7 */
+					 clr_uptr *function);
+	clr_unused_slot unused_8_10[3];
 	clr_hresult (*IsArrayClass)(CLR_INFO, clr_uptr class_id,        /* 11 */
 				    uint32_t *elem_type, clr_uptr *elem_class,
 				    clr_ulong *rank);
@@ -438,6 +441,8 @@ _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl,
 	       "GetAppDomainStaticAddress");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetModuleInfo2) == 70,
 	       "GetModuleInfo2");
+_Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, GetFunctionFromIP) == 7,
+	       "GetFunctionFromIP");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, DoStackSnapshot) == 36,
 	       "DoStackSnapshot");
 _Static_assert(CLR_SLOT_OF(struct clr_info_vtbl, EnumThreads) == 71,

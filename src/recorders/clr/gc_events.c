@@ -31,6 +31,7 @@
 #define GC_TYPE_BACKGROUND 1
 #define EV_BULK_SURVIVING 21 /* GCBulkSurvivingObjectRanges */
 #define EV_BULK_MOVED 22     /* GCBulkMovedObjectRanges */
+#define EV_ALLOCATION_SAMPLED 303 /* sites.c */
 
 /* GC (the GCs' types), GCHeapSurvivalAndMovement; level verbose */
 #define KEYWORD_GC 0x1ull
@@ -64,8 +65,11 @@ bool gc_events_start(void)
 		return false;
 	for (size_t i = 0; i < sizeof(name); i++)
 		wname[i] = (clr_wchar)name[i];
+	/* and allocation sites' samples (sites.c) */
 	provider = (struct clr_eventpipe_provider){
-		.name = wname, .keywords = KEYWORD_GC | KEYWORD_MOVEMENT,
+		.name = wname,
+		.keywords = (state.moves_by_events ? KEYWORD_GC | KEYWORD_MOVEMENT
+						   : 0) | sites_keywords(),
 		.level = LEVEL_VERBOSE, .filter = NULL,
 	};
 	return state.info->vtbl->EventPipeStartSession(state.info, 1, &provider,
@@ -109,7 +113,13 @@ clr_hresult on_event_pipe_event(CLR_THIS, clr_uptr provider, clr_ulong id,
 
 	(void)self, (void)provider, (void)version, (void)metadata_size;
 	(void)metadata, (void)activity, (void)related, (void)thread;
-	(void)n_frames, (void)frames;
+	if (id == EV_ALLOCATION_SAMPLED) {
+		if (enter()) {
+			sites_sampled(data, size, n_frames, frames);
+			leave();
+		}
+		return CLR_S_OK;
+	}
 	if (id == EV_GC_START && size >= 16 &&
 	    get_le32(data + 12) == GC_TYPE_BACKGROUND)
 		atomic_fetch_add(&state.background_gcs, 1);

@@ -33,7 +33,7 @@
 
 /* Asked once, at the first mask (in Initialize): the mask changes again
  * inside the GCs that walk the heap, which need not ask the runtime. */
-static unsigned runtime_major(void)
+unsigned runtime_major(void)
 {
 	static int known; /* 0 not asked yet, 1 asked */
 	static uint16_t major;
@@ -57,6 +57,8 @@ clr_hresult set_event_mask(clr_ulong mask)
 
 	if (state.moves_by_events)
 		high |= CLR_HIGH_BASIC_GC | CLR_HIGH_MONITOR_EVENT_PIPE;
+	if (sites_keywords()) /* the runtime's allocation samples */
+		high |= CLR_HIGH_MONITOR_EVENT_PIPE;
 	if (state.info_level >= 5 &&
 	    runtime_major() >= SKIP_ALLOCATED_BY_CLASS_SINCE &&
 	    state.info->vtbl->SetEventMask2(state.info, mask,

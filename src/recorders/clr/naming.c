@@ -378,6 +378,8 @@ static void *recorder_main(void *arg)
 			after_gc();
 		if (bits & REQ_DUMP)
 			force_dump();
+		if (bits & REQ_SITES)
+			sites_resolve();
 		if (bits & REQ_NAME_SOON) {
 			name_new_ids();
 			/* beside a dump: into the file before its end */

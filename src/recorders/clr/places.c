@@ -1,18 +1,21 @@
 /*
- * places.c - where a managed frame of a stack snapshot (stacks.c) is,
- * named as .NET's own stack traces name it, "Holder.Park(Parked.cs:24)",
- * where the assembly's portable PDB gives the line; by its method alone
- * otherwise (no PDB beside the assembly, or not the one it was built
- * with; a Windows or embedded PDB; a method of no sequence points; code
- * the runtime maps to no IL).
+ * places.c - where a managed frame of a stack snapshot (stacks.c) or of
+ * an allocation's stack (sites.c) is: its method, and the file and line
+ * .NET's own stack traces give it, "Holder.Park(Parked.cs:24)", where the
+ * assembly's portable PDB gives the line; its method alone otherwise (no
+ * PDB beside the assembly, or not the one it was built with; a Windows or
+ * embedded PDB; a method of no sequence points; code the runtime maps to
+ * no IL).
  *
  * A frame's method id in the trace is then its place, method and line,
  * not its FunctionID, as the JVM recorder does (frames.c there): two
  * frames of one method at two lines read differently. Places are
  * numbered per trace in the order first met, with the top bit set (no
  * FunctionID, a user-space address, has it, so the two kinds of method
- * id never meet), and each is named once by a method event. A frame
- * with no line keeps its FunctionID, which the recorder thread names.
+ * id never meet), and each is named once by a method event that gives
+ * the method's name, the file and the line apart (`Holder.Park`,
+ * `Parked.cs`, 24). A frame with no line keeps its FunctionID, which the
+ * recorder thread names.
  *
  * The line of a frame: DoStackSnapshot gives its instruction pointer.
  * The method's native code that holds it (one of several under tiered
@@ -31,11 +34,13 @@
  *
  * These calls take the runtime's locks, and the PDB is a file to read:
  * they run on the forcing thread once the snapshot has resumed the
- * runtime and before it forces the GC, never with the runtime suspended
- * (a suspended thread may hold those locks) nor inside a GC. One forcing
- * thread runs at a time, so the tables below are its own. Each module's
- * PDB is read once, the first time one of its frames is placed, and kept
- * until the trace closes.
+ * runtime and before it forces the GC, and on the recorder thread for the
+ * allocations' stacks (sites.c), never with the runtime suspended (a
+ * suspended thread may hold those locks) nor inside a GC. The two take
+ * turns on places_lock; an allocating thread only looks up what is
+ * already placed (frame_place_known), and never waits for the lock. Each
+ * module's PDB is read once, the first time one of its frames is placed,
+ * and kept until the trace closes.
  */
 #include "recorders/clr/clr.h"
 #include "recorders/clr/pdb.h"
@@ -43,6 +48,7 @@
 #include "util/alloc.h"
 #include "util/idmap.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -92,8 +98,9 @@ static struct {
 static struct clr_il_map *map;
 static size_t map_cap;
 
-/* Set while the forcing thread places frames: the tables are not freed
- * under it. */
+/* Held while a thread places frames or looks them up. */
+static pthread_mutex_t places_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Set while a thread places frames: the tables are not freed under it. */
 static _Atomic bool placing;
 
 /* For HEAPTRACE_VERBOSE: frames placed at a line, and not. */
@@ -232,7 +239,7 @@ static uint64_t place_key(const struct place *p)
  * is short. */
 static ht_id place_id(const struct place *p, const char *file)
 {
-	char text[4096], tail[PDB_NAME_MAX + 32];
+	char text[4096];
 	struct clrn_buf b;
 	uint64_t key;
 	uint32_t at;
@@ -251,17 +258,21 @@ static ht_id place_id(const struct place *p, const char *file)
 	places.v[places.n++] = *p;
 	clrn_init(&b, text, sizeof(text));
 	method_name(p->fid, &b);
-	snprintf(tail, sizeof(tail), "(%s:%u)", file, (unsigned)p->line);
-	clrn_put(&b, tail);
-	ht_method(state.trace.rec, PLACE_ID_BIT | places.n, text);
+	ht_method_at(state.trace.rec, PLACE_ID_BIT | places.n, text, file,
+		     p->line);
 	return PLACE_ID_BIT | places.n;
+}
+
+static uint64_t spot_key(uint64_t fid, uint64_t ip)
+{
+	return (fid * 0x9e3779b97f4a7c15ULL ^ ip * 0xc2b2ae3d27d4eb4fULL) | 1;
 }
 
 /* The index of spot (fid, ip) in spots, added if new (id 0: not yet
  * placed); -1 when memory is short. */
 static int64_t spot_of(uint64_t fid, uint64_t ip)
 {
-	uint64_t key = (fid * 0x9e3779b97f4a7c15ULL ^ ip * 0xc2b2ae3d27d4eb4fULL) | 1;
+	uint64_t key = spot_key(fid, ip);
 	uint32_t at;
 
 	for (; idmap_get(&spots.by_key, key, &at); key += 2)
@@ -286,11 +297,13 @@ ht_id frame_place(clr_uptr fid, clr_uptr ip)
 
 	if (!fid || !ip)
 		return fid;
+	pthread_mutex_lock(&places_lock);
 	atomic_store(&placing, true);
 	spot = spot_of(fid, ip);
 	if (spot >= 0 && spots.v[spot].id) {
 		id = spots.v[spot].id;
 		atomic_store(&placing, false);
+		pthread_mutex_unlock(&places_lock);
 		atomic_fetch_add(id == fid ? &frames_no_line : &frames_at_line, 1);
 		return id;
 	}
@@ -311,13 +324,37 @@ ht_id frame_place(clr_uptr fid, clr_uptr ip)
 	if (spot >= 0)
 		spots.v[spot].id = id;
 	atomic_store(&placing, false);
+	pthread_mutex_unlock(&places_lock);
 	return id;
+}
+
+bool frame_place_known(clr_uptr fid, clr_uptr ip, ht_id *id)
+{
+	uint64_t key = spot_key(fid, ip);
+	uint32_t at;
+	bool known = false;
+
+	if (!fid || !ip) {
+		*id = fid;
+		return true;
+	}
+	if (pthread_mutex_trylock(&places_lock) != 0)
+		return false;
+	for (; idmap_get(&spots.by_key, key, &at); key += 2) {
+		if (spots.v[at].fid == fid && spots.v[at].ip == ip) {
+			*id = spots.v[at].id;
+			known = *id != 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&places_lock);
+	return known;
 }
 
 void places_forget(void)
 {
 	/* a forcing thread left placing at the close: leave it the tables */
-	if (atomic_load(&placing))
+	if (atomic_load(&placing) || pthread_mutex_trylock(&places_lock) != 0)
 		return;
 	for (size_t i = 0; i < modules.n; i++)
 		pdb_free(modules.v[i].pdb);
@@ -333,6 +370,7 @@ void places_forget(void)
 	memset(&spots, 0, sizeof(spots));
 	map = NULL;
 	map_cap = 0;
+	pthread_mutex_unlock(&places_lock);
 }
 
 void places_report(uint64_t longest_us)

@@ -36,7 +36,7 @@
  * after the others: each thread a C_RT_THREAD container (id1 its
  * ThreadID, which the thread events name), each of its frames a C_RT_JIT
  * container (id1 the frame's number, id2 its place, which the method
- * events name: "Holder.Park(Parked.cs:24)", or its FunctionID where no
+ * events name: Holder.Park at Parked.cs:24, or its FunctionID where no
  * PDB gives the line; places.c finds them from each frame's instruction
  * pointer once the runtime is resumed, before the GC) with its roots
  * inside, every frame begun so that the stack is whole. Only forced dumps

@@ -5,9 +5,10 @@
 # 100, 200 or 300 arrays of 1 KiB) with a dump on SIGUSR1, and checks that
 # the trace is clean, that `threads` lists each parker by name with its
 # Holder.Park frame holding its list and retaining at least the list's
-# arrays, that the frame reads Holder.Park(Parked.cs:N), N the line where
-# Parked.cs parks the thread (from Parked.pdb), while the runtime's own
-# frames, which have no PDB beside them, are named by method alone, and
+# arrays, that the frame's method is Holder.Park at Parked.cs line N (its
+# method event gives the file and line apart), N the line where Parked.cs
+# parks the thread (from Parked.pdb), while the runtime's own frames,
+# which have no PDB beside them, are named by method alone, and
 # that `paths` to each list names the thread that holds it.
 # Exits 77 (skipped) where dotnet, the module or jq is missing; in a
 # sanitizer build dotnet runs with SANITIZER_RUNTIME preloaded, as in
@@ -53,14 +54,25 @@ corelib_pdb=$(ls "$dotnet_root"/shared/Microsoft.NETCore.App/*/System.Private.Co
 park_line=$(grep -n 'Release\.Wait();' "$src/Parked.cs" | cut -d: -f1)
 [ -f "$build/out/Parked.pdb" ] && ok "the SDK wrote Parked.pdb" ||
 	fail "no Parked.pdb beside Parked.dll"
+# the place of the parkers' frame: the method, the file and line apart
+"$heaptrace" cat "$t" >"$work/trace.yaml"
+grep -q "method: {id: 0x[0-9a-f]*, name: Holder.Park, file: Parked.cs, line: $park_line}" \
+	"$work/trace.yaml" &&
+	ok "Holder.Park is named at Parked.cs:$park_line" ||
+	fail "no method event names Holder.Park at Parked.cs:$park_line: $(grep 'Holder.Park' "$work/trace.yaml")"
 for i in 1 2 3; do
 	n=$((i * 100))
 	frame=$(jq -r --arg name "parker-$i" '.threads[] | select(.name == $name)
 		| .frames[] | select(.method | test("Holder.Park")) | .method' \
 		"$work/threads.json" | head -1)
-	[ "$frame" = "Holder.Park(Parked.cs:$park_line)" ] &&
-		ok "parker-$i is at $frame" ||
-		fail "parker-$i's frame reads '$frame', not Holder.Park(Parked.cs:$park_line)"
+	# Holder.Park, or Holder.Park(Parked.cs:N) where threads shows
+	# the method event's file and line
+	case $frame in
+	Holder.Park | "Holder.Park(Parked.cs:$park_line)")
+		ok "parker-$i is at $frame" ;;
+	*)
+		fail "parker-$i's frame reads '$frame', not Holder.Park" ;;
+	esac
 	wait_frame=$(jq -r --arg name "parker-$i" '.threads[] | select(.name == $name)
 		| .frames[0].method' "$work/threads.json")
 	if [ -n "$corelib_pdb" ]; then
