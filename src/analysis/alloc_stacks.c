@@ -9,6 +9,7 @@
 #include "util/alloc.h"
 #include "util/search.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,4 +136,21 @@ void alloc_stacks_free(struct alloc_stacks *t)
 	free(t->stacks);
 	free(t->frames);
 	memset(t, 0, sizeof(*t));
+}
+
+char *alloc_frame_name(const char *method, ht_id id, const char *file,
+		       uint32_t line)
+{
+	char *name = NULL;
+	int n;
+
+	if (!method)
+		n = asprintf(&name, "method 0x%llx", (unsigned long long)id);
+	else if (file && line)
+		n = asprintf(&name, "%s(%s:%u)", method, file, line);
+	else if (file)
+		n = asprintf(&name, "%s(%s)", method, file);
+	else
+		n = asprintf(&name, "%s", method);
+	return n < 0 ? NULL : name;
 }

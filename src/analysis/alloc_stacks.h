@@ -56,4 +56,11 @@ struct alloc_stack *alloc_stacks_stack(const struct alloc_stacks *t,
 				       ht_id id);
 void alloc_stacks_free(struct alloc_stacks *t);
 
+/* A frame named as a stack trace names it: "Demo.Keep(Demo.cs:10)",
+ * "Demo.Keep(Demo.cs)", "Demo.Keep", or "method 0x41" for a method the
+ * trace never named (method NULL). malloc'ed; NULL when out of memory.
+ * What a dump's frames (threads) and a flame graph's are called. */
+char *alloc_frame_name(const char *method, ht_id id, const char *file,
+		       uint32_t line);
+
 #endif

@@ -19,6 +19,7 @@
  */
 #include "analysis/heap.h"
 
+#include "analysis/alloc_stacks.h"
 #include "analysis/heap_internal.h"
 #include "analysis/values.h"
 
@@ -621,12 +622,23 @@ static int on_thread(void *ctx, const struct ht_event *ev,
 static int on_method(void *ctx, const struct ht_event *ev,
 		     const struct ht_replay_state *st)
 {
+	const struct ht_ev_method *m = &ev->u.method;
 	struct scan *s = ctx;
 	struct name_entry *entry;
+	char *place = NULL;
+	int rc;
 
 	(void)st;
-	if (name_entry(s, &s->methods, ev->u.method.id, ev->u.method.name,
-		       &entry) < 0)
+	/* a frame's place (version 4) reads as a stack trace has it */
+	if (m->name && (m->file || m->line)) {
+		place = alloc_frame_name(m->name, m->id, m->file, m->line);
+		if (!place)
+			return out_of_memory(s);
+	}
+	rc = name_entry(s, &s->methods, m->id, place ? place : m->name,
+			&entry);
+	free(place);
+	if (rc < 0)
 		return out_of_memory(s);
 	return 0;
 }

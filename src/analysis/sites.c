@@ -617,21 +617,9 @@ void sites_free(struct sites *s)
 
 /* ---- as a flame graph ------------------------------------------------------ */
 
-/* "Demo.Keep(Demo.cs:10)", "Demo.Keep", "method 0x41": malloc'ed. */
-static char *frame_name(const struct site_frame *fr)
+static char *frame_name_of(const struct site_frame *fr)
 {
-	char *name = NULL;
-	int n;
-
-	if (!fr->method)
-		n = asprintf(&name, "method 0x%llx", (unsigned long long)fr->id);
-	else if (fr->file && fr->line)
-		n = asprintf(&name, "%s(%s:%u)", fr->method, fr->file, fr->line);
-	else if (fr->file)
-		n = asprintf(&name, "%s(%s)", fr->method, fr->file);
-	else
-		n = asprintf(&name, "%s", fr->method);
-	return n < 0 ? NULL : name;
+	return alloc_frame_name(fr->method, fr->id, fr->file, fr->line);
 }
 
 /* A site's path from its outermost frame: names[0 .. n). */
@@ -691,7 +679,7 @@ static int make_paths(const struct sites *s, enum site_measure by,
 		for (size_t i = 0; i < n; i++) {
 			char *name = x->unknown_stack ?
 				strdup("(a stack never declared)") :
-				frame_name(&s->frames[x->first_frame + n - 1 - i]);
+				frame_name_of(&s->frames[x->first_frame + n - 1 - i]);
 
 			if (!name || ALLOC_GROW(f->owned, f->n_owned + 1,
 						f->cap_owned) < 0) {
