@@ -136,10 +136,13 @@ static uint64_t places_key(const ht_id *p, uint32_t n)
 static bool raw_equal(const struct sites *s, const struct raw_stack *r,
 		      const jvmtiFrameInfo *f, jint n)
 {
-	const jvmtiFrameInfo *g = s->raw_frames + r->first;
+	const jvmtiFrameInfo *g;
 
-	if (r->count != (uint32_t)n)
-		return false;
+	/* an empty stack (no Java frame) may come before any frame is
+	 * kept: raw_frames is then NULL */
+	if (r->count != (uint32_t)n || n == 0)
+		return r->count == (uint32_t)n;
+	g = s->raw_frames + r->first;
 	for (jint i = 0; i < n; i++)
 		if (g[i].method != f[i].method ||
 		    g[i].location != f[i].location)
