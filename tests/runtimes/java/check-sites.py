@@ -3,7 +3,7 @@
 (heaptrace record --sites) of KnownSites (KnownSites.java), from the
 events `heaptrace cat` prints, against what the program made.
 
-usage: check-sites.py HEAPTRACE TRACE SOURCE PROGRAM_OUTPUT all|sampled
+usage: check-sites.py HEAPTRACE TRACE SOURCE PROGRAM_OUTPUT all|sampled|gcs
 
 SOURCE is KnownSites.java: each site's line is the one whose comment says
 "SITE name". PROGRAM_OUTPUT has a line "site NAME COUNT SIZE" per site.
@@ -20,7 +20,11 @@ KnownSites.main. Checks, in both modes:
     allocations had; the old ones, dropped, none; of the churned ones at
     most the last.
 With all, each site's allocations are exactly the arrays the program made
-(JVMTI samples every allocation at interval 0). Sampled, each site's
+(JVMTI samples every allocation at interval 0). With gcs (all, with a dump
+after every GC), the old arrays are in at least one dump before the last,
+each dump holding all of them under their allocations' ids or none (a
+dump's walk may meet an allocation before its sample is recorded, which
+then leaves it out: the counts are not checked). Sampled, each site's
 count upscaled (each sample counts 1/p, p = 1 - exp(-size/interval), the
 chance HotSpot's sampler picks an object of its size) is within 4 sigma of
 the truth, sigma = sqrt(N (1 - p) / p) for N arrays (the binomial's): a
@@ -86,7 +90,7 @@ def main():
     dumps, dump = [], None
     for text in cat.splitlines():
         if text.startswith("  sites: "):
-            want = "all" if mode == "all" else str(DEFAULT_INTERVAL)
+            want = str(DEFAULT_INTERVAL) if mode == "sampled" else "all"
             check(unquote(text.split(": ", 1)[1]) == want,
                   "the header says %s, not sites: %s" % (text.strip(), want))
         m = METHOD.match(text)
@@ -158,6 +162,16 @@ def main():
         else:
             check(alive <= 1, "churn: %d dropped arrays in the exit dump" %
                   alive)
+        if mode == "gcs":
+            if site == "old":
+                ids = {oid for oid, _, _ in got}
+                held = [len(ids & d) for d in dumps]
+                check(set(held) <= {0, len(ids)} and len(ids) in held[:-1],
+                      "old: the %d arrays' ids in the dumps: %s" %
+                      (len(ids), held))
+                print("old: %d arrays, in %d of %d dumps under their ids" %
+                      (len(ids), held.count(len(ids)), len(dumps)))
+            continue
         if mode == "all":
             check(len(got) == n, "%s: %d allocations recorded, the program "
                   "made %d" % (site, len(got), n))

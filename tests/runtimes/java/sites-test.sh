@@ -9,15 +9,17 @@
 # exactly those the program made, of the sizes it made, the kept ones in
 # the exit dump under the same ids and the dropped ones not; at JVMTI's
 # default interval, each site's upscaled count must be within 4 sigma of
-# the truth (a false failure about once in 10,000 runs a site). Both
-# runs dump at exit only: a dump's walk that meets an object before its
-# sample is recorded leaves the sample out (sites.c), which would make
-# the exact counts inexact.
+# the truth (a false failure about once in 10,000 runs a site). These
+# two runs dump at exit only: a dump's walk that meets an object before
+# its sample is recorded leaves the sample out (sites.c), which would make
+# the exact counts inexact. A third run dumps after every GC: the arrays
+# held through the System.gc()s must be in the dumps under the ids their
+# allocations had, then in none.
 #
 # usage: sites-test.sh HEAPTRACE SOURCE_DIR WORK_DIR
 # Exits 77 (skipped) without java, javac or python3. Under
 # AddressSanitizer the JVM runs through a wrapper (java-wrapper.sh). About
-# 6 s alone.
+# 10 s alone.
 set -u
 
 if [ $# -ne 3 ]; then
@@ -33,10 +35,11 @@ need_tools java javac python3
 . "$(dirname "$0")/java-wrapper.sh"
 java_setup "$heaptrace" "$src" KnownSites.java
 
-# run NAME SITES KEPT CHURNED OLD: KnownSites recorded with --SITES into
-# $work/NAME.ht, its output in $work/NAME.out
+# run NAME SITES KEPT CHURNED OLD [WHEN]: KnownSites recorded with
+# --SITES and dumps at WHEN (exit) into $work/NAME.ht, its output in
+# $work/NAME.out
 run() {
-	"$heaptrace" record -q -o "$work/$1.ht" --dump-on exit "--$2" -- \
+	"$heaptrace" record -q -o "$work/$1.ht" --dump-on "${6:-exit}" "--$2" -- \
 		"$java" -Xmx384m -cp "$work/classes" KnownSites "$3" "$4" "$5" 3 \
 		>"$work/$1.out" 2>"$work/$1.err" ||
 		fail "heaptrace record --$2 exited $?: $(cat "$work/$1.err")"
@@ -54,5 +57,10 @@ python3 "$src/check-sites.py" "$heaptrace" "$work/sampled.ht" \
 	"$src/KnownSites.java" "$work/sampled.out" sampled ||
 	fail "sites of KnownSites, sampled at the default interval"
 
-[ $status -eq 0 ] && echo "ok: allocation sites of KnownSites, all and sampled"
+run gcs sites=all 5000 30000 2000 every-gc
+python3 "$src/check-sites.py" "$heaptrace" "$work/gcs.ht" \
+	"$src/KnownSites.java" "$work/gcs.out" gcs ||
+	fail "sites of KnownSites, with a dump after every GC"
+
+[ $status -eq 0 ] && echo "ok: allocation sites of KnownSites: all, sampled, dumped after GCs"
 exit $status
