@@ -15,6 +15,9 @@
  * jcmd returns once it is taken; and at VM death, where the recorder is
  * closed.
  *
+ * With sites, JVMTI's sampled allocations are recorded with their stacks
+ * (sites.c).
+ *
  * Loaded into a running JVM (Agent_OnAttach, attach.c), the agent records
  * from then on, the same way, until heaptrace record --pid tells it to
  * stop: then it takes a last dump ("at detach") and closes the trace, and
@@ -228,6 +231,7 @@ static void JNICALL on_vm_init(jvmtiEnv *jv, JNIEnv *jni, jthread thread)
 	(void)jv;
 	(void)thread;
 	start_agent_thread(&the_agent, jni);
+	sites_prime(&the_agent, jni);
 }
 
 /* ---- dump requests and VM death ------------------------------------------ */
@@ -283,6 +287,7 @@ void agent_finish(struct agent *ag, JNIEnv *jni, const char *why)
 
 	(*jv)->SetEventNotificationMode(jv, JVMTI_DISABLE,
 					JVMTI_EVENT_DATA_DUMP_REQUEST, NULL);
+	sites_stop(ag);
 	stop_agent_thread(ag);
 	(*jv)->RawMonitorEnter(jv, ag->dump_lock);
 	if (!ag->dumps_over) {
@@ -330,7 +335,7 @@ static int open_recorder(struct agent *ag)
 	jvmtiEnv *jv = ag->jvmti;
 	char *version = property(jv, "java.vm.version");
 	char *vm_name = property(jv, "java.vm.name");
-	struct ht_metadata meta[6] = {
+	struct ht_metadata meta[7] = {
 		{"recorder", "libheaptrace-jvmti"},
 		{"object_ids", "jvmti-tags"},
 		{"dump_on", dump_on_name(ag->opt.dump_on)},
@@ -349,6 +354,9 @@ static int open_recorder(struct agent *ag)
 	/* as the CLR and Mono recorders say what their values are */
 	if (ag->opt.values)
 		meta[n_meta++] = (struct ht_metadata){"values", "fields"};
+	if (sites_metadata(ag))
+		meta[n_meta++] = (struct ht_metadata){"sites",
+						      sites_metadata(ag)};
 	h.n_metadata = n_meta;
 	ag->rec = trace_open(ag->opt.output, &h, &record_options);
 	(*jv)->Deallocate(jv, (unsigned char *)version);
@@ -378,7 +386,7 @@ static int add_capabilities(jvmtiEnv *jv)
 }
 
 /* Attached, the JVM is past VM init: the agent thread starts at once. */
-static int set_events(jvmtiEnv *jv, bool attached)
+static int set_events(jvmtiEnv *jv, bool attached, bool sites)
 {
 	static const jvmtiEvent events[] = {
 		JVMTI_EVENT_VM_DEATH,
@@ -394,6 +402,7 @@ static int set_events(jvmtiEnv *jv, bool attached)
 	cb.GarbageCollectionStart = on_gc_start;
 	cb.GarbageCollectionFinish = on_gc_finish;
 	cb.DataDumpRequest = on_data_dump;
+	cb.SampledObjectAlloc = sites_on_sample;
 	if ((*jv)->SetEventCallbacks(jv, &cb, (jint)sizeof(cb)) !=
 	    JVMTI_ERROR_NONE)
 		return -1;
@@ -403,6 +412,10 @@ static int set_events(jvmtiEnv *jv, bool attached)
 			return -1;
 	if (!attached && (*jv)->SetEventNotificationMode(jv, JVMTI_ENABLE,
 			    JVMTI_EVENT_VM_INIT, NULL) != JVMTI_ERROR_NONE)
+		return -1;
+	if (sites && (*jv)->SetEventNotificationMode(jv, JVMTI_ENABLE,
+			    JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL) !=
+		    JVMTI_ERROR_NONE)
 		return -1;
 	return 0;
 }
@@ -414,7 +427,9 @@ static int create_monitors(struct agent *ag)
 	return (*jv)->CreateRawMonitor(jv, "heaptrace record",
 				       &ag->record_lock) ||
 	       (*jv)->CreateRawMonitor(jv, "heaptrace wake", &ag->wake_lock) ||
-	       (*jv)->CreateRawMonitor(jv, "heaptrace dump", &ag->dump_lock) ?
+	       (*jv)->CreateRawMonitor(jv, "heaptrace dump", &ag->dump_lock) ||
+	       (*jv)->CreateRawMonitor(jv, "heaptrace places",
+				       &ag->places_lock) ?
 	       -1 : 0;
 }
 
@@ -496,6 +511,18 @@ static int resume_recording(struct agent *ag)
 	return start_threads(ag);
 }
 
+/* Sampled allocations are a program's from its start: an agent loaded
+ * later records none (heaptrace record refuses --sites with --pid; this
+ * is for a jcmd JVMTI.agent_load by hand). */
+static void no_sites_when_attached(struct rec_options *opt, bool attached)
+{
+	if (attached && opt->sites) {
+		say("sites are recorded from a program's start only, not "
+		    "when attached: none recorded");
+		opt->sites = false;
+	}
+}
+
 /* Attached again once an attached recording has ended: the agent, which
  * HotSpot cannot unload, records anew into the new trace. */
 static jint record_again(struct agent *ag, const char *options)
@@ -510,6 +537,7 @@ static jint record_again(struct agent *ag, const char *options)
 	}
 	rec_free_options(&ag->opt);
 	ag->opt = opt;
+	no_sites_when_attached(&ag->opt, true);
 	/* the last recording's reader has left: the descriptor is free */
 	atomic_store(&ag->control, -1);
 	if (old >= 0)
@@ -572,10 +600,14 @@ static jint start_recording(struct agent *ag, JavaVM *vm, bool attached)
 		say("this JVM offers no JVMTI 1.2 environment");
 		return JNI_ERR;
 	}
-	if (add_capabilities(ag->jvmti) < 0 || create_monitors(ag) < 0 ||
-	    open_recorder(ag) < 0)
+	if (add_capabilities(ag->jvmti) < 0 || create_monitors(ag) < 0)
 		return JNI_ERR;
-	if (set_events(ag->jvmti, attached) < 0) {
+	/* without them, the trace says no sites (sites_start says why) */
+	if (ag->opt.sites)
+		sites_start(ag);
+	if (open_recorder(ag) < 0)
+		return JNI_ERR;
+	if (set_events(ag->jvmti, attached, ag->sites != NULL) < 0) {
 		say("cannot enable the JVMTI events");
 		return JNI_ERR;
 	}
@@ -604,6 +636,7 @@ jint agent_start(JavaVM *vm, const char *options, bool attached)
 		return JNI_ERR;
 	}
 	ag->attached = attached;
+	no_sites_when_attached(&ag->opt, attached);
 	/* first, so that heaptrace hears of what goes wrong next */
 	if (attached && ag->opt.control && control_connect(ag) < 0)
 		return JNI_ERR;
@@ -641,5 +674,6 @@ JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *vm)
 	ag->dump = NULL;
 	classes_free(&ag->classes);
 	places_free(&ag->places);
+	sites_free(ag);
 	rec_free_options(&ag->opt);
 }

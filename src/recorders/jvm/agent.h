@@ -13,6 +13,8 @@
  *             it becomes, in the Microsoft VM's container model;
  * frames.c    where a frame is: its method and line, as a method event;
  * gcbeans.c   telling major GCs from minor ones;
+ * sites.c     allocation sites: JVMTI's sampled allocations, each with
+ *             its stack, as object_allocated events;
  * jnames.c    Java's names for types.
  * What every recorder shares (the option string, opening and closing the
  * trace, messages) is in recorders/core. The tables map ids to indexes
@@ -22,10 +24,14 @@
  * id for its whole life, across GCs and dumps. Class ids are the tags of
  * the class objects, thread ids the tags of the Thread objects.
  *
- * Tags are handed out only while a dump is taken, and dumps are taken one
+ * Tags are handed out while a dump is taken, and dumps are taken one
  * at a time, under dump_lock (by the agent thread after GCs, by the thread
- * that asks for one, at VM death), so the tag counter and the tables need
- * no other lock.
+ * that asks for one, at VM death), so the class table needs no other
+ * lock. With sites, a sampled object gets its tag when it is allocated,
+ * under sites_lock, which the dump holds through its walk: the walk's tags
+ * are then handed out by it alone, one after the other, as dump.c counts
+ * on. The counter itself is atomic, since classes (dump_lock) and sampled
+ * objects (sites_lock) get tags at once.
  */
 #ifndef JVM_AGENT_H
 #define JVM_AGENT_H
@@ -103,10 +109,12 @@ struct class_table {
 	ht_id referent_field; /* Reference.referent's field id, 0 until seen */
 };
 
-/* A frame's place: its method at a line (-1 unknown). */
+/* A frame's place: its method at a line (-1 unknown), named for a dump's
+ * frame or (site) for an allocation site's stack (frames.c). */
 struct frame_place {
 	jmethodID method;
 	jint line;
+	bool site;
 };
 
 /* The places named in this trace; a place's method id is its index + 1. */
@@ -117,6 +125,7 @@ struct place_table {
 };
 
 struct dump; /* dump.c's scratch, kept between dumps */
+struct sites; /* sites.c's tables */
 
 /* The agent's state, one for the process. This struct is not an API; it
  * may change from one release to the next. */
@@ -145,12 +154,20 @@ struct agent {
 	/* Held while a dump is taken; the fields below are under it. */
 	jrawMonitorID dump_lock;
 	bool dumps_over;      /* VM death has taken the last one */
-	jlong next_tag;
+	_Atomic jlong next_tag; /* see the opening comment */
 	struct class_table classes;
+	/* under places_lock, taken after dump_lock or sites_lock: the
+	 * dump's frames and the sites' stacks name their places at once */
+	jrawMonitorID places_lock;
 	struct place_table places;
 	ht_id next_field_id;  /* the next field id to hand out, from 1 */
 	struct dump *dump;
 	uint64_t dumps_taken;
+
+	/* With sites (sites.c), NULL without: the sampler's tables. Held
+	 * by the thread that records a sample, and by a dump's walk. */
+	struct sites *sites;
+	jrawMonitorID sites_lock;
 
 	/* Attached to a running JVM (Agent_OnAttach) rather than loaded
 	 * with it. control is the socket to heaptrace record --pid, -1 when
@@ -196,7 +213,7 @@ void control_close(struct agent *ag);
 /* A new object id. */
 static inline jlong agent_new_tag(struct agent *ag)
 {
-	return ag->next_tag++;
+	return atomic_fetch_add(&ag->next_tag, 1);
 }
 
 /* ---- classes.c ---- */
@@ -242,6 +259,32 @@ void places_free(struct place_table *t);
  * *native says whether m is native. 0 when out of memory. */
 ht_id frames_place(struct agent *ag, jmethodID m, jlocation location,
 		   bool *native);
+/* The same for a frame of an allocation site's stack, named by the
+ * method alone with its file and line apart (ht_method_at). */
+ht_id frames_site_place(struct agent *ag, jmethodID m, jlocation location);
+
+/* ---- sites.c ---- */
+
+/* With sites: asks the JVM for sampled allocations at the option's
+ * interval and makes the tables. 0, or -1 (a warning says why: the trace
+ * then has no sites). Before the trace is opened, at load. */
+int sites_start(struct agent *ag);
+/* At VM init, on the main thread: restarts its sampler at the interval
+ * (sites.c says why). */
+void sites_prime(struct agent *ag, JNIEnv *jni);
+/* The header's metadata "sites": "all" or the interval in bytes; NULL
+ * without sites. */
+const char *sites_metadata(const struct agent *ag);
+/* The SampledObjectAlloc callback. */
+void JNICALL sites_on_sample(jvmtiEnv *jv, JNIEnv *jni, jthread thread,
+			     jobject object, jclass klass, jlong size);
+/* Around a dump's walk: no sampled object gets a tag meanwhile. */
+void sites_hold(struct agent *ag);
+void sites_release(struct agent *ag);
+/* No samples from now on: before the last dump, so that the trace closes
+ * with no sample in flight. */
+void sites_stop(struct agent *ag);
+void sites_free(struct agent *ag);
 
 /* ---- gcbeans.c ---- */
 

@@ -1123,9 +1123,12 @@ static int walk(struct dump *d, const char *why)
 		cb.primitive_field_callback = on_primitive_field;
 		cb.array_primitive_value_callback = on_primitive_array;
 	}
-	/* only the walk hands out tags from here on */
+	/* only the walk hands out tags from here on: no sample meanwhile
+	 * (sites.c) */
+	sites_hold(d->ag);
 	d->walk_base = d->ag->next_tag;
 	err = (*jv)->FollowReferences(jv, 0, NULL, NULL, &cb, d);
+	sites_release(d->ag);
 	if (d->no_memory) {
 		say("dump (%s) skipped: out of memory during the heap "
 			   "walk", why);

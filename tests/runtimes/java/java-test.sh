@@ -225,7 +225,7 @@ refused() {
 refused dump-on=sometimes "dump-on= takes major, every-gc, exit or signal, not 'sometimes'"
 refused every=0 "every= takes a number from 1 to 1000000000, not '0'"
 refused every=1000000001 "every= takes a number from 1 to 1000000000, not '1000000001'"
-refused colour=blue "unknown option 'colour=blue' (options: dump-on=WHEN, every=N, verbose, values, control=SOCKET, report=FD, output=FILE last)"
+refused colour=blue "unknown option 'colour=blue' (options: dump-on=WHEN, every=N, verbose, values, sites[=BYTES|all], control=SOCKET, report=FD, output=FILE last)"
 refused output= "output= needs a file name"
 refused "output=$work/no/such/dir/t.ht" "cannot record: $work/no/such/dir/t.ht: cannot open for writing: No such file or directory"
 refused output=/dev/full "cannot record: /dev/full: cannot write the header: No space left on device"
