@@ -605,6 +605,59 @@ enum sites_result sites_allocation_of(struct sites *s, struct input *in,
 	return SITES_FOUND;
 }
 
+static int compare_live_ids(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+
+	if (x->live != y->live)
+		return x->live ? -1 : 1;
+	if (x->id_in_dump != y->id_in_dump)
+		return x->id_in_dump < y->id_in_dump ? -1 : 1;
+	return 0;
+}
+
+enum sites_result sites_allocating_frames(struct sites *s, struct input *in,
+					  uint64_t dump, const ht_id *ids,
+					  size_t n, struct site_frame *by)
+{
+	struct sites_work *w = calloc(1, sizeof(*w));
+	size_t live = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->dump = dump;
+	for (size_t i = 0; i < n; i++)
+		by[i] = (struct site_frame){0};
+	if (!w) {
+		in->voice->error("out of memory");
+		return SITES_FAILED;
+	}
+	s->work = w;
+	w->in = in;
+	w->dump = (int64_t)dump;
+	w->only_recorded = true;
+	if (replay(s, w) < 0)
+		return SITES_FAILED;
+	if (!s->recorded || !w->n_samples)
+		return SITES_NONE;
+	alloc_stacks_finish(&w->stacks);
+	/* the live samples first, by their id in the dump */
+	qsort(w->samples, w->n_samples, sizeof(*w->samples), compare_live_ids);
+	while (live < w->n_samples && w->samples[live].live)
+		live++;
+	for (size_t i = 0; i < n; i++) {
+		size_t at = LOWER_BOUND(0, live, k,
+					w->samples[k].id_in_dump < ids[i]);
+		const struct alloc_stack *k;
+
+		if (at == live || w->samples[at].id_in_dump != ids[i])
+			continue;
+		k = alloc_stacks_stack(&w->stacks, w->samples[at].stack);
+		if (k && k->count)
+			frame_of(w, w->stacks.frames[k->first], true, &by[i]);
+	}
+	return SITES_FOUND;
+}
+
 void sites_free(struct sites *s)
 {
 	for (size_t g = 0; g < s->n_sites; g++)

@@ -124,6 +124,17 @@ void sites_free(struct sites *s);
 enum sites_result sites_allocation_of(struct sites *s, struct input *in,
 				      uint64_t dump, ht_id id);
 
+/*
+ * The allocating frame of each of the objects at ids[0 .. n) in dump
+ * `dump` of the input `in`: by[i] is the innermost frame of the stack
+ * that allocated ids[i], with method NULL and id 0 when it has none.
+ * SITES_NONE (not said) when the trace has no stacks at all. The frames
+ * point into s, which sites_free frees whatever the result.
+ */
+enum sites_result sites_allocating_frames(struct sites *s, struct input *in,
+					  uint64_t dump, const ht_id *ids,
+					  size_t n, struct site_frame *by);
+
 /* What a site's width is in a flame graph of sites. */
 enum site_measure {
 	SITE_ALLOCATED,

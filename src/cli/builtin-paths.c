@@ -24,7 +24,7 @@
 static const struct command_usage usage = {
 	.cmd = "paths",
 	.text = "usage: heaptrace paths --to ID [-n N] [--retained LEVEL] [--dump N]\n"
-		"                       [--format text|yaml|json] [FILE]\n"
+		"                       [--sites] [--format text|yaml|json] [FILE]\n"
 		"\n"
 		"Shows the shortest paths from roots to the object ID (decimal or 0x\n"
 		"hex): the shortest first, then others that start at other roots, by\n"
@@ -50,7 +50,28 @@ struct paths_report {
 	uint32_t target;
 	struct heap_path *paths;
 	size_t n_paths;
+	/* --sites: the frame that allocated each object of the paths
+	 * (allocated_by, parallel to shown[0 .. n_shown)), into the tables
+	 * of alloc */
+	bool sites;
+	struct sites alloc;
+	uint32_t *shown;
+	struct site_frame *allocated_by;
+	size_t n_shown;
 };
+
+/* The frame that allocated x, with --sites; NULL when none is known. A
+ * few paths of a few objects: looked up in turn. */
+static const struct site_frame *allocated_by(const struct paths_report *r,
+					     uint32_t x)
+{
+	for (size_t i = 0; r->sites && i < r->n_shown; i++)
+		if (r->shown[i] == x)
+			return r->allocated_by[i].method ||
+					       r->allocated_by[i].id
+				       ? &r->allocated_by[i] : NULL;
+	return NULL;
+}
 
 /* ---- text ---------------------------------------------------------------- */
 
@@ -101,21 +122,24 @@ static const char *label_text(const struct heap *h, uint32_t x, int spaces,
  * field of the object above that refers to this one ("Order.next" when
  * the trace names fields), and the object's label (a string's text, a
  * collection's size). */
-static void print_step(const struct heap *h, const struct heap_path *p,
-		       size_t i, const struct widths *w)
+static void print_step(const struct paths_report *r,
+		       const struct heap_path *p, size_t i,
+		       const struct widths *w)
 {
+	const struct heap *h = r->h;
 	uint32_t x = p->objects[i];
 	char field[NAME_TEXT] = "", id[24], size[SIZE_TEXT], cls[NAME_TEXT];
-	char label[LABEL_BOUND + 2];
+	char label[LABEL_BOUND + 2], by[ALLOCATED_BY_TEXT];
 
 	if (i > 0)
 		path_step(h, p, i, field);
 	/* positions line up on the right, names read from the left */
-	printf(heap_has_fields(h) ? "  %-*s  %-*s  %*s  %s%s\n" :
-		"  %*s %-*s  %*s  %s%s\n", w->field, esc_name(field), w->id,
+	printf(heap_has_fields(h) ? "  %-*s  %-*s  %*s  %s%s%s\n" :
+		"  %*s %-*s  %*s  %s%s%s\n", w->field, esc_name(field), w->id,
 	       hex_id(heap_id(h, x), id), w->size, human_size(heap_size(h, x), size),
 	       esc_name(object_class_text(h, x, cls)),
-	       label_text(h, x, 2, label));
+	       label_text(h, x, 2, label),
+	       allocated_by_text(allocated_by(r, x), by));
 }
 
 static void print_path_text(const struct paths_report *r, size_t k)
@@ -128,7 +152,7 @@ static void print_path_text(const struct paths_report *r, size_t k)
 	       p->length == 1 ? "object" : "objects",
 	       describe_root(r->h, &r->h->roots[p->root], root, sizeof(root)));
 	for (size_t i = 0; i < p->length; i++)
-		print_step(r->h, p, i, &w);
+		print_step(r, p, i, &w);
 }
 
 /* "no strong root reaches it", and which level would. */
@@ -175,9 +199,10 @@ static int report_text(const struct paths_report *r)
 
 /* ---- yaml, json ---------------------------------------------------------- */
 
-static void out_path(struct out *o, const struct heap *h,
+static void out_path(struct out *o, const struct paths_report *r,
 		     const struct heap_path *p)
 {
+	const struct heap *h = r->h;
 	char cls[NAME_TEXT], step[NAME_TEXT], label[LABEL_BOUND];
 
 	out_begin_object(o, NULL);
@@ -200,6 +225,8 @@ static void out_path(struct out *o, const struct heap *h,
 		if (heap_has_fields(h))
 			out_string(o, "step", i > 0 ? path_step(h, p, i, step)
 						    : NULL);
+		if (r->sites)
+			out_allocated_by(o, allocated_by(r, x));
 		out_end_object(o);
 	}
 	out_end_array(o);
@@ -225,7 +252,7 @@ static int report_structured(const struct paths_report *r)
 	out_string(o, "level", heap_level_name(r->level));
 	out_begin_array(o, "paths");
 	for (size_t k = 0; k < r->n_paths; k++)
-		out_path(o, r->h, &r->paths[k]);
+		out_path(o, r, &r->paths[k]);
 	out_end_array(o);
 	out_end_object(o);
 	return out_finish(o);
@@ -269,6 +296,36 @@ static long labelled_objects(const struct paths_report *r,
 	return (long)n;
 }
 
+/* --sites: the frame that allocated each object shown. EXIT_DONE, or the
+ * exit status once said why not. */
+static int read_allocations(struct paths_report *r, struct loaded_dump *ld)
+{
+	ht_id *ids = malloc((r->n_shown ? r->n_shown : 1) * sizeof(*ids));
+	enum sites_result res;
+
+	r->allocated_by = calloc(r->n_shown ? r->n_shown : 1,
+				 sizeof(*r->allocated_by));
+	if (!ids || !r->allocated_by) {
+		free(ids);
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	for (size_t i = 0; i < r->n_shown; i++)
+		ids[i] = heap_id(ld->heap, r->shown[i]);
+	res = sites_allocating_frames(&r->alloc, &ld->in, ld->heap->dump, ids,
+				      r->n_shown, r->allocated_by);
+	free(ids);
+	if (res == SITES_FAILED)
+		return EXIT_UNREADABLE;
+	if (res == SITES_NONE) {
+		error_msg("%s: no allocation has its stack in this trace "
+			  "(heaptrace record --sites records them)",
+			  esc_text(r->path));
+		return ld->damaged ? EXIT_UNREADABLE : EXIT_FINDING;
+	}
+	return EXIT_DONE;
+}
+
 /* The paths found on a graph without values, the labels' values are
  * read (reload_for_labels): the report is made of the graph read again,
  * whose objects, roots and references are the first's. */
@@ -283,8 +340,13 @@ static int read_labels(struct paths_report *r, struct loaded_dump *ld)
 		return EXIT_UNREADABLE;
 	}
 	status = reload_for_labels(ld, objects, (size_t)n);
-	free(objects);
 	r->h = ld->heap;
+	if (status == EXIT_DONE && r->sites) {
+		r->shown = objects;
+		r->n_shown = (size_t)n;
+		return read_allocations(r, ld);
+	}
+	free(objects);
 	return status;
 }
 
@@ -353,6 +415,9 @@ int cmd_paths(int argc, char **argv)
 			     "the object to reach (required)"),
 		OPT_CALLBACK('n', "number", "N", &r.max_paths, parse_max_paths,
 			     "show at most N paths (default 3)"),
+		OPT_BOOL(0, "sites", &r.sites,
+			 "after each object, the code that allocated it\n"
+			 "(a trace recorded with --sites)"),
 		OPT_RETAINED(&r.level),
 		OPT_BOOL('w', "exclude-weak", &r.exclude_weak,
 			 "the same as --retained strong (the default)"),
@@ -380,6 +445,9 @@ int cmd_paths(int argc, char **argv)
 		return status;
 	status = find_paths(&r, &ld);
 	heap_paths_free(r.paths, r.n_paths);
+	free(r.shown);
+	free(r.allocated_by);
+	sites_free(&r.alloc);
 	unload_dump(&ld);
 	return status;
 }

@@ -17,6 +17,7 @@
 #include "analysis/dominators.h"
 #include "analysis/labels.h"
 #include "analysis/levels.h"
+#include "analysis/sites.h"
 #include "analysis/stats.h"
 #include "analysis/top.h"
 #include "util/alloc.h"
@@ -27,7 +28,7 @@
 static const struct command_usage usage = {
 	.cmd = "top",
 	.text = "usage: heaptrace top [-n N] [--by retained|self|count] [--classes]\n"
-		"                     [--class NAME] [--dump N]\n"
+		"                     [--class NAME] [--sites] [--dump N]\n"
 		"                     [--format text|yaml|json] [FILE]\n"
 		"\n"
 		"Lists the objects of a dump that retain the most memory (what would\n"
@@ -65,7 +66,21 @@ struct top {
 	/* the retained sizes of the objects listed, in order: the graph
 	 * their labels are read from has no dominators */
 	uint64_t *shown_retained;
+	/* --sites: the allocating frame of each object listed, into the
+	 * tables of alloc */
+	bool sites;
+	struct sites alloc;
+	struct site_frame *allocated_by;
 };
+
+/* The frame that allocated the i-th object listed, with --sites; NULL
+ * when not known. */
+static const struct site_frame *allocated_by(const struct top *t, size_t i)
+{
+	const struct site_frame *f = &t->allocated_by[i];
+
+	return f->method || f->id ? f : NULL;
+}
 
 /* ---- objects ------------------------------------------------------------- */
 
@@ -78,7 +93,7 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 			       size_t k)
 {
 	char a[SIZE_TEXT], b[SIZE_TEXT], id[24], cls[NAME_TEXT];
-	char label[LABEL_BOUND];
+	char label[LABEL_BOUND], by[ALLOCATED_BY_TEXT];
 	int w_ret = (int)strlen("RETAINED"), w_self = (int)strlen("SELF");
 	int w_id = (int)strlen("ID");
 
@@ -94,12 +109,16 @@ static void print_objects_text(const struct top *t, const uint32_t *best,
 		const char *l = object_label(t->h, o, label);
 
 		/* the label follows the class: what this one holds */
-		printf("%*s  %*s  %-*s  %s%s%s\n",
+		printf("%*s  %*s  %-*s  %s%s%s",
 		       w_ret, human_size(t->shown_retained[i], a),
 		       w_self, human_size(heap_size(t->h, o), b),
 		       w_id, hex_id(heap_id(t->h, o), id),
 		       esc_name(object_class_text(t->h, o, cls)),
 		       l ? "  " : "", l ? esc_text(l) : "");
+		if (t->sites)
+			fputs(allocated_by_text(allocated_by(t, i), by),
+			      stdout);
+		putchar('\n');
 	}
 }
 
@@ -120,6 +139,8 @@ static void out_objects(struct out *o, const struct top *t,
 			out_string(o, "label", l);
 		out_u64(o, "size", heap_size(t->h, x));
 		out_u64(o, "retained", t->shown_retained[i]);
+		if (t->sites)
+			out_allocated_by(o, allocated_by(t, i));
 		out_end_object(o);
 	}
 	out_end_array(o);
@@ -253,6 +274,37 @@ static enum class_order class_order_of(enum top_key by)
 	return CLASS_BY_RETAINED;
 }
 
+/* --sites: the frame that allocated each object listed, from a replay
+ * of the trace's allocations with stacks. EXIT_DONE, or the exit status
+ * once said why not. */
+static int read_allocations(struct top *t, struct loaded_dump *ld,
+			    const uint32_t *best, size_t k)
+{
+	ht_id *ids = malloc((k ? k : 1) * sizeof(*ids));
+	enum sites_result r;
+
+	t->allocated_by = calloc(k ? k : 1, sizeof(*t->allocated_by));
+	if (!ids || !t->allocated_by) {
+		free(ids);
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	for (size_t i = 0; i < k; i++)
+		ids[i] = heap_id(ld->heap, best[i]);
+	r = sites_allocating_frames(&t->alloc, &ld->in, ld->heap->dump, ids,
+				    k, t->allocated_by);
+	free(ids);
+	if (r == SITES_FAILED)
+		return EXIT_UNREADABLE;
+	if (r == SITES_NONE) {
+		error_msg("%s: no allocation has its stack in this trace "
+			  "(heaptrace record --sites records them)",
+			  esc_text(t->path));
+		return ld->damaged ? EXIT_UNREADABLE : EXIT_FINDING;
+	}
+	return EXIT_DONE;
+}
+
 /*
  * The objects listed keep their retained sizes; the graph's dominators go,
  * and the labels' values are read (reload_for_labels). EXIT_DONE, or the
@@ -275,6 +327,8 @@ static int read_labels(struct top *t, struct loaded_dump *ld,
 	}
 	status = reload_for_labels(ld, best, k);
 	t->h = ld->heap;
+	if (status == EXIT_DONE && t->sites)
+		status = read_allocations(t, ld, best, k);
 	return status;
 }
 
@@ -340,6 +394,8 @@ out:
 	free(best);
 	free(t->in_class);
 	free(t->shown_retained);
+	free(t->allocated_by);
+	sites_free(&t->alloc);
 	class_table_free(rows, n_rows);
 	if (has_d)
 		heap_dominators_free(&d);
@@ -376,6 +432,9 @@ int cmd_top(int argc, char **argv)
 			   "only the instances of the class NAME (its name as\n"
 			   "stats and top --classes print it, whole: as\n"
 			   "they print a long .NET name with --full-names)"),
+		OPT_BOOL(0, "sites", &t.sites,
+			 "after each object, the code that allocated it\n"
+			 "(a trace recorded with --sites)"),
 		OPT_RETAINED(&t.level),
 		OPT_DUMP(&t.select, "the dump to analyze (default: the last)"),
 		OPT_FORMAT(&t.format),
@@ -391,6 +450,9 @@ int cmd_top(int argc, char **argv)
 		return status;
 	if (t.by == KEY_COUNT && !t.classes)
 		return usage_error("top", "--by count needs --classes");
+	if (t.sites && t.classes)
+		return usage_error("top", "--sites names the code that "
+				   "allocated each object: not with --classes");
 	if (t.class_name && t.classes)
 		return usage_error("top", "--class lists one class's objects, "
 				   "--classes the classes: give one");

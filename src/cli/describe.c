@@ -371,3 +371,31 @@ void out_stack_frame(struct out *o, const char *method, ht_id id,
 		out_null(o, "line");
 	out_end_object(o);
 }
+
+const char *allocated_by_text(const struct site_frame *f,
+			      char buf[ALLOCATED_BY_TEXT])
+{
+	char text[FRAME_TEXT];
+
+	if (!f)
+		return "";
+	snprintf(buf, ALLOCATED_BY_TEXT, "  by %s",
+		 frame_text(f->method, f->id, f->file, f->line, text));
+	return buf;
+}
+
+void out_allocated_by(struct out *o, const struct site_frame *f)
+{
+	if (!f) {
+		out_null(o, "allocated_by");
+		return;
+	}
+	out_begin_object(o, "allocated_by");
+	out_string(o, "method", f->method);
+	out_string(o, "file", f->file);
+	if (f->line)
+		out_u64(o, "line", f->line);
+	else
+		out_null(o, "line");
+	out_end_object(o);
+}

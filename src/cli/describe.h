@@ -11,6 +11,7 @@
 
 #include "analysis/heap.h"
 #include "analysis/names.h"
+#include "analysis/sites.h"
 #include "analysis/values.h"
 #include "util/humanize.h"
 
@@ -40,6 +41,14 @@ const char *frame_text(const char *method, ht_id id, const char *file,
 /* The same for programs, as an object: method (or id), file, line. */
 void out_stack_frame(struct out *o, const char *method, ht_id id,
 		     const char *file, uint32_t line);
+
+/* With --sites (top, paths): the frame that allocated an object (NULL
+ * when not known) as "  by Demo.Keep(Demo.cs:10)" ("" when not known),
+ * and for programs as "allocated_by": {method, file, line} or null. */
+#define ALLOCATED_BY_TEXT (FRAME_TEXT + 8)
+const char *allocated_by_text(const struct site_frame *f,
+			      char buf[ALLOCATED_BY_TEXT]);
+void out_allocated_by(struct out *o, const struct site_frame *f);
 
 /* "0", "1", "2", "LOH", "POH", "unknown"; buf holds 16 bytes. */
 const char *generation_name(unsigned generation, char *buf);
