@@ -214,6 +214,7 @@ static int replay(struct sites *s, struct sites_work *w)
 	if (!w->reader)
 		return -1;
 	read_header(s, ht_reader_header(w->reader));
+	s->ages_known = ht_reader_header(w->reader)->reports_survivors;
 	if (w->only_recorded && !s->recorded) {
 		ht_reader_close(w->reader);
 		w->reader = NULL;

@@ -80,6 +80,9 @@ struct sites {
 	bool sampled;             /* with an interval: figures estimated */
 	uint64_t interval;        /* bytes, when sampled */
 	bool generations_known;   /* the trace gives objects' generations */
+	bool ages_known;          /* GCs prove survivors (the header's
+				     reports_survivors): else ages say
+				     nothing (the JVM's) */
 	unsigned oldest;          /* the oldest generation GCs collect (2 on
 				     the CLR, 1 on Mono) */
 	uint64_t samples;         /* allocations with a stack */

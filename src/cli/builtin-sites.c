@@ -177,9 +177,12 @@ static void print_site(const struct sites_cmd *c, const struct site *x,
 		print_figure(s, &x->died_old);
 		putchar('\n');
 	}
-	print_ages(s, x);
+	if (s->ages_known)
+		print_ages(s, x);
 	if (x->unknown_stack)
 		printf("    at a stack the trace never declared\n");
+	else if (!x->n_frames)
+		printf("    at a stack of no frames the runtime could name\n");
 	for (size_t f = 0; f < x->n_frames; f++)
 		print_frame(&s->frames[x->first_frame + f]);
 }
@@ -248,6 +251,11 @@ static void out_site(struct out *o, const struct sites *s,
 	} else {
 		out_null(o, "promoted");
 		out_null(o, "died_old");
+	}
+	if (!s->ages_known) {
+		out_null(o, "survived");
+		out_end_object(o);
+		return;
 	}
 	out_begin_array(o, "survived");
 	for (size_t i = 0; i < x->n_ages; i++) {
