@@ -43,6 +43,10 @@ enum diff_metric {
 	DIFF_COUNT,     /* objects */
 	DIFF_BYTES,     /* self sizes */
 	DIFF_RETAINED,  /* retained sizes */
+	/* a site's only (diff --fail-if site:NAME): the bytes its objects
+	 * take in the dump, and the bytes it allocated (sites.h) */
+	DIFF_LIVE,
+	DIFF_ALLOCATED,
 };
 
 /* A figure in dump A and in dump B. Both are below HEAP_MAX_BYTES, so

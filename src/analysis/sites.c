@@ -850,3 +850,133 @@ int sites_flame(const struct sites *s, enum site_measure by,
 		flame_free(f);
 	return rc;
 }
+
+/* ---- two dumps ------------------------------------------------------------- */
+
+static int compare_frame_texts(const struct site_frame *x,
+			       const struct site_frame *y)
+{
+	int c = compare_text(x->method, y->method);
+
+	if (!c)
+		c = compare_text(x->file, y->file);
+	if (!c)
+		c = (x->line > y->line) - (x->line < y->line);
+	if (!c && !x->method)
+		c = (x->id > y->id) - (x->id < y->id);
+	return c;
+}
+
+struct site_ref {
+	const struct sites *s;
+	const struct site *x;
+};
+
+static int compare_site_refs(const void *a, const void *b)
+{
+	const struct site_ref *p = a, *q = b;
+	size_t n = p->x->n_frames < q->x->n_frames ? p->x->n_frames
+						   : q->x->n_frames;
+
+	if (p->x->unknown_stack != q->x->unknown_stack)
+		return p->x->unknown_stack ? 1 : -1;
+	for (size_t i = 0; i < n; i++) {
+		int c = compare_frame_texts(
+			&p->s->frames[p->x->first_frame + i],
+			&q->s->frames[q->x->first_frame + i]);
+
+		if (c)
+			return c;
+	}
+	return (p->x->n_frames > q->x->n_frames) -
+	       (p->x->n_frames < q->x->n_frames);
+}
+
+static struct site_ref *site_refs(const struct sites *s)
+{
+	struct site_ref *r = malloc((s->n_sites ? s->n_sites : 1) *
+				    sizeof(*r));
+
+	if (!r)
+		return NULL;
+	for (size_t g = 0; g < s->n_sites; g++)
+		r[g] = (struct site_ref){s, &s->site[g]};
+	qsort(r, s->n_sites, sizeof(*r), compare_site_refs);
+	return r;
+}
+
+static void take_before(struct site_change *c, const struct site_ref *r)
+{
+	c->frames = &r->s->frames[r->x->first_frame];
+	c->n_frames = r->x->n_frames;
+	c->unknown_stack = r->x->unknown_stack;
+	c->live_before = round_figure(r->x->live.bytes);
+	c->live_objects_before = round_figure(r->x->live.objects);
+	c->retained_before = r->x->retained;
+	c->allocated_before = round_figure(r->x->allocated.bytes);
+}
+
+static void take_after(struct site_change *c, const struct site_ref *r)
+{
+	c->frames = &r->s->frames[r->x->first_frame];
+	c->n_frames = r->x->n_frames;
+	c->unknown_stack = r->x->unknown_stack;
+	c->live_after = round_figure(r->x->live.bytes);
+	c->live_objects_after = round_figure(r->x->live.objects);
+	c->retained_after = r->x->retained;
+	c->allocated_after = round_figure(r->x->allocated.bytes);
+}
+
+static int64_t growth(uint64_t before, uint64_t after)
+{
+	return (int64_t)(after - before);
+}
+
+static int compare_changes(const void *a, const void *b)
+{
+	const struct site_change *x = a, *y = b;
+	int64_t gx = growth(x->live_before, x->live_after);
+	int64_t gy = growth(y->live_before, y->live_after);
+
+	if (gx != gy)
+		return gx > gy ? -1 : 1;
+	gx = growth(x->retained_before, x->retained_after);
+	gy = growth(y->retained_before, y->retained_after);
+	if (gx != gy)
+		return gx > gy ? -1 : 1;
+	if (x->n_frames && y->n_frames)
+		return compare_frame_texts(&x->frames[0], &y->frames[0]);
+	return (x->n_frames > y->n_frames) - (x->n_frames < y->n_frames);
+}
+
+int sites_compare(const struct sites *a, const struct sites *b,
+		  struct site_change **out, size_t *n)
+{
+	struct site_ref *ra = site_refs(a), *rb = site_refs(b);
+	size_t i = 0, j = 0, k = 0;
+	struct site_change *c = calloc(a->n_sites + b->n_sites + 1,
+				       sizeof(*c));
+
+	if (!ra || !rb || !c) {
+		free(ra);
+		free(rb);
+		free(c);
+		return -1;
+	}
+	while (i < a->n_sites || j < b->n_sites) {
+		int cmp = i == a->n_sites ? 1 : j == b->n_sites ? -1 :
+			  compare_site_refs(&ra[i], &rb[j]);
+
+		if (cmp <= 0)
+			take_before(&c[k], &ra[i++]);
+		if (cmp >= 0)
+			take_after(&c[k], &rb[j++]);
+		k++;
+	}
+	qsort(c, k, sizeof(*c), compare_changes);
+	free(ra);
+	free(rb);
+	*out = c;
+	*n = k;
+	return 0;
+}

@@ -138,6 +138,29 @@ enum sites_result sites_allocating_frames(struct sites *s, struct input *in,
 					  uint64_t dump, const ht_id *ids,
 					  size_t n, struct site_frame *by);
 
+/* A site in two dumps (of one trace or two runs), matched by its frames
+ * as sites_find grouped them: its figures before and after, rounded
+ * (estimates when sampled). This struct is not an API; it may change
+ * from one release to the next. */
+struct site_change {
+	const struct site_frame *frames; /* the after site's, or before's */
+	size_t n_frames;
+	bool unknown_stack;
+	uint64_t live_before, live_after;
+	uint64_t live_objects_before, live_objects_after;
+	uint64_t retained_before, retained_after;
+	uint64_t allocated_before, allocated_after;
+};
+
+/*
+ * The sites of a and b (found at one depth) matched by their frames'
+ * names, files and lines, biggest growth of live bytes first (ties by
+ * retained growth, then by name); *out malloc'ed. 0, or -1 when out of
+ * memory.
+ */
+int sites_compare(const struct sites *a, const struct sites *b,
+		  struct site_change **out, size_t *n);
+
 /* What a site's width is in a flame graph of sites. */
 enum site_measure {
 	SITE_ALLOCATED,

@@ -23,6 +23,8 @@ static const char *const metric_names[] = {
 	[DIFF_COUNT] = "count",
 	[DIFF_BYTES] = "bytes",
 	[DIFF_RETAINED] = "retained",
+	[DIFF_LIVE] = "live",
+	[DIFF_ALLOCATED] = "allocated",
 };
 
 static const struct {
@@ -202,6 +204,14 @@ static int parse_subject(const char *left, size_t n, struct budget *b,
 		b->subject = BUDGET_RETAINED;
 		name = left + 9;
 		name_len = n - 9;
+	} else if (has_prefix(left, n, "site:")) {
+		b->subject = BUDGET_SITE;
+		name = left + 5;
+		name_len = n - 5;
+		if (name_len == 0)
+			return fail(why, len, "'site:' needs the allocating "
+				    "method's name, as sites --depth 1 "
+				    "prints it");
 	} else if (has_prefix(left, n, "waste:")) {
 		return parse_waste(left + 6, n - 6, b, why, len);
 	} else if (has_prefix(left, n, "object:")) {
@@ -215,13 +225,14 @@ static int parse_subject(const char *left, size_t n, struct budget *b,
 		return 0;
 	} else if (n == 0) {
 		return fail(why, len, "no subject before the comparison: "
-			    "total, class:NAME, retained:NAME, object:ID or "
-			    "waste:KIND");
+			    "total, class:NAME, retained:NAME, object:ID, "
+			    "waste:KIND or site:METHOD");
 	} else {
 		return fail(why, len, "'%.*s' is not a subject: total, "
-			    "class:NAME, retained:NAME, object:ID or "
-			    "waste:KIND, then optionally .count, .bytes or "
-			    ".retained",
+			    "class:NAME, retained:NAME, object:ID, "
+			    "waste:KIND or site:METHOD, then optionally "
+			    ".count, .bytes or .retained (a site: .live, "
+			    ".count, .retained or .allocated)",
 			    (int)n, left);
 	}
 	if (name_len == 0)
@@ -243,6 +254,8 @@ static enum diff_metric default_metric(enum budget_subject s)
 		return DIFF_BYTES;
 	case BUDGET_CLASS:
 		return DIFF_COUNT;
+	case BUDGET_SITE:
+		return DIFF_LIVE;
 	case BUDGET_RETAINED:
 	case BUDGET_OBJECT:
 		break;
@@ -371,6 +384,19 @@ int budget_parse(const char *text, struct budget *b, char *why, size_t len)
 			  metric_names[b->metric], metric_names[b->metric]);
 		goto fail;
 	}
+	if ((b->metric == DIFF_LIVE || b->metric == DIFF_ALLOCATED) &&
+	    b->subject != BUDGET_SITE) {
+		rc = fail(why, len, ".%s is a figure of an allocation site: "
+			  "site:METHOD.%s", metric_names[b->metric],
+			  metric_names[b->metric]);
+		goto fail;
+	}
+	if (b->subject == BUDGET_SITE && b->metric == DIFF_BYTES) {
+		rc = fail(why, len, "site:%s has .live (its objects' bytes in "
+			  "the dump), .count, .retained or .allocated",
+			  b->name);
+		goto fail;
+	}
 	if (b->subject == BUDGET_WASTE && b->metric == DIFF_RETAINED) {
 		rc = fail(why, len, "waste:%s has no retained size: .bytes "
 			  "(wasted) or .count", waste_names[b->waste]);
@@ -444,7 +470,9 @@ bool budget_figures(const struct budget *b, const struct diff *d,
 	case BUDGET_RETAINED:
 		return diff_class_value(d, b->name, b->metric, v);
 	case BUDGET_WASTE:
-		/* budget_waste_figures gives them: no diff has them */
+	case BUDGET_SITE:
+		/* budget_waste_figures and budget_site_figures give them:
+		 * no diff has them */
 		v->before = v->after = 0;
 		return true;
 	case BUDGET_OBJECT:
@@ -457,6 +485,47 @@ bool budget_figures(const struct budget *b, const struct diff *d,
 bool budget_needs_waste(const struct budget *b)
 {
 	return b->subject == BUDGET_WASTE;
+}
+
+bool budget_needs_sites(const struct budget *b)
+{
+	return b->subject == BUDGET_SITE;
+}
+
+bool budget_site_figures(const struct budget *b,
+			 const struct site_change *changes, size_t n,
+			 struct diff_value *v)
+{
+	bool found = false;
+
+	v->before = v->after = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct site_change *c = &changes[i];
+
+		if (!c->n_frames || !c->frames[0].method ||
+		    strcmp(c->frames[0].method, b->name) != 0)
+			continue;
+		found = true;
+		switch (b->metric) {
+		case DIFF_COUNT:
+			v->before += c->live_objects_before;
+			v->after += c->live_objects_after;
+			break;
+		case DIFF_RETAINED:
+			v->before += c->retained_before;
+			v->after += c->retained_after;
+			break;
+		case DIFF_ALLOCATED:
+			v->before += c->allocated_before;
+			v->after += c->allocated_after;
+			break;
+		default:
+			v->before += c->live_before;
+			v->after += c->live_after;
+			break;
+		}
+	}
+	return found;
 }
 
 static uint64_t waste_figure(const struct budget *b,

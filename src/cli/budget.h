@@ -7,10 +7,10 @@
  *
  *   EXPR    = SUBJECT [ "." METRIC ] OP VALUE
  *   SUBJECT = "total" | "class:" NAME | "retained:" NAME | "object:" ID
- *           | "waste:" WASTE
+ *           | "waste:" WASTE | "site:" METHOD
  *   WASTE   = "duplicate-strings" | "duplicate-arrays"
  *           | "empty-collections" | "sparse-collections"
- *   METRIC  = "count" | "bytes" | "retained"
+ *   METRIC  = "count" | "bytes" | "retained" | "live" | "allocated"
  *   OP      = ">" | ">=" | "<" | "<=" | "=" | "=="
  *   VALUE   = NUMBER [ UNIT ]                  the figure after
  *           | ( "+" | "-" ) NUMBER [ UNIT ]    its change from before
@@ -25,13 +25,18 @@
  * has) and object:, bytes for waste:. A waste: figure is what `waste`
  * says of the dump (analysis/waste.h): bytes wasted, or count, the copies
  * beyond one a group (the empty or sparse collections); it has no
- * retained. A unit needs a metric in bytes.
+ * retained. A site: figure is what `sites` says of the allocating method
+ * METHOD (its name, without file or line) in each dump: live (the
+ * default: bytes of its objects in the dump), count (those objects),
+ * retained or allocated, estimates rounded when the stacks were sampled;
+ * live and allocated are a site's alone. A unit needs a metric in bytes.
  * A change in percent from 0 is infinitely large (and 0 from 0 to 0).
  */
 #ifndef HT_BUDGET_H
 #define HT_BUDGET_H
 
 #include "analysis/diff.h"
+#include "analysis/sites.h"
 #include "analysis/waste.h"
 
 #include <stdbool.h>
@@ -43,6 +48,7 @@ enum budget_subject {
 	BUDGET_RETAINED,  /* retained:NAME, a class's retained bytes */
 	BUDGET_OBJECT,    /* object:ID */
 	BUDGET_WASTE,     /* waste:KIND, a figure of `waste` */
+	BUDGET_SITE,      /* site:METHOD, a figure of `sites` */
 };
 
 enum budget_waste {
@@ -70,7 +76,8 @@ enum budget_value {
 struct budget {
 	const char *text;          /* the expression as given (borrowed) */
 	enum budget_subject subject;
-	char *name;                /* BUDGET_CLASS, BUDGET_RETAINED */
+	char *name;                /* BUDGET_CLASS, BUDGET_RETAINED,
+				      BUDGET_SITE */
 	ht_id id;                  /* BUDGET_OBJECT */
 	enum budget_waste waste;   /* BUDGET_WASTE */
 	enum diff_metric metric;
@@ -99,6 +106,16 @@ bool budget_figures(const struct budget *b, const struct diff *d,
 /* Whether the budget names a waste: figure, which needs the dumps'
  * values and waste_compute on both. */
 bool budget_needs_waste(const struct budget *b);
+
+/* Whether the budget names a site: figure, which needs the dumps' sites
+ * (sites_find at depth 1 on both, and sites_compare). */
+bool budget_needs_sites(const struct budget *b);
+
+/* The site: figure of the budget from the sites' changes; false when no
+ * site of either dump has the method (the figures are then 0). */
+bool budget_site_figures(const struct budget *b,
+			 const struct site_change *changes, size_t n,
+			 struct diff_value *v);
 
 /* The waste: figure of the budget, from the totals before and after. */
 void budget_waste_figures(const struct budget *b,

@@ -83,6 +83,17 @@ struct diff_cmd {
 	 * with their values) */
 	bool wants_waste;
 	struct waste_totals waste[2];
+	/* --sites, or a budget that names a site: figure: each side's sites
+	 * (found by one more replay of its input, kept for it) and their
+	 * changes */
+	bool wants_sites;
+	struct input input[2];      /* one trace: input[0] only */
+	bool has_input[2];
+	struct loaded_dump ld[2];   /* two traces, loaded keeping the input */
+	bool has_ld[2];
+	struct sites sites[2];
+	struct site_change *changes;
+	size_t n_changes;
 };
 
 /* ---- loading one trace -------------------------------------------------- */
@@ -293,6 +304,11 @@ static int load_one_trace(struct diff_cmd *c)
 		warning_msg("%s: comparing dump %" PRIu64 " with itself",
 			    c->side[0].path, c->side[0].heap->dump);
 	status = match_by_identity(c, &in, rep.events);
+	if (c->wants_sites) {
+		c->input[0] = in;
+		c->has_input[0] = true;
+		return status;
+	}
 	input_release(&in);
 	return status;
 }
@@ -303,13 +319,22 @@ static int load_two_traces(struct diff_cmd *c)
 {
 	for (int i = 0; i < 2; i++) {
 		struct loaded_dump ld;
-		int status = load_dump(c->side[i].path, &c->reader_options,
-				       c->side[i].select, &ld);
+		int status = c->wants_sites
+			? load_dump_to_label(c->side[i].path,
+					     &c->reader_options,
+					     c->side[i].select, &ld)
+			: load_dump(c->side[i].path, &c->reader_options,
+				    c->side[i].select, &ld);
 
 		if (status != EXIT_DONE)
 			return status;
 		c->side[i].heap = ld.heap;
 		c->damaged |= ld.damaged;
+		if (c->wants_sites) {
+			/* the dump's graph is the side's, freed with it */
+			c->ld[i] = ld;
+			c->has_ld[i] = true;
+		}
 	}
 	return EXIT_DONE;
 }
@@ -366,6 +391,34 @@ static int compute_waste(struct diff_cmd *c)
 	return EXIT_DONE;
 }
 
+/* The sites of both dumps, each by its allocating method (depth 1), and
+ * their changes: when asked for (--sites) or a budget names a site. */
+static int compute_sites(struct diff_cmd *c)
+{
+	for (int i = 0; c->wants_sites && i < 2; i++) {
+		struct input *in = c->has_ld[i] ? &c->ld[i].in : &c->input[0];
+		enum sites_result r;
+
+		c->sites[i].depth = 1;
+		r = sites_find(&c->sites[i], in, c->side[i].heap, dom_of(c, i));
+		if (r == SITES_FAILED)
+			return EXIT_UNREADABLE;
+		c->damaged |= c->sites[i].damaged;
+		if (r == SITES_NONE) {
+			error_msg("%s: no allocation has its stack in this "
+				  "trace (heaptrace record --sites records "
+				  "them)", esc_text(c->side[i].path));
+			return c->damaged ? EXIT_UNREADABLE : EXIT_FINDING;
+		}
+	}
+	if (c->wants_sites && sites_compare(&c->sites[0], &c->sites[1],
+					    &c->changes, &c->n_changes) < 0) {
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	return EXIT_DONE;
+}
+
 static void check_budgets(struct diff_cmd *c)
 {
 	for (size_t i = 0; i < c->n_checks; i++) {
@@ -374,7 +427,13 @@ static void check_budgets(struct diff_cmd *c)
 		if (budget_needs_waste(&k->budget))
 			budget_waste_figures(&k->budget, &c->waste[0],
 					     &c->waste[1], &k->v);
-		else if (!budget_figures(&k->budget, &c->d, &k->v))
+		else if (budget_needs_sites(&k->budget)) {
+			if (!budget_site_figures(&k->budget, c->changes,
+						 c->n_changes, &k->v))
+				warning_msg("budget '%s': neither dump has a "
+					    "site allocating in '%s'",
+					    k->budget.text, k->budget.name);
+		} else if (!budget_figures(&k->budget, &c->d, &k->v))
 			warning_msg("budget '%s': neither dump has a class "
 				    "named '%s'", k->budget.text,
 				    k->budget.name);
@@ -670,6 +729,101 @@ static int text_holders(const struct diff_cmd *c)
 	return 0;
 }
 
+/* ---- sites (--sites) ----------------------------------------------------- */
+
+static struct diff_value site_value(uint64_t before, uint64_t after)
+{
+	return (struct diff_value){before, after};
+}
+
+static bool site_changed(const struct site_change *x)
+{
+	return x->live_before != x->live_after ||
+	       x->retained_before != x->retained_after ||
+	       x->allocated_before != x->allocated_after;
+}
+
+static size_t changed_sites(const struct diff_cmd *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n_changes; i++)
+		n += site_changed(&c->changes[i]);
+	return n;
+}
+
+/* A site by its allocating method, "Demo.Keep(Demo.cs)". */
+static const char *site_name(const struct site_change *x, char *buf)
+{
+	if (x->unknown_stack)
+		return "(a stack never declared)";
+	if (!x->n_frames)
+		return "(a stack of no frames)";
+	return frame_text(x->frames[0].method, x->frames[0].id,
+			  x->frames[0].file, x->frames[0].line, buf);
+}
+
+static bool sites_sampled(const struct diff_cmd *c)
+{
+	return c->sites[0].sampled || c->sites[1].sampled;
+}
+
+static void text_sites(const struct diff_cmd *c)
+{
+	size_t n = changed_sites(c), k = shown(c, n), row = 0;
+	char a[SIZE_TEXT + 1], b[SIZE_TEXT + 1], e[SIZE_TEXT + 1];
+	char name[FRAME_TEXT];
+	int w[6] = {4, 6, 8, 6, 9, 6};
+
+	if (!c->wants_sites)
+		return;
+	printf("\nallocation sites that changed, by live bytes grown: %zu of "
+	       "%zu%s\n", k, n, sites_sampled(c) ? " (estimates: the stacks "
+	       "were sampled)" : "");
+	if (!k)
+		return;
+	for (size_t i = 0; i < c->n_changes && row < k; i++) {
+		const struct site_change *x = &c->changes[i];
+
+		if (!site_changed(x))
+			continue;
+		row++;
+		widen_size(&w[0], x->live_after);
+		widen(&w[1], (int)strlen(signed_size(
+			diff_change(site_value(x->live_before, x->live_after)),
+			a)));
+		widen_size(&w[2], x->retained_after);
+		widen(&w[3], (int)strlen(signed_size(diff_change(site_value(
+			x->retained_before, x->retained_after)), b)));
+		widen_size(&w[4], x->allocated_after);
+		widen(&w[5], (int)strlen(signed_size(diff_change(site_value(
+			x->allocated_before, x->allocated_after)), e)));
+	}
+	printf("%*s  %*s  %*s  %*s  %*s  %*s  %s\n", w[0], "LIVE", w[1],
+	       "CHANGE", w[2], "RETAINED", w[3], "CHANGE", w[4], "ALLOCATED",
+	       w[5], "CHANGE", "ALLOCATED BY");
+	row = 0;
+	for (size_t i = 0; i < c->n_changes && row < k; i++) {
+		const struct site_change *x = &c->changes[i];
+		char s1[SIZE_TEXT], s2[SIZE_TEXT], s3[SIZE_TEXT];
+
+		if (!site_changed(x))
+			continue;
+		row++;
+		printf("%*s  %*s  %*s  %*s  %*s  %*s  %s\n",
+		       w[0], human_size(x->live_after, s1),
+		       w[1], signed_size(diff_change(site_value(
+			       x->live_before, x->live_after)), a),
+		       w[2], human_size(x->retained_after, s2),
+		       w[3], signed_size(diff_change(site_value(
+			       x->retained_before, x->retained_after)), b),
+		       w[4], human_size(x->allocated_after, s3),
+		       w[5], signed_size(diff_change(site_value(
+			       x->allocated_before, x->allocated_after)), e),
+		       site_name(x, name));
+	}
+}
+
 static int report_text(const struct diff_cmd *c)
 {
 	text_heading(c);
@@ -677,6 +831,7 @@ static int report_text(const struct diff_cmd *c)
 	text_classes(c);
 	if (text_retainers(c) < 0 || text_holders(c) < 0)
 		return -1;
+	text_sites(c);
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
 }
 
@@ -802,6 +957,38 @@ static void out_budgets(struct out *o, const struct diff_cmd *c)
 	out_end_array(o);
 }
 
+static void out_sites(struct out *o, const struct diff_cmd *c)
+{
+	size_t k = shown(c, changed_sites(c)), row = 0;
+
+	if (!c->wants_sites)
+		return;
+	out_bool(o, "sites_estimated", sites_sampled(c));
+	out_begin_array(o, "sites");
+	for (size_t i = 0; i < c->n_changes && row < k; i++) {
+		const struct site_change *x = &c->changes[i];
+
+		if (!site_changed(x))
+			continue;
+		row++;
+		out_begin_object(o, NULL);
+		out_begin_array(o, "frames");
+		for (size_t f = 0; f < x->n_frames; f++)
+			out_stack_frame(o, x->frames[f].method, x->frames[f].id,
+					x->frames[f].file, x->frames[f].line);
+		out_end_array(o);
+		out_value(o, "live", site_value(x->live_before, x->live_after));
+		out_value(o, "live_objects", site_value(x->live_objects_before,
+							x->live_objects_after));
+		out_value(o, "retained", site_value(x->retained_before,
+						    x->retained_after));
+		out_value(o, "allocated", site_value(x->allocated_before,
+						     x->allocated_after));
+		out_end_object(o);
+	}
+	out_end_array(o);
+}
+
 static int report_structured(const struct diff_cmd *c)
 {
 	struct out *o = out_new(stdout, (enum output_format)c->format);
@@ -824,6 +1011,7 @@ static int report_structured(const struct diff_cmd *c)
 	out_classes(o, c);
 	if (out_retainers(o, c) < 0 || out_holders(o, c) < 0)
 		rc = -1;
+	out_sites(o, c);
 	out_budgets(o, c);
 	out_end_object(o);
 	return out_finish(o) < 0 ? -1 : rc;
@@ -1011,6 +1199,40 @@ static void md_budgets(const struct diff_cmd *c)
 	}
 }
 
+static void md_sites(const struct diff_cmd *c)
+{
+	size_t n = changed_sites(c), k = shown(c, n), row = 0;
+	char name[FRAME_TEXT];
+
+	if (!c->wants_sites)
+		return;
+	printf("\n#### Allocation sites that changed, by live bytes grown "
+	       "(%zu of %zu)%s\n", k, n, sites_sampled(c) ?
+	       ": estimates, the stacks were sampled" : "");
+	if (!k)
+		return;
+	printf("\n| allocated by | live | retained | allocated |\n"
+	       "|:--|--:|--:|--:|\n");
+	for (size_t i = 0; i < c->n_changes && row < k; i++) {
+		const struct site_change *x = &c->changes[i];
+
+		if (!site_changed(x))
+			continue;
+		row++;
+		fputs("| ", stdout);
+		md_code(site_name(x, name));
+		fputs(" | ", stdout);
+		md_figure(site_value(x->live_before, x->live_after), true);
+		fputs(" | ", stdout);
+		md_figure(site_value(x->retained_before, x->retained_after),
+			  true);
+		fputs(" | ", stdout);
+		md_figure(site_value(x->allocated_before, x->allocated_after),
+			  true);
+		fputs(" |\n", stdout);
+	}
+}
+
 static int report_markdown(const struct diff_cmd *c)
 {
 	md_heading(c);
@@ -1018,6 +1240,7 @@ static int report_markdown(const struct diff_cmd *c)
 	md_classes(c);
 	if (md_retainers(c) < 0 || md_holders(c) < 0)
 		return -1;
+	md_sites(c);
 	md_budgets(c);
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -1;
 }
@@ -1040,12 +1263,18 @@ static void release(struct diff_cmd *c)
 {
 	diff_free(&c->d);
 	free(c->a_of_b);
+	free(c->changes);
 	for (int i = 0; i < 2; i++) {
+		sites_free(&c->sites[i]);
 		if (c->side[i].has_dom)
 			heap_dominators_free(&c->side[i].dom);
-		if (c->side[i].heap && !(i == 1 && c->side[1].heap ==
-					 c->side[0].heap))
+		if (c->has_ld[i])
+			unload_dump(&c->ld[i]);
+		else if (c->side[i].heap && !(i == 1 && c->side[1].heap ==
+					      c->side[0].heap))
 			heap_free(c->side[i].heap);
+		if (c->has_input[i])
+			input_release(&c->input[i]);
 	}
 	for (size_t i = 0; i < c->n_checks; i++)
 		budget_free(&c->checks[i].budget);
@@ -1057,8 +1286,10 @@ static int run_diff(struct diff_cmd *c)
 	struct ht_error err;
 	int status;
 
-	for (size_t i = 0; i < c->n_checks; i++)
+	for (size_t i = 0; i < c->n_checks; i++) {
 		c->wants_waste |= budget_needs_waste(&c->checks[i].budget);
+		c->wants_sites |= budget_needs_sites(&c->checks[i].budget);
+	}
 	/* an HPROF dump's reader gives values only when asked */
 	c->reader_options.values = c->wants_waste;
 	status = c->n_paths == 2 ? load_two_traces(c) : load_one_trace(c);
@@ -1066,6 +1297,8 @@ static int run_diff(struct diff_cmd *c)
 		status = compute_waste(c);
 	if (status == EXIT_DONE)
 		status = dominators(c);
+	if (status == EXIT_DONE)
+		status = compute_sites(c);
 	if (status != EXIT_DONE)
 		return status;
 	if (diff_compute(&c->d, c->side[0].heap, dom_of(c, 0), c->side[1].heap,
@@ -1165,8 +1398,12 @@ int cmd_diff(int argc, char **argv)
 			     "SUBJECT[.METRIC] OP VALUE, such as\n"
 			     "'class:Foo.count>+10%', 'retained:Cache>50MB',\n"
 			     "'total.bytes>+5%',\n"
-			     "'waste:duplicate-strings>+10%' (man heaptrace,\n"
+			     "'waste:duplicate-strings>+10%',\n"
+			     "'site:Demo.Keep.live>+10%' (man heaptrace,\n"
 			     "Budgets)"),
+		OPT_BOOL(0, "sites", &c.wants_sites,
+			 "compare the allocation sites too, by allocating\n"
+			 "method (traces recorded with --sites)"),
 		OPT_RETAINED(&c.level),
 		OPT_CALLBACK('f', "format", "FMT", &c.format, parse_diff_format,
 			     "text (default), yaml, json or markdown"),

@@ -226,6 +226,97 @@ Test(check, waste_figures_from_totals)
 	}
 }
 
+/* site:METHOD names a figure of `sites` by the allocating method: the
+ * bytes its objects take in the dump by default, or their count, what
+ * they retain, what it allocated; .live and .allocated are a site's. */
+Test(parse, site_figures)
+{
+	struct budget b = parse_ok("site:Demo.Keep>+10%");
+
+	cr_assert_eq(b.subject, BUDGET_SITE);
+	cr_assert_str_eq(b.name, "Demo.Keep");
+	cr_assert_eq(b.metric, DIFF_LIVE);
+	cr_assert(budget_needs_sites(&b));
+	cr_assert_not(budget_needs_waste(&b));
+	budget_free(&b);
+	b = parse_ok("site:Demo.Keep.live>+10%");
+	cr_assert_str_eq(b.name, "Demo.Keep");
+	cr_assert_eq(b.metric, DIFF_LIVE);
+	budget_free(&b);
+	b = parse_ok("site:System.Collections.Generic.List`1.Grow.allocated>1MB");
+	cr_assert_str_eq(b.name, "System.Collections.Generic.List`1.Grow");
+	cr_assert_eq(b.metric, DIFF_ALLOCATED);
+	budget_free(&b);
+	b = parse_ok("site:Demo.Keep.retained>=+0");
+	cr_assert_eq(b.metric, DIFF_RETAINED);
+	budget_free(&b);
+	b = parse_ok("site:Demo.Keep.count>100");
+	cr_assert_eq(b.metric, DIFF_COUNT);
+	budget_free(&b);
+	b = parse_ok("class:Foo>1");
+	cr_assert_not(budget_needs_sites(&b));
+	budget_free(&b);
+}
+
+/* A site's figures add up over the sites the method allocates at. */
+Test(check, site_figures_from_changes)
+{
+	const struct site_frame keep = {.method = "Demo.Keep"};
+	const struct site_frame keep2 = {.method = "Demo.Keep",
+					 .file = "Other.cs"};
+	const struct site_frame churn = {.method = "Demo.Churn"};
+	const struct site_change changes[] = {
+		{.frames = &keep, .n_frames = 1, .live_before = 1000,
+		 .live_after = 1200, .live_objects_before = 10,
+		 .live_objects_after = 12, .retained_before = 2000,
+		 .retained_after = 2600, .allocated_before = 5000,
+		 .allocated_after = 5000},
+		{.frames = &keep2, .n_frames = 1, .live_before = 100,
+		 .live_after = 100, .live_objects_before = 1,
+		 .live_objects_after = 1, .retained_before = 100,
+		 .retained_after = 100, .allocated_before = 100,
+		 .allocated_after = 300},
+		{.frames = &churn, .n_frames = 1, .allocated_before = 9000,
+		 .allocated_after = 18000},
+	};
+	static const struct {
+		const char *text;
+		uint64_t before, after;
+		bool broken;
+	} cases[] = {
+		{"site:Demo.Keep>+10%", 1100, 1300, true},
+		{"site:Demo.Keep.live>+20%", 1100, 1300, false},
+		{"site:Demo.Keep.count>12", 11, 13, true},
+		{"site:Demo.Keep.retained>+500", 2100, 2700, true},
+		{"site:Demo.Keep.allocated>+1%", 5100, 5300, true},
+		{"site:Demo.Churn.allocated>+100%", 9000, 18000, false},
+		{"site:Demo.Churn.live>0", 0, 0, false},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct budget b = parse_ok(cases[i].text);
+		struct diff_value v;
+
+		cr_assert(budget_site_figures(&b, changes, ARRAY_SIZE(changes),
+					      &v), "%s", cases[i].text);
+		cr_assert_eq(v.before, cases[i].before, "%s", cases[i].text);
+		cr_assert_eq(v.after, cases[i].after, "%s", cases[i].text);
+		cr_assert_eq(budget_broken(&b, v), cases[i].broken, "%s",
+			     cases[i].text);
+		budget_free(&b);
+	}
+	{
+		struct budget b = parse_ok("site:Demo.Gone>0");
+		struct diff_value v;
+
+		cr_assert_not(budget_site_figures(&b, changes,
+						  ARRAY_SIZE(changes), &v));
+		cr_assert_eq(v.before, 0);
+		cr_assert_eq(v.after, 0);
+		budget_free(&b);
+	}
+}
+
 /* ---- operators and values ----------------------------------------------- */
 
 Test(parse, every_operator)
@@ -339,6 +430,13 @@ Test(parse, errors)
 	parse_fails("waste:duplicate-arrays.retained>5", "waste:duplicate-"
 		    "arrays has no retained size");
 	parse_fails("waste:duplicate-strings.count>5MB", "is in bytes");
+	parse_fails("site:>5", "'site:' needs the allocating method's name");
+	parse_fails("site:Demo.Keep.bytes>5", "site:Demo.Keep has .live");
+	parse_fails("class:Foo.live>5", ".live is a figure of an allocation "
+		    "site");
+	parse_fails("total.allocated>5", ".allocated is a figure of an "
+		    "allocation site");
+	parse_fails("site:Demo.Keep.count>5MB", "is in bytes");
 }
 
 /* ---- checking ----------------------------------------------------------- */
