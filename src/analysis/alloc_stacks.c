@@ -89,8 +89,9 @@ void alloc_stacks_finish(struct alloc_stacks *t)
 {
 	size_t n = 0;
 
-	qsort(t->methods, t->n_methods, sizeof(*t->methods),
-	      compare_method_ids);
+	if (t->n_methods)
+		qsort(t->methods, t->n_methods, sizeof(*t->methods),
+		      compare_method_ids);
 	for (size_t i = 0; i < t->n_methods; i++) {
 		if (n && t->methods[n - 1].id == t->methods[i].id) {
 			free(t->methods[i].name);
@@ -100,7 +101,9 @@ void alloc_stacks_finish(struct alloc_stacks *t)
 		t->methods[n++] = t->methods[i];
 	}
 	t->n_methods = n;
-	qsort(t->stacks, t->n_stacks, sizeof(*t->stacks), compare_stack_ids);
+	if (t->n_stacks)
+		qsort(t->stacks, t->n_stacks, sizeof(*t->stacks),
+		      compare_stack_ids);
 	n = 0;
 	for (size_t i = 0; i < t->n_stacks; i++)
 		if (!n || t->stacks[n - 1].id != t->stacks[i].id)

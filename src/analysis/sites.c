@@ -588,6 +588,8 @@ enum sites_result sites_allocation_of(struct sites *s, struct input *in,
 	w->only_recorded = true;
 	if (replay(s, w) < 0)
 		return SITES_FAILED;
+	if (!w->n_samples)
+		return SITES_NONE;
 	alloc_stacks_finish(&w->stacks);
 	for (size_t i = 0; i < w->n_samples && !k; i++)
 		if (w->samples[i].live && w->samples[i].id_in_dump == id)
