@@ -540,28 +540,50 @@ static void work_free(struct sites_work *w)
 	free(w);
 }
 
-enum sites_result sites_find(struct sites *s, struct input *in,
-			     const struct heap *h,
-			     const struct heap_dominators *d)
+/*
+ * The replay that every question about sites begins with: the samples
+ * and their lives, the dump `dump`'s ids, the stacks sorted. With
+ * only_recorded, a trace whose header has no sites is not read past it.
+ * SITES_FOUND with *out (owned by s), SITES_NONE when no allocation has
+ * a stack, or SITES_FAILED once said why.
+ */
+static enum sites_result replay_samples(struct sites *s, struct input *in,
+					uint64_t dump, bool only_recorded,
+					struct sites_work **out)
 {
 	struct sites_work *w = calloc(1, sizeof(*w));
-	unsigned depth = s->depth;
 
-	memset(s, 0, sizeof(*s));
-	s->depth = depth;
-	s->dump = h->dump;
+	s->dump = dump;
 	if (!w) {
 		in->voice->error("out of memory");
 		return SITES_FAILED;
 	}
 	s->work = w;
 	w->in = in;
-	w->dump = (int64_t)h->dump;
+	w->dump = (int64_t)dump;
+	w->only_recorded = only_recorded;
 	if (replay(s, w) < 0)
 		return SITES_FAILED;
 	if (!w->n_samples)
 		return SITES_NONE;
 	alloc_stacks_finish(&w->stacks);
+	*out = w;
+	return SITES_FOUND;
+}
+
+enum sites_result sites_find(struct sites *s, struct input *in,
+			     const struct heap *h,
+			     const struct heap_dominators *d)
+{
+	unsigned depth = s->depth;
+	struct sites_work *w;
+	enum sites_result r;
+
+	memset(s, 0, sizeof(*s));
+	s->depth = depth;
+	r = replay_samples(s, in, h->dump, false, &w);
+	if (r != SITES_FOUND)
+		return r;
 	if (group_stacks(s, w) < 0 || sum_figures(s, w, h, d) < 0) {
 		in->voice->error("out of memory");
 		return SITES_FAILED;
@@ -573,24 +595,14 @@ enum sites_result sites_find(struct sites *s, struct input *in,
 enum sites_result sites_allocation_of(struct sites *s, struct input *in,
 				      uint64_t dump, ht_id id)
 {
-	struct sites_work *w = calloc(1, sizeof(*w));
 	const struct alloc_stack *k = NULL;
+	struct sites_work *w;
+	enum sites_result r;
 
 	memset(s, 0, sizeof(*s));
-	s->dump = dump;
-	if (!w) {
-		in->voice->error("out of memory");
-		return SITES_FAILED;
-	}
-	s->work = w;
-	w->in = in;
-	w->dump = (int64_t)dump;
-	w->only_recorded = true;
-	if (replay(s, w) < 0)
-		return SITES_FAILED;
-	if (!w->n_samples)
-		return SITES_NONE;
-	alloc_stacks_finish(&w->stacks);
+	r = replay_samples(s, in, dump, true, &w);
+	if (r != SITES_FOUND)
+		return r;
 	for (size_t i = 0; i < w->n_samples && !k; i++)
 		if (w->samples[i].live && w->samples[i].id_in_dump == id)
 			k = alloc_stacks_stack(&w->stacks,
@@ -623,26 +635,16 @@ enum sites_result sites_allocating_frames(struct sites *s, struct input *in,
 					  uint64_t dump, const ht_id *ids,
 					  size_t n, struct site_frame *by)
 {
-	struct sites_work *w = calloc(1, sizeof(*w));
+	struct sites_work *w;
 	size_t live = 0;
+	enum sites_result r;
 
 	memset(s, 0, sizeof(*s));
-	s->dump = dump;
 	for (size_t i = 0; i < n; i++)
 		by[i] = (struct site_frame){0};
-	if (!w) {
-		in->voice->error("out of memory");
-		return SITES_FAILED;
-	}
-	s->work = w;
-	w->in = in;
-	w->dump = (int64_t)dump;
-	w->only_recorded = true;
-	if (replay(s, w) < 0)
-		return SITES_FAILED;
-	if (!s->recorded || !w->n_samples)
-		return SITES_NONE;
-	alloc_stacks_finish(&w->stacks);
+	r = replay_samples(s, in, dump, true, &w);
+	if (r != SITES_FOUND)
+		return r;
 	/* the live samples first, by their id in the dump */
 	qsort(w->samples, w->n_samples, sizeof(*w->samples), compare_live_ids);
 	while (live < w->n_samples && w->samples[live].live)

@@ -404,12 +404,9 @@ static int compute_sites(struct diff_cmd *c)
 		if (r == SITES_FAILED)
 			return EXIT_UNREADABLE;
 		c->damaged |= c->sites[i].damaged;
-		if (r == SITES_NONE) {
-			error_msg("%s: no allocation has its stack in this "
-				  "trace (heaptrace record --sites records "
-				  "them)", esc_text(c->side[i].path));
-			return c->damaged ? EXIT_UNREADABLE : EXIT_FINDING;
-		}
+		if (r == SITES_NONE)
+			return no_allocation_stacks(c->side[i].path,
+						    c->damaged);
 	}
 	if (c->wants_sites && sites_compare(&c->sites[0], &c->sites[1],
 					    &c->changes, &c->n_changes) < 0) {

@@ -134,11 +134,7 @@ static int run_sites_flame(const struct flame_cmd *c)
 	r = sites_find(&s, &ld.in, ld.heap, &d);
 	heap_dominators_free(&d);
 	if (r == SITES_NONE) {
-		error_msg("%s: no allocation has its stack in this trace "
-			  "(heaptrace record --sites records them)",
-			  esc_text(c->path));
-		status = ld.damaged || s.damaged ? EXIT_UNREADABLE
-						 : EXIT_FINDING;
+		status = no_allocation_stacks(c->path, ld.damaged || s.damaged);
 	} else if (r == SITES_FAILED) {
 		status = EXIT_UNREADABLE;
 	} else if (sites_flame(&s, c->by, &f) < 0) {

@@ -296,36 +296,6 @@ static long labelled_objects(const struct paths_report *r,
 	return (long)n;
 }
 
-/* --sites: the frame that allocated each object shown. EXIT_DONE, or the
- * exit status once said why not. */
-static int read_allocations(struct paths_report *r, struct loaded_dump *ld)
-{
-	ht_id *ids = malloc((r->n_shown ? r->n_shown : 1) * sizeof(*ids));
-	enum sites_result res;
-
-	r->allocated_by = calloc(r->n_shown ? r->n_shown : 1,
-				 sizeof(*r->allocated_by));
-	if (!ids || !r->allocated_by) {
-		free(ids);
-		error_msg("out of memory");
-		return EXIT_UNREADABLE;
-	}
-	for (size_t i = 0; i < r->n_shown; i++)
-		ids[i] = heap_id(ld->heap, r->shown[i]);
-	res = sites_allocating_frames(&r->alloc, &ld->in, ld->heap->dump, ids,
-				      r->n_shown, r->allocated_by);
-	free(ids);
-	if (res == SITES_FAILED)
-		return EXIT_UNREADABLE;
-	if (res == SITES_NONE) {
-		error_msg("%s: no allocation has its stack in this trace "
-			  "(heaptrace record --sites records them)",
-			  esc_text(r->path));
-		return ld->damaged ? EXIT_UNREADABLE : EXIT_FINDING;
-	}
-	return EXIT_DONE;
-}
-
 /* The paths found on a graph without values, the labels' values are
  * read (reload_for_labels): the report is made of the graph read again,
  * whose objects, roots and references are the first's. */
@@ -344,7 +314,8 @@ static int read_labels(struct paths_report *r, struct loaded_dump *ld)
 	if (status == EXIT_DONE && r->sites) {
 		r->shown = objects;
 		r->n_shown = (size_t)n;
-		return read_allocations(r, ld);
+		return read_allocating_frames(ld, r->path, objects, (size_t)n,
+					      &r->alloc, &r->allocated_by);
 	}
 	free(objects);
 	return status;

@@ -332,11 +332,8 @@ static int run_sites(struct sites_cmd *c)
 	r = sites_find(&c->s, &ld.in, ld.heap, &d);
 	heap_dominators_free(&d);
 	if (r == SITES_NONE) {
-		error_msg("%s: no allocation has its stack in this trace "
-			  "(heaptrace record --sites records them)",
-			  esc_text(c->path));
-		status = ld.damaged || c->s.damaged ? EXIT_UNREADABLE
-						    : EXIT_FINDING;
+		status = no_allocation_stacks(c->path,
+					      ld.damaged || c->s.damaged);
 	} else if (r == SITES_FAILED) {
 		status = EXIT_UNREADABLE;
 	} else {

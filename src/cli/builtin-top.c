@@ -274,37 +274,6 @@ static enum class_order class_order_of(enum top_key by)
 	return CLASS_BY_RETAINED;
 }
 
-/* --sites: the frame that allocated each object listed, from a replay
- * of the trace's allocations with stacks. EXIT_DONE, or the exit status
- * once said why not. */
-static int read_allocations(struct top *t, struct loaded_dump *ld,
-			    const uint32_t *best, size_t k)
-{
-	ht_id *ids = malloc((k ? k : 1) * sizeof(*ids));
-	enum sites_result r;
-
-	t->allocated_by = calloc(k ? k : 1, sizeof(*t->allocated_by));
-	if (!ids || !t->allocated_by) {
-		free(ids);
-		error_msg("out of memory");
-		return EXIT_UNREADABLE;
-	}
-	for (size_t i = 0; i < k; i++)
-		ids[i] = heap_id(ld->heap, best[i]);
-	r = sites_allocating_frames(&t->alloc, &ld->in, ld->heap->dump, ids,
-				    k, t->allocated_by);
-	free(ids);
-	if (r == SITES_FAILED)
-		return EXIT_UNREADABLE;
-	if (r == SITES_NONE) {
-		error_msg("%s: no allocation has its stack in this trace "
-			  "(heaptrace record --sites records them)",
-			  esc_text(t->path));
-		return ld->damaged ? EXIT_UNREADABLE : EXIT_FINDING;
-	}
-	return EXIT_DONE;
-}
-
 /*
  * The objects listed keep their retained sizes; the graph's dominators go,
  * and the labels' values are read (reload_for_labels). EXIT_DONE, or the
@@ -328,7 +297,8 @@ static int read_labels(struct top *t, struct loaded_dump *ld,
 	status = reload_for_labels(ld, best, k);
 	t->h = ld->heap;
 	if (status == EXIT_DONE && t->sites)
-		status = read_allocations(t, ld, best, k);
+		status = read_allocating_frames(ld, t->path, best, k, &t->alloc,
+						&t->allocated_by);
 	return status;
 }
 

@@ -6,10 +6,12 @@
 #include "cli/load-dump.h"
 
 #include "cli/budget.h"
+#include "cli/escape.h"
 
 #include "util/membudget.h"
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -161,4 +163,35 @@ int reload_for_values(struct loaded_dump *ld, uint32_t object)
 {
 	return dump_reload_values(ld, &object, 1, true) < 0 ? EXIT_UNREADABLE
 							   : EXIT_DONE;
+}
+
+int no_allocation_stacks(const char *path, bool damaged)
+{
+	error_msg("%s: no allocation has its stack in this trace (heaptrace "
+		  "record --sites records them)", esc_text(path));
+	return damaged ? EXIT_UNREADABLE : EXIT_FINDING;
+}
+
+int read_allocating_frames(struct loaded_dump *ld, const char *path,
+			   const uint32_t *objects, size_t n, struct sites *s,
+			   struct site_frame **by)
+{
+	ht_id *ids = malloc((n ? n : 1) * sizeof(*ids));
+	enum sites_result r;
+
+	*by = calloc(n ? n : 1, sizeof(**by));
+	if (!ids || !*by) {
+		free(ids);
+		error_msg("out of memory");
+		return EXIT_UNREADABLE;
+	}
+	for (size_t i = 0; i < n; i++)
+		ids[i] = heap_id(ld->heap, objects[i]);
+	r = sites_allocating_frames(s, &ld->in, ld->heap->dump, ids, n, *by);
+	free(ids);
+	if (r == SITES_FAILED)
+		return EXIT_UNREADABLE;
+	if (r == SITES_NONE)
+		return no_allocation_stacks(path, ld->damaged);
+	return EXIT_DONE;
 }

@@ -15,6 +15,7 @@
 
 #include "analysis/heap.h"
 #include "analysis/session.h"
+#include "analysis/sites.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -80,6 +81,22 @@ void unload_dump(struct loaded_dump *ld);
 int reload_for_labels(struct loaded_dump *ld, const uint32_t *objects,
 		      size_t n);
 int reload_for_values(struct loaded_dump *ld, uint32_t object);
+
+/* Says that the trace at path has no allocation stacks (it was recorded
+ * without --sites) and returns the exit status: 1, or 3 when the trace
+ * is damaged (its stacks may lie past the damage). */
+int no_allocation_stacks(const char *path, bool damaged);
+
+/*
+ * With --sites (top, paths): the frame that allocated each of the
+ * objects[0 .. n) of ld's dump (loaded keeping its input), into *by
+ * (malloc'ed, n entries; a frame with method NULL and id 0 when none),
+ * pointing into s (sites_allocating_frames). EXIT_DONE, or the exit
+ * status once said why not.
+ */
+int read_allocating_frames(struct loaded_dump *ld, const char *path,
+			   const uint32_t *objects, size_t n, struct sites *s,
+			   struct site_frame **by);
 
 /* The exit status of an analysis that did its work on ld's trace. */
 int analysis_status(bool damaged);
