@@ -700,20 +700,22 @@ static int compare_paths(const void *a, const void *b)
 	return (x->n > y->n) - (x->n < y->n);
 }
 
-static double measure_of(const struct site *x, enum site_measure by)
+double site_measure_of(const struct site *x, enum site_measure by)
 {
 	switch (by) {
 	case SITE_LIVE:
 		return x->live.bytes;
 	case SITE_RETAINED:
 		return (double)x->retained;
+	case SITE_DIED_OLD:
+		return x->died_old.bytes;
 	case SITE_ALLOCATED:
 		break;
 	}
 	return x->allocated.bytes;
 }
 
-static uint64_t round_figure(double x)
+uint64_t site_round(double x)
 {
 	return x <= 0 ? 0 : x >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(x);
 }
@@ -730,8 +732,8 @@ static int make_paths(const struct sites *s, enum site_measure by,
 		if (!paths[g].names)
 			return -1;
 		paths[g].n = n;
-		paths[g].bytes = round_figure(measure_of(x, by));
-		paths[g].objects = round_figure(by == SITE_ALLOCATED ?
+		paths[g].bytes = site_round(site_measure_of(x, by));
+		paths[g].objects = site_round(by == SITE_ALLOCATED ?
 						x->allocated.objects :
 						x->live.objects);
 		for (size_t i = 0; i < n; i++) {
@@ -914,10 +916,10 @@ static void take_before(struct site_change *c, const struct site_ref *r)
 	c->frames = &r->s->frames[r->x->first_frame];
 	c->n_frames = r->x->n_frames;
 	c->unknown_stack = r->x->unknown_stack;
-	c->live_before = round_figure(r->x->live.bytes);
-	c->live_objects_before = round_figure(r->x->live.objects);
+	c->live_before = site_round(r->x->live.bytes);
+	c->live_objects_before = site_round(r->x->live.objects);
 	c->retained_before = r->x->retained;
-	c->allocated_before = round_figure(r->x->allocated.bytes);
+	c->allocated_before = site_round(r->x->allocated.bytes);
 }
 
 static void take_after(struct site_change *c, const struct site_ref *r)
@@ -925,10 +927,10 @@ static void take_after(struct site_change *c, const struct site_ref *r)
 	c->frames = &r->s->frames[r->x->first_frame];
 	c->n_frames = r->x->n_frames;
 	c->unknown_stack = r->x->unknown_stack;
-	c->live_after = round_figure(r->x->live.bytes);
-	c->live_objects_after = round_figure(r->x->live.objects);
+	c->live_after = site_round(r->x->live.bytes);
+	c->live_objects_after = site_round(r->x->live.objects);
 	c->retained_after = r->x->retained;
-	c->allocated_after = round_figure(r->x->allocated.bytes);
+	c->allocated_after = site_round(r->x->allocated.bytes);
 }
 
 static int64_t growth(uint64_t before, uint64_t after)

@@ -161,12 +161,21 @@ struct site_change {
 int sites_compare(const struct sites *a, const struct sites *b,
 		  struct site_change **out, size_t *n);
 
-/* What a site's width is in a flame graph of sites. */
+/* A figure of a site in bytes: what orders sites and sizes their frames
+ * in a flame graph. */
 enum site_measure {
 	SITE_ALLOCATED,
 	SITE_LIVE,
 	SITE_RETAINED,
+	SITE_DIED_OLD,
 };
+
+/* The site's bytes by that measure (an estimate when sampled). */
+double site_measure_of(const struct site *x, enum site_measure by);
+
+/* An estimate as the reports give it: rounded, 0 below 0, and at most
+ * UINT64_MAX. */
+uint64_t site_round(double x);
 
 /*
  * The sites as a flame graph (flame.h): each stack from its outermost

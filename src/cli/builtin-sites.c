@@ -39,18 +39,11 @@ static const struct command_usage usage = {
 		"are estimates, said with their error bound.\n",
 };
 
-enum sites_key {
-	KEY_RETAINED,
-	KEY_LIVE,
-	KEY_ALLOCATED,
-	KEY_DIED_OLD,
-};
-
 static const char *const key_names[] = {
-	[KEY_RETAINED] = "retained",
-	[KEY_LIVE] = "live",
-	[KEY_ALLOCATED] = "allocated",
-	[KEY_DIED_OLD] = "died-old",
+	[SITE_RETAINED] = "retained",
+	[SITE_LIVE] = "live",
+	[SITE_ALLOCATED] = "allocated",
+	[SITE_DIED_OLD] = "died-old",
 };
 
 struct sites_cmd {
@@ -59,28 +52,13 @@ struct sites_cmd {
 	int format;
 	int64_t select;
 	uint64_t limit;
-	enum sites_key by;
+	enum site_measure by;
 	uint64_t depth;
 	enum heap_level level;
 	struct sites s;
 };
 
 /* ---- order ---------------------------------------------------------------- */
-
-static double key_of(const struct site *x, enum sites_key by)
-{
-	switch (by) {
-	case KEY_LIVE:
-		return x->live.bytes;
-	case KEY_ALLOCATED:
-		return x->allocated.bytes;
-	case KEY_DIED_OLD:
-		return x->died_old.bytes;
-	case KEY_RETAINED:
-		break;
-	}
-	return (double)x->retained;
-}
 
 static const char *first_method(const struct sites *s, const struct site *x)
 {
@@ -92,7 +70,7 @@ static const char *first_method(const struct sites *s, const struct site *x)
 
 struct order {
 	const struct sites *s;
-	enum sites_key by;
+	enum site_measure by;
 };
 
 /* Biggest first; ties by the allocating method's name, then by the
@@ -101,7 +79,7 @@ static int compare_sites(const void *a, const void *b, void *ctx)
 {
 	const struct order *o = ctx;
 	const struct site *x = a, *y = b;
-	double kx = key_of(x, o->by), ky = key_of(y, o->by);
+	double kx = site_measure_of(x, o->by), ky = site_measure_of(y, o->by);
 	int c;
 
 	if (kx != ky)
@@ -114,28 +92,23 @@ static int compare_sites(const void *a, const void *b, void *ctx)
 
 /* ---- text ------------------------------------------------------------------ */
 
-static uint64_t rounded(double x)
-{
-	return x <= 0 ? 0 : x >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(x);
-}
-
 /* "1,234 objects (1.2 MiB)", or estimated "~1,234 ±56 objects (~1.2 MiB
  * ±40 KiB)" */
 static void print_figure(const struct sites *s, const struct site_figure *f)
 {
 	char size[SIZE_TEXT], error[SIZE_TEXT];
-	uint64_t objects = rounded(f->objects);
+	uint64_t objects = site_round(f->objects);
 
 	if (!s->sampled) {
 		printf("%llu %s (%s)", (unsigned long long)objects,
 		       objects == 1 ? "object" : "objects",
-		       human_size(rounded(f->bytes), size));
+		       human_size(site_round(f->bytes), size));
 		return;
 	}
 	printf("~%llu ±%llu objects (~%s ±%s)", (unsigned long long)objects,
-	       (unsigned long long)rounded(site_error(f->var_objects)),
-	       human_size(rounded(f->bytes), size),
-	       human_size(rounded(site_error(f->var_bytes)), error));
+	       (unsigned long long)site_round(site_error(f->var_objects)),
+	       human_size(site_round(f->bytes), size),
+	       human_size(site_round(site_error(f->var_bytes)), error));
 }
 
 static void print_frame(const struct site_frame *f)
@@ -153,7 +126,7 @@ static void print_ages(const struct sites *s, const struct site *x)
 		printf("%s %llu: %s%llu", i ? "," : "",
 		       (unsigned long long)x->ages[i].gcs,
 		       s->sampled ? "~" : "",
-		       (unsigned long long)rounded(x->ages[i].figure.objects));
+		       (unsigned long long)site_round(x->ages[i].figure.objects));
 	putchar('\n');
 }
 
@@ -215,12 +188,12 @@ static void out_figure(struct out *o, const char *key, const struct sites *s,
 		       const struct site_figure *f)
 {
 	out_begin_object(o, key);
-	out_u64(o, "objects", rounded(f->objects));
-	out_u64(o, "bytes", rounded(f->bytes));
+	out_u64(o, "objects", site_round(f->objects));
+	out_u64(o, "bytes", site_round(f->bytes));
 	out_bool(o, "estimated", s->sampled);
 	if (s->sampled) {
-		out_u64(o, "objects_error", rounded(site_error(f->var_objects)));
-		out_u64(o, "bytes_error", rounded(site_error(f->var_bytes)));
+		out_u64(o, "objects_error", site_round(site_error(f->var_objects)));
+		out_u64(o, "bytes_error", site_round(site_error(f->var_bytes)));
 		out_u64(o, "samples", f->samples);
 	}
 	out_end_object(o);
@@ -261,8 +234,8 @@ static void out_site(struct out *o, const struct sites *s,
 	for (size_t i = 0; i < x->n_ages; i++) {
 		out_begin_object(o, NULL);
 		out_u64(o, "gcs", x->ages[i].gcs);
-		out_u64(o, "objects", rounded(x->ages[i].figure.objects));
-		out_u64(o, "bytes", rounded(x->ages[i].figure.bytes));
+		out_u64(o, "objects", site_round(x->ages[i].figure.objects));
+		out_u64(o, "bytes", site_round(x->ages[i].figure.bytes));
 		out_end_object(o);
 	}
 	out_end_array(o);
@@ -356,7 +329,7 @@ static int parse_key(const char *cmd, const char *arg, void *by)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(key_names); i++) {
 		if (strcmp(arg, key_names[i]) == 0) {
-			*(enum sites_key *)by = (enum sites_key)i;
+			*(enum site_measure *)by = (enum site_measure)i;
 			return EXIT_DONE;
 		}
 	}
@@ -375,7 +348,9 @@ static int parse_depth(const char *cmd, const char *arg, void *depth)
 
 int cmd_sites(int argc, char **argv)
 {
-	struct sites_cmd c = {.select = HEAP_LAST_DUMP, .limit = 20};
+	struct sites_cmd c = {
+		.select = HEAP_LAST_DUMP, .limit = 20, .by = SITE_RETAINED,
+	};
 	const struct cli_option options[] = {
 		OPT_NUMBER(&c.limit, "list N sites (default 20; 0: all)"),
 		OPT_CALLBACK('b', "by", "KEY", &c.by, parse_key,
