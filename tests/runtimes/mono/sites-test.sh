@@ -36,19 +36,8 @@ trap 'rm -rf "$work"' EXIT
 unset HEAPTRACE_RECORDER_DIR
 
 if [ -n "$sanitizer" ]; then
-	[ -f "$sanitizer" ] ||
-		{ echo "SKIP: sanitizer build, no runtime '$sanitizer' to preload into mono"; exit 77; }
-	mkdir "$work/bin"
-	cat >"$work/bin/mono" <<EOF2
-#!/bin/sh
-LD_PRELOAD=$sanitizer\${LD_PRELOAD:+:\$LD_PRELOAD} \\
-ASAN_OPTIONS=detect_leaks=0:abort_on_error=1\${ASAN_OPTIONS:+:\$ASAN_OPTIONS} \\
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \\
-exec $(command -v mono) "\$@"
-EOF2
-	chmod +x "$work/bin/mono"
-	PATH=$work/bin:$PATH
-	echo "note: mono runs with $sanitizer preloaded"
+	. "$(dirname "$0")/mono-env.sh"
+	sanitized_mono "$sanitizer" "$work"
 fi
 failures=0
 
